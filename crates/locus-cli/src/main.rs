@@ -1,0 +1,3 @@
+//! The `locus` command line.
+
+fn main() {}

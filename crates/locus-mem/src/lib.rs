@@ -1,0 +1,1 @@
+//! NUMA placement primitives and per-node memory pools for Locus.

@@ -1,0 +1,1 @@
+//! NUMA topology model for Locus: nodes, CPUs, cost matrix, sysfs/hwloc backends, specs and presets.

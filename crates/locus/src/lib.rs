@@ -1,0 +1,1 @@
+//! Locus: a NUMA-aware task-parallel dataflow runtime.
