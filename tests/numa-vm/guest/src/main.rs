@@ -1,0 +1,3 @@
+//! Placement checks that run inside a kernel with several NUMA nodes.
+
+fn main() {}
