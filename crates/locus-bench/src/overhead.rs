@@ -1,0 +1,141 @@
+//! `overhead`: many tiny dependent tasks, to measure the runtime's cost per task.
+//!
+//! Two shapes, submitted interleaved by a sequential control program:
+//! - `chains` independent chains of `length` read-write tasks on one-word data;
+//! - `rounds` fan-out/fan-in rounds: a source writes a word, `fan` tasks each read it
+//!   and write their own word, a join reads all of them and accumulates into a total.
+//!
+//! Every value is checked against the same computation done sequentially.
+
+use locus::{Read, Runtime};
+use serde::Serialize;
+
+/// Shape of the overhead graph.
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    /// Number of independent chains.
+    pub chains: usize,
+    /// Tasks per chain.
+    pub length: usize,
+    /// Fan-out/fan-in rounds.
+    pub rounds: usize,
+    /// Width of each round.
+    pub fan: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            chains: 16,
+            length: 2000,
+            rounds: 1000,
+            fan: 16,
+        }
+    }
+}
+
+impl Params {
+    /// Number of tasks of the graph.
+    pub fn tasks(&self) -> usize {
+        self.chains * self.length + self.rounds * (self.fan + 2)
+    }
+}
+
+#[inline]
+fn step(x: u64, k: u64) -> u64 {
+    x.wrapping_mul(3).wrapping_add(k)
+}
+
+/// The expected final values: one per chain, then the fan total.
+pub fn reference(p: &Params) -> (Vec<u64>, u64) {
+    let chains = (0..p.chains)
+        .map(|c| (0..p.length).fold(0u64, |x, i| step(x, (c * p.length + i) as u64)))
+        .collect();
+    let total = (0..p.rounds).fold(0u64, |acc, r| {
+        let s = r as u64 + 1;
+        let sum: u64 = (0..p.fan).map(|i| step(s, i as u64)).fold(0, u64::wrapping_add);
+        acc.wrapping_add(sum)
+    });
+    (chains, total)
+}
+
+/// Outcome of one overhead run.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Whether every value matched the reference.
+    pub verified: bool,
+    /// Tasks run.
+    pub tasks: u64,
+    /// Wall time of the run in seconds.
+    pub wall_s: f64,
+    /// Nanoseconds per task (wall time over tasks).
+    pub ns_per_task: f64,
+    /// The run's report.
+    pub report: locus::Report,
+}
+
+/// Builds, runs and verifies the overhead graph.
+pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, locus::RunError> {
+    let chains: Vec<_> = (0..p.chains).map(|c| rt.data::<u64>(format!("chain{c}"), 1)).collect();
+    let source = rt.data::<u64>("source", 1);
+    let fan: Vec<_> = (0..p.fan).map(|i| rt.data::<u64>(format!("fan{i}"), 1)).collect();
+    let total = rt.data::<u64>("total", 1);
+    let finished = rt.run(|s| -> Result<(), locus::Error> {
+        let submit_round = |r: u64| -> Result<(), locus::Error> {
+            s.spawn("source", source.write(), move |_, x| x[0] = r)?;
+            for (k, f) in fan.iter().enumerate() {
+                s.spawn("fan", (source.read(), f.write()), move |_, (x, y)| {
+                    y[0] = step(x[0], k as u64)
+                })?;
+            }
+            let reads: Vec<Read<u64>> = fan.iter().map(|f| f.read()).collect();
+            s.spawn("join", (reads, total.read_write()), |_, (ys, t)| {
+                let sum = ys.iter().map(|y| y[0]).fold(0, u64::wrapping_add);
+                t[0] = t[0].wrapping_add(sum);
+            })
+        };
+        // Rounds are spread evenly between the steps of the chains.
+        let every = (p.length / p.rounds.max(1)).max(1);
+        let mut round = 0;
+        for i in 0..p.length {
+            for (c, d) in chains.iter().enumerate() {
+                let k = (c * p.length + i) as u64;
+                s.spawn("chain", d.read_write(), move |_, x| x[0] = step(x[0], k))?;
+            }
+            if i % every == 0 && round < p.rounds {
+                round += 1;
+                submit_round(round as u64)?;
+            }
+        }
+        while round < p.rounds {
+            round += 1;
+            submit_round(round as u64)?;
+        }
+        Ok(())
+    })?;
+    if let Err(error) = finished.value {
+        return Err(locus::RunError {
+            error,
+            report: Box::new(finished.report),
+        });
+    }
+    let fetch_err = |error| locus::RunError {
+        error,
+        report: Box::new(finished.report.clone()),
+    };
+    let (want_chains, want_total) = reference(p);
+    let mut verified = true;
+    for (d, want) in chains.iter().zip(&want_chains) {
+        verified &= rt.fetch(d).map_err(fetch_err)?[0] == *want;
+    }
+    verified &= rt.fetch(&total).map_err(fetch_err)?[0] == want_total;
+    let tasks = finished.report.tasks;
+    let wall_s = finished.report.wall_s;
+    Ok(Outcome {
+        verified,
+        tasks,
+        wall_s,
+        ns_per_task: if tasks == 0 { 0.0 } else { wall_s * 1e9 / tasks as f64 },
+        report: finished.report,
+    })
+}

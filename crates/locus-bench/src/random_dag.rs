@@ -1,0 +1,225 @@
+//! `random-dag`: a seeded random task graph over versioned data of random sizes.
+//!
+//! Every task reads a few data (some through a sub-range), writes one or two others
+//! whole, and may read-write one more; its body combines its inputs into its outputs
+//! deterministically. The same program runs sequentially on plain vectors to give the
+//! reference, so any lost or reordered dependence shows as a mismatch.
+
+use locus::{Data, Read, ReadWrite, Runtime, Write};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+/// Shape of a random graph.
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    /// Number of tasks.
+    pub tasks: usize,
+    /// Number of data.
+    pub data: usize,
+    /// Largest datum, in `u64` elements (sizes are drawn in `1..=max_len`).
+    pub max_len: usize,
+    /// Most inputs of one task.
+    pub max_inputs: usize,
+    /// Seed of the generator.
+    pub seed: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            tasks: 2000,
+            data: 64,
+            max_len: 4096,
+            max_inputs: 4,
+            seed: 1,
+        }
+    }
+}
+
+/// One task of the graph.
+#[derive(Clone, Debug)]
+pub struct TaskSpec {
+    /// Inputs: datum index and element range.
+    pub reads: Vec<(usize, std::ops::Range<usize>)>,
+    /// Data written whole.
+    pub writes: Vec<usize>,
+    /// A datum read and written, if any.
+    pub read_write: Option<usize>,
+    /// Mixed into every output value.
+    pub salt: u64,
+}
+
+/// A generated program: the data sizes and the tasks in submission order.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Length of each datum in elements.
+    pub lens: Vec<usize>,
+    /// The tasks, in submission order.
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// Generates the program of `params`.
+pub fn generate(params: &Params) -> Program {
+    let mut rng = SmallRng::seed_from_u64(params.seed);
+    let data = params.data.max(2);
+    let lens: Vec<usize> = (0..data)
+        .map(|_| rng.random_range(1..=params.max_len.max(1)))
+        .collect();
+    let mut tasks = Vec::with_capacity(params.tasks);
+    for t in 0..params.tasks {
+        let mut pool: Vec<usize> = (0..data).collect();
+        let mut take = |rng: &mut SmallRng| pool.swap_remove(rng.random_range(0..pool.len()));
+        let n_reads = rng.random_range(0..=params.max_inputs.min(data - 1));
+        let mut reads = Vec::with_capacity(n_reads);
+        for _ in 0..n_reads {
+            let d = take(&mut rng);
+            let len = lens[d];
+            let range = if rng.random_bool(0.3) {
+                let a = rng.random_range(0..len);
+                let b = rng.random_range(a + 1..=len);
+                a..b
+            } else {
+                0..len
+            };
+            reads.push((d, range));
+        }
+        let remaining = data - n_reads;
+        let n_writes = if remaining == 0 { 0 } else { rng.random_range(1..=remaining.min(2)) };
+        let writes: Vec<usize> = (0..n_writes).map(|_| take(&mut rng)).collect();
+        let read_write = (data - n_reads - n_writes > 0 && rng.random_bool(0.3)).then(|| take(&mut rng));
+        tasks.push(TaskSpec {
+            reads,
+            writes,
+            read_write,
+            salt: t as u64 + 1,
+        });
+    }
+    Program { lens, tasks }
+}
+
+/// A cheap, well-mixing combination of two words.
+#[inline]
+fn mix(a: u64, b: u64) -> u64 {
+    (a ^ b.rotate_left(17))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(29)
+}
+
+/// The body shared by the runtime and the reference: every output element depends on
+/// the task's salt, its position, one element of each input and, for a read-write, its
+/// previous value.
+pub fn apply(salt: u64, inputs: &[&[u64]], writes: &mut [&mut [u64]], read_write: Option<&mut [u64]>) {
+    let fold = |i: usize| {
+        inputs
+            .iter()
+            .fold(salt, |acc, x| mix(acc, x[i % x.len()]))
+    };
+    for (k, out) in writes.iter_mut().enumerate() {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = mix(fold(i), k as u64);
+        }
+    }
+    if let Some(rw) = read_write {
+        for (i, o) in rw.iter_mut().enumerate() {
+            *o = mix(*o, fold(i));
+        }
+    }
+}
+
+/// Runs the program sequentially on plain vectors (all data start at zero).
+pub fn reference(program: &Program) -> Vec<Vec<u64>> {
+    let mut data: Vec<Vec<u64>> = program.lens.iter().map(|&l| vec![0; l]).collect();
+    for t in &program.tasks {
+        let inputs: Vec<Vec<u64>> = t.reads.iter().map(|(d, r)| data[*d][r.clone()].to_vec()).collect();
+        let input_refs: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut outs: Vec<Vec<u64>> = t.writes.iter().map(|&d| vec![0; program.lens[d]]).collect();
+        let mut rw = t.read_write.map(|d| data[d].clone());
+        {
+            let mut out_refs: Vec<&mut [u64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            apply(t.salt, &input_refs, &mut out_refs, rw.as_deref_mut());
+        }
+        for (&d, o) in t.writes.iter().zip(outs) {
+            data[d] = o;
+        }
+        if let (Some(d), Some(v)) = (t.read_write, rw) {
+            data[d] = v;
+        }
+    }
+    data
+}
+
+/// The handles of a program's data in one runtime.
+pub struct Handles(pub Vec<Data<u64>>);
+
+impl Handles {
+    /// Creates the program's data in `rt`, all zero.
+    pub fn new(rt: &Runtime, program: &Program) -> Self {
+        Handles(
+            program
+                .lens
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| rt.data::<u64>(format!("d{i}"), len))
+                .collect(),
+        )
+    }
+
+    /// The final contents of every datum.
+    pub fn fetch(&self, rt: &Runtime) -> Result<Vec<Vec<u64>>, locus::Error> {
+        self.0.iter().map(|d| rt.fetch(d)).collect()
+    }
+}
+
+/// Submits the whole program from the control program's scope.
+pub fn submit(scope: &locus::Scope, program: &Program, handles: &Handles) -> Result<(), locus::Error> {
+    for (t, spec) in program.tasks.iter().enumerate() {
+        let reads: Vec<Read<u64>> = spec
+            .reads
+            .iter()
+            .map(|(d, r)| handles.0[*d].read_range(r.clone()))
+            .collect();
+        let writes: Vec<Write<u64>> = spec.writes.iter().map(|&d| handles.0[d].write()).collect();
+        let rw: Vec<ReadWrite<u64>> = spec.read_write.iter().map(|&d| handles.0[d].read_write()).collect();
+        let salt = spec.salt;
+        scope.spawn(format!("t{t}"), (reads, writes, rw), move |_, (ins, mut outs, mut rw)| {
+            apply(salt, &ins, &mut outs, rw.pop());
+        })?;
+    }
+    Ok(())
+}
+
+/// Outcome of one run of a random graph on a runtime.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Whether every datum matched the sequential reference.
+    pub verified: bool,
+    /// Data whose contents differ from the reference.
+    pub mismatches: usize,
+    /// The run's report.
+    pub report: locus::Report,
+}
+
+/// Generates, runs and verifies one random graph.
+pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, locus::RunError> {
+    let program = generate(params);
+    let expected = reference(&program);
+    let handles = Handles::new(rt, &program);
+    let finished = rt.run(|s| submit(s, &program, &handles))?;
+    if let Err(error) = finished.value {
+        return Err(locus::RunError {
+            error,
+            report: Box::new(finished.report),
+        });
+    }
+    let got = handles.fetch(rt).map_err(|error| locus::RunError {
+        error,
+        report: Box::new(finished.report.clone()),
+    })?;
+    let mismatches = got.iter().zip(&expected).filter(|(g, e)| g != e).count();
+    Ok(Outcome {
+        verified: mismatches == 0,
+        mismatches,
+        report: finished.report,
+    })
+}

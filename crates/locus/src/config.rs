@@ -1,0 +1,168 @@
+//! Scheduling configurations (DESIGN section 2) and the settings a runtime is built with.
+//!
+//! A [`Config`] names a combination of a scheduling policy, an allocation mode and a data
+//! model, as in paper 1 section 4.4 and Figure 9. The names are the ones the command line,
+//! reports and tests use.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::Error;
+
+/// A named scheduling configuration (DESIGN section 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Config {
+    /// Random work-stealing that ignores the topology; immediate allocation.
+    Ws,
+    /// Hierarchical work-stealing (same node first, then nodes by increasing cost);
+    /// immediate allocation.
+    DsaBase,
+    /// `dsa-base` plus enhanced work-pushing with the input-only heuristic.
+    PushIn,
+    /// `dsa-base` plus enhanced work-pushing with the output-only heuristic.
+    PushOut,
+    /// `dsa-base` plus enhanced work-pushing with the weighted heuristic.
+    PushWeighted,
+    /// Hierarchical work-stealing with deferred allocation (paper 1 section 3).
+    Dfa,
+    /// Input-only work-pushing with deferred allocation (paper 1 section 3.3).
+    DsaOpt,
+    /// Hierarchical work-stealing over shared regions updated in place.
+    ShmBase,
+    /// Home-based scheduling with a steal vicinity (paper 4 section 3.1).
+    Home,
+}
+
+/// When and where the buffer of a new version is allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AllocMode {
+    /// When the writing task is submitted, on the submitting worker's node (the classic
+    /// scheme).
+    Immediate,
+    /// By the worker that runs the writer, on its own node, right before the body runs
+    /// (paper 1 section 3.2).
+    Deferred,
+}
+
+/// How an idle worker orders its steal attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StealKind {
+    /// All other workers form one class; victims are tried from a random start.
+    Random,
+    /// Workers of the same node first, then nodes by increasing access cost, random
+    /// within each class.
+    Hierarchical,
+}
+
+impl Config {
+    /// Every configuration, in the order of DESIGN section 2.
+    pub const ALL: [Config; 9] = [
+        Config::Ws,
+        Config::DsaBase,
+        Config::PushIn,
+        Config::PushOut,
+        Config::PushWeighted,
+        Config::Dfa,
+        Config::DsaOpt,
+        Config::ShmBase,
+        Config::Home,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Config::Ws => "ws",
+            Config::DsaBase => "dsa-base",
+            Config::PushIn => "push-in",
+            Config::PushOut => "push-out",
+            Config::PushWeighted => "push-weighted",
+            Config::Dfa => "dfa",
+            Config::DsaOpt => "dsa-opt",
+            Config::ShmBase => "shm-base",
+            Config::Home => "home",
+        }
+    }
+
+    /// The allocation mode of versioned data under this configuration.
+    pub fn alloc_mode(self) -> AllocMode {
+        match self {
+            Config::Dfa | Config::DsaOpt => AllocMode::Deferred,
+            _ => AllocMode::Immediate,
+        }
+    }
+
+    /// The steal order of idle workers under this configuration.
+    pub fn steal_kind(self) -> StealKind {
+        match self {
+            Config::Ws => StealKind::Random,
+            _ => StealKind::Hierarchical,
+        }
+    }
+
+    /// Whether the `threads` engine carries this configuration out yet.
+    ///
+    /// Work-pushing, home-based scheduling and shared regions are built on top of the
+    /// runtime core; until they are, building a runtime with them is an error rather
+    /// than a silent fallback to another policy.
+    pub fn is_available(self) -> bool {
+        matches!(self, Config::Ws | Config::DsaBase | Config::Dfa)
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Config {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Config::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Config::ALL.iter().map(|c| c.name()).collect();
+                Error::Config(format!(
+                    "unknown configuration `{s}` (expected one of: {})",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+impl serde::Serialize for Config {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for c in Config::ALL {
+            assert_eq!(c.name().parse::<Config>().unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn unknown_name_lists_the_known_ones() {
+        let err = "dsa".parse::<Config>().unwrap_err().to_string();
+        assert!(err.contains("unknown configuration `dsa`"), "{err}");
+        assert!(err.contains("dsa-opt"), "{err}");
+    }
+
+    #[test]
+    fn deferred_allocation_configs() {
+        assert_eq!(Config::Dfa.alloc_mode(), AllocMode::Deferred);
+        assert_eq!(Config::DsaOpt.alloc_mode(), AllocMode::Deferred);
+        assert_eq!(Config::DsaBase.alloc_mode(), AllocMode::Immediate);
+        assert_eq!(Config::Ws.steal_kind(), StealKind::Random);
+    }
+}

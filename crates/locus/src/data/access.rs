@@ -1,0 +1,300 @@
+//! Access declarations and the views a task body receives for them.
+//!
+//! A task declares its accesses as an [`AccessList`]: one access ([`Read`], [`Write`],
+//! [`ReadWrite`]), a tuple of them, or a `Vec` of one kind. The body then receives
+//! exactly one view per declared access, with the same shape: `&[T]` for a read,
+//! `&mut [T]` for a write or read-write. It has no other way to reach data contents, and
+//! the runtime binds every write to a fresh version, so safe code cannot race on data.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::handle::{DataInner, Element};
+use super::version::Version;
+
+/// How a task accesses one datum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+impl Mode {
+    pub(crate) fn reads(self) -> bool {
+        matches!(self, Mode::Read | Mode::ReadWrite)
+    }
+
+    pub(crate) fn writes(self) -> bool {
+        matches!(self, Mode::Write | Mode::ReadWrite)
+    }
+}
+
+/// One declared access, as the submission sees it (opaque outside the crate).
+#[doc(hidden)]
+pub struct Declared {
+    pub(crate) data: Arc<DataInner>,
+    pub(crate) mode: Mode,
+    /// Element range; the whole array for writes.
+    pub(crate) range: Range<usize>,
+}
+
+/// One access bound to versions at submission (opaque outside the crate).
+#[doc(hidden)]
+pub struct Binding {
+    pub(crate) mode: Mode,
+    /// The version read (reads and read-writes).
+    pub(crate) input: Option<Arc<Version>>,
+    /// The version written (writes and read-writes).
+    pub(crate) output: Option<Arc<Version>>,
+    /// First byte of the accessed part.
+    pub(crate) offset: usize,
+    /// Bytes accessed.
+    pub(crate) bytes: usize,
+}
+
+/// A declared read of (part of) a datum; the body's view is `&[T]`.
+pub struct Read<T> {
+    data: Arc<DataInner>,
+    range: Range<usize>,
+    _elem: PhantomData<fn() -> T>,
+}
+
+/// A declared write of a whole datum; the body's view is `&mut [T]` over a new version
+/// whose initial contents are unspecified.
+pub struct Write<T> {
+    data: Arc<DataInner>,
+    _elem: PhantomData<fn() -> T>,
+}
+
+/// A declared read-write of a whole datum; the body's view is `&mut [T]` over a new
+/// version that starts as a copy of the current one.
+pub struct ReadWrite<T> {
+    data: Arc<DataInner>,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<T> Read<T> {
+    pub(crate) fn new(data: Arc<DataInner>, range: Range<usize>) -> Self {
+        Read {
+            data,
+            range,
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<T> Write<T> {
+    pub(crate) fn new(data: Arc<DataInner>) -> Self {
+        Write {
+            data,
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<T> ReadWrite<T> {
+    pub(crate) fn new(data: Arc<DataInner>) -> Self {
+        ReadWrite {
+            data,
+            _elem: PhantomData,
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The accesses a task declares, and the shape of the views its body receives.
+///
+/// Implemented for [`Read`], [`Write`], [`ReadWrite`], `()` (no data), tuples of up to
+/// eight access lists, and `Vec`s of one access list type. The trait is sealed: the
+/// runtime relies on its implementations to hand out views that match what was
+/// declared.
+pub trait AccessList: sealed::Sealed + Send + 'static {
+    /// The views the body receives, borrowed for the duration of the body.
+    type Views<'a>;
+
+    /// Appends this list's accesses, in order.
+    #[doc(hidden)]
+    fn declare(&self, out: &mut Vec<Declared>);
+
+    /// Builds the views from the bindings, consuming one binding per access in the
+    /// order of [`declare`](Self::declare).
+    ///
+    /// # Safety
+    ///
+    /// The bindings must be the ones the runtime made from this list's declarations, in
+    /// order, with every buffer they name allocated and at least as large as the
+    /// binding's range; for the lifetime `'a` no other thread may access the buffers
+    /// of written versions, and nobody may write the buffers of read versions.
+    #[doc(hidden)]
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a>;
+}
+
+impl<T: Element> sealed::Sealed for Read<T> {}
+impl<T: Element> sealed::Sealed for Write<T> {}
+impl<T: Element> sealed::Sealed for ReadWrite<T> {}
+
+fn next_binding<'a>(bindings: &mut std::slice::Iter<'a, Binding>) -> &'a Binding {
+    bindings
+        .next()
+        .expect("one binding per declared access (runtime invariant)")
+}
+
+impl<T: Element> AccessList for Read<T> {
+    type Views<'a> = &'a [T];
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        out.push(Declared {
+            data: self.data.clone(),
+            mode: Mode::Read,
+            range: self.range.clone(),
+        });
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a [T] {
+        let b = next_binding(bindings);
+        let block = b
+            .input
+            .as_ref()
+            .and_then(|v| v.buffer())
+            .expect("read version has a buffer (runtime invariant)");
+        // SAFETY: (1) the caller guarantees the buffer is allocated, holds at least
+        // `offset + bytes` bytes, and is not written while `'a` lasts; (2) pool blocks
+        // are 64-byte aligned and `offset` is a multiple of `size_of::<T>()`, so the
+        // pointer is aligned for `T`; (3) pool memory is always initialised (fresh
+        // mappings are zero-filled, recycled blocks hold earlier bytes) and `T: Pod`
+        // accepts any bytes.
+        unsafe {
+            std::slice::from_raw_parts(
+                block.as_ptr().add(b.offset).cast::<T>(),
+                b.bytes / std::mem::size_of::<T>().max(1),
+            )
+        }
+    }
+}
+
+/// Builds the mutable view of a binding's output version.
+///
+/// # Safety
+///
+/// As [`AccessList::views`]: the output buffer is allocated, large enough, and no other
+/// thread touches it during `'a`.
+unsafe fn output_view<'a, T: Element>(b: &'a Binding) -> &'a mut [T] {
+    let block = b
+        .output
+        .as_ref()
+        .and_then(|v| v.buffer())
+        .expect("written version has a buffer (runtime invariant)");
+    // SAFETY: (1) the caller guarantees exclusive access to the output buffer for `'a`:
+    // the version is not produced yet, so no reader has been released, and its producer
+    // is the only task bound to write it; (2) alignment and initialisation as for reads.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            block.as_mut_ptr().add(b.offset).cast::<T>(),
+            b.bytes / std::mem::size_of::<T>().max(1),
+        )
+    }
+}
+
+impl<T: Element> AccessList for Write<T> {
+    type Views<'a> = &'a mut [T];
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        out.push(Declared {
+            data: self.data.clone(),
+            mode: Mode::Write,
+            range: 0..self.data.len,
+        });
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
+        // SAFETY: forwarded from the caller.
+        unsafe { output_view(next_binding(bindings)) }
+    }
+}
+
+impl<T: Element> AccessList for ReadWrite<T> {
+    type Views<'a> = &'a mut [T];
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        out.push(Declared {
+            data: self.data.clone(),
+            mode: Mode::ReadWrite,
+            range: 0..self.data.len,
+        });
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
+        // SAFETY: forwarded from the caller.
+        unsafe { output_view(next_binding(bindings)) }
+    }
+}
+
+impl sealed::Sealed for () {}
+
+impl AccessList for () {
+    type Views<'a> = ();
+
+    fn declare(&self, _out: &mut Vec<Declared>) {}
+
+    unsafe fn views<'a>(&self, _bindings: &mut std::slice::Iter<'a, Binding>) {}
+}
+
+impl<A: AccessList> sealed::Sealed for Vec<A> {}
+
+impl<A: AccessList> AccessList for Vec<A> {
+    type Views<'a> = Vec<A::Views<'a>>;
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        for a in self {
+            a.declare(out);
+        }
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
+        self.iter()
+            // SAFETY: forwarded from the caller, element by element in declaration order.
+            .map(|a| unsafe { a.views(bindings) })
+            .collect()
+    }
+}
+
+macro_rules! tuple_access_list {
+    ($($name:ident),+) => {
+        impl<$($name: AccessList),+> sealed::Sealed for ($($name,)+) {}
+
+        impl<$($name: AccessList),+> AccessList for ($($name,)+) {
+            type Views<'a> = ($($name::Views<'a>,)+);
+
+            #[allow(non_snake_case)]
+            fn declare(&self, out: &mut Vec<Declared>) {
+                let ($($name,)+) = self;
+                $($name.declare(out);)+
+            }
+
+            #[allow(non_snake_case)]
+            unsafe fn views<'a>(
+                &self,
+                bindings: &mut std::slice::Iter<'a, Binding>,
+            ) -> Self::Views<'a> {
+                let ($($name,)+) = self;
+                // SAFETY: forwarded from the caller, element by element in declaration
+                // order (tuple fields are evaluated left to right).
+                unsafe { ($($name.views(bindings),)+) }
+            }
+        }
+    };
+}
+
+tuple_access_list!(A);
+tuple_access_list!(A, B);
+tuple_access_list!(A, B, C);
+tuple_access_list!(A, B, C, D);
+tuple_access_list!(A, B, C, D, E);
+tuple_access_list!(A, B, C, D, E, F);
+tuple_access_list!(A, B, C, D, E, F, G);
+tuple_access_list!(A, B, C, D, E, F, G, H);

@@ -1,0 +1,159 @@
+//! [`Data`]: the user's handle to a versioned logical array.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::access::{Read, ReadWrite, Write};
+use super::version::Version;
+
+/// The element type of versioned data: plain old data, so that any bytes are a valid
+/// value and buffers can be copied, zeroed and recycled freely.
+pub trait Element: bytemuck::Pod + Send + Sync {}
+
+impl<T: bytemuck::Pod + Send + Sync> Element for T {}
+
+/// Identifiers of data handles, unique in the process.
+static NEXT_DATA_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The shared part of a data handle.
+pub(crate) struct DataInner {
+    /// Unique in the process.
+    pub(crate) id: u64,
+    /// The runtime that created the handle.
+    pub(crate) runtime: u64,
+    /// For reports and error messages.
+    pub(crate) name: String,
+    /// Number of elements.
+    pub(crate) len: usize,
+    /// Size of one element in bytes.
+    pub(crate) elem_size: usize,
+    /// The version the next submitted task binds to.
+    pub(crate) current: Mutex<Arc<Version>>,
+}
+
+impl DataInner {
+    pub(crate) fn new(
+        runtime: u64,
+        name: String,
+        len: usize,
+        elem_size: usize,
+        initial: Arc<Version>,
+    ) -> Self {
+        DataInner {
+            id: NEXT_DATA_ID.fetch_add(1, Ordering::Relaxed),
+            runtime,
+            name,
+            len,
+            elem_size,
+            current: Mutex::new(initial),
+        }
+    }
+
+    /// Size of the whole array in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.len * self.elem_size
+    }
+
+    /// The version the next task binds to.
+    pub(crate) fn current(&self) -> Arc<Version> {
+        lock(&self.current).clone()
+    }
+
+    /// Makes `next` the current version and returns the one it supersedes.
+    pub(crate) fn supersede(&self, next: Arc<Version>) -> Arc<Version> {
+        std::mem::replace(&mut *lock(&self.current), next)
+    }
+}
+
+/// Locks a mutex that no code path poisons while holding it (user code never runs under
+/// the runtime's locks).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A handle to a versioned logical array of `T`, managed by a [`Runtime`](crate::Runtime).
+///
+/// Handles are cheap to clone and can be moved into task bodies' surroundings freely:
+/// they give no access to the contents. Contents are reached only through the views a
+/// task body receives for the accesses it declared ([`Data::read`], [`Data::write`],
+/// [`Data::read_write`]), and after a run through
+/// [`Runtime::fetch`](crate::Runtime::fetch).
+pub struct Data<T> {
+    pub(crate) inner: Arc<DataInner>,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Data<T> {
+    fn clone(&self) -> Self {
+        Data {
+            inner: self.inner.clone(),
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Data<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Data")
+            .field("name", &self.inner.name)
+            .field("len", &self.inner.len)
+            .finish()
+    }
+}
+
+impl<T: Element> Data<T> {
+    pub(crate) fn from_inner(inner: Arc<DataInner>) -> Self {
+        Data {
+            inner,
+            _elem: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.inner.len
+    }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.inner.len == 0
+    }
+
+    /// The handle's name, as shown in reports and errors.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Size of the whole array in bytes.
+    pub fn bytes(&self) -> usize {
+        self.inner.bytes()
+    }
+
+    /// Declares a read of the whole array: the body gets `&[T]` of the version current
+    /// at submission.
+    pub fn read(&self) -> Read<T> {
+        Read::new(self.inner.clone(), 0..self.inner.len)
+    }
+
+    /// Declares a read of the elements in `range` only: the body gets `&[T]` of that
+    /// part, and only its bytes count as accessed. An out-of-bounds range is an error
+    /// at submission.
+    pub fn read_range(&self, range: Range<usize>) -> Read<T> {
+        Read::new(self.inner.clone(), range)
+    }
+
+    /// Declares a write of the whole array: a new version whose contents the body must
+    /// write entirely (the view's initial contents are unspecified).
+    pub fn write(&self) -> Write<T> {
+        Write::new(self.inner.clone())
+    }
+
+    /// Declares a read-write of the whole array: a new version that starts as a copy of
+    /// the current one.
+    pub fn read_write(&self) -> ReadWrite<T> {
+        ReadWrite::new(self.inner.clone())
+    }
+}

@@ -1,0 +1,20 @@
+//! Versioned data: handles, versions and the access declarations of tasks.
+//!
+//! A [`Data`] handle names a logical array. Every task that writes it creates a new
+//! [`Version`](version::Version) (renaming, DESIGN section 3); readers bind to the
+//! version that is current when they are submitted. A version's buffer is freed to its
+//! node's pool as soon as it is superseded and its last reader has finished: the handle
+//! holds the current version, each task holds the versions it reads and writes, and the
+//! last of them to let go frees the buffer.
+
+mod access;
+mod handle;
+pub(crate) mod version;
+
+pub use access::{AccessList, Read, ReadWrite, Write};
+pub use handle::{Data, Element};
+
+#[doc(hidden)]
+pub use access::{Binding, Declared};
+pub(crate) use access::Mode;
+pub(crate) use handle::{lock as lock_mutex, DataInner};

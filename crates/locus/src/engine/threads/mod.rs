@@ -1,0 +1,207 @@
+//! The `threads` engine: one pinned OS thread per worker, each with a Chase-Lev deque
+//! (crossbeam-deque), a bounded multi-producer mailbox for pushed tasks, and a
+//! sleep/wake protocol (`README.md` beside this file).
+//!
+//! # Startup
+//!
+//! 1. The runtime chooses the CPUs of the workers (one worker per CPU) and their nodes.
+//! 2. Each worker gets a LIFO deque; its stealer and an empty mailbox go to the
+//!    registry.
+//! 3. The policy computes each worker's steal plan from the topology.
+//! 4. The registry (pool-wide state) is built and shared.
+//! 5. One thread per worker starts: it pins itself to its CPU (the real CPU a virtual
+//!    CPU maps to), installs itself as the thread's executor, reports success or the
+//!    error, and enters its main loop, where it soon sleeps.
+//! 6. The engine waits for every report; if one failed, it shuts the started workers
+//!    down and returns the error.
+//!
+//! # Shutdown
+//!
+//! Runs when the runtime is dropped; no run is in progress then (`run` borrows the
+//! runtime until its last task has finished), so every queue is empty.
+//!
+//! 1. Set `terminate` (SeqCst).
+//! 2. Wake every worker (bumping the epoch, so none goes to sleep after checking it).
+//! 3. Each worker finds no work, sees `terminate`, and leaves its loop.
+//! 4. Join every thread.
+
+mod sleep;
+mod worker;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+
+use crossbeam_deque::{Stealer, Worker};
+use crossbeam_queue::ArrayQueue;
+use crossbeam_utils::CachePadded;
+use locus_mem::pool::Pools;
+use locus_topo::Topology;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::graph::{CurrentExecutor, TaskRef};
+use crate::sched::{ReadyPolicy, StealPlan};
+use sleep::Sleep;
+use worker::WorkerThread;
+
+/// Capacity of each worker's mailbox of pushed tasks.
+pub(crate) const MAILBOX_CAPACITY: usize = 1024;
+
+/// What other workers see of a worker (STYLE rule 4).
+pub(crate) struct WorkerShared {
+    stealer: Stealer<TaskRef>,
+    mailbox: ArrayQueue<TaskRef>,
+}
+
+/// Pool-wide state, shared by all workers.
+pub(crate) struct Registry {
+    pub(crate) worker_node: Vec<usize>,
+    shared: Vec<CachePadded<WorkerShared>>,
+    steal_plans: Vec<StealPlan>,
+    ready_policy: ReadyPolicy,
+    sleep: Sleep,
+    pools: Arc<Pools>,
+    terminate: AtomicBool,
+}
+
+/// A started `threads` engine; dropping it shuts the workers down.
+pub(crate) struct ThreadsEngine {
+    registry: Arc<Registry>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+/// Aborts the process if a worker unwinds: user panics are caught at the task boundary,
+/// so an unwinding worker is a runtime bug, and aborting beats a deadlock (STYLE rule 11).
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        eprintln!("locus: a worker thread panicked inside the runtime; aborting");
+        std::process::abort();
+    }
+}
+
+impl ThreadsEngine {
+    /// Starts one worker per entry of `worker_node` (startup steps in the module doc).
+    pub(crate) fn start(
+        config: Config,
+        topology: &Topology,
+        worker_node: Vec<usize>,
+        worker_os_cpu: Vec<Option<usize>>,
+        pools: Arc<Pools>,
+    ) -> Result<Self, Error> {
+        let n = worker_node.len();
+        let deques: Vec<Worker<TaskRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
+        let shared = deques
+            .iter()
+            .map(|d| {
+                CachePadded::new(WorkerShared {
+                    stealer: d.stealer(),
+                    mailbox: ArrayQueue::new(MAILBOX_CAPACITY),
+                })
+            })
+            .collect();
+        let steal_plans = (0..n)
+            .map(|w| StealPlan::build(config.steal_kind(), w, &worker_node, topology))
+            .collect();
+        let registry = Arc::new(Registry {
+            worker_node,
+            shared,
+            steal_plans,
+            ready_policy: ReadyPolicy::keep_local(),
+            sleep: Sleep::new(n),
+            pools,
+            terminate: AtomicBool::new(false),
+        });
+
+        let (report, reports) = mpsc::channel::<Result<(), Error>>();
+        let mut engine = ThreadsEngine {
+            registry: registry.clone(),
+            handles: Vec::with_capacity(n),
+        };
+        for (index, deque) in deques.into_iter().enumerate() {
+            let registry = registry.clone();
+            let report = report.clone();
+            let cpu = worker_os_cpu[index];
+            let spawned = std::thread::Builder::new()
+                .name(format!("locus-worker-{index}"))
+                .spawn(move || {
+                    if let Some(cpu) = cpu {
+                        if let Err(e) = locus_mem::placement::pin_thread_to_cpu(cpu) {
+                            let _ = report.send(Err(Error::Startup {
+                                worker: index,
+                                message: format!("cannot pin to CPU {cpu}: {e}"),
+                            }));
+                            return;
+                        }
+                    }
+                    let worker = WorkerThread::new(index, deque, registry);
+                    // SAFETY: `worker` lives on this thread's stack until after the
+                    // guard is dropped at the end of this closure.
+                    let _current = unsafe { CurrentExecutor::enter(&worker) };
+                    let _ = report.send(Ok(()));
+                    drop(report);
+                    let abort = AbortOnUnwind;
+                    worker.main_loop();
+                    std::mem::forget(abort);
+                });
+            match spawned {
+                Ok(handle) => engine.handles.push(handle),
+                Err(e) => {
+                    return Err(Error::Startup {
+                        worker: index,
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        drop(report);
+        for _ in 0..n {
+            match reports.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    return Err(Error::Startup {
+                        worker: 0,
+                        message: "a worker exited during startup".into(),
+                    })
+                }
+            }
+        }
+        Ok(engine)
+    }
+
+    /// Number of workers.
+    pub(crate) fn workers(&self) -> usize {
+        self.registry.worker_node.len()
+    }
+
+    /// Node of each worker.
+    pub(crate) fn worker_node(&self) -> &[usize] {
+        &self.registry.worker_node
+    }
+
+    /// Hands the root task of a run to worker 0 (the control program runs on a worker,
+    /// as the root task of paper 1 section 2.1).
+    pub(crate) fn inject(&self, task: TaskRef) {
+        let mailbox = &self.registry.shared[0].mailbox;
+        if let Err(task) = mailbox.push(task) {
+            // Between runs every mailbox is empty; a full one is a runtime bug.
+            drop(task);
+            panic!("worker 0's mailbox is full between runs");
+        }
+        self.registry.sleep.new_work(Some(0));
+    }
+}
+
+impl Drop for ThreadsEngine {
+    fn drop(&mut self) {
+        // Shutdown steps 1-4 (module doc).
+        self.registry.terminate.store(true, Ordering::SeqCst);
+        self.registry.sleep.wake_all();
+        for handle in self.handles.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Errors of the runtime: building it, submitting tasks, running a program.
+
+use crate::metrics::Report;
+
+/// Everything that can go wrong when building a runtime, submitting a task or running a
+/// program. Misuse of the API is reported here, never as undefined behaviour.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An invalid or unsupported configuration or setting.
+    #[error("{0}")]
+    Config(String),
+    /// The topology could not be read or laid over the host.
+    #[error("topology: {0}")]
+    Topology(#[from] locus_topo::TopoError),
+    /// A worker thread could not be started.
+    #[error("cannot start worker {worker}: {message}")]
+    Startup {
+        /// The worker index.
+        worker: usize,
+        /// What the operating system said.
+        message: String,
+    },
+    /// A task declared its accesses in a way the runtime cannot honour.
+    #[error("task `{task}`: {message}")]
+    Declaration {
+        /// The task's name.
+        task: String,
+        /// What is wrong with the declaration.
+        message: String,
+    },
+    /// A data handle was used with a runtime that did not create it.
+    #[error("task `{task}`: data handle `{data}` belongs to another runtime")]
+    ForeignData {
+        /// The task's name (or the operation, outside tasks).
+        task: String,
+        /// The handle's name.
+        data: String,
+    },
+    /// A task body panicked; the run was drained and every buffer freed.
+    #[error("task `{task}` panicked: {message}")]
+    TaskPanicked {
+        /// The task's name.
+        task: String,
+        /// The panic message.
+        message: String,
+    },
+    /// A buffer could not be allocated on any node.
+    #[error("task `{task}`: cannot allocate {bytes} bytes: {message}")]
+    OutOfMemory {
+        /// The task's name.
+        task: String,
+        /// The requested size.
+        bytes: usize,
+        /// The allocator's explanation.
+        message: String,
+    },
+    /// The run has already failed; the task was not submitted.
+    #[error("the run has failed; task `{task}` was not submitted")]
+    RunFailed {
+        /// The task that was refused.
+        task: String,
+    },
+    /// `Runtime::run` was called from inside a task.
+    #[error("Runtime::run cannot be called from inside a task; spawn into the task's scope")]
+    NestedRun,
+}
+
+/// A failed run: the first error, and the report of what ran before and while draining.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct RunError {
+    /// The first error the run met.
+    pub error: Error,
+    /// The metrics of the run up to its end.
+    pub report: Box<Report>,
+}
+
+impl RunError {
+    /// The first error the run met.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// The report of the failed run.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+}

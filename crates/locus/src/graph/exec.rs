@@ -1,0 +1,322 @@
+//! Submission and execution of tasks, over the [`Executor`] seam of the engines.
+//!
+//! [`submit`] binds a task's declared accesses to versions in submission order (DESIGN
+//! section 3) and registers it with the versions it must wait for; [`execute`] runs a
+//! ready task's body on the calling worker, then publishes the versions it wrote and
+//! activates the tasks that waited for them.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use locus_mem::pool::{Block, Pools};
+
+use super::hints::Hints;
+use super::run::RunState;
+use super::scope::TaskCtx;
+use super::task::{Body, Job, Task, TaskRef};
+use crate::config::AllocMode;
+use crate::data::version::Version;
+use crate::data::{AccessList, Binding, Declared, Mode};
+use crate::error::Error;
+
+/// What the dependence tracker needs from the engine running it.
+pub(crate) trait Executor {
+    /// Index of the calling worker.
+    fn worker(&self) -> usize;
+    /// Node of the calling worker.
+    fn node(&self) -> usize;
+    /// The per-node pools.
+    fn pools(&self) -> &Arc<Pools>;
+    /// A task became ready on this worker; the scheduling policy decides where it goes.
+    fn activate(&self, task: TaskRef);
+    /// Runs other ready tasks while `blocked` holds (submission window).
+    fn help_while(&self, blocked: &dyn Fn() -> bool);
+}
+
+thread_local! {
+    static CURRENT: Cell<Option<NonNull<dyn Executor>>> = const { Cell::new(None) };
+}
+
+/// Marks the calling thread as a worker of an engine for the guard's lifetime.
+pub(crate) struct CurrentExecutor {
+    previous: Option<NonNull<dyn Executor>>,
+}
+
+impl CurrentExecutor {
+    /// Installs `executor` as the calling thread's executor.
+    ///
+    /// # Safety
+    ///
+    /// `executor` must stay valid, and stay on this thread, until the guard is dropped.
+    pub(crate) unsafe fn enter(executor: &(dyn Executor + 'static)) -> Self {
+        let ptr = NonNull::from(executor);
+        CurrentExecutor {
+            previous: CURRENT.with(|c| c.replace(Some(ptr))),
+        }
+    }
+}
+
+impl Drop for CurrentExecutor {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.previous));
+    }
+}
+
+/// Calls `f` with the calling thread's executor, if the thread is a worker.
+pub(crate) fn current_executor<R>(f: impl FnOnce(&dyn Executor) -> R) -> Option<R> {
+    let ptr = CURRENT.with(|c| c.get())?;
+    // SAFETY: `CurrentExecutor::enter` requires the executor to outlive the guard that
+    // installed it, and the guard resets the pointer when dropped on this same thread.
+    Some(f(unsafe { ptr.as_ref() }))
+}
+
+/// Checks a task's declarations against the run: same runtime, ranges in bounds, no
+/// datum declared twice when one of the accesses writes it.
+fn validate(run: &RunState, task: &str, declared: &[Declared]) -> Result<(), Error> {
+    for (i, d) in declared.iter().enumerate() {
+        if d.data.runtime != run.runtime_id {
+            return Err(Error::ForeignData {
+                task: task.to_string(),
+                data: d.data.name.clone(),
+            });
+        }
+        if d.range.start > d.range.end || d.range.end > d.data.len {
+            return Err(Error::Declaration {
+                task: task.to_string(),
+                message: format!(
+                    "range {}..{} is out of bounds of `{}` (length {})",
+                    d.range.start, d.range.end, d.data.name, d.data.len
+                ),
+            });
+        }
+        for other in &declared[..i] {
+            if other.data.id == d.data.id && (other.mode.writes() || d.mode.writes()) {
+                return Err(Error::Declaration {
+                    task: task.to_string(),
+                    message: format!(
+                        "`{}` is declared twice and one access writes it; declare one \
+                         read-write access instead",
+                        d.data.name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Submits a task from the calling worker `ex`.
+pub(crate) fn submit<L, F>(
+    ex: &dyn Executor,
+    run: &Arc<RunState>,
+    name: String,
+    hints: Hints,
+    accesses: L,
+    body: F,
+) -> Result<(), Error>
+where
+    L: AccessList,
+    F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+{
+    if run.is_failed() {
+        return Err(Error::RunFailed { task: name });
+    }
+    let mut declared = Vec::new();
+    accesses.declare(&mut declared);
+    if let Err(error) = validate(run, &name, &declared) {
+        // The run fails too, so that a misuse cannot go unnoticed.
+        run.fail(validate(run, &name, &declared).unwrap_err());
+        return Err(error);
+    }
+    if let Some(window) = run.window {
+        // `outstanding` counts the root too: more than `window` means `window` tasks.
+        if run.outstanding() > window {
+            ex.help_while(&|| run.outstanding() > window && !run.is_failed());
+        }
+    }
+
+    run.task_submitted(true);
+    let mut bindings = Vec::with_capacity(declared.len());
+    let mut inputs = 0;
+    let mut alloc_failed = None;
+    for d in declared {
+        let es = d.data.elem_size;
+        let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
+        let (input, output) = match d.mode {
+            Mode::Read => (Some(d.data.current()), None),
+            Mode::Write | Mode::ReadWrite => {
+                let next = Version::pending(d.data.bytes(), &run.versions);
+                if run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
+                    let node = ex.node();
+                    if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
+                        alloc_failed = Some(Error::OutOfMemory {
+                            task: name.clone(),
+                            bytes: next.bytes,
+                            message: e.to_string(),
+                        });
+                    }
+                }
+                let previous = d.data.supersede(next.clone());
+                let input = (d.mode == Mode::ReadWrite).then_some(previous);
+                (input, Some(next))
+            }
+        };
+        inputs += usize::from(input.is_some());
+        bindings.push(Binding {
+            mode: d.mode,
+            input,
+            output,
+            offset,
+            bytes,
+        });
+    }
+    if let Some(error) = alloc_failed {
+        // The task stays in the graph so that its readers are released when it is
+        // drained; the failed run skips its body.
+        run.fail(error);
+    }
+
+    let body: Body = Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
+        let mut iter = bindings.iter();
+        // SAFETY: `bindings` were made above from `accesses.declare`, in order; `execute`
+        // allocates every buffer before calling the body and runs it only once all input
+        // versions are produced and before the output versions are published, so no
+        // other task writes what the body reads or touches what it writes.
+        let views = unsafe { accesses.views(&mut iter) };
+        body(ctx, views);
+    });
+    let task = Task::new(
+        name.into_boxed_str(),
+        hints,
+        run.clone(),
+        Job { bindings, body },
+        inputs,
+    );
+    // SAFETY: the pending guard taken by `Task::new` is released only below.
+    for b in unsafe { task.bindings_while_guarded() } {
+        if let Some(input) = &b.input {
+            if !input.add_waiter(&task) {
+                // Cannot reach zero: the guard is still held.
+                let _ = task.satisfy_one();
+            }
+        }
+    }
+    if task.satisfy_one() {
+        ex.activate(task);
+    }
+    Ok(())
+}
+
+/// Allocates what the body needs on the executing node: zeroed buffers for initial
+/// versions that were never written, deferred output buffers, and the copy of a
+/// read-write's previous version.
+fn prepare_buffers(ex: &dyn Executor, task: &Task, bindings: &[Binding]) -> Result<(), Error> {
+    let node = ex.node();
+    let oom = |bytes: usize, e: locus_mem::pool::AllocError| Error::OutOfMemory {
+        task: task.name.to_string(),
+        bytes,
+        message: e.to_string(),
+    };
+    let zeroed = |v: &Version| -> Result<(), Error> {
+        v.buffer_or_alloc(|| ex.pools().alloc_zeroed(node, v.bytes))
+            .map(|_| ())
+            .map_err(|e| oom(v.bytes, e))
+    };
+    for b in bindings {
+        if let Some(input) = &b.input {
+            // An initial version that was never written reads as zeros.
+            zeroed(input)?;
+        }
+        if let Some(output) = &b.output {
+            let out: &Block = output
+                .buffer_or_alloc(|| ex.pools().alloc(node, output.bytes))
+                .map_err(|e| oom(output.bytes, e))?;
+            if b.mode == Mode::ReadWrite {
+                let src = b
+                    .input
+                    .as_ref()
+                    .and_then(|v| v.buffer())
+                    .expect("read-write input was allocated above");
+                // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions of
+                // one datum); (2) they are distinct allocations; (3) the input is
+                // produced and no task writes it any more, and the output is written
+                // only by this task, whose body has not started.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes)
+                };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The message of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+/// Runs a ready task on the calling worker and completes it.
+///
+/// When the run has failed, the body is skipped but the task still completes, so that
+/// the graph drains and every version is released.
+pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
+    // SAFETY: the engine calls `execute` only from the worker that dequeued the ready
+    // task, once.
+    let Some(Job { bindings, body }) = (unsafe { task.take_job() }) else {
+        return;
+    };
+    let run = &task.run;
+    let counters = run.counters.worker(ex.worker());
+    if !run.is_failed() {
+        match prepare_buffers(ex, &task, &bindings) {
+            Ok(()) => {
+                let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node());
+                match catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))) {
+                    Ok(()) => {
+                        for b in &bindings {
+                            if b.mode.reads() {
+                                if let Some(n) = b.input.as_ref().and_then(|v| v.node()) {
+                                    counters.read_bytes[n].add(b.bytes as u64);
+                                }
+                            }
+                            if b.mode.writes() {
+                                if let Some(n) = b.output.as_ref().and_then(|v| v.node()) {
+                                    counters.write_bytes[n].add(b.bytes as u64);
+                                }
+                            }
+                        }
+                    }
+                    Err(payload) => run.fail(Error::TaskPanicked {
+                        task: task.name.to_string(),
+                        message: panic_message(&*payload),
+                    }),
+                }
+                counters.tasks.add(1);
+            }
+            Err(error) => run.fail(error),
+        }
+    } else {
+        drop(body);
+    }
+    for b in &bindings {
+        if let Some(output) = &b.output {
+            for waiter in output.publish() {
+                if waiter.satisfy_one() {
+                    ex.activate(waiter);
+                }
+            }
+        }
+    }
+    // Releases the versions this task held: superseded ones with no other reader go
+    // back to their pool now.
+    drop(bindings);
+    run.task_finished();
+}

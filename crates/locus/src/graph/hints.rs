@@ -1,0 +1,84 @@
+//! Task hints: affinity (paper 3 section 3) and cost estimates.
+
+use std::sync::Arc;
+
+use crate::data::{Data, DataInner, Element};
+
+/// Where a task would like to run (paper 3 section 3).
+///
+/// Non-strict affinity places the task there but lets other workers steal it; strict
+/// affinity lets only workers of that domain run it. Out-of-range worker and node ids
+/// wrap modulo the number of workers or nodes, as in the paper.
+#[derive(Clone, Debug)]
+pub struct Affinity {
+    /// The domain the task is attached to.
+    pub target: AffinityTarget,
+    /// Whether only that domain may run the task.
+    pub strict: bool,
+}
+
+/// The domain an [`Affinity`] names.
+#[derive(Clone)]
+pub enum AffinityTarget {
+    /// A worker, by index.
+    Worker(usize),
+    /// A NUMA node of the runtime's topology, by index.
+    Node(usize),
+    /// The node holding a datum's current buffer when the task becomes ready.
+    Data(DataRef),
+}
+
+/// A type-erased reference to a datum, for affinity to data.
+#[derive(Clone)]
+pub struct DataRef(pub(crate) Arc<DataInner>);
+
+impl std::fmt::Debug for AffinityTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AffinityTarget::Worker(w) => write!(f, "Worker({w})"),
+            AffinityTarget::Node(n) => write!(f, "Node({n})"),
+            AffinityTarget::Data(d) => write!(f, "Data({})", d.0.name),
+        }
+    }
+}
+
+impl Affinity {
+    /// Affinity to a worker (non-strict).
+    pub fn worker(index: usize) -> Self {
+        Affinity {
+            target: AffinityTarget::Worker(index),
+            strict: false,
+        }
+    }
+
+    /// Affinity to a node (non-strict).
+    pub fn node(index: usize) -> Self {
+        Affinity {
+            target: AffinityTarget::Node(index),
+            strict: false,
+        }
+    }
+
+    /// Affinity to the node of a datum's buffer (non-strict).
+    pub fn data<T: Element>(data: &Data<T>) -> Self {
+        Affinity {
+            target: AffinityTarget::Data(DataRef(data.inner.clone())),
+            strict: false,
+        }
+    }
+
+    /// Makes the affinity strict: only the domain's workers may run the task.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+}
+
+/// The optional hints of a task.
+#[derive(Clone, Debug, Default)]
+pub struct Hints {
+    /// Estimated cost of the body, in nanoseconds of computation.
+    pub cost: Option<u64>,
+    /// Where the task would like to run.
+    pub affinity: Option<Affinity>,
+}

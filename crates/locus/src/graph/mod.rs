@@ -1,0 +1,19 @@
+//! Tasks, scopes and dependences: submission binds each declared access to a version,
+//! completion publishes the written versions and activates the tasks that waited for
+//! them.
+//!
+//! This module carries no scheduling decision and knows no thread: it reaches the engine
+//! that runs it through the [`Executor`] trait.
+
+mod exec;
+mod hints;
+mod run;
+mod scope;
+mod task;
+
+pub use hints::{Affinity, AffinityTarget};
+pub use scope::{Scope, TaskBuilder, TaskCtx};
+
+pub(crate) use exec::{current_executor, execute, CurrentExecutor, Executor};
+pub(crate) use run::RunState;
+pub(crate) use task::{Body, Job, Task, TaskRef};

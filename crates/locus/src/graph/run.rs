@@ -1,0 +1,115 @@
+//! The state of one run: outstanding tasks, the first error, and the metrics.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use crate::config::AllocMode;
+use crate::data::version::VersionCounts;
+use crate::error::Error;
+use crate::metrics::RunCounters;
+
+/// Shared by every task of a run and by the thread waiting for it.
+pub(crate) struct RunState {
+    /// The runtime the run belongs to; data handles of other runtimes are refused.
+    pub(crate) runtime_id: u64,
+    /// When buffers of new versions are allocated.
+    pub(crate) alloc: AllocMode,
+    /// Per-worker counters, published to the report at the end.
+    pub(crate) counters: RunCounters,
+    /// Live versions of the runtime.
+    pub(crate) versions: Arc<VersionCounts>,
+    /// Bound on submitted-but-unfinished tasks, if any.
+    pub(crate) window: Option<usize>,
+    /// Tasks submitted and not finished, the root included.
+    outstanding: AtomicUsize,
+    /// Tasks submitted, the root excluded.
+    submitted: AtomicU64,
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+    done: Mutex<bool>,
+    done_cv: Condvar,
+}
+
+impl RunState {
+    pub(crate) fn new(
+        runtime_id: u64,
+        alloc: AllocMode,
+        counters: RunCounters,
+        versions: Arc<VersionCounts>,
+        window: Option<usize>,
+    ) -> Self {
+        RunState {
+            runtime_id,
+            alloc,
+            counters,
+            versions,
+            window,
+            outstanding: AtomicUsize::new(0),
+            submitted: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            done: Mutex::new(false),
+            done_cv: Condvar::new(),
+        }
+    }
+
+    /// Counts a new task (the root passes `counted = false`).
+    pub(crate) fn task_submitted(&self, counted: bool) {
+        self.outstanding.fetch_add(1, Ordering::AcqRel);
+        if counted {
+            self.submitted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Tasks submitted, the root excluded.
+    pub(crate) fn submitted(&self) -> u64 {
+        self.submitted.load(Ordering::Acquire)
+    }
+
+    /// Tasks submitted and not finished.
+    pub(crate) fn outstanding(&self) -> usize {
+        self.outstanding.load(Ordering::Acquire)
+    }
+
+    /// Counts a finished task; the last one wakes the thread waiting in
+    /// [`wait_done`](Self::wait_done).
+    pub(crate) fn task_finished(&self) {
+        // AcqRel: everything the finishing worker did for this task (its counters, the
+        // release of its versions) happens before the waiter sees zero.
+        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut done = crate::data::lock_mutex(&self.done);
+            *done = true;
+            self.done_cv.notify_all();
+        }
+    }
+
+    /// Blocks until every task of the run has finished.
+    pub(crate) fn wait_done(&self) {
+        let mut done = crate::data::lock_mutex(&self.done);
+        while !*done {
+            done = self
+                .done_cv
+                .wait(done)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// Records the run's first error; later tasks are drained without running.
+    pub(crate) fn fail(&self, error: Error) {
+        let mut slot = crate::data::lock_mutex(&self.error);
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// Whether the run has failed.
+    pub(crate) fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// Takes the first error, if any.
+    pub(crate) fn take_error(&self) -> Option<Error> {
+        crate::data::lock_mutex(&self.error).take()
+    }
+}

@@ -1,0 +1,148 @@
+//! Scopes: where tasks are spawned, by the control program and by tasks themselves.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::exec::{current_executor, submit};
+use super::hints::{Affinity, Hints};
+use super::run::RunState;
+use crate::data::version::Version;
+use crate::data::{AccessList, Data, DataInner, Element};
+use crate::error::Error;
+
+/// Where tasks are submitted. The root closure of [`Runtime::run`](crate::Runtime::run)
+/// gets the run's scope; a task body gets its nested scope through [`TaskCtx::scope`].
+///
+/// Dependences follow submission order: a task reading a datum binds to the version
+/// written by the last task submitted before it that writes the datum. Tasks spawned from
+/// inside another task are ordered after everything submitted so far in the run, so a
+/// parallel control program should give each creating task its own data.
+pub struct Scope {
+    run: Arc<RunState>,
+    /// A scope is only usable on the worker thread it was handed to.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Scope {
+    pub(crate) fn new(run: Arc<RunState>) -> Self {
+        Scope {
+            run,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Starts a task declaring `accesses`; add hints, then [`spawn`](TaskBuilder::spawn).
+    pub fn task<L: AccessList>(&self, name: impl Into<String>, accesses: L) -> TaskBuilder<'_, L> {
+        TaskBuilder {
+            scope: self,
+            name: name.into(),
+            accesses,
+            hints: Hints::default(),
+        }
+    }
+
+    /// Spawns a task declaring `accesses`; the body receives one view per access.
+    ///
+    /// Returns an error, and fails the run, when the declaration is invalid (a handle of
+    /// another runtime, an out-of-bounds range, a datum declared twice with a write);
+    /// returns [`Error::RunFailed`] without submitting once the run has failed.
+    pub fn spawn<L, F>(&self, name: impl Into<String>, accesses: L, body: F) -> Result<(), Error>
+    where
+        L: AccessList,
+        F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+    {
+        self.task(name, accesses).spawn(body)
+    }
+
+    /// Creates a datum of `len` elements, zero until a task writes it.
+    pub fn data<T: Element>(&self, name: impl Into<String>, len: usize) -> Data<T> {
+        let bytes = len * std::mem::size_of::<T>();
+        let initial = Version::initial(bytes, &self.run.versions);
+        Data::from_inner(Arc::new(DataInner::new(
+            self.run.runtime_id,
+            name.into(),
+            len,
+            std::mem::size_of::<T>(),
+            initial,
+        )))
+    }
+
+    /// Whether the run has failed (a task panicked or a declaration was refused).
+    pub fn has_failed(&self) -> bool {
+        self.run.is_failed()
+    }
+}
+
+/// A task being built: accesses, name and hints.
+#[must_use = "a task is submitted only by `spawn`"]
+pub struct TaskBuilder<'s, L> {
+    scope: &'s Scope,
+    name: String,
+    accesses: L,
+    hints: Hints,
+}
+
+impl<L: AccessList> TaskBuilder<'_, L> {
+    /// Estimated cost of the body in nanoseconds (used by the simulator and reports).
+    pub fn cost(mut self, nanos: u64) -> Self {
+        self.hints.cost = Some(nanos);
+        self
+    }
+
+    /// Where the task would like to run (paper 3 section 3).
+    pub fn affinity(mut self, affinity: Affinity) -> Self {
+        self.hints.affinity = Some(affinity);
+        self
+    }
+
+    /// Submits the task. See [`Scope::spawn`].
+    pub fn spawn<F>(self, body: F) -> Result<(), Error>
+    where
+        F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+    {
+        let TaskBuilder {
+            scope,
+            name,
+            accesses,
+            hints,
+        } = self;
+        current_executor(|ex| submit(ex, &scope.run, name.clone(), hints, accesses, body))
+            .unwrap_or_else(|| {
+                Err(Error::Config(format!(
+                    "task `{name}`: spawned outside a worker thread"
+                )))
+            })
+    }
+}
+
+/// What a task body knows about where it runs, and its nested scope.
+pub struct TaskCtx {
+    scope: Scope,
+    worker: usize,
+    node: usize,
+}
+
+impl TaskCtx {
+    pub(crate) fn new(run: Arc<RunState>, worker: usize, node: usize) -> Self {
+        TaskCtx {
+            scope: Scope::new(run),
+            worker,
+            node,
+        }
+    }
+
+    /// The scope for spawning child tasks (a parallel control program).
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Index of the worker running the task.
+    pub fn worker(&self) -> usize {
+        self.worker
+    }
+
+    /// Node of the worker running the task.
+    pub fn node(&self) -> usize {
+        self.node
+    }
+}

@@ -1,0 +1,202 @@
+//! The report of a run (DESIGN section 6).
+
+use serde::Serialize;
+
+use super::RunCounters;
+
+/// Metrics of one run, as printed by `locus run --json` (DESIGN section 6).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The configuration's name.
+    pub config: String,
+    /// `threads` or `sim`.
+    pub engine: String,
+    /// The topology the run used.
+    pub topology: TopologySummary,
+    /// Number of workers.
+    pub threads: usize,
+    /// Settings of the configuration (allocation mode, steal order, window, ...).
+    pub settings: Settings,
+    /// Wall-clock time of the run in seconds (simulated time for `sim`).
+    pub wall_s: f64,
+    /// Tasks run, the root excluded.
+    pub tasks: u64,
+    /// Bytes accessed through runtime-managed buffers, local and remote.
+    pub locality: Locality,
+    /// `traffic[i][j]`: bytes accessed by tasks running on node `i` in memory of node `j`.
+    pub traffic: Vec<Vec<u64>>,
+    /// Successful steals by distance class.
+    pub steals: Steals,
+    /// Work-pushing decisions.
+    pub pushes: Pushes,
+    /// Memory of the per-node pools.
+    pub memory: MemoryReport,
+    /// Versions created and alive.
+    pub versions: VersionsReport,
+    /// Per-worker figures.
+    pub workers: Vec<WorkerReport>,
+}
+
+/// Named settings of a run's configuration, in insertion order, so that every policy
+/// can show its own.
+#[derive(Clone, Debug, Default)]
+pub struct Settings(pub Vec<(String, String)>);
+
+impl Settings {
+    /// Adds a setting.
+    pub fn push(&mut self, name: &str, value: impl ToString) {
+        self.0.push((name.to_string(), value.to_string()));
+    }
+
+    /// The value of a setting.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Serialize for Settings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// Name and size of the topology.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopologySummary {
+    /// The topology's name (`host`, `2x1`, a preset).
+    pub name: String,
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Number of CPUs.
+    pub cpus: usize,
+}
+
+/// Local and remote bytes (paper 1 section 5.1).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Locality {
+    /// Bytes read from buffers on the reading task's node.
+    pub read_local_bytes: u64,
+    /// Bytes read from buffers on other nodes.
+    pub read_remote_bytes: u64,
+    /// Bytes written to buffers on the writing task's node.
+    pub write_local_bytes: u64,
+    /// Bytes written to buffers on other nodes.
+    pub write_remote_bytes: u64,
+    /// Local bytes over all bytes accessed through runtime-managed buffers (`R_loc^RT`
+    /// of paper 1); 1.0 when nothing was accessed.
+    pub r_loc_rt: f64,
+}
+
+/// Successful steals by distance class.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Steals {
+    /// From a worker of the same node.
+    pub same_node: u64,
+    /// From a worker of another node.
+    pub remote: u64,
+}
+
+/// Work-pushing decisions (paper 1 Algorithm 1).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Pushes {
+    /// Activations where the heuristic chose another node.
+    pub attempted: u64,
+    /// Tasks transferred to a worker of that node.
+    pub transferred: u64,
+    /// Transfers refused by a full mailbox (the task stayed local).
+    pub rejected: u64,
+    /// Activations below the size threshold (the task stayed local).
+    pub kept_local: u64,
+}
+
+/// Memory of the per-node pools during the run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MemoryReport {
+    /// Highest sum over nodes of bytes in use.
+    pub peak_bytes: u64,
+    /// Highest bytes in use, per node.
+    pub peak_bytes_per_node: Vec<u64>,
+    /// Bytes still in use at the end (held by data handles).
+    pub in_use_bytes: u64,
+    /// Allocations served by another node than the one asked for.
+    pub fallbacks: u64,
+    /// Allocations during the run.
+    pub allocations: u64,
+    /// Allocations served from a pool's free list (reused blocks).
+    pub reused: u64,
+}
+
+/// Versions created and alive.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VersionsReport {
+    /// Versions created during the run.
+    pub created: u64,
+    /// Highest number of versions alive at once.
+    pub peak_live: usize,
+    /// Versions alive at the end (the current versions of live handles).
+    pub live_at_end: usize,
+}
+
+/// Figures of one worker.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerReport {
+    /// Worker index.
+    pub worker: usize,
+    /// Node of the worker.
+    pub node: usize,
+    /// Tasks run.
+    pub tasks: u64,
+    /// Successful steals from the same node.
+    pub steals_same_node: u64,
+    /// Successful steals from other nodes.
+    pub steals_remote: u64,
+}
+
+impl Report {
+    /// Fills the counter-derived fields from the workers' slots.
+    pub(crate) fn add_counters(&mut self, counters: &RunCounters, worker_node: &[usize], nodes: usize) {
+        let mut traffic = vec![vec![0u64; nodes]; nodes];
+        let mut loc = Locality::default();
+        for (w, slot) in counters.slots().enumerate() {
+            let exec = worker_node[w];
+            for data_node in 0..nodes {
+                let r = slot.read_bytes[data_node].get();
+                let wr = slot.write_bytes[data_node].get();
+                traffic[exec][data_node] += r + wr;
+                if data_node == exec {
+                    loc.read_local_bytes += r;
+                    loc.write_local_bytes += wr;
+                } else {
+                    loc.read_remote_bytes += r;
+                    loc.write_remote_bytes += wr;
+                }
+            }
+            self.steals.same_node += slot.steals_same_node.get();
+            self.steals.remote += slot.steals_remote.get();
+            self.pushes.attempted += slot.pushes_attempted.get();
+            self.pushes.transferred += slot.pushes_transferred.get();
+            self.pushes.rejected += slot.pushes_rejected.get();
+            self.pushes.kept_local += slot.pushes_kept_local.get();
+            self.workers.push(WorkerReport {
+                worker: w,
+                node: exec,
+                tasks: slot.tasks.get(),
+                steals_same_node: slot.steals_same_node.get(),
+                steals_remote: slot.steals_remote.get(),
+            });
+        }
+        let local = loc.read_local_bytes + loc.write_local_bytes;
+        let all = local + loc.read_remote_bytes + loc.write_remote_bytes;
+        loc.r_loc_rt = if all == 0 { 1.0 } else { local as f64 / all as f64 };
+        self.locality = loc;
+        self.traffic = traffic;
+    }
+}

@@ -1,0 +1,431 @@
+//! [`Runtime`]: workers on a topology, a configuration, and runs of programs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use locus_mem::pool::{PoolConfig, Pools};
+use locus_topo::{CpuId, NodeId, Topology};
+
+use crate::config::Config;
+use crate::data::version::{Version, VersionCounts};
+use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
+use crate::engine::threads::{ThreadsEngine, MAILBOX_CAPACITY};
+use crate::error::{Error, RunError};
+use crate::graph::{current_executor, RunState, Scope, Task, TaskCtx};
+use crate::metrics::{MemoryReport, Report, RunCounters, Settings, TopologySummary, VersionsReport};
+
+static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Builds a [`Runtime`]: topology, configuration, number of workers, window.
+#[derive(Clone, Debug)]
+pub struct RuntimeBuilder {
+    topology: Option<Topology>,
+    config: Config,
+    threads: Option<usize>,
+    window: Option<usize>,
+    node_limit: Option<u64>,
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        RuntimeBuilder {
+            topology: None,
+            config: Config::DsaBase,
+            threads: None,
+            window: None,
+            node_limit: None,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// The topology; default: the host. A synthetic topology or preset that is not laid
+    /// over the host yet is laid over its CPUs (virtual nodes).
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.topology = Some(topology);
+        self
+    }
+
+    /// The scheduling configuration; default: `dsa-base`.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Number of workers; default: one per CPU of the topology. Fewer workers take CPUs
+    /// round-robin over the nodes, so every node gets workers.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Bounds the number of submitted-but-unfinished tasks; a submitter over the bound
+    /// runs ready tasks until the run is back under it. Default: unbounded.
+    pub fn window(mut self, tasks: usize) -> Self {
+        self.window = Some(tasks);
+        self
+    }
+
+    /// Limits the bytes in use per node pool; allocations beyond it fall back to the
+    /// nearest node that can supply them. Default: no limit.
+    pub fn node_limit(mut self, bytes: u64) -> Self {
+        self.node_limit = Some(bytes);
+        self
+    }
+
+    /// Starts the workers.
+    pub fn build(self) -> Result<Runtime, Error> {
+        let config = self.config;
+        if !config.is_available() {
+            return Err(Error::Config(format!(
+                "configuration `{config}` is not available in this build of Locus yet \
+                 (available: ws, dsa-base, dfa)"
+            )));
+        }
+        let mut topology = match self.topology {
+            Some(t) => t,
+            None => Topology::host()?,
+        };
+        if topology.num_cpus() > 0 && topology.os_cpu(CpuId(0)).is_none() {
+            topology = topology.laid_over_host()?;
+        }
+        let cpus = worker_cpus(&topology, self.threads)?;
+        if self.window == Some(0) {
+            return Err(Error::Config("the window must allow at least one task".into()));
+        }
+        let worker_node: Vec<usize> = cpus
+            .iter()
+            .map(|&c| topology.node_of_cpu(c).index())
+            .collect();
+        let worker_os_cpu: Vec<Option<usize>> = cpus.iter().map(|&c| topology.os_cpu(c)).collect();
+
+        let nodes = topology.num_nodes();
+        let fallback = (0..nodes)
+            .map(|n| {
+                topology
+                    .nodes_by_distance(NodeId(n as u32))
+                    .into_iter()
+                    .flatten()
+                    .map(NodeId::index)
+                    .collect()
+            })
+            .collect();
+        let pools = Pools::new(PoolConfig {
+            nodes,
+            fallback,
+            bind: !topology.is_virtual() && locus_mem::placement::numa_available(),
+            node_limit: self.node_limit,
+        })
+        .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
+
+        let engine = ThreadsEngine::start(config, &topology, worker_node, worker_os_cpu, pools.clone())?;
+        Ok(Runtime {
+            id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
+            config,
+            topology,
+            window: self.window,
+            engine,
+            pools,
+            versions: Arc::new(VersionCounts::default()),
+            run_lock: Mutex::new(()),
+        })
+    }
+}
+
+/// The CPUs the workers run on: all of them, or `threads` taken round-robin over nodes.
+fn worker_cpus(topology: &Topology, threads: Option<usize>) -> Result<Vec<CpuId>, Error> {
+    let total = topology.num_cpus();
+    let wanted = threads.unwrap_or(total);
+    if wanted == 0 {
+        return Err(Error::Config("at least one worker thread is needed".into()));
+    }
+    if wanted > total {
+        return Err(Error::Config(format!(
+            "{wanted} threads asked, but topology `{}` has {total} CPUs (one worker per CPU)",
+            topology.name()
+        )));
+    }
+    let mut cpus = Vec::with_capacity(wanted);
+    let mut round = 0;
+    while cpus.len() < wanted {
+        for node in topology.nodes() {
+            if cpus.len() < wanted {
+                if let Some(&cpu) = node.cpus.get(round) {
+                    cpus.push(cpu);
+                }
+            }
+        }
+        round += 1;
+    }
+    Ok(cpus)
+}
+
+/// A finished run: the root closure's value and the run's report.
+#[derive(Debug)]
+pub struct Finished<R> {
+    /// What the root closure returned.
+    pub value: R,
+    /// The metrics of the run.
+    pub report: Report,
+}
+
+/// A NUMA-aware task runtime: pinned workers over a topology, per-node memory pools and
+/// a scheduling configuration. See the [crate documentation](crate) for an example.
+pub struct Runtime {
+    id: u64,
+    config: Config,
+    topology: Topology,
+    window: Option<usize>,
+    engine: ThreadsEngine,
+    pools: Arc<Pools>,
+    versions: Arc<VersionCounts>,
+    run_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.config)
+            .field("topology", &self.topology.name())
+            .field("workers", &self.engine.workers())
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// A builder with the defaults: host topology, `dsa-base`, one worker per CPU.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> Config {
+        self.config
+    }
+
+    /// The topology (laid over the host when virtual).
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.engine.workers()
+    }
+
+    /// Node of each worker.
+    pub fn worker_nodes(&self) -> &[usize] {
+        self.engine.worker_node()
+    }
+
+    /// Versions alive now: the current versions of live handles, plus any held by tasks.
+    pub fn live_versions(&self) -> usize {
+        self.versions.live()
+    }
+
+    /// Bytes in use in the pools of all nodes.
+    pub fn pool_bytes_in_use(&self) -> u64 {
+        self.pools.bytes_in_use()
+    }
+
+    /// The per-node pools.
+    pub fn pools(&self) -> &Arc<Pools> {
+        &self.pools
+    }
+
+    fn new_data<T: Element>(&self, name: String, len: usize, initial: Arc<Version>) -> Data<T> {
+        Data::from_inner(Arc::new(DataInner::new(
+            self.id,
+            name,
+            len,
+            std::mem::size_of::<T>(),
+            initial,
+        )))
+    }
+
+    /// Creates a datum of `len` elements, zero until a task writes it. No memory is
+    /// allocated until a task reads or writes it.
+    pub fn data<T: Element>(&self, name: impl Into<String>, len: usize) -> Data<T> {
+        let initial = Version::initial(len * std::mem::size_of::<T>(), &self.versions);
+        self.new_data(name.into(), len, initial)
+    }
+
+    /// Creates a datum holding a copy of `values`, in a buffer on the node of worker 0
+    /// (where the control program runs).
+    pub fn data_from<T: Element>(&self, name: impl Into<String>, values: &[T]) -> Result<Data<T>, Error> {
+        let name = name.into();
+        let bytes = std::mem::size_of_val(values);
+        let initial = Version::initial(bytes, &self.versions);
+        let node = self.engine.worker_node()[0];
+        let block = initial
+            .buffer_or_alloc(|| self.pools.alloc(node, bytes))
+            .map_err(|e| Error::OutOfMemory {
+                task: format!("data_from({name})"),
+                bytes,
+                message: e.to_string(),
+            })?;
+        // SAFETY: the block was just allocated for this version and holds `bytes` bytes;
+        // no task can reach it before the handle is returned.
+        unsafe {
+            std::ptr::copy_nonoverlapping(values.as_ptr().cast::<u8>(), block.as_mut_ptr(), bytes)
+        };
+        Ok(self.new_data(name, values.len(), initial))
+    }
+
+    /// A copy of the datum's current contents. Call it outside runs: during a run of
+    /// another thread the current version may not be produced yet, which is an error.
+    pub fn fetch<T: Element>(&self, data: &Data<T>) -> Result<Vec<T>, Error> {
+        let inner = &data.inner;
+        if inner.runtime != self.id {
+            return Err(Error::ForeignData {
+                task: "fetch".into(),
+                data: inner.name.clone(),
+            });
+        }
+        let version = inner.current();
+        if !version.is_produced() {
+            return Err(Error::Declaration {
+                task: "fetch".into(),
+                message: format!("`{}` is being written by a run in progress", inner.name),
+            });
+        }
+        let mut out = vec![T::zeroed(); inner.len];
+        if let Some(block) = version.buffer() {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            // SAFETY: the version is produced, so nothing writes its buffer any more;
+            // the buffer holds the datum's `bytes` bytes and `out` as many.
+            unsafe { std::ptr::copy_nonoverlapping(block.as_ptr(), bytes.as_mut_ptr(), bytes.len()) };
+        }
+        Ok(out)
+    }
+
+    /// Runs a program: `root` is the control program, run as the root task on worker 0;
+    /// it spawns tasks into the scope it gets. Returns when every task has finished,
+    /// with `root`'s value and the report, or the run's first error (a task's panic, a
+    /// refused declaration) with the report. Runs of one runtime are serialised.
+    pub fn run<R, F>(&self, root: F) -> Result<Finished<R>, RunError>
+    where
+        F: FnOnce(&Scope) -> R + Send,
+        R: Send,
+    {
+        if current_executor(|_| ()).is_some() {
+            return Err(RunError {
+                error: Error::NestedRun,
+                report: Box::new(self.report_skeleton()),
+            });
+        }
+        let _serialised = lock_mutex(&self.run_lock);
+        let nodes = self.topology.num_nodes();
+        let run = Arc::new(RunState::new(
+            self.id,
+            self.config.alloc_mode(),
+            RunCounters::new(self.workers(), nodes),
+            self.versions.clone(),
+            self.window,
+        ));
+        self.pools.reset_peaks();
+        self.versions.reset_peak();
+        let stats_before = self.pools.stats();
+        let versions_before = self.versions.created();
+
+        let value: Mutex<Option<R>> = Mutex::new(None);
+        let slot = &value;
+        let body: Box<dyn FnOnce(&TaskCtx, &[Binding]) + Send + '_> =
+            Box::new(move |ctx: &TaskCtx, _: &[Binding]| {
+                let r = root(ctx.scope());
+                *lock_mutex(slot) = Some(r);
+            });
+        // SAFETY: the body borrows `root` and `value`, which live until this function
+        // returns. It does not return before `wait_done` below, i.e. before every task
+        // of the run, the root included, has finished; a task's job (and so this
+        // closure) is taken and dropped by `execute` before the task counts as
+        // finished, whether the body ran or was skipped. So nothing borrowed is used
+        // after the borrow ends.
+        let body: crate::graph::Body = unsafe { std::mem::transmute(body) };
+        let task = Task::new(
+            "root".into(),
+            Default::default(),
+            run.clone(),
+            crate::graph::Job {
+                bindings: Vec::new(),
+                body,
+            },
+            0,
+        );
+        run.task_submitted(false);
+        let start = Instant::now();
+        let ready = task.satisfy_one();
+        debug_assert!(ready);
+        self.engine.inject(task);
+        run.wait_done();
+        let wall_s = start.elapsed().as_secs_f64();
+
+        let mut report = self.report_skeleton();
+        report.wall_s = wall_s;
+        report.tasks = run.submitted();
+        report.add_counters(&run.counters, self.engine.worker_node(), nodes);
+        let stats = self.pools.stats();
+        report.memory = MemoryReport {
+            peak_bytes: stats.iter().map(|s| s.peak).sum(),
+            peak_bytes_per_node: stats.iter().map(|s| s.peak).collect(),
+            in_use_bytes: stats.iter().map(|s| s.in_use).sum(),
+            fallbacks: delta(&stats, &stats_before, |s| s.fallbacks),
+            allocations: delta(&stats, &stats_before, |s| s.allocs),
+            reused: delta(&stats, &stats_before, |s| s.reused),
+        };
+        report.versions = VersionsReport {
+            created: self.versions.created() - versions_before,
+            peak_live: self.versions.peak(),
+            live_at_end: self.versions.live(),
+        };
+        match run.take_error() {
+            Some(error) => Err(RunError {
+                error,
+                report: Box::new(report),
+            }),
+            None => {
+                let value = lock_mutex(&value)
+                    .take()
+                    .expect("the root task ran to completion");
+                Ok(Finished { value, report })
+            }
+        }
+    }
+
+    /// A report with the run-independent fields filled in.
+    fn report_skeleton(&self) -> Report {
+        let mut settings = Settings::default();
+        settings.push("allocation", format!("{:?}", self.config.alloc_mode()).to_lowercase());
+        settings.push("steal", format!("{:?}", self.config.steal_kind()).to_lowercase());
+        settings.push(
+            "window",
+            self.window.map_or("unbounded".to_string(), |w| w.to_string()),
+        );
+        settings.push("mailbox_capacity", MAILBOX_CAPACITY);
+        Report {
+            config: self.config.name().to_string(),
+            engine: "threads".to_string(),
+            topology: TopologySummary {
+                name: self.topology.name().to_string(),
+                nodes: self.topology.num_nodes(),
+                cpus: self.topology.num_cpus(),
+            },
+            threads: self.workers(),
+            settings,
+            wall_s: 0.0,
+            tasks: 0,
+            locality: Default::default(),
+            traffic: Vec::new(),
+            steals: Default::default(),
+            pushes: Default::default(),
+            memory: Default::default(),
+            versions: Default::default(),
+            workers: Vec::new(),
+        }
+    }
+}
+
+fn delta<S>(after: &[S], before: &[S], field: impl Fn(&S) -> u64) -> u64 {
+    after.iter().map(&field).sum::<u64>() - before.iter().map(&field).sum::<u64>()
+}

@@ -1,0 +1,12 @@
+//! Pure scheduling policies (STYLE rules 2-5): events and a read-only view in, decisions
+//! out. Nothing here touches threads, atomics, clocks or the operating system, so the
+//! `threads` engine and the simulator drive the same code.
+//!
+//! - [`steal`]: the order in which an idle worker tries its victims.
+//! - [`place`]: where a task that just became ready goes.
+
+pub mod place;
+pub mod steal;
+
+pub use place::{Placement, ReadyPolicy};
+pub use steal::StealPlan;

@@ -1,0 +1,137 @@
+//! Victim order for work-stealing.
+//!
+//! `ws` tries every other worker, starting from a random one. Hierarchical stealing
+//! (`dsa-base` and the configurations built on it) tries the workers of its own node
+//! first, then the workers of the nearest nodes, class by class in increasing access
+//! cost, starting from a random worker within each class (paper 1 section 4.4).
+
+use locus_topo::{NodeId, Topology};
+
+use crate::config::StealKind;
+
+/// The victims of one worker, grouped in classes tried in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StealPlan {
+    /// Victim worker indices; class 0 is tried first.
+    classes: Vec<Vec<usize>>,
+    /// Whether each class holds workers of the thief's own node.
+    same_node: Vec<bool>,
+}
+
+impl StealPlan {
+    /// The plan of worker `me`, given the node of every worker.
+    pub fn build(kind: StealKind, me: usize, worker_node: &[usize], topology: &Topology) -> Self {
+        let my_node = worker_node[me];
+        let workers_on = |nodes: &[usize]| -> Vec<usize> {
+            (0..worker_node.len())
+                .filter(|&w| w != me && nodes.contains(&worker_node[w]))
+                .collect()
+        };
+        let mut plan = StealPlan {
+            classes: Vec::new(),
+            same_node: Vec::new(),
+        };
+        match kind {
+            StealKind::Random => {
+                let all: Vec<usize> = (0..worker_node.len()).filter(|&w| w != me).collect();
+                plan.push(all, false);
+            }
+            StealKind::Hierarchical => {
+                plan.push(workers_on(&[my_node]), true);
+                let node = NodeId(my_node as u32);
+                for class in topology.nodes_by_distance(node) {
+                    let nodes: Vec<usize> = class.iter().map(|n| n.index()).collect();
+                    plan.push(workers_on(&nodes), false);
+                }
+            }
+        }
+        plan
+    }
+
+    fn push(&mut self, class: Vec<usize>, same_node: bool) {
+        if !class.is_empty() {
+            self.classes.push(class);
+            self.same_node.push(same_node);
+        }
+    }
+
+    /// The classes of victims, nearest first.
+    pub fn classes(&self) -> &[Vec<usize>] {
+        &self.classes
+    }
+
+    /// Whether class `i` holds workers of the thief's own node.
+    pub fn is_same_node(&self, class: usize) -> bool {
+        self.same_node[class]
+    }
+
+    /// Every victim once, class by class, each class starting at a position drawn from
+    /// `random` (any integer; the caller's RNG supplies it).
+    pub fn victims(&self, random: u64) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.classes.iter().enumerate().flat_map(move |(c, class)| {
+            let start = (random as usize).wrapping_add(c) % class.len();
+            (0..class.len()).map(move |i| (c, class[(start + i) % class.len()]))
+        })
+    }
+
+    /// Number of victims.
+    pub fn len(&self) -> usize {
+        self.classes.iter().map(Vec::len).sum()
+    }
+
+    /// Whether the worker has no victim at all (a single worker).
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn four_nodes() -> Topology {
+        // Distances: 0-1 near (12), 0-2 and 0-3 far (20), 2-3 near.
+        Topology::from_spec("4x2:10,12,20,20,12,10,20,20,20,20,10,12,20,20,12,10").unwrap()
+    }
+
+    #[test]
+    fn hierarchical_tries_own_node_then_nearest() {
+        let topo = four_nodes();
+        let worker_node = [0, 0, 1, 1, 2, 2, 3, 3];
+        let plan = StealPlan::build(StealKind::Hierarchical, 0, &worker_node, &topo);
+        assert_eq!(plan.classes(), &[vec![1], vec![2, 3], vec![4, 5, 6, 7]]);
+        assert!(plan.is_same_node(0));
+        assert!(!plan.is_same_node(1));
+        // Every victim exactly once, classes in order, whatever the random start.
+        for r in 0..20 {
+            let order: Vec<usize> = plan.victims(r).map(|(_, w)| w).collect();
+            assert_eq!(order.len(), 7);
+            assert_eq!(order[0], 1);
+            let mut near: Vec<usize> = order[1..3].to_vec();
+            near.sort();
+            assert_eq!(near, vec![2, 3]);
+            let mut far: Vec<usize> = order[3..].to_vec();
+            far.sort();
+            assert_eq!(far, vec![4, 5, 6, 7]);
+        }
+    }
+
+    #[test]
+    fn random_is_one_class_of_all_others() {
+        let topo = four_nodes();
+        let worker_node = [0, 0, 1, 1, 2, 2, 3, 3];
+        let plan = StealPlan::build(StealKind::Random, 5, &worker_node, &topo);
+        assert_eq!(plan.classes(), &[vec![0, 1, 2, 3, 4, 6, 7]]);
+        let starts: std::collections::BTreeSet<usize> =
+            (0..50).map(|r| plan.victims(r).next().unwrap().1).collect();
+        assert_eq!(starts.len(), 7, "every victim can come first");
+    }
+
+    #[test]
+    fn single_worker_has_no_victims() {
+        let topo = Topology::from_spec("1x1").unwrap();
+        let plan = StealPlan::build(StealKind::Hierarchical, 0, &[0], &topo);
+        assert!(plan.is_empty());
+        assert_eq!(plan.victims(3).count(), 0);
+    }
+}
