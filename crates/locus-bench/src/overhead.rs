@@ -75,7 +75,7 @@ pub struct Outcome {
 }
 
 /// Builds, runs and verifies the overhead graph.
-pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, locus::RunError> {
+pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
     let chains: Vec<_> = (0..p.chains).map(|c| rt.data::<u64>(format!("chain{c}"), 1)).collect();
     let source = rt.data::<u64>("source", 1);
     let fan: Vec<_> = (0..p.fan).map(|i| rt.data::<u64>(format!("fan{i}"), 1)).collect();
@@ -113,29 +113,19 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, locus::RunError> {
         }
         Ok(())
     })?;
-    if let Err(error) = finished.value {
-        return Err(locus::RunError {
-            error,
-            report: Box::new(finished.report),
-        });
-    }
-    let fetch_err = |error| locus::RunError {
-        error,
-        report: Box::new(finished.report.clone()),
-    };
+    let ((), report) = crate::finished(finished)?;
     let (want_chains, want_total) = reference(p);
     let mut verified = true;
     for (d, want) in chains.iter().zip(&want_chains) {
-        verified &= rt.fetch(d).map_err(fetch_err)?[0] == *want;
+        verified &= rt.fetch(d)?[0] == *want;
     }
-    verified &= rt.fetch(&total).map_err(fetch_err)?[0] == want_total;
-    let tasks = finished.report.tasks;
-    let wall_s = finished.report.wall_s;
+    verified &= rt.fetch(&total)?[0] == want_total;
+    let (tasks, wall_s) = (report.tasks, report.wall_s);
     Ok(Outcome {
         verified,
         tasks,
         wall_s,
         ns_per_task: if tasks == 0 { 0.0 } else { wall_s * 1e9 / tasks as f64 },
-        report: finished.report,
+        report,
     })
 }

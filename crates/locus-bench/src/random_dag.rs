@@ -201,25 +201,17 @@ pub struct Outcome {
 }
 
 /// Generates, runs and verifies one random graph.
-pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, locus::RunError> {
+pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, crate::Error> {
     let program = generate(params);
     let expected = reference(&program);
     let handles = Handles::new(rt, &program);
     let finished = rt.run(|s| submit(s, &program, &handles))?;
-    if let Err(error) = finished.value {
-        return Err(locus::RunError {
-            error,
-            report: Box::new(finished.report),
-        });
-    }
-    let got = handles.fetch(rt).map_err(|error| locus::RunError {
-        error,
-        report: Box::new(finished.report.clone()),
-    })?;
+    let ((), report) = crate::finished(finished)?;
+    let got = handles.fetch(rt)?;
     let mismatches = got.iter().zip(&expected).filter(|(g, e)| g != e).count();
     Ok(Outcome {
         verified: mismatches == 0,
         mismatches,
-        report: finished.report,
+        report,
     })
 }

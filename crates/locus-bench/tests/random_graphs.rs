@@ -98,20 +98,3 @@ fn stress_a_large_graph_repeatedly() {
     }
     assert_eq!(rt.live_versions(), 0);
 }
-
-#[test]
-fn overhead_graph_verifies() {
-    let rt = Runtime::builder()
-        .topology(Topology::from_spec("2x1").unwrap())
-        .build()
-        .unwrap();
-    let p = locus_bench::overhead::Params {
-        chains: 4,
-        length: 200,
-        rounds: 50,
-        fan: 8,
-    };
-    let out = locus_bench::overhead::run(&rt, &p).unwrap();
-    assert!(out.verified);
-    assert_eq!(out.tasks as usize, p.tasks());
-}

@@ -1,5 +1,6 @@
 //! [`Runtime`]: workers on a topology, a configuration, and runs of programs.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -344,7 +345,7 @@ impl Runtime {
         // after the borrow ends.
         let body: crate::graph::Body = unsafe { std::mem::transmute(body) };
         let task = Task::new(
-            "root".into(),
+            Cow::Borrowed("root"),
             Default::default(),
             run.clone(),
             crate::graph::Job {

@@ -5,6 +5,7 @@
 //! ready task's body on the calling worker, then publishes the versions it wrote and
 //! activates the tasks that waited for them.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -111,7 +112,7 @@ fn validate(run: &RunState, task: &str, declared: &[Declared]) -> Result<(), Err
 pub(crate) fn submit<L, F>(
     ex: &dyn Executor,
     run: &Arc<RunState>,
-    name: String,
+    name: Cow<'static, str>,
     hints: Hints,
     accesses: L,
     body: F,
@@ -121,7 +122,9 @@ where
     F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
 {
     if run.is_failed() {
-        return Err(Error::RunFailed { task: name });
+        return Err(Error::RunFailed {
+            task: name.into_owned(),
+        });
     }
     let mut declared = Vec::new();
     accesses.declare(&mut declared);
@@ -152,7 +155,7 @@ where
                     let node = ex.node();
                     if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
                         alloc_failed = Some(Error::OutOfMemory {
-                            task: name.clone(),
+                            task: name.to_string(),
                             bytes: next.bytes,
                             message: e.to_string(),
                         });
@@ -188,7 +191,7 @@ where
         body(ctx, views);
     });
     let task = Task::new(
-        name.into_boxed_str(),
+        name,
         hints,
         run.clone(),
         Job { bindings, body },

@@ -1,5 +1,6 @@
 //! Scopes: where tasks are spawned, by the control program and by tasks themselves.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -32,7 +33,11 @@ impl Scope {
     }
 
     /// Starts a task declaring `accesses`; add hints, then [`spawn`](TaskBuilder::spawn).
-    pub fn task<L: AccessList>(&self, name: impl Into<String>, accesses: L) -> TaskBuilder<'_, L> {
+    pub fn task<L: AccessList>(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        accesses: L,
+    ) -> TaskBuilder<'_, L> {
         TaskBuilder {
             scope: self,
             name: name.into(),
@@ -46,7 +51,12 @@ impl Scope {
     /// Returns an error, and fails the run, when the declaration is invalid (a handle of
     /// another runtime, an out-of-bounds range, a datum declared twice with a write);
     /// returns [`Error::RunFailed`] without submitting once the run has failed.
-    pub fn spawn<L, F>(&self, name: impl Into<String>, accesses: L, body: F) -> Result<(), Error>
+    pub fn spawn<L, F>(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        accesses: L,
+        body: F,
+    ) -> Result<(), Error>
     where
         L: AccessList,
         F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
@@ -77,7 +87,7 @@ impl Scope {
 #[must_use = "a task is submitted only by `spawn`"]
 pub struct TaskBuilder<'s, L> {
     scope: &'s Scope,
-    name: String,
+    name: Cow<'static, str>,
     accesses: L,
     hints: Hints,
 }
@@ -106,12 +116,17 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        current_executor(|ex| submit(ex, &scope.run, name.clone(), hints, accesses, body))
-            .unwrap_or_else(|| {
-                Err(Error::Config(format!(
-                    "task `{name}`: spawned outside a worker thread"
-                )))
-            })
+        let mut task = Some((name, hints, accesses, body));
+        current_executor(|ex| {
+            let (name, hints, accesses, body) = task.take().expect("taken once");
+            submit(ex, &scope.run, name, hints, accesses, body)
+        })
+        .unwrap_or_else(|| {
+            let (name, ..) = task.take().expect("taken once");
+            Err(Error::Config(format!(
+                "task `{name}`: spawned outside a worker thread"
+            )))
+        })
     }
 }
 

@@ -1,5 +1,6 @@
 //! The task record shared by the dependence tracker and the engine.
 
+use std::borrow::Cow;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -23,7 +24,7 @@ pub(crate) struct Job {
 
 /// A submitted task.
 pub(crate) struct Task {
-    pub(crate) name: Box<str>,
+    pub(crate) name: Cow<'static, str>,
     pub(crate) hints: Hints,
     pub(crate) run: Arc<RunState>,
     /// Unsatisfied dependences, plus one held by the submitter until binding is done.
@@ -42,7 +43,7 @@ unsafe impl Sync for Task {}
 impl Task {
     /// A task waiting for `inputs` dependences plus the submitter's guard.
     pub(crate) fn new(
-        name: Box<str>,
+        name: Cow<'static, str>,
         hints: Hints,
         run: Arc<RunState>,
         job: Job,

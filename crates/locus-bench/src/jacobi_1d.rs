@@ -1,0 +1,124 @@
+//! `jacobi-1d`: a 1-D three-point Jacobi stencil over blocks, the chain-of-stencils
+//! shape of paper 1 section 4.3 (Figure 4a).
+//!
+//! The array is cut into `blocks` blocks, each a datum; iteration `t` of block `b` reads
+//! its own block whole and one element from each neighbour (the halo, declared as a
+//! one-element range so that the metrics count what is really read) and writes the
+//! block's next version. A sequential control program submits all iterations up front,
+//! which is what makes immediate allocation hold every version's buffer at once and
+//! deferred allocation only the live ones (paper 1 section 3.2, Figure 3).
+
+use locus::{Data, Runtime};
+use serde::Serialize;
+
+/// Size of the problem.
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    /// Number of blocks.
+    pub blocks: usize,
+    /// Elements per block.
+    pub block_len: usize,
+    /// Iterations.
+    pub iterations: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            blocks: 32,
+            block_len: 16 * 1024,
+            iterations: 64,
+        }
+    }
+}
+
+fn initial(i: usize) -> f64 {
+    ((i * 7919) % 1000) as f64 / 1000.0
+}
+
+/// One step of one block: `out[i] = (left + mid + right) / 3` with fixed boundaries.
+/// `left` and `right` are the neighbours' halo elements, `None` at the array's ends.
+pub fn step_block(cur: &[f64], left: Option<f64>, right: Option<f64>, out: &mut [f64]) {
+    let n = cur.len();
+    for i in 0..n {
+        let l = if i == 0 { left.unwrap_or(cur[0]) } else { cur[i - 1] };
+        let r = if i + 1 == n { right.unwrap_or(cur[n - 1]) } else { cur[i + 1] };
+        out[i] = (l + cur[i] + r) / 3.0;
+    }
+}
+
+/// The sequential reference: same blocks, same arithmetic, same order.
+pub fn reference(p: &Params) -> Vec<Vec<f64>> {
+    let mut blocks: Vec<Vec<f64>> = (0..p.blocks)
+        .map(|b| (0..p.block_len).map(|i| initial(b * p.block_len + i)).collect())
+        .collect();
+    for _ in 0..p.iterations {
+        let next: Vec<Vec<f64>> = (0..p.blocks)
+            .map(|b| {
+                let mut out = vec![0.0; p.block_len];
+                let left = (b > 0).then(|| blocks[b - 1][p.block_len - 1]);
+                let right = (b + 1 < p.blocks).then(|| blocks[b + 1][0]);
+                step_block(&blocks[b], left, right, &mut out);
+                out
+            })
+            .collect();
+        blocks = next;
+    }
+    blocks
+}
+
+/// Outcome of one run.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Whether the result equals the reference exactly (same operations in the same
+    /// order, so bitwise equality is expected).
+    pub verified: bool,
+    /// The run's report.
+    pub report: locus::Report,
+}
+
+/// Builds, runs and verifies the stencil.
+pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
+    assert!(p.blocks > 0 && p.block_len > 0, "jacobi-1d needs at least one element");
+    let cur: Vec<Data<f64>> = (0..p.blocks)
+        .map(|b| {
+            let init: Vec<f64> = (0..p.block_len).map(|i| initial(b * p.block_len + i)).collect();
+            rt.data_from(format!("block{b}"), &init)
+        })
+        .collect::<Result<_, _>>()?;
+    let next: Vec<Data<f64>> = (0..p.blocks)
+        .map(|b| rt.data::<f64>(format!("next{b}"), p.block_len))
+        .collect();
+    let n = p.block_len;
+    let finished = rt.run(|s| -> Result<(), locus::Error> {
+        for t in 0..p.iterations {
+            // Double buffering by name only: every write is a new version anyway.
+            let (src, dst) = if t % 2 == 0 { (&cur, &next) } else { (&next, &cur) };
+            for b in 0..p.blocks {
+                let left = (b > 0).then(|| src[b - 1].read_range(n - 1..n));
+                let right = (b + 1 < p.blocks).then(|| src[b + 1].read_range(0..1));
+                let halos: Vec<_> = left.into_iter().chain(right).collect();
+                let (has_left, has_right) = (b > 0, b + 1 < p.blocks);
+                s.spawn(
+                    "jacobi",
+                    (src[b].read(), halos, dst[b].write()),
+                    move |_, (mid, halos, out)| {
+                        let mut h = halos.iter();
+                        let left = has_left.then(|| h.next().expect("left halo")[0]);
+                        let right = has_right.then(|| h.next().expect("right halo")[0]);
+                        step_block(mid, left, right, out);
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    })?;
+    let ((), report) = crate::finished(finished)?;
+    let result = if p.iterations % 2 == 0 { &cur } else { &next };
+    let want = reference(p);
+    let mut verified = true;
+    for (d, w) in result.iter().zip(&want) {
+        verified &= rt.fetch(d)? == *w;
+    }
+    Ok(Outcome { verified, report })
+}
