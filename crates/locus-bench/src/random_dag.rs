@@ -5,7 +5,7 @@
 //! deterministically. The same program runs sequentially on plain vectors to give the
 //! reference, so any lost or reordered dependence shows as a mismatch.
 
-use locus::{Data, Read, ReadWrite, Runtime, Write};
+use locus::{Affinity, Data, Read, ReadWrite, Runtime, Write};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -23,6 +23,9 @@ pub struct Params {
     pub max_inputs: usize,
     /// Seed of the generator.
     pub seed: u64,
+    /// Whether tasks carry random affinity hints (to a worker, a node or a datum; a
+    /// third of them strict). Bodies of strict tasks check where they run.
+    pub hints: bool,
 }
 
 impl Default for Params {
@@ -33,6 +36,7 @@ impl Default for Params {
             max_len: 4096,
             max_inputs: 4,
             seed: 1,
+            hints: false,
         }
     }
 }
@@ -48,6 +52,19 @@ pub struct TaskSpec {
     pub read_write: Option<usize>,
     /// Mixed into every output value.
     pub salt: u64,
+    /// An affinity hint, if any.
+    pub hint: Option<Hint>,
+}
+
+/// A random affinity hint. Indices may exceed the number of workers or nodes: they wrap.
+#[derive(Clone, Copy, Debug)]
+pub enum Hint {
+    /// To a worker.
+    Worker(usize, bool),
+    /// To a node.
+    Node(usize, bool),
+    /// To the node of a datum.
+    Data(usize, bool),
 }
 
 /// A generated program: the data sizes and the tasks in submission order.
@@ -88,11 +105,20 @@ pub fn generate(params: &Params) -> Program {
         let n_writes = if remaining == 0 { 0 } else { rng.random_range(1..=remaining.min(2)) };
         let writes: Vec<usize> = (0..n_writes).map(|_| take(&mut rng)).collect();
         let read_write = (data - n_reads - n_writes > 0 && rng.random_bool(0.3)).then(|| take(&mut rng));
+        let hint = (params.hints && rng.random_bool(0.5)).then(|| {
+            let strict = rng.random_bool(0.33);
+            match rng.random_range(0..3) {
+                0 => Hint::Worker(rng.random_range(0..16), strict),
+                1 => Hint::Node(rng.random_range(0..8), strict),
+                _ => Hint::Data(rng.random_range(0..data), false),
+            }
+        });
         tasks.push(TaskSpec {
             reads,
             writes,
             read_write,
             salt: t as u64 + 1,
+            hint,
         });
     }
     Program { lens, tasks }
@@ -171,8 +197,15 @@ impl Handles {
     }
 }
 
-/// Submits the whole program from the control program's scope.
-pub fn submit(scope: &locus::Scope, program: &Program, handles: &Handles) -> Result<(), locus::Error> {
+/// Submits the whole program from the control program's scope. `workers` and `nodes`
+/// are the runtime's, for the bodies of strict tasks to check where they run.
+pub fn submit(
+    scope: &locus::Scope,
+    program: &Program,
+    handles: &Handles,
+    workers: usize,
+    nodes: usize,
+) -> Result<(), locus::Error> {
     for (t, spec) in program.tasks.iter().enumerate() {
         let reads: Vec<Read<u64>> = spec
             .reads
@@ -182,7 +215,31 @@ pub fn submit(scope: &locus::Scope, program: &Program, handles: &Handles) -> Res
         let writes: Vec<Write<u64>> = spec.writes.iter().map(|&d| handles.0[d].write()).collect();
         let rw: Vec<ReadWrite<u64>> = spec.read_write.iter().map(|&d| handles.0[d].read_write()).collect();
         let salt = spec.salt;
-        scope.spawn(format!("t{t}"), (reads, writes, rw), move |_, (ins, mut outs, mut rw)| {
+        let mut task = scope.task(format!("t{t}"), (reads, writes, rw));
+        let mut strict_worker = None;
+        let mut strict_node = None;
+        if let Some(hint) = spec.hint {
+            let affinity = match hint {
+                Hint::Worker(w, strict) => {
+                    strict_worker = strict.then_some(w % workers);
+                    Affinity::worker(w)
+                }
+                Hint::Node(n, strict) => {
+                    strict_node = strict.then_some(n % nodes);
+                    Affinity::node(n)
+                }
+                Hint::Data(d, _) => Affinity::data(&handles.0[d]),
+            };
+            let strict = strict_worker.is_some() || strict_node.is_some();
+            task = task.affinity(if strict { affinity.strict() } else { affinity });
+        }
+        task.spawn(move |ctx, (ins, mut outs, mut rw)| {
+            if let Some(w) = strict_worker {
+                assert_eq!(ctx.worker(), w, "strict task ran on another worker");
+            }
+            if let Some(n) = strict_node {
+                assert_eq!(ctx.node(), n, "strict task ran on another node");
+            }
             apply(salt, &ins, &mut outs, rw.pop());
         })?;
     }
@@ -205,7 +262,8 @@ pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, crate::Error> {
     let program = generate(params);
     let expected = reference(&program);
     let handles = Handles::new(rt, &program);
-    let finished = rt.run(|s| submit(s, &program, &handles))?;
+    let (workers, nodes) = (rt.workers(), rt.topology().num_nodes());
+    let finished = rt.run(|s| submit(s, &program, &handles, workers, nodes))?;
     let ((), report) = crate::finished(finished)?;
     let got = handles.fetch(rt)?;
     let mismatches = got.iter().zip(&expected).filter(|(g, e)| g != e).count();

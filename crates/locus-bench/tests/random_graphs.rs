@@ -3,13 +3,21 @@
 
 use std::sync::OnceLock;
 
-use locus::{Config, Runtime, Topology};
+use locus::{AllocMode, Config, Runtime, Topology};
 use locus_bench::random_dag::{self, Params};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
 
 const TOPOLOGIES: [&str; 3] = ["1x2", "2x1", "4x1"];
-const CONFIGS: [Config; 3] = [Config::Ws, Config::DsaBase, Config::Dfa];
+const CONFIGS: [Config; 7] = [
+    Config::Ws,
+    Config::DsaBase,
+    Config::PushIn,
+    Config::PushOut,
+    Config::PushWeighted,
+    Config::Dfa,
+    Config::DsaOpt,
+];
 
 /// One runtime per (topology, configuration), shared by all cases.
 fn runtimes() -> &'static Vec<Runtime> {
@@ -22,6 +30,8 @@ fn runtimes() -> &'static Vec<Runtime> {
                     Runtime::builder()
                         .topology(Topology::from_spec(spec).unwrap())
                         .config(config)
+                        // Small enough that random graphs exercise pushing.
+                        .push_threshold(256)
                         .build()
                         .unwrap(),
                 );
@@ -32,22 +42,24 @@ fn runtimes() -> &'static Vec<Runtime> {
 }
 
 fn params() -> impl Strategy<Value = Params> {
-    (1usize..80, 2usize..12, 1usize..96, 0usize..5, any::<u64>()).prop_map(
-        |(tasks, data, max_len, max_inputs, seed)| Params {
+    (1usize..80, 2usize..12, 1usize..96, 0usize..5, any::<u64>(), any::<bool>()).prop_map(
+        |(tasks, data, max_len, max_inputs, seed, hints)| Params {
             tasks,
             data,
             max_len,
             max_inputs,
             seed,
+            hints,
         },
     )
 }
 
 #[test]
 fn random_graphs_match_sequential_execution() {
-    // Seeded, so a failure reproduces; 300 graphs per runtime, 2700 in all.
+    // Seeded, so a failure reproduces; 200 graphs per runtime, 4200 in all, half of
+    // them with random affinity hints (strict tasks check where they run).
     let config = ProptestConfig {
-        cases: 300,
+        cases: 200,
         failure_persistence: None,
         ..ProptestConfig::default()
     };
@@ -66,7 +78,7 @@ fn random_graphs_match_sequential_execution() {
                     rt.config(),
                     rt.topology().name()
                 );
-                if rt.config() == Config::Dfa {
+                if rt.allocation() == AllocMode::Deferred {
                     prop_assert_eq!(out.report.locality.write_remote_bytes, 0);
                 }
                 Ok(())
@@ -91,6 +103,7 @@ fn stress_a_large_graph_repeatedly() {
             max_len: 512,
             max_inputs: 4,
             seed,
+            hints: seed % 2 == 1,
         };
         let out = random_dag::run(&rt, &p).unwrap();
         assert!(out.verified, "seed {seed}: {} mismatches", out.mismatches);

@@ -8,6 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::Error;
+use crate::sched::push::{Heuristic, DEFAULT_WEIGHTS};
 
 /// A named scheduling configuration (DESIGN section 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -101,13 +102,27 @@ impl Config {
         }
     }
 
+    /// The work-pushing heuristic of this configuration, if it pushes (weights of
+    /// `push-weighted` are the defaults; the builder can change them).
+    pub fn push_heuristic(self) -> Option<Heuristic> {
+        match self {
+            Config::PushIn | Config::DsaOpt => Some(Heuristic::InputOnly),
+            Config::PushOut => Some(Heuristic::OutputOnly),
+            Config::PushWeighted => Some(Heuristic::Weighted {
+                read: DEFAULT_WEIGHTS.0,
+                write: DEFAULT_WEIGHTS.1,
+            }),
+            _ => None,
+        }
+    }
+
     /// Whether the `threads` engine carries this configuration out yet.
     ///
-    /// Work-pushing, home-based scheduling and shared regions are built on top of the
-    /// runtime core; until they are, building a runtime with them is an error rather
-    /// than a silent fallback to another policy.
+    /// Home-based scheduling and shared regions are built on top of the runtime core;
+    /// until they are, building a runtime with them is an error rather than a silent
+    /// fallback to another policy.
     pub fn is_available(self) -> bool {
-        matches!(self, Config::Ws | Config::DsaBase | Config::Dfa)
+        !matches!(self, Config::ShmBase | Config::Home)
     }
 }
 

@@ -8,7 +8,9 @@ use std::time::Instant;
 use locus_mem::pool::{PoolConfig, Pools};
 use locus_topo::{CpuId, NodeId, Topology};
 
-use crate::config::Config;
+use crate::config::{AllocMode, Config};
+use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
+use crate::sched::ReadyPolicy;
 use crate::data::version::{Version, VersionCounts};
 use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
 use crate::engine::threads::{ThreadsEngine, MAILBOX_CAPACITY};
@@ -23,6 +25,9 @@ static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
 pub struct RuntimeBuilder {
     topology: Option<Topology>,
     config: Config,
+    alloc: Option<AllocMode>,
+    push_threshold: u64,
+    push_weights: (f64, f64),
     threads: Option<usize>,
     window: Option<usize>,
     node_limit: Option<u64>,
@@ -33,6 +38,9 @@ impl Default for RuntimeBuilder {
         RuntimeBuilder {
             topology: None,
             config: Config::DsaBase,
+            alloc: None,
+            push_threshold: DEFAULT_THRESHOLD_BYTES,
+            push_weights: DEFAULT_WEIGHTS,
             threads: None,
             window: None,
             node_limit: None,
@@ -51,6 +59,27 @@ impl RuntimeBuilder {
     /// The scheduling configuration; default: `dsa-base`.
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
+        self
+    }
+
+    /// Overrides the configuration's allocation mode. Output-only and weighted
+    /// work-pushing cannot combine with deferred allocation (paper 1 section 3.3).
+    pub fn allocation(mut self, mode: AllocMode) -> Self {
+        self.alloc = Some(mode);
+        self
+    }
+
+    /// Work-pushing keeps tasks that access fewer bytes than this with their activator.
+    /// Default: [`DEFAULT_THRESHOLD_BYTES`] (16 KiB).
+    pub fn push_threshold(mut self, bytes: u64) -> Self {
+        self.push_threshold = bytes;
+        self
+    }
+
+    /// Weights of input and output bytes for `push-weighted`. Default: 1 and 1 (the
+    /// topology's read and write cost factors already differ).
+    pub fn push_weights(mut self, read: f64, write: f64) -> Self {
+        self.push_weights = (read, write);
         self
     }
 
@@ -81,9 +110,40 @@ impl RuntimeBuilder {
         if !config.is_available() {
             return Err(Error::Config(format!(
                 "configuration `{config}` is not available in this build of Locus yet \
-                 (available: ws, dsa-base, dfa)"
+                 (available: ws, dsa-base, push-in, push-out, push-weighted, dfa, dsa-opt)"
             )));
         }
+        let alloc = self.alloc.unwrap_or(config.alloc_mode());
+        let push = config.push_heuristic().map(|h| match h {
+            Heuristic::Weighted { .. } => Heuristic::Weighted {
+                read: self.push_weights.0,
+                write: self.push_weights.1,
+            },
+            other => other,
+        });
+        if let Some(h) = push {
+            if alloc == AllocMode::Deferred && h.uses_outputs() {
+                return Err(Error::Config(format!(
+                    "`{config}` cannot use deferred allocation: its heuristic needs the \
+                     nodes of output buffers when the task is activated, and deferred \
+                     allocation places them only when the task runs (paper 1 section 3.3); \
+                     use `dsa-opt` (input-only pushing with deferred allocation)"
+                )));
+            }
+            let (r, w) = self.push_weights;
+            if !(r.is_finite() && w.is_finite() && r >= 0.0 && w >= 0.0) {
+                return Err(Error::Config(format!(
+                    "push weights must be finite and non-negative, got {r} and {w}"
+                )));
+            }
+        }
+        let ready_policy = match push {
+            Some(heuristic) => ReadyPolicy::pushing(PushSettings {
+                heuristic,
+                threshold_bytes: self.push_threshold,
+            }),
+            None => ReadyPolicy::keep_local(),
+        };
         let mut topology = match self.topology {
             Some(t) => t,
             None => Topology::host()?,
@@ -120,10 +180,19 @@ impl RuntimeBuilder {
         })
         .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
 
-        let engine = ThreadsEngine::start(config, &topology, worker_node, worker_os_cpu, pools.clone())?;
+        let engine = ThreadsEngine::start(
+            config,
+            ready_policy.clone(),
+            &topology,
+            worker_node,
+            worker_os_cpu,
+            pools.clone(),
+        )?;
         Ok(Runtime {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             config,
+            alloc,
+            ready_policy,
             topology,
             window: self.window,
             engine,
@@ -176,6 +245,8 @@ pub struct Finished<R> {
 pub struct Runtime {
     id: u64,
     config: Config,
+    alloc: AllocMode,
+    ready_policy: ReadyPolicy,
     topology: Topology,
     window: Option<usize>,
     engine: ThreadsEngine,
@@ -203,6 +274,11 @@ impl Runtime {
     /// The configuration.
     pub fn config(&self) -> Config {
         self.config
+    }
+
+    /// The allocation mode of versioned data.
+    pub fn allocation(&self) -> AllocMode {
+        self.alloc
     }
 
     /// The topology (laid over the host when virtual).
@@ -320,7 +396,7 @@ impl Runtime {
         let nodes = self.topology.num_nodes();
         let run = Arc::new(RunState::new(
             self.id,
-            self.config.alloc_mode(),
+            self.alloc,
             RunCounters::new(self.workers(), nodes),
             self.versions.clone(),
             self.window,
@@ -346,11 +422,11 @@ impl Runtime {
         let body: crate::graph::Body = unsafe { std::mem::transmute(body) };
         let task = Task::new(
             Cow::Borrowed("root"),
-            Default::default(),
             run.clone(),
             crate::graph::Job {
                 bindings: Vec::new(),
                 body,
+                hints: Default::default(),
             },
             0,
         );
@@ -397,8 +473,22 @@ impl Runtime {
     /// A report with the run-independent fields filled in.
     fn report_skeleton(&self) -> Report {
         let mut settings = Settings::default();
-        settings.push("allocation", format!("{:?}", self.config.alloc_mode()).to_lowercase());
+        settings.push("allocation", format!("{:?}", self.alloc).to_lowercase());
         settings.push("steal", format!("{:?}", self.config.steal_kind()).to_lowercase());
+        match self.ready_policy.push_settings() {
+            None => settings.push("push", "off"),
+            Some(p) => {
+                let heuristic = match p.heuristic {
+                    Heuristic::InputOnly => "input-only".to_string(),
+                    Heuristic::OutputOnly => "output-only".to_string(),
+                    Heuristic::Weighted { read, write } => {
+                        format!("weighted (read {read}, write {write})")
+                    }
+                };
+                settings.push("push", heuristic);
+                settings.push("push_threshold_bytes", p.threshold_bytes);
+            }
+        }
         settings.push(
             "window",
             self.window.map_or("unbounded".to_string(), |w| w.to_string()),

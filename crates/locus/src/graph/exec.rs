@@ -192,13 +192,16 @@ where
     });
     let task = Task::new(
         name,
-        hints,
         run.clone(),
-        Job { bindings, body },
+        Job {
+            bindings,
+            body,
+            hints,
+        },
         inputs,
     );
     // SAFETY: the pending guard taken by `Task::new` is released only below.
-    for b in unsafe { task.bindings_while_guarded() } {
+    for b in &unsafe { task.job_unshared() }.bindings {
         if let Some(input) = &b.input {
             if !input.add_waiter(&task) {
                 // Cannot reach zero: the guard is still held.
@@ -273,7 +276,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
     // SAFETY: the engine calls `execute` only from the worker that dequeued the ready
     // task, once.
-    let Some(Job { bindings, body }) = (unsafe { task.take_job() }) else {
+    let Some(Job { bindings, body, hints }) = (unsafe { task.take_job() }) else {
         return;
     };
     let run = &task.run;
@@ -303,10 +306,20 @@ pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
                     }),
                 }
                 counters.tasks.add(1);
+                if let Some(node) = task.preferred_node() {
+                    counters.with_preference.add(1);
+                    if node == ex.node() {
+                        counters.started_on_preferred.add(1);
+                    }
+                }
             }
-            Err(error) => run.fail(error),
+            Err(error) => {
+                drop(body);
+                run.fail(error);
+            }
         }
     } else {
+        // What the body captured is released before the task counts as finished.
         drop(body);
     }
     for b in &bindings {
@@ -321,5 +334,6 @@ pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
     // Releases the versions this task held: superseded ones with no other reader go
     // back to their pool now.
     drop(bindings);
+    drop(hints);
     run.task_finished();
 }

@@ -10,6 +10,9 @@ use super::run::RunState;
 use super::scope::TaskCtx;
 use crate::data::Binding;
 
+/// No placement preference recorded.
+const NO_PREFERENCE: usize = usize::MAX;
+
 /// A shared reference to a task; queues, waiter lists and the executing worker hold it.
 pub(crate) type TaskRef = Arc<Task>;
 
@@ -20,15 +23,19 @@ pub(crate) type Body = Box<dyn FnOnce(&TaskCtx, &[Binding]) + Send>;
 pub(crate) struct Job {
     pub(crate) bindings: Vec<Binding>,
     pub(crate) body: Body,
+    /// Read by the placement policy at activation; like the bindings it may hold data
+    /// handles, so it is released with the job, before the task counts as finished.
+    pub(crate) hints: Hints,
 }
 
 /// A submitted task.
 pub(crate) struct Task {
     pub(crate) name: Cow<'static, str>,
-    pub(crate) hints: Hints,
     pub(crate) run: Arc<RunState>,
     /// Unsatisfied dependences, plus one held by the submitter until binding is done.
     pending: AtomicUsize,
+    /// The node the placement policy chose at activation ([`NO_PREFERENCE`] if none).
+    preferred: AtomicUsize,
     job: UnsafeCell<Option<Job>>,
 }
 
@@ -44,31 +51,44 @@ impl Task {
     /// A task waiting for `inputs` dependences plus the submitter's guard.
     pub(crate) fn new(
         name: Cow<'static, str>,
-        hints: Hints,
         run: Arc<RunState>,
         job: Job,
         inputs: usize,
     ) -> TaskRef {
         Arc::new(Task {
             name,
-            hints,
             run,
             pending: AtomicUsize::new(inputs + 1),
+            preferred: AtomicUsize::new(NO_PREFERENCE),
             job: UnsafeCell::new(Some(job)),
         })
     }
 
-    /// The bindings, for the submitter to register the task with its input versions.
+    /// The job, for the submitter to register the task with its input versions, or for
+    /// the activator to describe the task to the placement policy.
     ///
     /// # Safety
     ///
-    /// The caller must hold the pending guard (the `+ 1` of [`Task::new`]) and not have
-    /// released it yet, so that the task cannot be taken by a worker meanwhile.
-    pub(crate) unsafe fn bindings_while_guarded(&self) -> &[Binding] {
-        // SAFETY: while the guard is held `pending > 0`, so no worker has dequeued the
-        // task and no `take_job` runs; only shared reads happen.
+    /// No worker may take the job while the returned borrow lives: the caller is the
+    /// submitter still holding the pending guard (the `+ 1` of [`Task::new`]), or the
+    /// activator of the ready task before it hands the task to any queue.
+    pub(crate) unsafe fn job_unshared(&self) -> &Job {
+        // SAFETY: per the contract nobody calls `take_job` meanwhile; the job was
+        // written before the task was shared, and only shared reads happen here.
         let job = unsafe { &*self.job.get() };
-        &job.as_ref().expect("job present until taken").bindings
+        job.as_ref().expect("job present until taken")
+    }
+
+    /// Records the node the placement policy chose; called by the activator before it
+    /// hands the task to a queue (the queue's synchronisation publishes it).
+    pub(crate) fn set_preferred_node(&self, node: usize) {
+        self.preferred.store(node, Ordering::Relaxed);
+    }
+
+    /// The node the placement policy chose, if any.
+    pub(crate) fn preferred_node(&self) -> Option<usize> {
+        let n = self.preferred.load(Ordering::Relaxed);
+        (n != NO_PREFERENCE).then_some(n)
     }
 
     /// Satisfies one dependence; returns whether the task just became ready.

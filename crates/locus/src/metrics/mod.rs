@@ -43,6 +43,10 @@ pub(crate) struct WorkerCounters {
     pub(crate) pushes_transferred: Counter,
     pub(crate) pushes_rejected: Counter,
     pub(crate) pushes_kept_local: Counter,
+    /// Tasks run that had a preferred node (work-pushing or an affinity hint).
+    pub(crate) with_preference: Counter,
+    /// Of those, tasks run by a worker of their preferred node.
+    pub(crate) started_on_preferred: Counter,
     /// Bytes read by this worker's tasks, by node of the data.
     pub(crate) read_bytes: Box<[Counter]>,
     /// Bytes written by this worker's tasks, by node of the data.
@@ -59,6 +63,8 @@ impl WorkerCounters {
             pushes_transferred: Counter::default(),
             pushes_rejected: Counter::default(),
             pushes_kept_local: Counter::default(),
+            with_preference: Counter::default(),
+            started_on_preferred: Counter::default(),
             read_bytes: (0..nodes).map(|_| Counter::default()).collect(),
             write_bytes: (0..nodes).map(|_| Counter::default()).collect(),
         }

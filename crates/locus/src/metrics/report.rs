@@ -115,6 +115,10 @@ pub struct Pushes {
     pub rejected: u64,
     /// Activations below the size threshold (the task stayed local).
     pub kept_local: u64,
+    /// Tasks run that had a preferred node (work-pushing or an affinity hint).
+    pub with_preference: u64,
+    /// Of those, tasks run by a worker of their preferred node.
+    pub started_on_preferred: u64,
 }
 
 /// Memory of the per-node pools during the run.
@@ -185,6 +189,8 @@ impl Report {
             self.pushes.transferred += slot.pushes_transferred.get();
             self.pushes.rejected += slot.pushes_rejected.get();
             self.pushes.kept_local += slot.pushes_kept_local.get();
+            self.pushes.with_preference += slot.with_preference.get();
+            self.pushes.started_on_preferred += slot.started_on_preferred.get();
             self.workers.push(WorkerReport {
                 worker: w,
                 node: exec,

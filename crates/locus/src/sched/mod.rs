@@ -4,9 +4,12 @@
 //!
 //! - [`steal`]: the order in which an idle worker tries its victims.
 //! - [`place`]: where a task that just became ready goes.
+//! - [`push`]: enhanced work-pushing (paper 1 Algorithm 1).
 
 pub mod place;
+pub mod push;
 pub mod steal;
 
-pub use place::{Placement, ReadyPolicy};
+pub use place::{Domain, KeepReason, Placement, ReadyPolicy, ReadyTask};
+pub use push::{AccessInfo, Heuristic, PushDecision, PushSettings};
 pub use steal::StealPlan;

@@ -1,47 +1,174 @@
 //! Where a task that just became ready goes.
 //!
 //! When a worker satisfies a task's last dependence it *activates* the task (paper 1
-//! section 2.1). The policy returns a [`Placement`]; the engine carries it out. The
-//! runtime core keeps every activated task on the activating worker's own deque, the
-//! behaviour of `ws`, `dsa-base` and `dfa`.
+//! section 2.1). The [`ReadyPolicy`] returns a [`Placement`]; the engine carries it out.
+//! An affinity hint wins over the pushing heuristic (paper 3 section 3); without either,
+//! the task stays on the activating worker's own deque, the behaviour of `ws`,
+//! `dsa-base` and `dfa`.
+
+use locus_topo::Topology;
+
+use super::push::{AccessInfo, PushDecision, PushSettings};
+
+/// The domain an affinity hint resolved to when the task became ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// One worker, by index (wrapped modulo the number of workers).
+    Worker(usize),
+    /// One node, by index (wrapped modulo the number of nodes).
+    Node(usize),
+}
+
+/// A task at activation, as the policy sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadyTask<'a> {
+    /// The task's accesses with their sizes and the nodes of allocated buffers.
+    pub accesses: &'a [AccessInfo],
+    /// The task's affinity hint, resolved, and whether it is strict.
+    pub affinity: Option<(Domain, bool)>,
+}
+
+/// Why a task stays with its activator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepReason {
+    /// The configuration does not push.
+    NoPush,
+    /// The task accesses fewer bytes than the pushing threshold.
+    BelowThreshold,
+    /// The activator's node is where the task's data is cheapest to reach.
+    LocalIsCheapest,
+}
 
 /// The decision for a ready task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use]
 pub enum Placement {
     /// Push onto the activating worker's own deque.
-    Local,
-    /// Transfer to worker `w` through its mailbox (kept local if the mailbox is full).
+    Local(KeepReason),
+    /// Transfer to a worker of this node (work-pushing or a non-strict node hint); other
+    /// workers may still steal it.
+    Node(usize),
+    /// Transfer to this worker (non-strict worker hint); others may still steal it.
     Worker(usize),
+    /// Only workers of this node may run the task (strict node hint).
+    StrictNode(usize),
+    /// Only this worker may run the task (strict worker hint).
+    StrictWorker(usize),
+}
+
+impl Placement {
+    /// The node the decision prefers for the task, if any.
+    pub fn preferred_node(self, worker_node: &[usize], activator_node: usize) -> usize {
+        match self {
+            Placement::Local(_) => activator_node,
+            Placement::Node(n) | Placement::StrictNode(n) => n,
+            Placement::Worker(w) | Placement::StrictWorker(w) => worker_node[w],
+        }
+    }
 }
 
 /// The activation policy of a configuration.
 #[derive(Clone, Debug, Default)]
 pub struct ReadyPolicy {
-    _private: (),
+    push: Option<PushSettings>,
 }
 
 impl ReadyPolicy {
-    /// The policy that keeps every ready task with its activating worker.
+    /// Keeps every task with its activator unless a hint says otherwise.
     pub fn keep_local() -> Self {
-        ReadyPolicy { _private: () }
+        ReadyPolicy { push: None }
     }
 
-    /// Decides where a task activated by worker `activator` goes.
-    pub fn place(&self, _activator: usize) -> Placement {
-        Placement::Local
+    /// Enhanced work-pushing with `settings`.
+    pub fn pushing(settings: PushSettings) -> Self {
+        ReadyPolicy {
+            push: Some(settings),
+        }
+    }
+
+    /// The pushing settings, if the policy pushes.
+    pub fn push_settings(&self) -> Option<&PushSettings> {
+        self.push.as_ref()
+    }
+
+    /// Whether [`place`](Self::place) needs the task's accesses (it does when pushing).
+    pub fn needs_accesses(&self) -> bool {
+        self.push.is_some()
+    }
+
+    /// Decides where a task activated by a worker of `activator_node` goes.
+    ///
+    /// Hints name workers and nodes by index; out-of-range indices wrap modulo the
+    /// number of workers or nodes, as paper 3 prescribes.
+    pub fn place(
+        &self,
+        activator_node: usize,
+        task: &ReadyTask<'_>,
+        topology: &Topology,
+        workers: usize,
+    ) -> Placement {
+        if let Some((domain, strict)) = task.affinity {
+            return match (domain, strict) {
+                (Domain::Worker(w), false) => Placement::Worker(w % workers),
+                (Domain::Worker(w), true) => Placement::StrictWorker(w % workers),
+                (Domain::Node(n), false) => Placement::Node(n % topology.num_nodes()),
+                (Domain::Node(n), true) => Placement::StrictNode(n % topology.num_nodes()),
+            };
+        }
+        match &self.push {
+            None => Placement::Local(KeepReason::NoPush),
+            Some(push) => match push.activate(activator_node, task.accesses, topology) {
+                PushDecision::BelowThreshold => Placement::Local(KeepReason::BelowThreshold),
+                PushDecision::LocalIsCheapest => Placement::Local(KeepReason::LocalIsCheapest),
+                PushDecision::ToNode(n) => Placement::Node(n),
+            },
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::push::{Heuristic, DEFAULT_THRESHOLD_BYTES};
+
+    fn ready(accesses: &[AccessInfo], affinity: Option<(Domain, bool)>) -> ReadyTask<'_> {
+        ReadyTask { accesses, affinity }
+    }
 
     #[test]
     fn keep_local_keeps_every_task() {
+        let topo = Topology::from_spec("2x2").unwrap();
         let p = ReadyPolicy::keep_local();
-        for w in 0..8 {
-            assert_eq!(p.place(w), Placement::Local);
-        }
+        assert_eq!(
+            p.place(1, &ready(&[], None), &topo, 4),
+            Placement::Local(KeepReason::NoPush)
+        );
+    }
+
+    #[test]
+    fn hints_win_over_pushing_and_wrap() {
+        let topo = Topology::from_spec("2x2").unwrap();
+        let p = ReadyPolicy::pushing(PushSettings {
+            heuristic: Heuristic::InputOnly,
+            threshold_bytes: DEFAULT_THRESHOLD_BYTES,
+        });
+        let acc = [AccessInfo {
+            bytes: 1 << 20,
+            node: Some(1),
+            input: true,
+        }];
+        assert_eq!(p.place(0, &ready(&acc, None), &topo, 4), Placement::Node(1));
+        assert_eq!(
+            p.place(0, &ready(&acc, Some((Domain::Node(0), false))), &topo, 4),
+            Placement::Node(0)
+        );
+        assert_eq!(
+            p.place(0, &ready(&acc, Some((Domain::Node(5), true))), &topo, 4),
+            Placement::StrictNode(1)
+        );
+        assert_eq!(
+            p.place(0, &ready(&acc, Some((Domain::Worker(6), true))), &topo, 4),
+            Placement::StrictWorker(2)
+        );
     }
 }

@@ -33,7 +33,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
 use crossbeam_deque::{Stealer, Worker};
-use crossbeam_queue::ArrayQueue;
+use crossbeam_queue::{ArrayQueue, SegQueue};
 use crossbeam_utils::CachePadded;
 use locus_mem::pool::Pools;
 use locus_topo::Topology;
@@ -50,13 +50,23 @@ pub(crate) const MAILBOX_CAPACITY: usize = 1024;
 
 /// What other workers see of a worker (STYLE rule 4).
 pub(crate) struct WorkerShared {
+    /// The stealing end of the worker's deque.
     stealer: Stealer<TaskRef>,
+    /// Tasks pushed to this worker (work-pushing, non-strict hints); thieves may take
+    /// them too.
     mailbox: ArrayQueue<TaskRef>,
+    /// Tasks only this worker may run (strict worker hints, the root of a run).
+    private: SegQueue<TaskRef>,
 }
 
 /// Pool-wide state, shared by all workers.
 pub(crate) struct Registry {
+    pub(crate) topology: Topology,
     pub(crate) worker_node: Vec<usize>,
+    /// Workers of each node, for pushing and strict node queues.
+    workers_of_node: Vec<Vec<usize>>,
+    /// Tasks only workers of the node may run (strict node hints).
+    node_private: Vec<CachePadded<SegQueue<TaskRef>>>,
     shared: Vec<CachePadded<WorkerShared>>,
     steal_plans: Vec<StealPlan>,
     ready_policy: ReadyPolicy,
@@ -86,6 +96,7 @@ impl ThreadsEngine {
     /// Starts one worker per entry of `worker_node` (startup steps in the module doc).
     pub(crate) fn start(
         config: Config,
+        ready_policy: ReadyPolicy,
         topology: &Topology,
         worker_node: Vec<usize>,
         worker_os_cpu: Vec<Option<usize>>,
@@ -99,17 +110,25 @@ impl ThreadsEngine {
                 CachePadded::new(WorkerShared {
                     stealer: d.stealer(),
                     mailbox: ArrayQueue::new(MAILBOX_CAPACITY),
+                    private: SegQueue::new(),
                 })
             })
             .collect();
         let steal_plans = (0..n)
             .map(|w| StealPlan::build(config.steal_kind(), w, &worker_node, topology))
             .collect();
+        let nodes = topology.num_nodes();
+        let workers_of_node = (0..nodes)
+            .map(|node| (0..n).filter(|&w| worker_node[w] == node).collect())
+            .collect();
         let registry = Arc::new(Registry {
+            topology: topology.clone(),
+            workers_of_node,
+            node_private: (0..nodes).map(|_| CachePadded::new(SegQueue::new())).collect(),
             worker_node,
             shared,
             steal_plans,
-            ready_policy: ReadyPolicy::keep_local(),
+            ready_policy,
             sleep: Sleep::new(n),
             pools,
             terminate: AtomicBool::new(false),
@@ -182,16 +201,11 @@ impl ThreadsEngine {
         &self.registry.worker_node
     }
 
-    /// Hands the root task of a run to worker 0 (the control program runs on a worker,
-    /// as the root task of paper 1 section 2.1).
+    /// Hands the root task of a run to worker 0, strictly (the control program runs on
+    /// a worker, as the root task of paper 1 section 2.1, on a known node).
     pub(crate) fn inject(&self, task: TaskRef) {
-        let mailbox = &self.registry.shared[0].mailbox;
-        if let Err(task) = mailbox.push(task) {
-            // Between runs every mailbox is empty; a full one is a runtime bug.
-            drop(task);
-            panic!("worker 0's mailbox is full between runs");
-        }
-        self.registry.sleep.new_work(Some(0));
+        self.registry.shared[0].private.push(task);
+        self.registry.sleep.new_work_for(&[0]);
     }
 }
 

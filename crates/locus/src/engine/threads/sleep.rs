@@ -59,6 +59,21 @@ impl Sleep {
         }
     }
 
+    /// Announces work that only `candidates` may take (a strict queue): wakes one of
+    /// them if it is asleep.
+    pub(crate) fn new_work_for(&self, candidates: &[usize]) {
+        // The same SeqCst pair as in `new_work`.
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        for &w in candidates {
+            if self.slots[w].asleep.load(Ordering::SeqCst) && self.wake(w) {
+                return;
+            }
+        }
+    }
+
     /// Wakes one sleeping worker, if any.
     pub(crate) fn wake_any(&self) {
         for w in 0..self.slots.len() {

@@ -9,8 +9,10 @@ use crossbeam_deque::{Steal, Worker};
 use locus_mem::pool::Pools;
 
 use super::Registry;
-use crate::graph::{execute, Executor, TaskRef};
-use crate::sched::Placement;
+use crate::data::Binding;
+use crate::error::Error;
+use crate::graph::{execute, Affinity, AffinityTarget, Executor, TaskRef};
+use crate::sched::{AccessInfo, Domain, KeepReason, Placement, ReadyTask};
 
 /// Rounds of looking for work, yielding in between, before going to sleep.
 const SPIN_ROUNDS: u32 = 64;
@@ -65,14 +67,19 @@ impl WorkerThread {
     ///
     /// 1. the worker's own deque (newest first: the task it just activated is hot in its
     ///    cache);
-    /// 2. its mailbox: tasks other workers pushed to it (work-pushing, affinity, the
-    ///    root of a run);
-    /// 3. other workers' deques, oldest first, in the policy's victim order: same node,
-    ///    then nodes by increasing cost ([`StealPlan`](crate::sched::StealPlan)).
+    /// 2. the tasks only this worker may run (strict worker hints, the run's root);
+    /// 3. the tasks only this node's workers may run (strict node hints);
+    /// 4. its mailbox: tasks other workers pushed to it (work-pushing, hints);
+    /// 5. other workers' deques (oldest first) and mailboxes, in the policy's victim
+    ///    order: same node, then nodes by increasing cost
+    ///    ([`StealPlan`](crate::sched::StealPlan)).
     fn find_work(&self) -> Option<TaskRef> {
+        let me = &self.registry.shared[self.index];
         self.deque
             .pop()
-            .or_else(|| self.registry.shared[self.index].mailbox.pop())
+            .or_else(|| me.private.pop())
+            .or_else(|| self.registry.node_private[self.node].pop())
+            .or_else(|| me.mailbox.pop())
             .or_else(|| self.steal())
     }
 
@@ -86,7 +93,12 @@ impl WorkerThread {
         loop {
             let mut retry = false;
             for (class, victim) in plan.victims(self.next_random()) {
-                match self.registry.shared[victim].stealer.steal() {
+                let victim = &self.registry.shared[victim];
+                let stolen = match victim.stealer.steal() {
+                    Steal::Empty => victim.mailbox.pop().map_or(Steal::Empty, Steal::Success),
+                    other => other,
+                };
+                match stolen {
                     Steal::Success(task) => {
                         let counters = task.run.counters.worker(self.index);
                         if plan.is_same_node(class) {
@@ -129,6 +141,73 @@ impl WorkerThread {
     }
 }
 
+impl WorkerThread {
+    /// Keeps an activated task on this worker's own deque.
+    fn keep(&self, task: TaskRef) {
+        self.deque.push(task);
+        self.registry.sleep.new_work(None);
+    }
+
+    /// Sends a task to worker `w`'s mailbox, or keeps it if the mailbox is full
+    /// (paper 1 Algorithm 1, lines 30-32). `pushed` says whether work-pushing decided it.
+    fn transfer(&self, task: TaskRef, w: usize, pushed: bool) {
+        if w == self.index {
+            self.keep(task);
+            return;
+        }
+        let run = task.run.clone();
+        let counters = run.counters.worker(self.index);
+        match self.registry.shared[w].mailbox.push(task) {
+            Ok(()) => {
+                if pushed {
+                    counters.pushes_transferred.add(1);
+                }
+                self.registry.sleep.new_work(Some(w));
+            }
+            Err(task) => {
+                if pushed {
+                    counters.pushes_rejected.add(1);
+                }
+                self.keep(task);
+            }
+        }
+    }
+}
+
+/// What the pushing heuristic needs to know of a task's accesses.
+fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
+    let mut out = Vec::with_capacity(bindings.len() + 1);
+    for b in bindings {
+        if b.mode.reads() {
+            out.push(AccessInfo {
+                bytes: b.bytes as u64,
+                node: b.input.as_ref().and_then(|v| v.node()),
+                input: true,
+            });
+        }
+        if b.mode.writes() {
+            out.push(AccessInfo {
+                bytes: b.bytes as u64,
+                node: b.output.as_ref().and_then(|v| v.node()),
+                input: false,
+            });
+        }
+    }
+    out
+}
+
+/// Resolves an affinity hint when its task becomes ready: affinity to a datum means
+/// the node of the datum's current buffer now, or the first node if it has none yet
+/// (paper 3 section 3).
+fn resolve_affinity(affinity: &Affinity) -> (Domain, bool) {
+    let domain = match &affinity.target {
+        AffinityTarget::Worker(w) => Domain::Worker(*w),
+        AffinityTarget::Node(n) => Domain::Node(*n),
+        AffinityTarget::Data(d) => Domain::Node(d.0.current().node().unwrap_or(0)),
+    };
+    (domain, affinity.strict)
+}
+
 impl Executor for WorkerThread {
     fn worker(&self) -> usize {
         self.index
@@ -143,24 +222,69 @@ impl Executor for WorkerThread {
     }
 
     fn activate(&self, task: TaskRef) {
-        match self.registry.ready_policy.place(self.index) {
-            Placement::Local => {
-                self.deque.push(task);
-                self.registry.sleep.new_work(None);
+        let registry = &self.registry;
+        let policy = &registry.ready_policy;
+        // SAFETY: this worker activated the task and has not queued it yet.
+        let job = unsafe { task.job_unshared() };
+        let hinted = job.hints.affinity.is_some();
+        if !hinted && !policy.needs_accesses() {
+            self.keep(task);
+            return;
+        }
+        let placement = {
+            let accesses = if policy.needs_accesses() {
+                access_infos(&job.bindings)
+            } else {
+                Vec::new()
+            };
+            let ready = ReadyTask {
+                accesses: &accesses,
+                affinity: job.hints.affinity.as_ref().map(resolve_affinity),
+            };
+            policy.place(self.node, &ready, &registry.topology, registry.worker_node.len())
+        };
+        task.set_preferred_node(placement.preferred_node(&registry.worker_node, self.node));
+        let run = task.run.clone();
+        let counters = run.counters.worker(self.index);
+        match placement {
+            Placement::Local(reason) => {
+                if reason == KeepReason::BelowThreshold {
+                    counters.pushes_kept_local.add(1);
+                }
+                self.keep(task);
             }
-            Placement::Worker(w) => {
-                let run = task.run.clone();
-                let counters = run.counters.worker(self.index);
-                match self.registry.shared[w].mailbox.push(task) {
-                    Ok(()) => {
-                        counters.pushes_transferred.add(1);
-                        self.registry.sleep.new_work(Some(w));
-                    }
-                    Err(task) => {
-                        counters.pushes_rejected.add(1);
-                        self.deque.push(task);
-                        self.registry.sleep.new_work(None);
-                    }
+            Placement::Node(node) => {
+                if !hinted {
+                    counters.pushes_attempted.add(1);
+                }
+                let candidates = &registry.workers_of_node[node];
+                if candidates.is_empty() {
+                    // A node with memory and no workers: run where we are.
+                    self.keep(task);
+                } else {
+                    let w = candidates[(self.next_random() % candidates.len() as u64) as usize];
+                    self.transfer(task, w, !hinted);
+                }
+            }
+            Placement::Worker(w) => self.transfer(task, w, false),
+            Placement::StrictWorker(w) => {
+                registry.shared[w].private.push(task);
+                registry.sleep.new_work_for(&[w]);
+            }
+            Placement::StrictNode(node) => {
+                let candidates = &registry.workers_of_node[node];
+                if candidates.is_empty() {
+                    run.fail(Error::Declaration {
+                        task: task.name.to_string(),
+                        message: format!(
+                            "strict affinity to node {node}, which has no workers"
+                        ),
+                    });
+                    // The failed run drains the task without running its body.
+                    self.keep(task);
+                } else {
+                    registry.node_private[node].push(task);
+                    registry.sleep.new_work_for(candidates);
                 }
             }
         }
