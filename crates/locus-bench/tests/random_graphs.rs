@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
 
 const TOPOLOGIES: [&str; 3] = ["1x2", "2x1", "4x1"];
-const CONFIGS: [Config; 7] = [
+const CONFIGS: [Config; 8] = [
     Config::Ws,
     Config::DsaBase,
     Config::PushIn,
@@ -17,6 +17,7 @@ const CONFIGS: [Config; 7] = [
     Config::PushWeighted,
     Config::Dfa,
     Config::DsaOpt,
+    Config::Home,
 ];
 
 /// One runtime per (topology, configuration), shared by all cases.
@@ -56,7 +57,7 @@ fn params() -> impl Strategy<Value = Params> {
 
 #[test]
 fn random_graphs_match_sequential_execution() {
-    // Seeded, so a failure reproduces; 200 graphs per runtime, 4200 in all, half of
+    // Seeded, so a failure reproduces; 200 graphs per runtime, 4800 in all, half of
     // them with random affinity hints (strict tasks check where they run).
     let config = ProptestConfig {
         cases: 200,

@@ -47,14 +47,17 @@ pub enum AllocMode {
 }
 
 /// How an idle worker orders its steal attempts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StealKind {
     /// All other workers form one class; victims are tried from a random start.
     Random,
     /// Workers of the same node first, then nodes by increasing access cost, random
     /// within each class.
     Hierarchical,
+    /// Hierarchical, restricted to a fixed group ("vicinity") of this many workers
+    /// built from the cost matrix (paper 4 section 3.1): 1 means no stealing, the
+    /// number of workers means full stealing.
+    Vicinity(usize),
 }
 
 impl Config {
@@ -94,7 +97,8 @@ impl Config {
         }
     }
 
-    /// The steal order of idle workers under this configuration.
+    /// The steal order of idle workers under this configuration (`home` steals in a
+    /// vicinity whose size the builder sets; this returns full stealing for it).
     pub fn steal_kind(self) -> StealKind {
         match self {
             Config::Ws => StealKind::Random,
@@ -118,11 +122,10 @@ impl Config {
 
     /// Whether the `threads` engine carries this configuration out yet.
     ///
-    /// Home-based scheduling and shared regions are built on top of the runtime core;
-    /// until they are, building a runtime with them is an error rather than a silent
-    /// fallback to another policy.
+    /// Shared regions updated in place (`shm-base`) are not built yet; building a
+    /// runtime with it is an error rather than a silent fallback to another policy.
     pub fn is_available(self) -> bool {
-        !matches!(self, Config::ShmBase | Config::Home)
+        !matches!(self, Config::ShmBase)
     }
 }
 

@@ -8,9 +8,9 @@ use std::time::Instant;
 use locus_mem::pool::{PoolConfig, Pools};
 use locus_topo::{CpuId, NodeId, Topology};
 
-use crate::config::{AllocMode, Config};
+use crate::config::{AllocMode, Config, StealKind};
 use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
-use crate::sched::ReadyPolicy;
+use crate::sched::{HomeRegions, ReadyPolicy};
 use crate::data::version::{Version, VersionCounts};
 use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
 use crate::engine::threads::{ThreadsEngine, MAILBOX_CAPACITY};
@@ -28,6 +28,8 @@ pub struct RuntimeBuilder {
     alloc: Option<AllocMode>,
     push_threshold: u64,
     push_weights: (f64, f64),
+    vicinity: Option<usize>,
+    home_regions: HomeRegions,
     threads: Option<usize>,
     window: Option<usize>,
     node_limit: Option<u64>,
@@ -41,6 +43,8 @@ impl Default for RuntimeBuilder {
             alloc: None,
             push_threshold: DEFAULT_THRESHOLD_BYTES,
             push_weights: DEFAULT_WEIGHTS,
+            vicinity: None,
+            home_regions: HomeRegions::Largest,
             threads: None,
             window: None,
             node_limit: None,
@@ -83,6 +87,20 @@ impl RuntimeBuilder {
         self
     }
 
+    /// For `home`: the size of the steal vicinities, in workers (1: no stealing; the
+    /// number of workers: full stealing). Default: full stealing.
+    pub fn vicinity(mut self, workers: usize) -> Self {
+        self.vicinity = Some(workers);
+        self
+    }
+
+    /// For `home`: whether only the largest region of a task decides its home, or all
+    /// of them. Default: the largest.
+    pub fn home_regions(mut self, regions: HomeRegions) -> Self {
+        self.home_regions = regions;
+        self
+    }
+
     /// Number of workers; default: one per CPU of the topology. Fewer workers take CPUs
     /// round-robin over the nodes, so every node gets workers.
     pub fn threads(mut self, threads: usize) -> Self {
@@ -110,7 +128,7 @@ impl RuntimeBuilder {
         if !config.is_available() {
             return Err(Error::Config(format!(
                 "configuration `{config}` is not available in this build of Locus yet \
-                 (available: ws, dsa-base, push-in, push-out, push-weighted, dfa, dsa-opt)"
+                 (available: ws, dsa-base, push-in, push-out, push-weighted, dfa, dsa-opt, home)"
             )));
         }
         let alloc = self.alloc.unwrap_or(config.alloc_mode());
@@ -142,8 +160,12 @@ impl RuntimeBuilder {
                 heuristic,
                 threshold_bytes: self.push_threshold,
             }),
+            None if config == Config::Home => ReadyPolicy::home(self.home_regions),
             None => ReadyPolicy::keep_local(),
         };
+        if self.vicinity == Some(0) {
+            return Err(Error::Config("a steal vicinity holds at least one worker".into()));
+        }
         let mut topology = match self.topology {
             Some(t) => t,
             None => Topology::host()?,
@@ -180,8 +202,13 @@ impl RuntimeBuilder {
         })
         .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
 
+        let steal = match (config, self.vicinity) {
+            (Config::Home, Some(size)) => StealKind::Vicinity(size.min(cpus.len())),
+            (Config::Home, None) => StealKind::Vicinity(cpus.len()),
+            _ => config.steal_kind(),
+        };
         let engine = ThreadsEngine::start(
-            config,
+            steal,
             ready_policy.clone(),
             &topology,
             worker_node,
@@ -192,6 +219,7 @@ impl RuntimeBuilder {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             config,
             alloc,
+            steal,
             ready_policy,
             topology,
             window: self.window,
@@ -246,6 +274,7 @@ pub struct Runtime {
     id: u64,
     config: Config,
     alloc: AllocMode,
+    steal: StealKind,
     ready_policy: ReadyPolicy,
     topology: Topology,
     window: Option<usize>,
@@ -474,7 +503,17 @@ impl Runtime {
     fn report_skeleton(&self) -> Report {
         let mut settings = Settings::default();
         settings.push("allocation", format!("{:?}", self.alloc).to_lowercase());
-        settings.push("steal", format!("{:?}", self.config.steal_kind()).to_lowercase());
+        settings.push(
+            "steal",
+            match self.steal {
+                StealKind::Random => "random".to_string(),
+                StealKind::Hierarchical => "hierarchical".to_string(),
+                StealKind::Vicinity(k) => format!("vicinity of {k} workers"),
+            },
+        );
+        if let Some(regions) = self.ready_policy.home_regions() {
+            settings.push("home_regions", format!("{regions:?}").to_lowercase());
+        }
         match self.ready_policy.push_settings() {
             None => settings.push("push", "off"),
             Some(p) => {

@@ -143,10 +143,26 @@ fn unavailable_configs_and_bad_thread_counts_are_errors() {
     let topo = Topology::from_spec("2x1").unwrap();
     let err = Runtime::builder()
         .topology(topo.clone())
-        .config(Config::Home)
+        .config(Config::ShmBase)
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("`home` is not available"), "{err}");
+    assert!(err.to_string().contains("`shm-base` is not available"), "{err}");
+    for config in [Config::PushOut, Config::PushWeighted] {
+        let err = Runtime::builder()
+            .topology(topo.clone())
+            .config(config)
+            .allocation(locus::AllocMode::Deferred)
+            .build()
+            .unwrap_err();
+        assert!(err.to_string().contains("cannot use deferred allocation"), "{err}");
+    }
+    // Input-only pushing combines with deferred allocation: that is `dsa-opt`.
+    Runtime::builder()
+        .topology(topo.clone())
+        .config(Config::PushIn)
+        .allocation(locus::AllocMode::Deferred)
+        .build()
+        .unwrap();
     let err = Runtime::builder().topology(topo.clone()).threads(3).build().unwrap_err();
     assert!(err.to_string().contains("3 threads asked"), "{err}");
     assert!(Runtime::builder().topology(topo).threads(0).build().is_err());
@@ -301,4 +317,47 @@ fn deferred_allocation_makes_every_write_local() {
         .unwrap();
     assert_eq!(f.report.locality.write_remote_bytes, 0);
     assert!(f.report.locality.write_local_bytes > 0);
+}
+
+#[test]
+fn a_vicinity_of_one_never_steals() {
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x2").unwrap())
+        .config(Config::Home)
+        .vicinity(1)
+        .build()
+        .unwrap();
+    let data: Vec<_> = (0..8).map(|i| rt.data::<u64>(format!("d{i}"), 4096)).collect();
+    let f = rt
+        .run(|s| {
+            for round in 0..20u64 {
+                for d in &data {
+                    s.spawn("w", d.read_write(), move |_, v| v[0] += round).unwrap();
+                }
+            }
+        })
+        .unwrap();
+    assert_eq!(f.report.steals.same_node + f.report.steals.remote, 0);
+    assert_eq!(f.report.tasks, 160);
+    for d in &data {
+        assert_eq!(rt.fetch(d).unwrap()[0], (0..20).sum::<u64>());
+    }
+}
+
+#[test]
+fn strict_affinity_to_a_node_without_workers_fails_the_run() {
+    // Two nodes, one worker: node 1 has no worker.
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x1").unwrap())
+        .threads(1)
+        .build()
+        .unwrap();
+    let err = rt
+        .run(|s| {
+            s.task("pinned", ())
+                .affinity(locus::Affinity::node(1).strict())
+                .spawn(|_, ()| {})
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("no workers"), "{err}");
 }

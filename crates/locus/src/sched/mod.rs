@@ -5,11 +5,13 @@
 //! - [`steal`]: the order in which an idle worker tries its victims.
 //! - [`place`]: where a task that just became ready goes.
 //! - [`push`]: enhanced work-pushing (paper 1 Algorithm 1).
+//! - home-based scheduling (paper 4 section 3.1) is part of [`place`]; its steal
+//!   vicinities are part of [`steal`].
 
 pub mod place;
 pub mod push;
 pub mod steal;
 
-pub use place::{Domain, KeepReason, Placement, ReadyPolicy, ReadyTask};
+pub use place::{Domain, HomeRegions, KeepReason, LoadView, Placement, ReadyPolicy, ReadyTask};
 pub use push::{AccessInfo, Heuristic, PushDecision, PushSettings};
-pub use steal::StealPlan;
+pub use steal::{vicinities, StealPlan};

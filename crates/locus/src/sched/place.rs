@@ -37,6 +37,9 @@ pub enum KeepReason {
     BelowThreshold,
     /// The activator's node is where the task's data is cheapest to reach.
     LocalIsCheapest,
+    /// Home-based scheduling found no home: none of the task's buffers is allocated
+    /// on a node with workers.
+    NoHome,
 }
 
 /// The decision for a ready task.
@@ -67,23 +70,53 @@ impl Placement {
     }
 }
 
+/// Which data regions decide a task's home under home-based scheduling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HomeRegions {
+    /// The node homing the task's largest region (by bytes accessed).
+    Largest,
+    /// Every node homing one of the task's regions.
+    All,
+}
+
+/// How busy each worker is, for least-loaded choices.
+pub trait LoadView {
+    /// Tasks queued for worker `w`.
+    fn load(&self, w: usize) -> usize;
+}
+
 /// The activation policy of a configuration.
 #[derive(Clone, Debug, Default)]
 pub struct ReadyPolicy {
     push: Option<PushSettings>,
+    home: Option<HomeRegions>,
 }
 
 impl ReadyPolicy {
     /// Keeps every task with its activator unless a hint says otherwise.
     pub fn keep_local() -> Self {
-        ReadyPolicy { push: None }
+        ReadyPolicy::default()
     }
 
     /// Enhanced work-pushing with `settings`.
     pub fn pushing(settings: PushSettings) -> Self {
         ReadyPolicy {
             push: Some(settings),
+            home: None,
         }
+    }
+
+    /// Home-based scheduling (paper 4 section 3.1).
+    pub fn home(regions: HomeRegions) -> Self {
+        ReadyPolicy {
+            push: None,
+            home: Some(regions),
+        }
+    }
+
+    /// The home-based settings, if the policy is home-based.
+    pub fn home_regions(&self) -> Option<HomeRegions> {
+        self.home
     }
 
     /// The pushing settings, if the policy pushes.
@@ -93,7 +126,7 @@ impl ReadyPolicy {
 
     /// Whether [`place`](Self::place) needs the task's accesses (it does when pushing).
     pub fn needs_accesses(&self) -> bool {
-        self.push.is_some()
+        self.push.is_some() || self.home.is_some()
     }
 
     /// Decides where a task activated by a worker of `activator_node` goes.
@@ -105,8 +138,10 @@ impl ReadyPolicy {
         activator_node: usize,
         task: &ReadyTask<'_>,
         topology: &Topology,
-        workers: usize,
+        worker_node: &[usize],
+        loads: &dyn LoadView,
     ) -> Placement {
+        let workers = worker_node.len();
         if let Some((domain, strict)) = task.affinity {
             return match (domain, strict) {
                 (Domain::Worker(w), false) => Placement::Worker(w % workers),
@@ -114,6 +149,10 @@ impl ReadyPolicy {
                 (Domain::Node(n), false) => Placement::Node(n % topology.num_nodes()),
                 (Domain::Node(n), true) => Placement::StrictNode(n % topology.num_nodes()),
             };
+        }
+        if let Some(regions) = self.home {
+            return home_worker(regions, task.accesses, topology.num_nodes(), worker_node, loads)
+                .map_or(Placement::Local(KeepReason::NoHome), Placement::Worker);
         }
         match &self.push {
             None => Placement::Local(KeepReason::NoPush),
@@ -126,6 +165,38 @@ impl ReadyPolicy {
     }
 }
 
+/// Paper 4 section 3.1: the least-loaded worker among those whose node homes one of the
+/// task's regions (only the largest one's, or all of them). Ties go to the lowest
+/// index.
+fn home_worker(
+    regions: HomeRegions,
+    accesses: &[AccessInfo],
+    nodes: usize,
+    worker_node: &[usize],
+    loads: &dyn LoadView,
+) -> Option<usize> {
+    let mut bytes = vec![0u64; nodes];
+    for a in accesses {
+        if let Some(n) = a.node {
+            bytes[n] += a.bytes;
+        }
+    }
+    let homes: Vec<bool> = match regions {
+        HomeRegions::All => bytes.iter().map(|&b| b > 0).collect(),
+        HomeRegions::Largest => {
+            let largest = accesses
+                .iter()
+                .filter(|a| a.node.is_some())
+                .max_by_key(|a| a.bytes)?
+                .node?;
+            (0..nodes).map(|n| n == largest).collect()
+        }
+    };
+    (0..worker_node.len())
+        .filter(|&w| homes[worker_node[w]])
+        .min_by_key(|&w| (loads.load(w), w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,12 +206,58 @@ mod tests {
         ReadyTask { accesses, affinity }
     }
 
+    struct Loads(Vec<usize>);
+
+    impl LoadView for Loads {
+        fn load(&self, w: usize) -> usize {
+            self.0[w]
+        }
+    }
+
+    const TWO_BY_TWO: [usize; 4] = [0, 0, 1, 1];
+
+    fn at(bytes: u64, node: usize) -> AccessInfo {
+        AccessInfo {
+            bytes,
+            node: Some(node),
+            input: true,
+        }
+    }
+
+    #[test]
+    fn home_picks_the_least_loaded_home_worker() {
+        let topo = Topology::from_spec("2x2").unwrap();
+        let acc = [at(1000, 1), at(10, 0)];
+        let loads = Loads(vec![0, 0, 5, 2]);
+        let largest = ReadyPolicy::home(HomeRegions::Largest);
+        assert_eq!(
+            largest.place(0, &ready(&acc, None), &topo, &TWO_BY_TWO, &loads),
+            Placement::Worker(3)
+        );
+        // All regions: node 0 homes one too, and its workers are idle.
+        let all = ReadyPolicy::home(HomeRegions::All);
+        assert_eq!(
+            all.place(1, &ready(&acc, None), &topo, &TWO_BY_TWO, &loads),
+            Placement::Worker(0)
+        );
+        // No allocated region: no home.
+        let none = [AccessInfo {
+            bytes: 10,
+            node: None,
+            input: false,
+        }];
+        assert_eq!(
+            all.place(1, &ready(&none, None), &topo, &TWO_BY_TWO, &loads),
+            Placement::Local(KeepReason::NoHome)
+        );
+    }
+
     #[test]
     fn keep_local_keeps_every_task() {
         let topo = Topology::from_spec("2x2").unwrap();
         let p = ReadyPolicy::keep_local();
         assert_eq!(
-            p.place(1, &ready(&[], None), &topo, 4),
+            p.place(1, &ready(&[], None), &topo, &TWO_BY_TWO, &Loads(vec![0; 4])),
             Placement::Local(KeepReason::NoPush)
         );
     }
@@ -157,17 +274,21 @@ mod tests {
             node: Some(1),
             input: true,
         }];
-        assert_eq!(p.place(0, &ready(&acc, None), &topo, 4), Placement::Node(1));
+        let l = Loads(vec![0; 4]);
         assert_eq!(
-            p.place(0, &ready(&acc, Some((Domain::Node(0), false))), &topo, 4),
+            p.place(0, &ready(&acc, None), &topo, &TWO_BY_TWO, &l),
+            Placement::Node(1)
+        );
+        assert_eq!(
+            p.place(0, &ready(&acc, Some((Domain::Node(0), false))), &topo, &TWO_BY_TWO, &l),
             Placement::Node(0)
         );
         assert_eq!(
-            p.place(0, &ready(&acc, Some((Domain::Node(5), true))), &topo, 4),
+            p.place(0, &ready(&acc, Some((Domain::Node(5), true))), &topo, &TWO_BY_TWO, &l),
             Placement::StrictNode(1)
         );
         assert_eq!(
-            p.place(0, &ready(&acc, Some((Domain::Worker(6), true))), &topo, 4),
+            p.place(0, &ready(&acc, Some((Domain::Worker(6), true))), &topo, &TWO_BY_TWO, &l),
             Placement::StrictWorker(2)
         );
     }

@@ -36,12 +36,19 @@ impl StealPlan {
                 let all: Vec<usize> = (0..worker_node.len()).filter(|&w| w != me).collect();
                 plan.push(all, false);
             }
-            StealKind::Hierarchical => {
-                plan.push(workers_on(&[my_node]), true);
+            StealKind::Hierarchical | StealKind::Vicinity(_) => {
+                let allowed: Vec<usize> = match kind {
+                    StealKind::Vicinity(size) => vicinity_of(me, size, worker_node, topology),
+                    _ => (0..worker_node.len()).collect(),
+                };
+                let keep = |class: Vec<usize>| -> Vec<usize> {
+                    class.into_iter().filter(|w| allowed.contains(w)).collect()
+                };
+                plan.push(keep(workers_on(&[my_node])), true);
                 let node = NodeId(my_node as u32);
                 for class in topology.nodes_by_distance(node) {
                     let nodes: Vec<usize> = class.iter().map(|n| n.index()).collect();
-                    plan.push(workers_on(&nodes), false);
+                    plan.push(keep(workers_on(&nodes)), false);
                 }
             }
         }
@@ -85,6 +92,41 @@ impl StealPlan {
     }
 }
 
+/// The fixed-size groups of workers that may steal from each other under home-based
+/// scheduling (paper 4 section 3.1): workers listed node by node, each next node the
+/// nearest unvisited one to the previous, cut into consecutive groups of `size`.
+pub fn vicinities(size: usize, worker_node: &[usize], topology: &Topology) -> Vec<Vec<usize>> {
+    let size = size.max(1);
+    let nodes = topology.num_nodes();
+    let mut order = Vec::with_capacity(nodes);
+    let mut visited = vec![false; nodes];
+    let mut current = 0usize;
+    while order.len() < nodes {
+        visited[current] = true;
+        order.push(current);
+        let next = (0..nodes).filter(|&n| !visited[n]).min_by_key(|&n| {
+            (topology.distance(NodeId(current as u32), NodeId(n as u32)), n)
+        });
+        match next {
+            Some(n) => current = n,
+            None => break,
+        }
+    }
+    let workers: Vec<usize> = order
+        .iter()
+        .flat_map(|&n| (0..worker_node.len()).filter(move |&w| worker_node[w] == n))
+        .collect();
+    workers.chunks(size).map(<[usize]>::to_vec).collect()
+}
+
+/// The vicinity of worker `me`.
+fn vicinity_of(me: usize, size: usize, worker_node: &[usize], topology: &Topology) -> Vec<usize> {
+    vicinities(size, worker_node, topology)
+        .into_iter()
+        .find(|group| group.contains(&me))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +167,28 @@ mod tests {
         let starts: std::collections::BTreeSet<usize> =
             (0..50).map(|r| plan.victims(r).next().unwrap().1).collect();
         assert_eq!(starts.len(), 7, "every victim can come first");
+    }
+
+    #[test]
+    fn vicinities_group_near_workers() {
+        let topo = four_nodes();
+        let worker_node = [0, 0, 1, 1, 2, 2, 3, 3];
+        // Size 1: nobody to steal from.
+        for w in 0..8 {
+            assert!(StealPlan::build(StealKind::Vicinity(1), w, &worker_node, &topo).is_empty());
+        }
+        // Size 4: nodes 0 and 1 (near each other) form one group, 2 and 3 the other.
+        assert_eq!(
+            vicinities(4, &worker_node, &topo),
+            vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]
+        );
+        let plan = StealPlan::build(StealKind::Vicinity(4), 2, &worker_node, &topo);
+        assert_eq!(plan.classes(), &[vec![3], vec![0, 1]]);
+        // All workers: the same as full hierarchical stealing.
+        assert_eq!(
+            StealPlan::build(StealKind::Vicinity(8), 5, &worker_node, &topo),
+            StealPlan::build(StealKind::Hierarchical, 5, &worker_node, &topo)
+        );
     }
 
     #[test]

@@ -38,10 +38,10 @@ use crossbeam_utils::CachePadded;
 use locus_mem::pool::Pools;
 use locus_topo::Topology;
 
-use crate::config::Config;
+use crate::config::StealKind;
 use crate::error::Error;
 use crate::graph::{CurrentExecutor, TaskRef};
-use crate::sched::{ReadyPolicy, StealPlan};
+use crate::sched::{LoadView, ReadyPolicy, StealPlan};
 use sleep::Sleep;
 use worker::WorkerThread;
 
@@ -95,7 +95,7 @@ impl Drop for AbortOnUnwind {
 impl ThreadsEngine {
     /// Starts one worker per entry of `worker_node` (startup steps in the module doc).
     pub(crate) fn start(
-        config: Config,
+        steal: StealKind,
         ready_policy: ReadyPolicy,
         topology: &Topology,
         worker_node: Vec<usize>,
@@ -115,7 +115,7 @@ impl ThreadsEngine {
             })
             .collect();
         let steal_plans = (0..n)
-            .map(|w| StealPlan::build(config.steal_kind(), w, &worker_node, topology))
+            .map(|w| StealPlan::build(steal, w, &worker_node, topology))
             .collect();
         let nodes = topology.num_nodes();
         let workers_of_node = (0..nodes)
@@ -206,6 +206,14 @@ impl ThreadsEngine {
     pub(crate) fn inject(&self, task: TaskRef) {
         self.registry.shared[0].private.push(task);
         self.registry.sleep.new_work_for(&[0]);
+    }
+}
+
+impl LoadView for Registry {
+    /// Tasks queued for worker `w`: its deque, its mailbox and its private queue.
+    fn load(&self, w: usize) -> usize {
+        let s = &self.shared[w];
+        s.stealer.len() + s.mailbox.len() + s.private.len()
     }
 }
 

@@ -241,7 +241,13 @@ impl Executor for WorkerThread {
                 accesses: &accesses,
                 affinity: job.hints.affinity.as_ref().map(resolve_affinity),
             };
-            policy.place(self.node, &ready, &registry.topology, registry.worker_node.len())
+            policy.place(
+                self.node,
+                &ready,
+                &registry.topology,
+                &registry.worker_node,
+                &**registry,
+            )
         };
         task.set_preferred_node(placement.preferred_node(&registry.worker_node, self.node));
         let run = task.run.clone();
