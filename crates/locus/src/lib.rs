@@ -52,12 +52,13 @@
 //! - [`data`]: handles, versions, access declarations and views.
 //! - [`graph`]: scopes, submission, dependences, execution of a task.
 //! - [`sched`]: pure scheduling policies (victim order, placement of ready tasks).
-//! - `engine::threads`: pinned workers, deques, mailboxes, sleep (see its README).
+//! - [`engine`]: the seam between the runtime and its engines; the default `threads`
+//!   engine (pinned workers, deques, mailboxes, sleep: see its README).
 //! - [`metrics`]: per-worker counters and the [`Report`].
 
 mod config;
 pub mod data;
-mod engine;
+pub mod engine;
 mod error;
 pub mod graph;
 pub mod metrics;

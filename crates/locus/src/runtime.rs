@@ -3,7 +3,6 @@
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use locus_mem::pool::{PoolConfig, Pools};
 use locus_topo::{CpuId, NodeId, Topology};
@@ -13,7 +12,8 @@ use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAU
 use crate::sched::{HomeRegions, ReadyPolicy};
 use crate::data::version::{Version, VersionCounts};
 use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
-use crate::engine::threads::{ThreadsEngine, MAILBOX_CAPACITY};
+use crate::engine::threads::MAILBOX_CAPACITY;
+use crate::engine::{Engine, EngineFactory, EngineSetup, Threads};
 use crate::error::{Error, RunError};
 use crate::graph::{current_executor, RunState, Scope, Task, TaskCtx};
 use crate::metrics::{MemoryReport, Report, RunCounters, Settings, TopologySummary, VersionsReport};
@@ -21,7 +21,6 @@ use crate::metrics::{MemoryReport, Report, RunCounters, Settings, TopologySummar
 static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Builds a [`Runtime`]: topology, configuration, number of workers, window.
-#[derive(Clone, Debug)]
 pub struct RuntimeBuilder {
     topology: Option<Topology>,
     config: Config,
@@ -30,9 +29,21 @@ pub struct RuntimeBuilder {
     push_weights: (f64, f64),
     vicinity: Option<usize>,
     home_regions: HomeRegions,
+    engine: Option<Box<dyn EngineFactory + Send>>,
     threads: Option<usize>,
     window: Option<usize>,
     node_limit: Option<u64>,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("config", &self.config)
+            .field("topology", &self.topology.as_ref().map(Topology::name))
+            .field("threads", &self.threads)
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for RuntimeBuilder {
@@ -45,6 +56,7 @@ impl Default for RuntimeBuilder {
             push_weights: DEFAULT_WEIGHTS,
             vicinity: None,
             home_regions: HomeRegions::Largest,
+            engine: None,
             threads: None,
             window: None,
             node_limit: None,
@@ -98,6 +110,13 @@ impl RuntimeBuilder {
     /// of them. Default: the largest.
     pub fn home_regions(mut self, regions: HomeRegions) -> Self {
         self.home_regions = regions;
+        self
+    }
+
+    /// The engine; default: [`Threads`], one pinned OS thread per worker. The
+    /// simulator of crate `locus-sim` is the other engine.
+    pub fn engine(mut self, factory: impl EngineFactory + Send + 'static) -> Self {
+        self.engine = Some(Box::new(factory));
         self
     }
 
@@ -166,13 +185,14 @@ impl RuntimeBuilder {
         if self.vicinity == Some(0) {
             return Err(Error::Config("a steal vicinity holds at least one worker".into()));
         }
-        let mut topology = match self.topology {
+        let factory: Box<dyn EngineFactory + Send> = match self.engine {
+            Some(factory) => factory,
+            None => Box::new(Threads),
+        };
+        let topology = factory.prepare_topology(match self.topology {
             Some(t) => t,
             None => Topology::host()?,
-        };
-        if topology.num_cpus() > 0 && topology.os_cpu(CpuId(0)).is_none() {
-            topology = topology.laid_over_host()?;
-        }
+        })?;
         let cpus = worker_cpus(&topology, self.threads)?;
         if self.window == Some(0) {
             return Err(Error::Config("the window must allow at least one task".into()));
@@ -181,7 +201,6 @@ impl RuntimeBuilder {
             .iter()
             .map(|&c| topology.node_of_cpu(c).index())
             .collect();
-        let worker_os_cpu: Vec<Option<usize>> = cpus.iter().map(|&c| topology.os_cpu(c)).collect();
 
         let nodes = topology.num_nodes();
         let fallback = (0..nodes)
@@ -194,27 +213,26 @@ impl RuntimeBuilder {
                     .collect()
             })
             .collect();
-        let pools = Pools::new(PoolConfig {
+        let pools = PoolConfig {
             nodes,
             fallback,
             bind: !topology.is_virtual() && locus_mem::placement::numa_available(),
             node_limit: self.node_limit,
-        })
-        .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
+        };
 
         let steal = match (config, self.vicinity) {
             (Config::Home, Some(size)) => StealKind::Vicinity(size.min(cpus.len())),
             (Config::Home, None) => StealKind::Vicinity(cpus.len()),
             _ => config.steal_kind(),
         };
-        let engine = ThreadsEngine::start(
-            steal,
-            ready_policy.clone(),
-            &topology,
+        let engine = factory.start(EngineSetup {
+            topology: topology.clone(),
+            worker_cpu: cpus,
             worker_node,
-            worker_os_cpu,
-            pools.clone(),
-        )?;
+            ready_policy: ready_policy.clone(),
+            steal,
+            pools,
+        })?;
         Ok(Runtime {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             config,
@@ -224,7 +242,6 @@ impl RuntimeBuilder {
             topology,
             window: self.window,
             engine,
-            pools,
             versions: Arc::new(VersionCounts::default()),
             run_lock: Mutex::new(()),
         })
@@ -278,8 +295,7 @@ pub struct Runtime {
     ready_policy: ReadyPolicy,
     topology: Topology,
     window: Option<usize>,
-    engine: ThreadsEngine,
-    pools: Arc<Pools>,
+    engine: Box<dyn Engine>,
     versions: Arc<VersionCounts>,
     run_lock: Mutex<()>,
 }
@@ -289,7 +305,8 @@ impl std::fmt::Debug for Runtime {
         f.debug_struct("Runtime")
             .field("config", &self.config)
             .field("topology", &self.topology.name())
-            .field("workers", &self.engine.workers())
+            .field("engine", &self.engine.name())
+            .field("workers", &self.workers())
             .finish()
     }
 }
@@ -317,7 +334,7 @@ impl Runtime {
 
     /// Number of workers.
     pub fn workers(&self) -> usize {
-        self.engine.workers()
+        self.engine.worker_node().len()
     }
 
     /// Node of each worker.
@@ -332,12 +349,12 @@ impl Runtime {
 
     /// Bytes in use in the pools of all nodes.
     pub fn pool_bytes_in_use(&self) -> u64 {
-        self.pools.bytes_in_use()
+        self.pools().bytes_in_use()
     }
 
     /// The per-node pools.
     pub fn pools(&self) -> &Arc<Pools> {
-        &self.pools
+        self.engine.pools()
     }
 
     fn new_data<T: Element>(&self, name: String, len: usize, initial: Arc<Version>) -> Data<T> {
@@ -365,7 +382,7 @@ impl Runtime {
         let initial = Version::initial(bytes, &self.versions);
         let node = self.engine.worker_node()[0];
         let block = initial
-            .buffer_or_alloc(|| self.pools.alloc(node, bytes))
+            .buffer_or_alloc(|| self.pools().alloc(node, bytes))
             .map_err(|e| Error::OutOfMemory {
                 task: format!("data_from({name})"),
                 bytes,
@@ -430,9 +447,9 @@ impl Runtime {
             self.versions.clone(),
             self.window,
         ));
-        self.pools.reset_peaks();
+        self.pools().reset_peaks();
         self.versions.reset_peak();
-        let stats_before = self.pools.stats();
+        let stats_before = self.pools().stats();
         let versions_before = self.versions.created();
 
         let value: Mutex<Option<R>> = Mutex::new(None);
@@ -460,18 +477,16 @@ impl Runtime {
             0,
         );
         run.task_submitted(false);
-        let start = Instant::now();
         let ready = task.satisfy_one();
         debug_assert!(ready);
-        self.engine.inject(task);
-        run.wait_done();
-        let wall_s = start.elapsed().as_secs_f64();
+        let wall_s = self.engine.run(task);
+        debug_assert_eq!(run.outstanding(), 0, "the engine returned with tasks unfinished");
 
         let mut report = self.report_skeleton();
         report.wall_s = wall_s;
         report.tasks = run.submitted();
         report.add_counters(&run.counters, self.engine.worker_node(), nodes);
-        let stats = self.pools.stats();
+        let stats = self.pools().stats();
         report.memory = MemoryReport {
             peak_bytes: stats.iter().map(|s| s.peak).sum(),
             peak_bytes_per_node: stats.iter().map(|s| s.peak).collect(),
@@ -535,7 +550,7 @@ impl Runtime {
         settings.push("mailbox_capacity", MAILBOX_CAPACITY);
         Report {
             config: self.config.name().to_string(),
-            engine: "threads".to_string(),
+            engine: self.engine.name().to_string(),
             topology: TopologySummary {
                 name: self.topology.name().to_string(),
                 nodes: self.topology.num_nodes(),

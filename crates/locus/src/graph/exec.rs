@@ -21,9 +21,10 @@ use crate::config::AllocMode;
 use crate::data::version::Version;
 use crate::data::{AccessList, Binding, Declared, Mode};
 use crate::error::Error;
+use crate::sched::AccessInfo;
 
-/// What the dependence tracker needs from the engine running it.
-pub(crate) trait Executor {
+/// What the dependence tracker needs from the engine running it: one per worker.
+pub trait Executor {
     /// Index of the calling worker.
     fn worker(&self) -> usize;
     /// Node of the calling worker.
@@ -40,8 +41,9 @@ thread_local! {
     static CURRENT: Cell<Option<NonNull<dyn Executor>>> = const { Cell::new(None) };
 }
 
-/// Marks the calling thread as a worker of an engine for the guard's lifetime.
-pub(crate) struct CurrentExecutor {
+/// Marks the calling thread as a worker of an engine for the guard's lifetime, so that
+/// tasks spawned from bodies it runs reach that worker.
+pub struct CurrentExecutor {
     previous: Option<NonNull<dyn Executor>>,
 }
 
@@ -51,7 +53,7 @@ impl CurrentExecutor {
     /// # Safety
     ///
     /// `executor` must stay valid, and stay on this thread, until the guard is dropped.
-    pub(crate) unsafe fn enter(executor: &(dyn Executor + 'static)) -> Self {
+    pub unsafe fn enter(executor: &(dyn Executor + 'static)) -> Self {
         let ptr = NonNull::from(executor);
         CurrentExecutor {
             previous: CURRENT.with(|c| c.replace(Some(ptr))),
@@ -218,7 +220,15 @@ where
 /// Allocates what the body needs on the executing node: zeroed buffers for initial
 /// versions that were never written, deferred output buffers, and the copy of a
 /// read-write's previous version.
-fn prepare_buffers(ex: &dyn Executor, task: &Task, bindings: &[Binding]) -> Result<(), Error> {
+///
+/// With skipped bodies the buffers are only accounted (the simulator's pools hold no
+/// memory), so nothing is zeroed or copied.
+fn prepare_buffers(
+    ex: &dyn Executor,
+    task: &Task,
+    bindings: &[Binding],
+    bodies: Bodies,
+) -> Result<(), Error> {
     let node = ex.node();
     let oom = |bytes: usize, e: locus_mem::pool::AllocError| Error::OutOfMemory {
         task: task.name.to_string(),
@@ -226,7 +236,10 @@ fn prepare_buffers(ex: &dyn Executor, task: &Task, bindings: &[Binding]) -> Resu
         message: e.to_string(),
     };
     let zeroed = |v: &Version| -> Result<(), Error> {
-        v.buffer_or_alloc(|| ex.pools().alloc_zeroed(node, v.bytes))
+        v.buffer_or_alloc(|| match bodies {
+            Bodies::Run => ex.pools().alloc_zeroed(node, v.bytes),
+            Bodies::Skip => ex.pools().alloc(node, v.bytes),
+        })
             .map(|_| ())
             .map_err(|e| oom(v.bytes, e))
     };
@@ -239,7 +252,7 @@ fn prepare_buffers(ex: &dyn Executor, task: &Task, bindings: &[Binding]) -> Resu
             let out: &Block = output
                 .buffer_or_alloc(|| ex.pools().alloc(node, output.bytes))
                 .map_err(|e| oom(output.bytes, e))?;
-            if b.mode == Mode::ReadWrite {
+            if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
                 let src = b
                     .input
                     .as_ref()
@@ -269,41 +282,103 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Runs a ready task on the calling worker and completes it.
+/// What the placement policies and the cost model know of a task's accesses: bytes, and
+/// the node of each buffer once it is allocated.
+pub(crate) fn access_infos(bindings: &[Binding]) -> impl Iterator<Item = AccessInfo> + '_ {
+    bindings.iter().flat_map(|b| {
+        let read = b.mode.reads().then(|| AccessInfo {
+            bytes: b.bytes as u64,
+            node: b.input.as_ref().and_then(|v| v.node()),
+            input: true,
+        });
+        let write = b.mode.writes().then(|| AccessInfo {
+            bytes: b.bytes as u64,
+            node: b.output.as_ref().and_then(|v| v.node()),
+            input: false,
+        });
+        read.into_iter().chain(write)
+    })
+}
+
+/// Whether task bodies run (the `threads` engine, and the simulator at small sizes) or
+/// are skipped (the simulator at paper sizes, where buffers hold no memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bodies {
+    /// Bodies run on real buffers.
+    Run,
+    /// Bodies are skipped; buffers are only accounted.
+    Skip,
+}
+
+/// A task whose body has run, or was skipped, and whose outputs are not published yet.
+pub struct Started {
+    task: TaskRef,
+    bindings: Vec<Binding>,
+    hints: Hints,
+}
+
+impl Started {
+    /// The task's accesses: bytes and the node of each buffer.
+    pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> + '_ {
+        access_infos(&self.bindings)
+    }
+
+    /// The task's cost hint, in nanoseconds of computation.
+    pub fn cost_hint(&self) -> Option<u64> {
+        self.hints.cost
+    }
+
+    /// The task's name.
+    pub fn name(&self) -> &str {
+        &self.task.name
+    }
+}
+
+/// Runs a ready task's body on the calling worker, or skips it (`bodies`, or a failed
+/// run), and counts its accesses; [`finish`] completes it.
 ///
-/// When the run has failed, the body is skipped but the task still completes, so that
-/// the graph drains and every version is released.
-pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
-    // SAFETY: the engine calls `execute` only from the worker that dequeued the ready
-    // task, once.
-    let Some(Job { bindings, body, hints }) = (unsafe { task.take_job() }) else {
-        return;
-    };
+/// When the run has failed, the body is skipped but the task must still be finished, so
+/// that the graph drains and every version is released.
+pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
+    let Job {
+        bindings,
+        body,
+        hints,
+    } = task.take_job()?;
     let run = &task.run;
     let counters = run.counters.worker(ex.worker());
-    if !run.is_failed() {
-        match prepare_buffers(ex, &task, &bindings) {
-            Ok(()) => {
+    if run.is_failed() {
+        // What the body captured is released before the task counts as finished.
+        drop(body);
+    } else {
+        let outcome = prepare_buffers(ex, &task, &bindings, bodies).and_then(|()| match bodies {
+            Bodies::Skip => {
+                drop(body);
+                Ok(())
+            }
+            Bodies::Run => {
                 let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node());
-                match catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))) {
-                    Ok(()) => {
-                        for b in &bindings {
-                            if b.mode.reads() {
-                                if let Some(n) = b.input.as_ref().and_then(|v| v.node()) {
-                                    counters.read_bytes[n].add(b.bytes as u64);
-                                }
-                            }
-                            if b.mode.writes() {
-                                if let Some(n) = b.output.as_ref().and_then(|v| v.node()) {
-                                    counters.write_bytes[n].add(b.bytes as u64);
-                                }
-                            }
-                        }
-                    }
-                    Err(payload) => run.fail(Error::TaskPanicked {
+                catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))).map_err(|payload| {
+                    Error::TaskPanicked {
                         task: task.name.to_string(),
                         message: panic_message(&*payload),
-                    }),
+                    }
+                })
+            }
+        });
+        match outcome {
+            Ok(()) => {
+                for b in &bindings {
+                    if b.mode.reads() {
+                        if let Some(n) = b.input.as_ref().and_then(|v| v.node()) {
+                            counters.read_bytes[n].add(b.bytes as u64);
+                        }
+                    }
+                    if b.mode.writes() {
+                        if let Some(n) = b.output.as_ref().and_then(|v| v.node()) {
+                            counters.write_bytes[n].add(b.bytes as u64);
+                        }
+                    }
                 }
                 counters.tasks.add(1);
                 if let Some(node) = task.preferred_node() {
@@ -313,15 +388,24 @@ pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
                     }
                 }
             }
-            Err(error) => {
-                drop(body);
-                run.fail(error);
-            }
+            Err(error) => run.fail(error),
         }
-    } else {
-        // What the body captured is released before the task counts as finished.
-        drop(body);
     }
+    Some(Started {
+        task,
+        bindings,
+        hints,
+    })
+}
+
+/// Completes a started task: publishes the versions it wrote, activates the tasks that
+/// waited for them, releases what it held and counts it finished.
+pub fn finish(ex: &dyn Executor, started: Started) {
+    let Started {
+        task,
+        bindings,
+        hints,
+    } = started;
     for b in &bindings {
         if let Some(output) = &b.output {
             for waiter in output.publish() {
@@ -335,5 +419,12 @@ pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
     // back to their pool now.
     drop(bindings);
     drop(hints);
-    run.task_finished();
+    task.run.task_finished();
+}
+
+/// Runs a ready task on the calling worker and completes it.
+pub fn execute(ex: &dyn Executor, task: TaskRef) {
+    if let Some(started) = start(ex, task, Bodies::Run) {
+        finish(ex, started);
+    }
 }

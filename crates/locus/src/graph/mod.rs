@@ -14,6 +14,8 @@ mod task;
 pub use hints::{Affinity, AffinityTarget};
 pub use scope::{Scope, TaskBuilder, TaskCtx};
 
-pub(crate) use exec::{current_executor, execute, CurrentExecutor, Executor};
+pub use exec::{execute, finish, start, Bodies, CurrentExecutor, Executor, Started};
+pub(crate) use exec::{access_infos, current_executor};
 pub(crate) use run::RunState;
-pub(crate) use task::{Body, Job, Task, TaskRef};
+pub use task::{describe_ready, EngineEvent, ReadyDescription, Task, TaskRef};
+pub(crate) use task::{has_affinity, Body, Job};

@@ -2,19 +2,22 @@
 
 use std::borrow::Cow;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::hints::Hints;
 use super::run::RunState;
 use super::scope::TaskCtx;
 use crate::data::Binding;
+use crate::error::Error;
+use crate::graph::hints::{Affinity, AffinityTarget};
+use crate::sched::{AccessInfo, Domain};
 
 /// No placement preference recorded.
 const NO_PREFERENCE: usize = usize::MAX;
 
 /// A shared reference to a task; queues, waiter lists and the executing worker hold it.
-pub(crate) type TaskRef = Arc<Task>;
+pub type TaskRef = Arc<Task>;
 
 /// The body of a task, with the views of its bindings built inside.
 pub(crate) type Body = Box<dyn FnOnce(&TaskCtx, &[Binding]) + Send>;
@@ -28,23 +31,26 @@ pub(crate) struct Job {
     pub(crate) hints: Hints,
 }
 
-/// A submitted task.
-pub(crate) struct Task {
+/// A submitted task, as engines see it: opaque but for its name, the counters an engine
+/// records on it, and the placement decision it carries.
+pub struct Task {
     pub(crate) name: Cow<'static, str>,
     pub(crate) run: Arc<RunState>,
     /// Unsatisfied dependences, plus one held by the submitter until binding is done.
     pending: AtomicUsize,
     /// The node the placement policy chose at activation ([`NO_PREFERENCE`] if none).
     preferred: AtomicUsize,
+    /// Set by the one `take_job` that gets the job.
+    taken: AtomicBool,
     job: UnsafeCell<Option<Job>>,
 }
 
 // SAFETY: `job` is the only field that is not `Sync`. It is written once, before the task
-// is shared (in `Task::new`), read by the submitter while it still holds the pending
-// guard (no other thread can take it then, see `take_job`), and taken exactly once by
-// the single worker that dequeued the task after `pending` reached zero. Those accesses
-// are ordered by the `AcqRel` decrements of `pending` and by the queues' own
-// synchronisation.
+// is shared (in `Task::new`); read by the submitter while it still holds the pending
+// guard, or by the activator before it queues the ready task (`job_unshared`, whose
+// contract excludes a concurrent `take_job`); and taken at most once, by the caller that
+// wins the `taken` flag after `pending` reached zero. Those accesses are ordered by the
+// `AcqRel` decrements of `pending`, the flag, and the queues' own synchronisation.
 unsafe impl Sync for Task {}
 
 impl Task {
@@ -60,6 +66,7 @@ impl Task {
             run,
             pending: AtomicUsize::new(inputs + 1),
             preferred: AtomicUsize::new(NO_PREFERENCE),
+            taken: AtomicBool::new(false),
             job: UnsafeCell::new(Some(job)),
         })
     }
@@ -81,7 +88,7 @@ impl Task {
 
     /// Records the node the placement policy chose; called by the activator before it
     /// hands the task to a queue (the queue's synchronisation publishes it).
-    pub(crate) fn set_preferred_node(&self, node: usize) {
+    pub fn set_preferred_node(&self, node: usize) {
         self.preferred.store(node, Ordering::Relaxed);
     }
 
@@ -96,15 +103,112 @@ impl Task {
         self.pending.fetch_sub(1, Ordering::AcqRel) == 1
     }
 
-    /// Takes the job out of a ready task.
-    ///
-    /// # Safety
-    ///
-    /// Only the worker that dequeued the task after it became ready may call this, once.
-    pub(crate) unsafe fn take_job(&self) -> Option<Job> {
-        debug_assert_eq!(self.pending.load(Ordering::Acquire), 0);
-        // SAFETY: the caller is the unique owner of the ready task (see the type's Sync
-        // comment), so nothing else reads or writes `job` concurrently.
+    /// Takes the job out of a ready task; `None` if the task is not ready or the job
+    /// was taken already.
+    pub(crate) fn take_job(&self) -> Option<Job> {
+        if self.pending.load(Ordering::Acquire) != 0 || self.taken.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        // SAFETY: this call won the `taken` flag of a ready task, so no other call takes
+        // the job, and readers through `job_unshared` are done (its contract: they read
+        // only before the ready task is queued, and a task is taken from a queue).
         unsafe { (*self.job.get()).take() }
     }
+
+    /// The task's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Records an engine's decision about this task in worker `worker`'s counters of
+    /// the task's run. Only worker `worker`'s own thread calls this (the counters have
+    /// a single writer).
+    pub fn record(&self, worker: usize, event: EngineEvent) {
+        let c = self.run.counters.worker(worker);
+        match event {
+            EngineEvent::StealSameNode => c.steals_same_node.add(1),
+            EngineEvent::StealRemote => c.steals_remote.add(1),
+            EngineEvent::PushAttempted => c.pushes_attempted.add(1),
+            EngineEvent::PushTransferred => c.pushes_transferred.add(1),
+            EngineEvent::PushRejected => c.pushes_rejected.add(1),
+            EngineEvent::PushKeptLocal => c.pushes_kept_local.add(1),
+        }
+    }
+
+    /// Fails the task's run with a placement the engine cannot carry out; the run then
+    /// drains without running bodies.
+    pub fn fail_run(&self, message: String) {
+        self.run.fail(Error::Declaration {
+            task: self.name.to_string(),
+            message,
+        });
+    }
+}
+
+/// What an engine counts about tasks (see [`Task::record`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// The worker stole the task from a worker of its own node.
+    StealSameNode,
+    /// The worker stole the task from a worker of another node.
+    StealRemote,
+    /// Work-pushing chose another node for the task the worker activated.
+    PushAttempted,
+    /// The task was transferred to a worker of that node.
+    PushTransferred,
+    /// The transfer was refused (mailbox full); the task stayed.
+    PushRejected,
+    /// The task was below the pushing threshold and stayed.
+    PushKeptLocal,
+}
+
+/// A ready task described for the placement policy.
+#[derive(Clone, Debug)]
+pub struct ReadyDescription {
+    /// Its accesses, with the nodes of the buffers allocated so far.
+    pub accesses: Vec<AccessInfo>,
+    /// Its affinity hint resolved now (affinity to a datum means the node of the
+    /// datum's current buffer, or the first node if it has none yet: paper 3 section
+    /// 3), and whether it is strict.
+    pub affinity: Option<(Domain, bool)>,
+}
+
+/// Describes a task that the calling worker has just activated, for the placement
+/// policy; `with_accesses` says whether the policy needs the accesses.
+///
+/// # Safety
+///
+/// The caller must have activated `task` (its last dependence was satisfied by this
+/// thread, or it was ready at submission) and not have handed it to any queue yet.
+pub unsafe fn describe_ready(task: &Task, with_accesses: bool) -> ReadyDescription {
+    // SAFETY: forwarded from the caller: nobody can take the job meanwhile.
+    let job = unsafe { task.job_unshared() };
+    ReadyDescription {
+        accesses: if with_accesses {
+            crate::graph::access_infos(&job.bindings).collect()
+        } else {
+            Vec::new()
+        },
+        affinity: job.hints.affinity.as_ref().map(resolve_affinity),
+    }
+}
+
+/// Whether a task that the calling worker has just activated carries an affinity hint.
+///
+/// # Safety
+///
+/// As for [`describe_ready`].
+pub(crate) unsafe fn has_affinity(task: &Task) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe { task.job_unshared() }.hints.affinity.is_some()
+}
+
+/// Resolves an affinity hint when its task becomes ready.
+fn resolve_affinity(affinity: &Affinity) -> (Domain, bool) {
+    let domain = match &affinity.target {
+        AffinityTarget::Worker(w) => Domain::Worker(*w),
+        AffinityTarget::Node(n) => Domain::Node(*n),
+        AffinityTarget::Data(d) => Domain::Node(d.0.current().node().unwrap_or(0)),
+    };
+    (domain, affinity.strict)
 }

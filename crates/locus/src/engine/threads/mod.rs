@@ -31,6 +31,7 @@ mod worker;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use crossbeam_deque::{Stealer, Worker};
 use crossbeam_queue::{ArrayQueue, SegQueue};
@@ -38,6 +39,7 @@ use crossbeam_utils::CachePadded;
 use locus_mem::pool::Pools;
 use locus_topo::Topology;
 
+use super::Engine;
 use crate::config::StealKind;
 use crate::error::Error;
 use crate::graph::{CurrentExecutor, TaskRef};
@@ -191,21 +193,30 @@ impl ThreadsEngine {
         Ok(engine)
     }
 
-    /// Number of workers.
-    pub(crate) fn workers(&self) -> usize {
-        self.registry.worker_node.len()
+}
+
+impl Engine for ThreadsEngine {
+    fn name(&self) -> &'static str {
+        "threads"
     }
 
-    /// Node of each worker.
-    pub(crate) fn worker_node(&self) -> &[usize] {
+    fn worker_node(&self) -> &[usize] {
         &self.registry.worker_node
     }
 
-    /// Hands the root task of a run to worker 0, strictly (the control program runs on
-    /// a worker, as the root task of paper 1 section 2.1, on a known node).
-    pub(crate) fn inject(&self, task: TaskRef) {
-        self.registry.shared[0].private.push(task);
+    fn pools(&self) -> &Arc<Pools> {
+        &self.registry.pools
+    }
+
+    /// Hands the root task to worker 0, strictly (the control program runs on a
+    /// worker, as the root task of paper 1 section 2.1, on a known node), and waits.
+    fn run(&self, root: TaskRef) -> f64 {
+        let run = root.run.clone();
+        let start = Instant::now();
+        self.registry.shared[0].private.push(root);
         self.registry.sleep.new_work_for(&[0]);
+        run.wait_done();
+        start.elapsed().as_secs_f64()
     }
 }
 

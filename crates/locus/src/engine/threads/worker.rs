@@ -9,10 +9,8 @@ use crossbeam_deque::{Steal, Worker};
 use locus_mem::pool::Pools;
 
 use super::Registry;
-use crate::data::Binding;
-use crate::error::Error;
-use crate::graph::{execute, Affinity, AffinityTarget, Executor, TaskRef};
-use crate::sched::{AccessInfo, Domain, KeepReason, Placement, ReadyTask};
+use crate::graph::{describe_ready, execute, has_affinity, EngineEvent, Executor, TaskRef};
+use crate::sched::{KeepReason, Placement, ReadyTask};
 
 /// Rounds of looking for work, yielding in between, before going to sleep.
 const SPIN_ROUNDS: u32 = 64;
@@ -100,12 +98,14 @@ impl WorkerThread {
                 };
                 match stolen {
                     Steal::Success(task) => {
-                        let counters = task.run.counters.worker(self.index);
-                        if plan.is_same_node(class) {
-                            counters.steals_same_node.add(1);
-                        } else {
-                            counters.steals_remote.add(1);
-                        }
+                        task.record(
+                            self.index,
+                            if plan.is_same_node(class) {
+                                EngineEvent::StealSameNode
+                            } else {
+                                EngineEvent::StealRemote
+                            },
+                        );
                         // More work may be left for a sleeping worker (README).
                         if self.registry.sleep.has_sleepers() {
                             self.registry.sleep.wake_any();
@@ -155,57 +155,26 @@ impl WorkerThread {
             self.keep(task);
             return;
         }
-        let run = task.run.clone();
-        let counters = run.counters.worker(self.index);
+        // The counters are the task's run's; keep a handle, as the push moves the task.
+        // Recording after the push is safe: the activator is inside a task of the same
+        // run (the one that satisfied the dependence, or the submitter) that has not
+        // finished, so the run cannot end and read the counters before this.
+        let record = pushed.then(|| task.clone());
         match self.registry.shared[w].mailbox.push(task) {
             Ok(()) => {
-                if pushed {
-                    counters.pushes_transferred.add(1);
+                if let Some(t) = record {
+                    t.record(self.index, EngineEvent::PushTransferred);
                 }
                 self.registry.sleep.new_work(Some(w));
             }
             Err(task) => {
                 if pushed {
-                    counters.pushes_rejected.add(1);
+                    task.record(self.index, EngineEvent::PushRejected);
                 }
                 self.keep(task);
             }
         }
     }
-}
-
-/// What the pushing heuristic needs to know of a task's accesses.
-fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
-    let mut out = Vec::with_capacity(bindings.len() + 1);
-    for b in bindings {
-        if b.mode.reads() {
-            out.push(AccessInfo {
-                bytes: b.bytes as u64,
-                node: b.input.as_ref().and_then(|v| v.node()),
-                input: true,
-            });
-        }
-        if b.mode.writes() {
-            out.push(AccessInfo {
-                bytes: b.bytes as u64,
-                node: b.output.as_ref().and_then(|v| v.node()),
-                input: false,
-            });
-        }
-    }
-    out
-}
-
-/// Resolves an affinity hint when its task becomes ready: affinity to a datum means
-/// the node of the datum's current buffer now, or the first node if it has none yet
-/// (paper 3 section 3).
-fn resolve_affinity(affinity: &Affinity) -> (Domain, bool) {
-    let domain = match &affinity.target {
-        AffinityTarget::Worker(w) => Domain::Worker(*w),
-        AffinityTarget::Node(n) => Domain::Node(*n),
-        AffinityTarget::Data(d) => Domain::Node(d.0.current().node().unwrap_or(0)),
-    };
-    (domain, affinity.strict)
 }
 
 impl Executor for WorkerThread {
@@ -225,43 +194,34 @@ impl Executor for WorkerThread {
         let registry = &self.registry;
         let policy = &registry.ready_policy;
         // SAFETY: this worker activated the task and has not queued it yet.
-        let job = unsafe { task.job_unshared() };
-        let hinted = job.hints.affinity.is_some();
+        let hinted = unsafe { has_affinity(&task) };
         if !hinted && !policy.needs_accesses() {
             self.keep(task);
             return;
         }
-        let placement = {
-            let accesses = if policy.needs_accesses() {
-                access_infos(&job.bindings)
-            } else {
-                Vec::new()
-            };
-            let ready = ReadyTask {
-                accesses: &accesses,
-                affinity: job.hints.affinity.as_ref().map(resolve_affinity),
-            };
-            policy.place(
-                self.node,
-                &ready,
-                &registry.topology,
-                &registry.worker_node,
-                &**registry,
-            )
-        };
+        // SAFETY: as above.
+        let ready = unsafe { describe_ready(&task, policy.needs_accesses()) };
+        let placement = policy.place(
+            self.node,
+            &ReadyTask {
+                accesses: &ready.accesses,
+                affinity: ready.affinity,
+            },
+            &registry.topology,
+            &registry.worker_node,
+            &**registry,
+        );
         task.set_preferred_node(placement.preferred_node(&registry.worker_node, self.node));
-        let run = task.run.clone();
-        let counters = run.counters.worker(self.index);
         match placement {
             Placement::Local(reason) => {
                 if reason == KeepReason::BelowThreshold {
-                    counters.pushes_kept_local.add(1);
+                    task.record(self.index, EngineEvent::PushKeptLocal);
                 }
                 self.keep(task);
             }
             Placement::Node(node) => {
                 if !hinted {
-                    counters.pushes_attempted.add(1);
+                    task.record(self.index, EngineEvent::PushAttempted);
                 }
                 let candidates = &registry.workers_of_node[node];
                 if candidates.is_empty() {
@@ -280,12 +240,7 @@ impl Executor for WorkerThread {
             Placement::StrictNode(node) => {
                 let candidates = &registry.workers_of_node[node];
                 if candidates.is_empty() {
-                    run.fail(Error::Declaration {
-                        task: task.name.to_string(),
-                        message: format!(
-                            "strict affinity to node {node}, which has no workers"
-                        ),
-                    });
+                    task.fail_run(format!("strict affinity to node {node}, which has no workers"));
                     // The failed run drains the task without running its body.
                     self.keep(task);
                 } else {
