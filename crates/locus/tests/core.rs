@@ -361,3 +361,39 @@ fn strict_affinity_to_a_node_without_workers_fails_the_run() {
         .unwrap_err();
     assert!(err.to_string().contains("no workers"), "{err}");
 }
+
+#[test]
+fn run_waits_for_work_pending_when_the_control_program_returns() {
+    let rt = runtime("2x1", Config::DsaBase);
+    let d = rt.data::<u64>("d", 1);
+    let f = rt
+        .run(|s| {
+            for _ in 0..4 {
+                s.spawn("slow", d.read_write(), |_, v| {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    v[0] += 1;
+                })
+                .unwrap();
+            }
+            // The control program returns at once; the run is not over until the
+            // four tasks are.
+        })
+        .unwrap();
+    assert_eq!(f.report.tasks, 4);
+    assert_eq!(rt.fetch(&d).unwrap(), vec![4]);
+}
+
+#[test]
+fn handles_outlive_their_runtime_and_shutdown_does_not_hang() {
+    let (d, versions) = {
+        let rt = runtime("4x1", Config::Dfa);
+        let d = rt.data_from("d", &[3u8; 100]).unwrap();
+        rt.run(|s| s.spawn("w", d.read_write(), |_, v| v[0] = 9).unwrap())
+            .unwrap();
+        (d, rt.live_versions())
+        // The runtime is dropped here: its workers stop and are joined.
+    };
+    assert_eq!(versions, 1);
+    assert_eq!(d.len(), 100);
+    drop(d);
+}
