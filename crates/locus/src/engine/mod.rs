@@ -40,6 +40,9 @@ pub struct EngineSetup {
     pub ready_policy: ReadyPolicy,
     /// Whom idle workers steal from.
     pub steal: StealKind,
+    /// Whether a thief tries the last worker it stole from before its plan's order
+    /// (OpenStream's refinement).
+    pub last_victim_first: bool,
     /// The per-node pools to create.
     pub pools: PoolConfig,
 }
@@ -96,6 +99,7 @@ impl EngineFactory for Threads {
             .collect();
         Ok(Box::new(threads::ThreadsEngine::start(
             setup.steal,
+            setup.last_victim_first,
             setup.ready_policy,
             &setup.topology,
             setup.worker_node,

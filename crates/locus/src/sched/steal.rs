@@ -81,6 +81,24 @@ impl StealPlan {
         })
     }
 
+    /// As [`victims`](Self::victims), but `first` (the last victim that had work, as
+    /// OpenStream does) is tried before everyone else, if it is in the plan.
+    pub fn victims_from(
+        &self,
+        first: Option<usize>,
+        random: u64,
+    ) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let first = first.and_then(|w| self.class_of(w).map(|c| (c, w)));
+        first
+            .into_iter()
+            .chain(self.victims(random).filter(move |&(_, w)| Some(w) != first.map(|f| f.1)))
+    }
+
+    /// The class of worker `w`, if it is a victim.
+    pub fn class_of(&self, w: usize) -> Option<usize> {
+        self.classes.iter().position(|class| class.contains(&w))
+    }
+
     /// Number of victims.
     pub fn len(&self) -> usize {
         self.classes.iter().map(Vec::len).sum()
@@ -156,6 +174,22 @@ mod tests {
             far.sort();
             assert_eq!(far, vec![4, 5, 6, 7]);
         }
+    }
+
+    #[test]
+    fn the_last_victim_comes_first_once() {
+        let topo = four_nodes();
+        let worker_node = [0, 0, 1, 1, 2, 2, 3, 3];
+        let plan = StealPlan::build(StealKind::Hierarchical, 0, &worker_node, &topo);
+        for r in 0..10 {
+            let order: Vec<(usize, usize)> = plan.victims_from(Some(6), r).collect();
+            assert_eq!(order[0], (2, 6));
+            assert_eq!(order.len(), 7);
+            assert_eq!(order.iter().filter(|&&(_, w)| w == 6).count(), 1);
+            assert_eq!(order[1], (0, 1), "then the plan's order");
+        }
+        // A worker outside the plan is ignored.
+        assert_eq!(plan.victims_from(Some(0), 3).count(), 7);
     }
 
     #[test]

@@ -72,6 +72,8 @@ pub(crate) struct Registry {
     shared: Vec<CachePadded<WorkerShared>>,
     steal_plans: Vec<StealPlan>,
     ready_policy: ReadyPolicy,
+    /// Whether thieves try their last successful victim first.
+    last_victim_first: bool,
     sleep: Sleep,
     pools: Arc<Pools>,
     terminate: AtomicBool,
@@ -98,6 +100,7 @@ impl ThreadsEngine {
     /// Starts one worker per entry of `worker_node` (startup steps in the module doc).
     pub(crate) fn start(
         steal: StealKind,
+        last_victim_first: bool,
         ready_policy: ReadyPolicy,
         topology: &Topology,
         worker_node: Vec<usize>,
@@ -131,6 +134,7 @@ impl ThreadsEngine {
             shared,
             steal_plans,
             ready_policy,
+            last_victim_first,
             sleep: Sleep::new(n),
             pools,
             terminate: AtomicBool::new(false),

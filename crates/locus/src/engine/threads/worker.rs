@@ -24,6 +24,8 @@ pub(crate) struct WorkerThread {
     deque: Worker<TaskRef>,
     /// xorshift64* state for victim selection.
     rng: Cell<u64>,
+    /// The last worker this one stole from.
+    last_victim: Cell<Option<usize>>,
     registry: Arc<Registry>,
 }
 
@@ -34,6 +36,7 @@ impl WorkerThread {
             node: registry.worker_node[index],
             deque,
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
+            last_victim: Cell::new(None),
             registry,
         }
     }
@@ -81,17 +84,23 @@ impl WorkerThread {
             .or_else(|| self.steal())
     }
 
-    /// Step 3 of the chain: tries each victim of the plan once, and again while some
-    /// victim reported a lost race.
+    /// Step 5 of the chain: tries each victim of the plan once (the last one that had
+    /// work first, when that refinement is on), and again while some victim reported a
+    /// lost race.
     fn steal(&self) -> Option<TaskRef> {
         let plan = &self.registry.steal_plans[self.index];
         if plan.is_empty() {
             return None;
         }
+        let first = if self.registry.last_victim_first {
+            self.last_victim.get()
+        } else {
+            None
+        };
         loop {
             let mut retry = false;
-            for (class, victim) in plan.victims(self.next_random()) {
-                let victim = &self.registry.shared[victim];
+            for (class, index) in plan.victims_from(first, self.next_random()) {
+                let victim = &self.registry.shared[index];
                 let stolen = match victim.stealer.steal() {
                     Steal::Empty => victim.mailbox.pop().map_or(Steal::Empty, Steal::Success),
                     other => other,
@@ -106,6 +115,7 @@ impl WorkerThread {
                                 EngineEvent::StealRemote
                             },
                         );
+                        self.last_victim.set(Some(index));
                         // More work may be left for a sleeping worker (README).
                         if self.registry.sleep.has_sleepers() {
                             self.registry.sleep.wake_any();
