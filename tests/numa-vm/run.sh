@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# Boots a Linux kernel with four emulated NUMA nodes under QEMU and runs Locus's
+# placement checks (tests/numa-vm/guest) inside it. See tests/numa-vm/README.md.
+#
+# Usage: tests/numa-vm/run.sh [--build-only]
+#
+#   --build-only   install what is missing, fetch the kernel, build the guest binary
+#                  and the initramfs, but do not boot (also: LOCUS_VM_BUILD_ONLY=1)
+#
+# Environment:
+#   LOCUS_VM_CACHE       where the Debian kernel and busybox are kept between runs
+#                        (default /var/cache/locus-numa-vm)
+#   LOCUS_VM_REFRESH=1   fetch the kernel and busybox again even when cached
+#   LOCUS_VM_TIMEOUT     seconds the guest may run before it is killed (default 300)
+#   LOCUS_VM_TARGET_DIR  cargo target directory of the static guest build
+#                        (default: $CARGO_TARGET_DIR/numa-vm, or target/numa-vm)
+#
+# Exit status: 0 when the guest ran every check and all passed; 1 when a check
+# failed, the guest printed no result, or it did not finish in time; 2 on bad usage.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${LOCUS_VM_CACHE:-/var/cache/locus-numa-vm}
+boot_timeout=${LOCUS_VM_TIMEOUT:-300}
+target_dir=${LOCUS_VM_TARGET_DIR:-${CARGO_TARGET_DIR:-$repo/target}/numa-vm}
+build_only=${LOCUS_VM_BUILD_ONLY:-0}
+refresh=${LOCUS_VM_REFRESH:-0}
+
+for arg in "$@"; do
+    case "$arg" in
+        --build-only | --check) build_only=1 ;;
+        -h | --help)
+            sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "run.sh: unknown argument '$arg' (try --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+
+# ---------------------------------------------------------------------------------
+# The emulated machine. This table is the single source of the topology: the QEMU
+# options below are built from it, and the same values go to the guest on the kernel
+# command line, so the guest checks exactly what QEMU was asked to build.
+#
+# Four nodes on a 2x2 mesh: 0-1 and 2-3 are neighbours (16), 0-2 and 1-3 are one
+# hop across (22), 0-3 and 1-2 are the diagonals (28). Every row holds all four
+# values, so a row or column mix-up in a topology reader cannot go unnoticed.
+nodes=4
+cpus_per_node=2
+node_mib=512
+distances=(
+    "10 16 22 28"
+    "16 10 28 22"
+    "22 28 10 16"
+    "28 22 16 10"
+)
+# ---------------------------------------------------------------------------------
+
+log() { printf 'numa-vm: %s\n' "$*" >&2; }
+die() {
+    printf 'numa-vm: error: %s\n' "$*" >&2
+    exit 1
+}
+
+start_s=$SECONDS
+work=$(mktemp -d "${TMPDIR:-/tmp}/locus-numa-vm.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# --- 1. Host packages ------------------------------------------------------------
+
+apt_updated=0
+apt_update() {
+    if [ "$apt_updated" = 0 ]; then
+        log "apt-get update"
+        apt-get update -qq >&2 || die "apt-get update failed"
+        apt_updated=1
+    fi
+}
+
+ensure_tools() {
+    local missing=()
+    command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+    command -v cpio >/dev/null || missing+=(cpio)
+    command -v xz >/dev/null || missing+=(xz-utils)
+    command -v gzip >/dev/null || missing+=(gzip)
+    command -v timeout >/dev/null || missing+=(coreutils)
+    if [ "${#missing[@]}" -gt 0 ]; then
+        [ "$(id -u)" = 0 ] || die "missing packages ${missing[*]} (run as root to install them)"
+        apt_update
+        log "apt-get install ${missing[*]}"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
+    fi
+}
+
+# Downloads the Debian package $1 into $work and unpacks it into $2.
+fetch_deb() {
+    local package=$1 into=$2
+    (cd "$work" && apt-get download -qq "$package" >&2 2>/dev/null) ||
+        (apt_update && cd "$work" && apt-get download -qq "$package" >&2) ||
+        die "apt-get download $package failed"
+    mkdir -p "$into"
+    dpkg-deb -x "$work/${package}"_*.deb "$into"
+    rm -f "$work/${package}"_*.deb
+}
+
+# --- 2. Kernel and busybox, cached ------------------------------------------------
+
+# The versioned package linux-image-amd64 currently stands for, e.g.
+# linux-image-6.1.0-56-amd64.
+kernel_package() {
+    local package
+    package=$(apt-cache depends linux-image-amd64 2>/dev/null |
+        awk '/Depends: linux-image-[0-9]/ { print $2; exit }') || true
+    if [ -z "$package" ]; then
+        apt_update
+        package=$(apt-cache depends linux-image-amd64 |
+            awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+    fi
+    [ -n "$package" ] || die "cannot resolve the package behind linux-image-amd64"
+    echo "$package"
+}
+
+# Writes the uncompressed ELF kernel inside bzImage $1 to $2. Booting it directly
+# (QEMU's PVH entry) skips the in-guest decompression, which under TCG takes
+# seconds. Returns non-zero when no known payload is found.
+extract_vmlinux() {
+    local bzimage=$1 out=$2 magic tool offset
+    for pair in 'fd377a585a00:xz' '28b52ffd:zstd' '1f8b0800:gzip'; do
+        magic=${pair%%:*}
+        tool=${pair#*:}
+        command -v "$tool" >/dev/null || continue
+        # Every offset where the magic appears; the payload is the one that
+        # decompresses to an ELF file.
+        for offset in $(LC_ALL=C grep -obUaP "$(echo "$magic" | sed 's/../\\x&/g')" "$bzimage" |
+            cut -d: -f1); do
+            tail -c "+$((offset + 1))" "$bzimage" | "$tool" -dc 2>/dev/null >"$out" || true
+            if [ "$(head -c 4 "$out" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+                return 0
+            fi
+        done
+    done
+    rm -f "$out"
+    return 1
+}
+
+ensure_kernel() {
+    if [ "$refresh" = 1 ] || [ ! -s "$cache/kernel/vmlinuz" ]; then
+        local package
+        package=$(kernel_package)
+        log "fetching $package"
+        rm -rf "$work/kernel-deb" "$cache/kernel"
+        fetch_deb "$package" "$work/kernel-deb"
+        mkdir -p "$cache/kernel"
+        cp "$work"/kernel-deb/boot/vmlinuz-* "$cache/kernel/vmlinuz.new"
+        if extract_vmlinux "$cache/kernel/vmlinuz.new" "$cache/kernel/vmlinux.new"; then
+            mv "$cache/kernel/vmlinux.new" "$cache/kernel/vmlinux"
+        else
+            log "no ELF kernel inside the bzImage; booting the compressed one"
+        fi
+        echo "$package" >"$cache/kernel/package"
+        mv "$cache/kernel/vmlinuz.new" "$cache/kernel/vmlinuz"
+        rm -rf "$work/kernel-deb"
+    fi
+    if [ -s "$cache/kernel/vmlinux" ]; then
+        kernel=$cache/kernel/vmlinux
+    else
+        kernel=$cache/kernel/vmlinuz
+    fi
+    log "kernel: $(cat "$cache/kernel/package") ($(basename "$kernel"))"
+}
+
+ensure_busybox() {
+    if [ "$refresh" = 1 ] || [ ! -x "$cache/busybox/busybox" ]; then
+        log "fetching busybox-static"
+        rm -rf "$work/busybox-deb" "$cache/busybox"
+        fetch_deb busybox-static "$work/busybox-deb"
+        mkdir -p "$cache/busybox"
+        cp "$work/busybox-deb/bin/busybox" "$cache/busybox/busybox.new"
+        mv "$cache/busybox/busybox.new" "$cache/busybox/busybox"
+        rm -rf "$work/busybox-deb"
+    fi
+    busybox=$cache/busybox/busybox
+}
+
+# --- 3. Guest binary and initramfs ------------------------------------------------
+
+build_guest() {
+    log "building locus-numa-guest (static, release) in $target_dir"
+    (cd "$repo" &&
+        RUSTFLAGS="-C target-feature=+crt-static" CARGO_TARGET_DIR="$target_dir" \
+            cargo build --quiet --release --target x86_64-unknown-linux-gnu \
+            -p locus-numa-guest) || die "building the guest binary failed"
+    guest_bin=$target_dir/x86_64-unknown-linux-gnu/release/locus-numa-guest
+    [ -x "$guest_bin" ] || die "no guest binary at $guest_bin"
+}
+
+build_initramfs() {
+    local root=$work/root
+    mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev"
+    cp "$busybox" "$root/bin/busybox"
+    cp "$guest_bin" "$root/bin/locus-numa-guest"
+    cat >"$root/init" <<'EOF'
+#!/bin/busybox sh
+# PID 1 of the guest: mount the kernel file systems, run the checks, report, power off.
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+echo "LOCUS-NUMA-VM: guest up: kernel $(/bin/busybox uname -r), $(/bin/busybox nproc) CPUs"
+/bin/locus-numa-guest
+rc=$?
+if [ "$rc" = 0 ]; then
+    echo "LOCUS-NUMA-VM: PASS"
+else
+    echo "LOCUS-NUMA-VM: FAIL (checks exited with status $rc)"
+fi
+/bin/busybox poweroff -f
+EOF
+    chmod 755 "$root/init"
+    initrd=$work/initrd.cpio.gz
+    (cd "$root" && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) |
+        gzip -1 >"$initrd"
+}
+
+# --- 4. Boot ------------------------------------------------------------------------
+
+qemu_numa_args() {
+    local n i j row
+    for ((n = 0; n < nodes; n++)); do
+        qemu_args+=(-object "memory-backend-ram,id=m$n,size=${node_mib}M")
+        qemu_args+=(-numa "node,nodeid=$n,cpus=$((n * cpus_per_node))-$(((n + 1) * cpus_per_node - 1)),memdev=m$n")
+    done
+    # One direction per pair: QEMU mirrors it.
+    for ((i = 0; i < nodes; i++)); do
+        read -r -a row <<<"${distances[$i]}"
+        for ((j = i + 1; j < nodes; j++)); do
+            qemu_args+=(-numa "dist,src=$i,dst=$j,val=${row[$j]}")
+        done
+    done
+}
+
+# The distance matrix as the guest reads it: rows joined by '/', entries by ','.
+distances_param() {
+    local out="" row
+    for row in "${distances[@]}"; do
+        out+="${out:+/}${row// /,}"
+    done
+    echo "$out"
+}
+
+boot() {
+    local cpus=$((nodes * cpus_per_node))
+    qemu_args=(
+        -accel tcg -cpu max -machine q35
+        -m "$((nodes * node_mib))M"
+        -smp "$cpus,sockets=$nodes,cores=$cpus_per_node,threads=1"
+    )
+    qemu_numa_args
+    # Parameters without a dot that the kernel does not know reach init as
+    # environment variables: that is how the guest learns what to expect.
+    local append="console=ttyS0 panic=-1 quiet loglevel=3"
+    append+=" numa_balancing=disable transparent_hugepage=never"
+    append+=" LOCUS_VM_NODES=$nodes LOCUS_VM_CPUS_PER_NODE=$cpus_per_node"
+    append+=" LOCUS_VM_NODE_MIB=$node_mib LOCUS_VM_DISTANCES=$(distances_param)"
+    qemu_args+=(
+        -kernel "$kernel" -initrd "$initrd" -append "$append"
+        -display none -monitor none -serial stdio -no-reboot
+    )
+
+    log "booting: $nodes nodes x $cpus_per_node CPUs, ${node_mib} MiB each, timeout ${boot_timeout}s"
+    console=$work/console.log
+    local boot_s=$SECONDS status
+    set +e
+    timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 "${qemu_args[@]}" </dev/null 2>&1 |
+        tr -d '\r' | tee "$console"
+    status=${PIPESTATUS[0]}
+    set -e
+    log "guest finished in $((SECONDS - boot_s))s (qemu status $status)"
+    if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+        log "the guest did not finish within ${boot_timeout}s"
+    fi
+}
+
+# --- 5. Verdict -----------------------------------------------------------------------
+
+verdict() {
+    local summary
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$console" | tail -n 1) || true
+    if grep -qx 'LOCUS-NUMA-VM: PASS' "$console" && [ -n "$summary" ] &&
+        ! grep -q '^FAIL ' "$console" && [[ "$summary" == *" passed, 0 failed" ]]; then
+        log "PASS in $((SECONDS - start_s))s"
+        echo "$summary"
+        return 0
+    fi
+    if [ -z "$summary" ]; then
+        log "FAIL: the guest reported no result"
+    else
+        log "FAIL: $(grep -c '^FAIL ' "$console" || true) failing checks"
+        grep '^FAIL ' "$console" >&2 || true
+    fi
+    return 1
+}
+
+ensure_tools
+ensure_kernel
+ensure_busybox
+build_guest
+build_initramfs
+if [ "$build_only" = 1 ]; then
+    log "built $(du -h "$initrd" | cut -f1) initramfs; not booting (--build-only)"
+    exit 0
+fi
+boot
+verdict
