@@ -1,0 +1,126 @@
+//! An owned block of pool memory.
+
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use super::header::HEADER_BYTES;
+use super::pools::Pools;
+
+/// Alignment of every block, and of the dangling pointer of a zero-byte block.
+#[repr(C, align(64))]
+struct BlockAlign([u8; HEADER_BYTES]);
+
+/// A block of memory from a node's pool. Dropping it returns it to the pool of the
+/// node that supplied it, from whatever thread drops it.
+///
+/// The block is at least 64-byte aligned (big blocks: page-aligned). Access to its
+/// bytes goes through raw pointers; the runtime makes accesses exclusive through its
+/// dependence tracking.
+pub struct Block {
+    ptr: NonNull<u8>,
+    len: usize,
+    capacity: usize,
+    node: usize,
+    fell_back: bool,
+    /// The pools the block returns to; `None` for a zero-byte block, which holds no
+    /// memory.
+    pools: Option<Arc<Pools>>,
+}
+
+// SAFETY: a block is a uniquely owned allocation; its pool is Sync and freeing goes
+// through the node's mutex, so a block may be moved to and dropped on any thread.
+unsafe impl Send for Block {}
+// SAFETY: `&Block` only exposes the pointer and metadata; reads and writes through
+// the pointer are unsafe and synchronised by the caller.
+unsafe impl Sync for Block {}
+
+impl Block {
+    pub(crate) fn new(
+        pools: Arc<Pools>,
+        ptr: NonNull<u8>,
+        len: usize,
+        capacity: usize,
+        node: usize,
+        fell_back: bool,
+    ) -> Block {
+        Block {
+            ptr,
+            len,
+            capacity,
+            node,
+            fell_back,
+            pools: Some(pools),
+        }
+    }
+
+    /// A zero-byte block of `node`: a dangling, 64-byte aligned pointer.
+    pub(crate) fn empty(node: usize) -> Block {
+        Block {
+            ptr: NonNull::<BlockAlign>::dangling().cast(),
+            len: 0,
+            capacity: 0,
+            node,
+            fell_back: false,
+            pools: None,
+        }
+    }
+
+    /// The node whose pool supplied the block (after a fallback, the fallback node).
+    pub fn node(&self) -> usize {
+        self.node
+    }
+
+    /// Bytes asked for.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the block holds zero bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes of the block: its size class, or for a big block the request rounded up
+    /// to pages; 0 for a zero-byte block.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The first byte.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// The first byte, writable. Takes `&self`: exclusive access is the caller's to
+    /// ensure.
+    pub fn as_mut_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Whether another node supplied the block because the node asked for could not.
+    pub fn fell_back(&self) -> bool {
+        self.fell_back
+    }
+}
+
+impl std::fmt::Debug for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block")
+            .field("ptr", &self.ptr)
+            .field("len", &self.len)
+            .field("capacity", &self.capacity)
+            .field("node", &self.node)
+            .field("fell_back", &self.fell_back)
+            .finish()
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Some(pools) = self.pools.take() {
+            // SAFETY: `ptr` is the user pointer of a live block of `pools`, and this is
+            // the one place it is given back (the block is being dropped).
+            unsafe { pools.free(self.ptr) };
+        }
+    }
+}

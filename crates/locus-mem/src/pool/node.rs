@@ -1,0 +1,297 @@
+//! One node's pool: free lists per size class, the chunks behind them, and the
+//! node's accounting. Always used under the node's mutex (README, "Refill protocol").
+
+use std::collections::{HashMap, HashSet};
+use std::ptr::NonNull;
+
+use crate::placement::{self, BindMode, PlacementError};
+
+use super::class::{chunk_bytes, class_bytes, slot_stride, slots_per_chunk, NUM_CLASSES};
+use super::header::{Header, BIG, HEADER_BYTES, MAGIC};
+use super::os;
+use super::stats::NodeStats;
+
+/// A chunk mapped from the OS for one size class.
+struct Chunk {
+    base: NonNull<u8>,
+    len: usize,
+    class: usize,
+}
+
+/// The part of the newest chunk of a class not carved into blocks yet.
+#[derive(Clone, Copy)]
+struct Frontier {
+    chunk: NonNull<u8>,
+    /// Next slot to carve.
+    next: usize,
+    /// Slots of the chunk.
+    slots: usize,
+}
+
+/// Why a node did not supply a block.
+pub(crate) enum Refusal {
+    /// The node's `node_limit` would be exceeded.
+    Limit,
+    /// The OS refused memory (`mmap`) or placement (`mbind`).
+    Os(PlacementError),
+}
+
+/// A block taken from a node.
+pub(crate) struct Taken {
+    /// The user pointer (64-byte aligned, header before it).
+    pub user: NonNull<u8>,
+    /// Bytes of the block (class bytes, or the rounded size of a big block).
+    pub capacity: usize,
+    /// Never handed out before, so still zero-filled by the OS.
+    pub fresh: bool,
+}
+
+/// The pool of one node.
+pub(crate) struct NodePool {
+    node: usize,
+    bind: bool,
+    limit: Option<u64>,
+    free: [Option<NonNull<Header>>; NUM_CLASSES],
+    frontier: [Option<Frontier>; NUM_CLASSES],
+    chunks: Vec<Chunk>,
+    /// Counters; `fallbacks` lives outside the mutex and is not kept here.
+    pub(crate) stats: NodeStats,
+}
+
+// SAFETY: the raw pointers point into mappings the pool owns (chunks, free blocks);
+// nothing else aliases the free blocks and headers, and the pool is only used under
+// its mutex, so moving it to another thread is sound.
+unsafe impl Send for NodePool {}
+
+impl NodePool {
+    pub(crate) fn new(node: usize, bind: bool, limit: Option<u64>) -> Self {
+        NodePool {
+            node,
+            bind,
+            limit,
+            free: [None; NUM_CLASSES],
+            frontier: [None; NUM_CLASSES],
+            chunks: Vec::new(),
+            stats: NodeStats::default(),
+        }
+    }
+
+    fn admits(&self, bytes: usize) -> bool {
+        self.limit.map_or(true, |limit| {
+            self.stats.in_use.saturating_add(bytes as u64) <= limit
+        })
+    }
+
+    fn count_alloc(&mut self, bytes: usize) {
+        self.stats.in_use += bytes as u64;
+        self.stats.peak = self.stats.peak.max(self.stats.in_use);
+        self.stats.allocs += 1;
+    }
+
+    /// Maps `len` bytes and, when binding, binds them to this node.
+    fn map_bound(&self, len: usize) -> Result<NonNull<u8>, Refusal> {
+        let base = os::map(len).map_err(Refusal::Os)?;
+        if self.bind {
+            if let Err(e) = placement::bind(base.as_ptr(), len, self.node, BindMode::PolicyOnly) {
+                // SAFETY: `base`/`len` was mapped just above and nothing has seen it.
+                unsafe { os::unmap(base, len) };
+                return Err(Refusal::Os(e));
+            }
+        }
+        Ok(base)
+    }
+
+    /// Takes a block of `class`: from the free list, else carved from the newest
+    /// chunk, else from a new chunk (README, "Refill protocol").
+    pub(crate) fn take(&mut self, class: usize) -> Result<Taken, Refusal> {
+        let bytes = class_bytes(class);
+        if !self.admits(bytes) {
+            return Err(Refusal::Limit);
+        }
+        let (header, fresh) = if let Some(h) = self.free[class] {
+            // SAFETY: blocks in a free list are owned by this pool, their headers
+            // initialised when they were carved; nothing else reads them.
+            self.free[class] = unsafe { h.as_ref().next };
+            self.stats.reused += 1;
+            (h, false)
+        } else {
+            if self.frontier[class].is_none() {
+                let len = chunk_bytes(class, placement::page_size());
+                let base = self.map_bound(len)?;
+                self.chunks.push(Chunk { base, len, class });
+                self.stats.chunks += 1;
+                self.stats.os_bytes += len as u64;
+                self.stats.cached += (slots_per_chunk(class) * bytes) as u64;
+                self.frontier[class] = Some(Frontier {
+                    chunk: base,
+                    next: 0,
+                    slots: slots_per_chunk(class),
+                });
+            }
+            let f = self.frontier[class].as_mut().expect("refilled above");
+            // SAFETY: `next < slots`, so the slot lies inside the chunk, which holds
+            // `slots * stride` bytes.
+            let h: NonNull<Header> = unsafe { f.chunk.add(f.next * slot_stride(class)).cast() };
+            let chunk = f.chunk;
+            f.next += 1;
+            if f.next == f.slots {
+                self.frontier[class] = None;
+            }
+            // SAFETY: the slot was never carved, so nothing else refers to it; the
+            // header is 64-byte aligned (chunk page-aligned, stride a multiple of 64).
+            unsafe {
+                h.write(Header {
+                    magic: MAGIC,
+                    node: self.node as u32,
+                    class: class as u32,
+                    _reserved: 0,
+                    next: None,
+                    chunk,
+                    map_len: 0,
+                })
+            };
+            (h, true)
+        };
+        self.stats.cached -= bytes as u64;
+        self.count_alloc(bytes);
+        Ok(Taken {
+            // SAFETY: `header` is the header of a slot.
+            user: unsafe { Header::user(header) },
+            capacity: bytes,
+            fresh,
+        })
+    }
+
+    /// Maps a big block of `capacity` bytes (a multiple of the page size) on its own,
+    /// with one page in front holding the header.
+    pub(crate) fn take_big(&mut self, capacity: usize) -> Result<Taken, Refusal> {
+        if !self.admits(capacity) {
+            return Err(Refusal::Limit);
+        }
+        let page = placement::page_size();
+        let len = capacity + page;
+        let base = self.map_bound(len)?;
+        // SAFETY: the header goes at the end of the first page, HEADER_BYTES before
+        // the page-aligned user pointer, inside the fresh mapping.
+        let h: NonNull<Header> = unsafe { base.add(page - HEADER_BYTES).cast() };
+        // SAFETY: fresh mapping, aligned (page - 64 is a multiple of 64).
+        unsafe {
+            h.write(Header {
+                magic: MAGIC,
+                node: self.node as u32,
+                class: BIG,
+                _reserved: 0,
+                next: None,
+                chunk: base,
+                map_len: len,
+            })
+        };
+        self.stats.big_blocks += 1;
+        self.stats.os_bytes += len as u64;
+        self.count_alloc(capacity);
+        Ok(Taken {
+            // SAFETY: `h` is the header of the big block.
+            user: unsafe { Header::user(h) },
+            capacity,
+            fresh: true,
+        })
+    }
+
+    /// Puts a block of `class` back in its free list.
+    ///
+    /// # Safety
+    ///
+    /// `header` must be the header of a live block this node supplied from a free
+    /// list class (not big), given back once; nothing may use the block afterwards.
+    pub(crate) unsafe fn give_back(&mut self, header: NonNull<Header>, class: usize) {
+        let bytes = class_bytes(class) as u64;
+        // SAFETY: the block is ours again and nothing else refers to it.
+        unsafe { (*header.as_ptr()).next = self.free[class] };
+        self.free[class] = Some(header);
+        self.stats.in_use -= bytes;
+        self.stats.cached += bytes;
+    }
+
+    /// Accounts a big block of `capacity` bytes mapped as `map_len` bytes, which the
+    /// caller has unmapped.
+    pub(crate) fn big_returned(&mut self, capacity: usize, map_len: usize) {
+        self.stats.in_use -= capacity as u64;
+        self.stats.big_blocks -= 1;
+        self.stats.os_bytes -= map_len as u64;
+    }
+
+    /// Unmaps every chunk whose blocks are all free (README, "Giving memory back").
+    pub(crate) fn release_cached(&mut self) {
+        // 1. Count the free slots of each chunk: free-list blocks and uncarved slots.
+        let mut free_slots: HashMap<NonNull<u8>, usize> = HashMap::new();
+        for class in 0..NUM_CLASSES {
+            let mut cursor = self.free[class];
+            while let Some(h) = cursor {
+                // SAFETY: free-list headers are owned by the pool and initialised.
+                let h = unsafe { h.as_ref() };
+                *free_slots.entry(h.chunk).or_default() += 1;
+                cursor = h.next;
+            }
+            if let Some(f) = self.frontier[class] {
+                *free_slots.entry(f.chunk).or_default() += f.slots - f.next;
+            }
+        }
+        // 2. The chunks with no live block.
+        let idle: HashSet<NonNull<u8>> = self
+            .chunks
+            .iter()
+            .filter(|c| free_slots.get(&c.base) == Some(&slots_per_chunk(c.class)))
+            .map(|c| c.base)
+            .collect();
+        if idle.is_empty() {
+            return;
+        }
+        // 3. Unlink their blocks from the free lists, keeping the order of the rest.
+        for class in 0..NUM_CLASSES {
+            let mut kept: Vec<NonNull<Header>> = Vec::new();
+            let mut cursor = self.free[class];
+            while let Some(h) = cursor {
+                // SAFETY: as in step 1.
+                let r = unsafe { h.as_ref() };
+                cursor = r.next;
+                if !idle.contains(&r.chunk) {
+                    kept.push(h);
+                }
+            }
+            let mut head = None;
+            for h in kept.into_iter().rev() {
+                // SAFETY: `h` is a free block of this pool; relinking it is ours to do.
+                unsafe { (*h.as_ptr()).next = head };
+                head = Some(h);
+            }
+            self.free[class] = head;
+            if self.frontier[class].is_some_and(|f| idle.contains(&f.chunk)) {
+                self.frontier[class] = None;
+            }
+        }
+        // 4. Unmap them.
+        let stats = &mut self.stats;
+        self.chunks.retain(|c| {
+            if !idle.contains(&c.base) {
+                return true;
+            }
+            // SAFETY: the chunk is a mapping of this pool with no live block and no
+            // block left in a free list or frontier.
+            unsafe { os::unmap(c.base, c.len) };
+            stats.chunks -= 1;
+            stats.os_bytes -= c.len as u64;
+            stats.cached -= (slots_per_chunk(c.class) * class_bytes(c.class)) as u64;
+            false
+        });
+    }
+}
+
+impl Drop for NodePool {
+    fn drop(&mut self) {
+        // The pools are dropped only when no block is alive (each block holds them).
+        for c in self.chunks.drain(..) {
+            // SAFETY: the chunk is a mapping of this pool and no block of it is alive.
+            unsafe { os::unmap(c.base, c.len) };
+        }
+    }
+}
