@@ -243,3 +243,310 @@ impl Pools {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::class::{MAX_CLASS_BYTES, NUM_CLASSES};
+
+    fn virtual_pools(nodes: usize) -> Arc<Pools> {
+        Pools::new(PoolConfig::virtual_nodes(nodes)).unwrap()
+    }
+
+    fn fill(b: &Block, byte: u8) {
+        // SAFETY: the test owns the block, which holds `len` bytes.
+        unsafe { b.as_mut_ptr().write_bytes(byte, b.len()) };
+    }
+
+    fn bytes(b: &Block) -> &[u8] {
+        // SAFETY: the test owns the block, which holds `len` initialised bytes (filled
+        // or zeroed).
+        unsafe { std::slice::from_raw_parts(b.as_ptr(), b.len()) }
+    }
+
+    #[test]
+    fn alloc_reports_node_len_capacity_and_alignment() {
+        let pools = virtual_pools(3);
+        for (i, &len) in [1usize, 63, 64, 65, 1000, 4096, 100_000, MAX_CLASS_BYTES]
+            .iter()
+            .enumerate()
+        {
+            let node = i % 3;
+            let b = pools.alloc(node, len).unwrap();
+            assert_eq!(b.node(), node);
+            assert_eq!(b.len(), len);
+            assert_eq!(b.capacity(), class_bytes(class_of(len).unwrap()));
+            assert_eq!(b.as_ptr() as usize % 64, 0);
+            assert!(!b.fell_back());
+            fill(&b, 0x5A);
+            assert!(bytes(&b).iter().all(|&x| x == 0x5A));
+            assert_eq!(pools.stats()[node].in_use, b.capacity() as u64);
+        }
+        assert_eq!(pools.bytes_in_use(), 0);
+        let s = pools.stats();
+        assert_eq!(s.iter().map(|s| s.allocs).sum::<u64>(), 8);
+        assert!(s.iter().all(|s| s.peak > 0 && s.chunks > 0));
+    }
+
+    #[test]
+    fn zero_byte_blocks_are_aligned_and_free() {
+        let pools = virtual_pools(2);
+        let b = pools.alloc(1, 0).unwrap();
+        assert_eq!((b.len(), b.capacity(), b.node()), (0, 0, 1));
+        assert!(b.is_empty());
+        assert_eq!(b.as_ptr() as usize % 64, 0);
+        assert!(!b.as_ptr().is_null());
+        let z = pools.alloc_zeroed(0, 0).unwrap();
+        assert_eq!(pools.bytes_in_use(), 0);
+        assert_eq!(pools.stats()[1].allocs, 1);
+        assert_eq!(pools.stats()[0].chunks, 0);
+        drop((b, z));
+        assert_eq!(pools.bytes_in_use(), 0);
+    }
+
+    #[test]
+    fn freed_blocks_are_reused_and_zeroed_on_request() {
+        let pools = virtual_pools(1);
+        let a = pools.alloc(0, 3000).unwrap();
+        let fresh = pools.alloc_zeroed(0, 3000).unwrap();
+        assert!(bytes(&fresh).iter().all(|&x| x == 0));
+        fill(&a, 0xFF);
+        let addr = a.as_ptr();
+        drop(a);
+        let s = pools.stats()[0];
+        assert_eq!((s.in_use, s.reused), (4096, 0));
+        let again = pools.alloc_zeroed(0, 2500).unwrap();
+        assert_eq!(
+            again.as_ptr(),
+            addr,
+            "the freed block is at the head of its list"
+        );
+        assert!(bytes(&again).iter().all(|&x| x == 0));
+        let s = pools.stats()[0];
+        assert_eq!((s.allocs, s.reused, s.in_use), (3, 1, 8192));
+        drop((again, fresh));
+        let s = pools.stats()[0];
+        assert_eq!(s.in_use, 0);
+        assert_eq!(s.peak, 8192);
+        assert_eq!(
+            s.cached,
+            s.chunks * (crate::pool::class::slots_per_chunk(6) as u64) * 4096
+        );
+    }
+
+    #[test]
+    fn every_class_round_trips() {
+        let pools = virtual_pools(1);
+        let blocks: Vec<Block> = (0..NUM_CLASSES)
+            .map(|c| pools.alloc(0, class_bytes(c)).unwrap())
+            .collect();
+        for (c, b) in blocks.iter().enumerate() {
+            assert_eq!(b.capacity(), class_bytes(c));
+            // First and last byte are writable.
+            // SAFETY: both offsets are inside the block.
+            unsafe {
+                b.as_mut_ptr().write(c as u8);
+                b.as_mut_ptr().add(b.len() - 1).write(c as u8);
+            }
+        }
+        assert_eq!(pools.stats()[0].chunks, NUM_CLASSES as u64);
+        drop(blocks);
+        assert_eq!(pools.bytes_in_use(), 0);
+    }
+
+    #[test]
+    fn a_block_freed_on_another_thread_returns_to_its_node() {
+        let pools = virtual_pools(2);
+        let b = std::thread::spawn({
+            let pools = pools.clone();
+            move || pools.alloc(1, 10_000).unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(b.node(), 1);
+        let before = pools.stats();
+        assert_eq!(before[1].in_use, 16384);
+        std::thread::spawn(move || drop(b)).join().unwrap();
+        let after = pools.stats();
+        assert_eq!(after[1].in_use, 0);
+        assert_eq!(after[1].cached, before[1].cached + 16384);
+        assert_eq!(after[0], before[0]);
+        // The next allocation on node 1 reuses it; node 0 gets a chunk of its own.
+        let again = pools.alloc(1, 16384).unwrap();
+        assert_eq!(pools.stats()[1].reused, 1);
+        let other = pools.alloc(0, 16384).unwrap();
+        assert_eq!(pools.stats()[0].reused, 0);
+        drop((again, other));
+    }
+
+    #[test]
+    fn node_limit_falls_back_nearest_first_then_fails() {
+        let mut config = PoolConfig::virtual_nodes(3).with_node_limit(8192);
+        config.fallback[0] = vec![2, 1];
+        let pools = Pools::new(config).unwrap();
+        let mut live = Vec::new();
+        for expect in [0, 0, 2, 2, 1, 1] {
+            let b = pools.alloc(0, 4096).unwrap();
+            assert_eq!(b.node(), expect);
+            assert_eq!(b.fell_back(), expect != 0);
+            live.push(b);
+        }
+        let e = pools.alloc(0, 1).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                AllocError::Exhausted {
+                    node: 0,
+                    bytes: 1,
+                    os: None
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("no node could supply"));
+        let s = pools.stats();
+        assert_eq!(
+            s.iter().map(|s| s.fallbacks).collect::<Vec<_>>(),
+            vec![4, 0, 0]
+        );
+        assert_eq!(
+            s.iter().map(|s| s.in_use).collect::<Vec<_>>(),
+            vec![8192; 3]
+        );
+        // A smaller block still fits nowhere: limits count class bytes.
+        drop(live.remove(2));
+        assert_eq!(pools.alloc(0, 100).unwrap().node(), 2);
+        drop(live);
+        assert_eq!(pools.bytes_in_use(), 0);
+        // Big blocks respect the limit too.
+        assert!(matches!(
+            pools.alloc(1, MAX_CLASS_BYTES + 1),
+            Err(AllocError::Exhausted { node: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn big_blocks_are_mapped_on_their_own() {
+        let pools = virtual_pools(2);
+        let page = placement::page_size();
+        let len = MAX_CLASS_BYTES + 1;
+        let b = pools.alloc_zeroed(1, len).unwrap();
+        assert_eq!(b.capacity(), len.next_multiple_of(page));
+        assert_eq!(b.as_ptr() as usize % page, 0);
+        // SAFETY: both offsets are inside the block.
+        unsafe {
+            assert_eq!(b.as_ptr().read(), 0);
+            b.as_mut_ptr().add(len - 1).write(7);
+        }
+        let s = pools.stats()[1];
+        assert_eq!(
+            (s.big_blocks, s.in_use, s.chunks),
+            (1, b.capacity() as u64, 0)
+        );
+        assert_eq!(s.os_bytes, (b.capacity() + page) as u64);
+        drop(b);
+        let s = pools.stats()[1];
+        assert_eq!((s.big_blocks, s.in_use, s.os_bytes, s.cached), (0, 0, 0, 0));
+        assert_eq!(s.peak, (len.next_multiple_of(page)) as u64);
+        assert!(matches!(
+            pools.alloc(0, usize::MAX - 10),
+            Err(AllocError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn invalid_node_and_config_are_errors() {
+        let pools = virtual_pools(2);
+        assert_eq!(
+            pools.alloc(2, 8).unwrap_err(),
+            AllocError::InvalidNode { node: 2, nodes: 2 }
+        );
+        let mut bad = PoolConfig::virtual_nodes(2);
+        bad.fallback = vec![];
+        assert!(matches!(Pools::new(bad), Err(AllocError::Config(_))));
+    }
+
+    #[test]
+    fn peaks_reset_to_current_use() {
+        let pools = virtual_pools(2);
+        let a = pools.alloc(0, 1 << 20).unwrap();
+        let b = pools.alloc(0, 1 << 20).unwrap();
+        drop(b);
+        assert_eq!(pools.stats()[0].peak, 2 << 20);
+        pools.reset_peaks();
+        assert_eq!(pools.stats()[0].peak, 1 << 20);
+        assert_eq!(pools.stats()[1].peak, 0);
+        drop(a);
+        pools.reset_peaks();
+        assert_eq!(pools.stats()[0].peak, 0);
+    }
+
+    #[test]
+    fn release_cached_unmaps_idle_chunks_only() {
+        let pools = virtual_pools(1);
+        let keep = pools.alloc(0, 100).unwrap();
+        let small: Vec<Block> = (0..10).map(|_| pools.alloc(0, 100).unwrap()).collect();
+        let large: Vec<Block> = (0..3).map(|_| pools.alloc(0, 1 << 20).unwrap()).collect();
+        assert_eq!(pools.stats()[0].chunks, 4);
+        drop((small, large));
+        pools.release_cached();
+        let s = pools.stats()[0];
+        // The 128-byte chunk still holds `keep`; the three 1 MiB chunks are gone.
+        assert_eq!(s.chunks, 1);
+        assert_eq!(s.in_use, 128);
+        let per_chunk = crate::pool::class::slots_per_chunk(1) as u64 * 128;
+        assert_eq!(s.cached, per_chunk - 128);
+        // Blocks of the kept chunk are still reused.
+        let again = pools.alloc(0, 100).unwrap();
+        assert_eq!(pools.stats()[0].reused, 1);
+        drop((again, keep));
+        pools.release_cached();
+        let s = pools.stats()[0];
+        assert_eq!((s.chunks, s.cached, s.os_bytes, s.in_use), (0, 0, 0, 0));
+        // The pools still work afterwards.
+        let b = pools.alloc(0, 1 << 20).unwrap();
+        assert_eq!(pools.stats()[0].chunks, 1);
+        drop(b);
+    }
+
+    #[test]
+    fn bound_pools_place_blocks_on_their_node() {
+        if !placement::numa_available() {
+            return;
+        }
+        let pools = Pools::new(PoolConfig::new(1)).unwrap();
+        assert!(pools.config().bind);
+        let b = pools.alloc(0, 1 << 20).unwrap();
+        fill(&b, 1);
+        let pages = placement::query_nodes(b.as_ptr(), b.len()).unwrap();
+        assert!(pages.iter().all(|p| p.node() == Some(0)), "{pages:?}");
+    }
+
+    #[test]
+    fn a_node_the_kernel_refuses_falls_back() {
+        if !placement::numa_available() {
+            return;
+        }
+        // Two nodes bound on a machine that may have fewer: binding to a missing node
+        // fails with EINVAL, and the block comes from the fallback node.
+        let missing = placement::online_nodes();
+        let nodes = missing + 1;
+        let mut config = PoolConfig::new(nodes);
+        config.bind = true;
+        let pools = Pools::new(config.clone()).unwrap();
+        let b = pools.alloc(missing, 5000).unwrap();
+        assert!(b.fell_back());
+        assert_eq!(b.node(), missing - 1);
+        assert_eq!(pools.stats()[missing].fallbacks, 1);
+        assert_eq!(pools.stats()[missing].chunks, 0);
+        drop(b);
+        config.fallback[missing].clear();
+        let pools = Pools::new(config).unwrap();
+        match pools.alloc(missing, 5000).unwrap_err() {
+            AllocError::Exhausted { os: Some(e), .. } => {
+                assert_eq!((e.call, e.errno), ("mbind", libc::EINVAL));
+            }
+            e => panic!("unexpected {e:?}"),
+        }
+    }
+}
