@@ -76,7 +76,10 @@ apt_updated=0
 apt_update() {
     if [ "$apt_updated" = 0 ]; then
         log "apt-get update"
-        apt-get update -qq >&2 || die "apt-get update failed"
+        apt-get update -qq >"$work/apt.log" 2>&1 || {
+            cat "$work/apt.log" >&2
+            die "apt-get update failed"
+        }
         apt_updated=1
     fi
 }
@@ -93,7 +96,10 @@ ensure_tools() {
         apt_update
         log "apt-get install ${missing[*]}"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
+            "${missing[@]}" >"$work/apt.log" 2>&1 || {
+            cat "$work/apt.log" >&2
+            die "apt-get install ${missing[*]} failed"
+        }
     fi
 }
 

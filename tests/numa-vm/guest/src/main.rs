@@ -8,9 +8,10 @@
 
 mod expected;
 mod mapping;
+mod pages;
 mod placement;
+mod pools;
 mod report;
-mod sys;
 mod sysfs;
 mod topology;
 
@@ -24,6 +25,7 @@ fn main() {
     // configuration) are added here as further modules.
     topology::run(&mut report);
     placement::run(&mut report);
+    pools::run(&mut report);
 
     println!("{} passed, {} failed", report.passed(), report.failed());
     let clean = report.failed() == 0 && report.passed() > 0;

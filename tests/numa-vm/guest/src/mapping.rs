@@ -7,12 +7,7 @@
 
 use std::io;
 
-/// Size of a base page.
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096)
-}
+use locus_mem::placement::{self, page_size};
 
 /// An anonymous private mapping of whole pages, unmapped on drop.
 #[derive(Debug)]
@@ -44,10 +39,7 @@ impl Mapping {
             addr: addr.cast(),
             len,
         };
-        // SAFETY: the range is exactly the mapping just created.
-        if unsafe { libc::madvise(addr, len, libc::MADV_NOHUGEPAGE) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        placement::madvise_nohugepage(mapping.addr, len).map_err(|e| e.io_error())?;
         Ok(mapping)
     }
 
@@ -92,18 +84,4 @@ impl Drop for Mapping {
         // borrows it past the owner's lifetime.
         unsafe { libc::munmap(self.addr.cast(), self.len) };
     }
-}
-
-/// Counts pages per node from `move_pages` statuses; any negative status (page not
-/// present, error) is counted under `errors`.
-pub fn histogram(statuses: &[i32], nodes: usize) -> (Vec<usize>, usize) {
-    let mut counts = vec![0; nodes];
-    let mut errors = 0;
-    for &s in statuses {
-        match usize::try_from(s) {
-            Ok(n) if n < nodes => counts[n] += 1,
-            _ => errors += 1,
-        }
-    }
-    (counts, errors)
 }

@@ -1,19 +1,37 @@
-//! Placement checks: binding, interleaving, migration and first touch by a pinned
-//! thread put every page where the kernel later says it is.
+//! Placement checks: Locus's placement primitives (`locus_mem::placement`) put every
+//! page where the kernel later says it is: binding, interleaving, migration (both by
+//! `move_pages` and by re-binding with `MoveExisting`), and first touch by a thread
+//! pinned with Locus's pinning call.
 
-use crate::mapping::{histogram, Mapping};
+use locus_mem::placement::{self, BindMode, PageStatus};
+
+use crate::mapping::Mapping;
+use crate::pages::{all_on, histogram, nodes_of};
 use crate::report::Report;
-use crate::{sys, sysfs};
+use crate::sysfs;
 
 /// Pages in each test mapping.
 const PAGES: usize = 64;
 
 /// Runs the placement checks.
 pub fn run(report: &mut Report) {
+    if !placement::numa_available() {
+        report.record(
+            "placement.numa-available",
+            Err("locus-mem sees no NUMA support in this kernel".into()),
+        );
+        return;
+    }
     let nodes = match sysfs::online_nodes() {
-        Ok(nodes) if nodes.len() >= 4 => nodes.len(),
-        Ok(nodes) => {
-            let detail = format!("need 4 nodes, the guest has {}", nodes.len());
+        Ok(online) if online.len() >= 4 && placement::online_nodes() == online.len() => {
+            online.len()
+        }
+        Ok(online) => {
+            let detail = format!(
+                "need 4 nodes; sysfs lists {}, locus-mem counts {}",
+                online.len(),
+                placement::online_nodes()
+            );
             report.record("placement.nodes", Err(detail));
             return;
         }
@@ -27,57 +45,42 @@ pub fn run(report: &mut Report) {
     }
     report.record("placement.interleave", interleave(nodes));
     report.record("placement.migrate", migrate(0, 3, nodes));
+    report.record(
+        "placement.bind-move-existing",
+        bind_move_existing(1, 2, nodes),
+    );
     report.record("placement.first-touch-pinned", first_touch_pinned(2, nodes));
 }
 
-/// Every page's node, with an error if any page has none.
-fn page_nodes(mapping: &Mapping, nodes: usize) -> Result<Vec<usize>, String> {
-    let statuses = sys::nodes_of(&mapping.pages()).map_err(|e| format!("move_pages: {e}"))?;
-    let (_, errors) = histogram(&statuses, nodes);
-    if errors > 0 {
-        return Err(format!("{errors} pages without a node: {statuses:?}"));
-    }
-    Ok(statuses.into_iter().map(|s| s as usize).collect())
-}
-
-/// All pages on `want`, or the histogram of where they are.
-fn all_on(mapping: &Mapping, want: usize, nodes: usize) -> Result<(), String> {
-    let got = page_nodes(mapping, nodes)?;
-    let on = got.iter().filter(|&&n| n == want).count();
-    if on == got.len() {
-        Ok(())
-    } else {
-        let statuses: Vec<i32> = got.iter().map(|&n| n as i32).collect();
-        let (counts, _) = histogram(&statuses, nodes);
-        Err(format!(
-            "{on}/{} pages on node {want}, per node {counts:?}",
-            got.len()
-        ))
-    }
+fn new_mapping() -> Result<Mapping, String> {
+    Mapping::new(PAGES).map_err(|e| format!("mmap: {e}"))
 }
 
 fn bind(node: usize, nodes: usize) -> Result<String, String> {
-    let mapping = Mapping::new(PAGES).map_err(|e| format!("mmap: {e}"))?;
-    sys::bind(mapping.addr(), mapping.len(), node).map_err(|e| format!("bind: {e}"))?;
-    mapping.touch(node as u8);
-    all_on(&mapping, node, nodes)?;
-    let first = sys::node_of(mapping.addr()).map_err(|e| format!("get_mempolicy: {e}"))?;
-    if first != node {
-        return Err(format!("get_mempolicy says page 0 is on node {first}"));
+    let m = new_mapping()?;
+    placement::bind(m.addr(), m.len(), node, BindMode::PolicyOnly).map_err(|e| e.to_string())?;
+    m.touch(node as u8);
+    let pages = all_on(m.addr(), m.len(), node, nodes)?;
+    let last = m.addr().wrapping_add(m.len() - 1);
+    for (what, addr) in [("first", m.addr()), ("last", last)] {
+        let got = placement::node_of(addr).map_err(|e| e.to_string())?;
+        if got != node {
+            return Err(format!("node_of says the {what} page is on node {got}"));
+        }
     }
     Ok(format!(
-        "{PAGES}/{PAGES} pages on node {node} (move_pages), page 0 on node {first} (get_mempolicy)"
+        "{pages}/{PAGES} pages on node {node} (query_nodes), first and last page on node {node} (node_of)"
     ))
 }
 
 fn interleave(nodes: usize) -> Result<String, String> {
     let all: Vec<usize> = (0..nodes).collect();
-    let mapping = Mapping::new(PAGES).map_err(|e| format!("mmap: {e}"))?;
-    sys::interleave(mapping.addr(), mapping.len(), &all).map_err(|e| format!("interleave: {e}"))?;
-    mapping.touch(7);
-    let got = page_nodes(&mapping, nodes)?;
-    // The kernel picks the node of a page from its offset, so the sequence starts
-    // at some node and then cycles through all of them in order.
+    let m = new_mapping()?;
+    placement::interleave(m.addr(), m.len(), &all).map_err(|e| e.to_string())?;
+    m.touch(7);
+    let got = nodes_of(m.addr(), m.len())?;
+    // The kernel picks the node of a page from its offset, so the sequence starts at
+    // some node and then cycles through all of them in order.
     let start = got[0];
     if let Some(i) = (0..got.len()).find(|&i| got[i] != (start + i) % nodes) {
         return Err(format!(
@@ -85,25 +88,48 @@ fn interleave(nodes: usize) -> Result<String, String> {
             got[i]
         ));
     }
-    let statuses: Vec<i32> = got.iter().map(|&n| n as i32).collect();
-    let (counts, _) = histogram(&statuses, nodes);
     Ok(format!(
-        "round-robin from node {start}, pages per node {counts:?}"
+        "round-robin from node {start}, pages per node {:?}",
+        histogram(&got, nodes)
     ))
 }
 
 fn migrate(from: usize, to: usize, nodes: usize) -> Result<String, String> {
-    let mapping = Mapping::new(PAGES).map_err(|e| format!("mmap: {e}"))?;
-    sys::bind(mapping.addr(), mapping.len(), from).map_err(|e| format!("bind: {e}"))?;
-    mapping.touch(42);
-    all_on(&mapping, from, nodes).map_err(|e| format!("before migration: {e}"))?;
-    sys::migrate(mapping.addr(), mapping.len(), to).map_err(|e| format!("migrate: {e}"))?;
-    all_on(&mapping, to, nodes).map_err(|e| format!("after migration: {e}"))?;
-    if let Some(page) = mapping.first_mismatch(42) {
+    let m = new_mapping()?;
+    placement::bind(m.addr(), m.len(), from, BindMode::PolicyOnly).map_err(|e| e.to_string())?;
+    m.touch(42);
+    all_on(m.addr(), m.len(), from, nodes).map_err(|e| format!("before: {e}"))?;
+    let statuses = placement::migrate(m.addr(), m.len(), to).map_err(|e| e.to_string())?;
+    if let Some(bad) = statuses.iter().find(|s| **s != PageStatus::Node(to)) {
+        return Err(format!("migrate reported {bad:?} for a page"));
+    }
+    all_on(m.addr(), m.len(), to, nodes).map_err(|e| format!("after: {e}"))?;
+    if let Some(page) = m.first_mismatch(42) {
         return Err(format!("page {page} lost its contents in the migration"));
     }
     Ok(format!(
-        "{PAGES}/{PAGES} pages moved from node {from} to node {to}, contents kept"
+        "{PAGES}/{PAGES} pages moved from node {from} to node {to} (migrate), contents kept"
+    ))
+}
+
+fn bind_move_existing(from: usize, to: usize, nodes: usize) -> Result<String, String> {
+    let m = new_mapping()?;
+    let half = m.len() / 2;
+    placement::bind(m.addr(), m.len(), from, BindMode::PolicyOnly).map_err(|e| e.to_string())?;
+    // Only the first half is touched before the re-bind; the second half is first
+    // touched afterwards and must follow the new policy.
+    for page in &m.pages()[..PAGES / 2] {
+        // SAFETY: `page` lies inside the live, writable mapping `m`.
+        unsafe { page.write_volatile(9) };
+    }
+    all_on(m.addr(), half, from, nodes).map_err(|e| format!("before: {e}"))?;
+    placement::bind(m.addr(), m.len(), to, BindMode::MoveExisting).map_err(|e| e.to_string())?;
+    m.touch(9);
+    all_on(m.addr(), m.len(), to, nodes).map_err(|e| format!("after: {e}"))?;
+    Ok(format!(
+        "{}/{PAGES} touched pages moved from node {from} to node {to}, {}/{PAGES} touched later also on node {to}",
+        PAGES / 2,
+        PAGES / 2
     ))
 }
 
@@ -112,17 +138,16 @@ fn first_touch_pinned(node: usize, nodes: usize) -> Result<String, String> {
         .first()
         .ok_or_else(|| format!("node {node} has no CPU"))?;
     let worker = std::thread::spawn(move || -> Result<String, String> {
-        sys::pin_to_cpu(cpu).map_err(|e| format!("pin to CPU {cpu}: {e}"))?;
-        // SAFETY: sched_getcpu has no preconditions.
-        let running = unsafe { libc::sched_getcpu() };
-        if running != cpu as i32 {
+        placement::pin_thread_to_cpu(cpu).map_err(|e| e.to_string())?;
+        let running = placement::current_cpu().map_err(|e| e.to_string())?;
+        if running != cpu {
             return Err(format!("pinned to CPU {cpu} but running on {running}"));
         }
-        let mapping = Mapping::new(PAGES).map_err(|e| format!("mmap: {e}"))?;
-        mapping.touch(3);
-        all_on(&mapping, node, nodes)?;
+        let m = new_mapping()?;
+        m.touch(3);
+        let pages = all_on(m.addr(), m.len(), node, nodes)?;
         Ok(format!(
-            "thread on CPU {cpu}: {PAGES}/{PAGES} first-touched pages on node {node}"
+            "thread pinned to CPU {cpu}: {pages}/{PAGES} first-touched pages on node {node}"
         ))
     });
     worker
