@@ -1,0 +1,251 @@
+//! Presets: models of the two machines measured in paper 1 (section 4.2, Tables 1-2).
+//!
+//! Each preset has the machine's node and core counts, its memory per node, a hop
+//! structure matching the paper's description, and the read/write latency factors the
+//! paper measured for each hop class. Distances are the read factors times 10 (rounded),
+//! in the style of an ACPI SLIT, so that distance classes and cost classes coincide.
+
+use crate::error::TopoError;
+use crate::topology::{CostMatrix, CostOrigin, Parts, Source, Topology};
+
+const GIB: u64 = 1 << 30;
+
+/// One class of node pairs at the same hop distance, with its measured factors.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct HopClass {
+    /// The class as the paper names it (`local`, `1 hop (on-package)`, ...).
+    pub name: &'static str,
+    /// Read latency relative to a local read.
+    pub read: f64,
+    /// Write latency relative to a local write.
+    pub write: f64,
+    /// The distance given to node pairs of this class.
+    pub distance: u32,
+}
+
+const fn class(name: &'static str, read: f64, write: f64, distance: u32) -> HopClass {
+    HopClass {
+        name,
+        read,
+        write,
+        distance,
+    }
+}
+
+/// Paper 1, Table 1 ("Average latency of accesses on Opteron-64"), factors R/W.
+pub const OPTERON_64_CLASSES: [HopClass; 4] = [
+    class("local", 1.00, 1.00, 10),
+    class("1 hop (on-package)", 1.81, 1.20, 18),
+    class("1 hop (off-package)", 2.16, 1.74, 22),
+    class("2 hops", 4.34, 2.48, 43),
+];
+
+/// Paper 1, Table 2 ("Average latency of accesses on SGI-192"), factors R/W.
+pub const SGI_UV2000_CLASSES: [HopClass; 4] = [
+    class("local", 1.00, 1.00, 10),
+    class("1 hop", 4.88, 4.04, 49),
+    class("2 hops", 6.23, 4.95, 62),
+    class("3 hops", 7.48, 5.87, 75),
+];
+
+/// The names [`Topology::preset`] accepts.
+pub const PRESET_NAMES: [&str; 2] = ["opteron-64", "sgi-uv2000"];
+
+/// Builds a preset by name.
+pub(crate) fn preset(name: &str) -> Result<Topology, TopoError> {
+    match name {
+        "opteron-64" => Ok(opteron_64()),
+        "sgi-uv2000" => Ok(sgi_uv2000()),
+        _ => Err(TopoError::UnknownPreset {
+            name: name.to_string(),
+            known: PRESET_NAMES.join(", "),
+        }),
+    }
+}
+
+/// Opteron-64 (paper 1, section 4.2): four AMD Opteron 6282 SE packages of 2 dies, each
+/// die one NUMA node of 8 cores sharing an L3 cache and a memory controller; 64 GiB in 8
+/// equal nodes.
+///
+/// Hop structure: "for each NUMA node, 4 neighbors are at a distance of 1 hop and 3
+/// neighbors are at 2 hops". Node `2p + k` is die `k` of package `p`. Its 1-hop
+/// neighbours are the other die of its package (on-package) and die `k` of the three
+/// other packages (off-package); die `1 - k` of the other packages is 2 hops away (via
+/// either link). Factors: Table 1.
+fn opteron_64() -> Topology {
+    let hop = |i: usize, j: usize| -> usize {
+        let (pi, ki, pj, kj) = (i / 2, i % 2, j / 2, j % 2);
+        match (i == j, pi == pj, ki == kj) {
+            (true, _, _) => 0,
+            (false, true, _) => 1,
+            (false, false, true) => 2,
+            (false, false, false) => 3,
+        }
+    };
+    from_classes("opteron-64", 8, 8, 8 * GIB, &OPTERON_64_CLASSES, hop)
+}
+
+/// SGI UV2000 "SGI-192" (paper 1, section 4.2): 12 blades of two 8-core Intel Xeon
+/// E5-4640, each CPU one NUMA node with an L3 shared by its 8 cores; 756 GiB over 24
+/// nodes.
+///
+/// Hop structure: a memory controller is local (same CPU), 1 hop (other CPU of the
+/// same blade), 2 hops (a blade directly connected to this one) or 3 hops (a blade
+/// reached indirectly). The paper does not list which blades are directly connected;
+/// the model puts the 12 blades in two chassis of 6 blades each, fully connected inside
+/// a chassis and indirect between chassis. Node `n` is on blade `n / 2`, chassis
+/// `n / 12`. Factors: Table 2.
+fn sgi_uv2000() -> Topology {
+    let hop = |i: usize, j: usize| -> usize {
+        match (i == j, i / 2 == j / 2, i / 12 == j / 12) {
+            (true, _, _) => 0,
+            (false, true, _) => 1,
+            (false, false, true) => 2,
+            (false, false, false) => 3,
+        }
+    };
+    from_classes(
+        "sgi-uv2000",
+        24,
+        8,
+        756 * GIB / 24,
+        &SGI_UV2000_CLASSES,
+        hop,
+    )
+}
+
+fn from_classes(
+    name: &str,
+    nodes: usize,
+    cores: usize,
+    memory_per_node: u64,
+    classes: &[HopClass],
+    hop: impl Fn(usize, usize) -> usize,
+) -> Topology {
+    let matrix = |f: &dyn Fn(&HopClass) -> f64| -> Vec<Vec<f64>> {
+        (0..nodes)
+            .map(|i| (0..nodes).map(|j| f(&classes[hop(i, j)])).collect())
+            .collect()
+    };
+    let parts = Parts {
+        name: name.to_string(),
+        source: Source::Preset,
+        node_cpus: (0..nodes)
+            .map(|i| (i * cores..(i + 1) * cores).collect())
+            .collect(),
+        pinned: false,
+        memory: vec![memory_per_node; nodes],
+        os_nodes: None,
+        cache_groups: None,
+        distances: (0..nodes)
+            .map(|i| (0..nodes).map(|j| classes[hop(i, j)].distance).collect())
+            .collect(),
+        costs: Some(CostMatrix {
+            read: matrix(&|c| c.read),
+            write: matrix(&|c| c.write),
+            origin: CostOrigin::Measured,
+        }),
+    };
+    // The presets are constants; a failure here is a bug caught by the tests below.
+    Topology::build(parts).expect("preset topologies are valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::NodeId;
+
+    #[test]
+    fn opteron_64_counts_and_factors() {
+        let t = preset("opteron-64").unwrap();
+        assert_eq!(t.num_nodes(), 8);
+        assert_eq!(t.num_cpus(), 64);
+        assert!(t.nodes().iter().all(|n| n.cpus.len() == 8));
+        assert_eq!(t.total_memory_bytes(), 64 * GIB);
+        assert_eq!(t.cache_groups().len(), 8);
+        let n = |i| NodeId(i);
+        assert_eq!(t.read_cost(n(0), n(0)), 1.00);
+        assert_eq!(t.write_cost(n(0), n(0)), 1.00);
+        // Node 0 = package 0 die 0: node 1 on-package, 2/4/6 off-package 1 hop, 3/5/7 2 hops.
+        assert_eq!(
+            (t.read_cost(n(0), n(1)), t.write_cost(n(0), n(1))),
+            (1.81, 1.20)
+        );
+        assert_eq!(
+            (t.read_cost(n(0), n(2)), t.write_cost(n(0), n(2))),
+            (2.16, 1.74)
+        );
+        assert_eq!(
+            (t.read_cost(n(0), n(3)), t.write_cost(n(0), n(3))),
+            (4.34, 2.48)
+        );
+        assert_eq!(t.distance(n(0), n(1)), 18);
+        assert_eq!(t.distance(n(0), n(2)), 22);
+        assert_eq!(t.distance(n(0), n(3)), 43);
+    }
+
+    #[test]
+    fn opteron_64_hops_match_the_paper() {
+        // "For each NUMA node, 4 neighbors are at a distance of 1 hop and 3 neighbors
+        // are at 2 hops."
+        let t = preset("opteron-64").unwrap();
+        for i in 0..8 {
+            let classes = t.nodes_by_distance(NodeId(i));
+            let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
+            assert_eq!(sizes, [1, 3, 3], "node {i}");
+            assert_eq!(classes[0], [NodeId(i ^ 1)], "on-package sibling of {i}");
+        }
+    }
+
+    #[test]
+    fn sgi_uv2000_counts_and_factors() {
+        let t = preset("sgi-uv2000").unwrap();
+        assert_eq!(t.num_nodes(), 24);
+        assert_eq!(t.num_cpus(), 192);
+        assert_eq!(t.total_memory_bytes(), 756 * GIB);
+        let n = |i| NodeId(i);
+        assert_eq!(
+            (t.read_cost(n(0), n(1)), t.write_cost(n(0), n(1))),
+            (4.88, 4.04)
+        );
+        assert_eq!(
+            (t.read_cost(n(0), n(2)), t.write_cost(n(0), n(2))),
+            (6.23, 4.95)
+        );
+        assert_eq!(
+            (t.read_cost(n(0), n(23)), t.write_cost(n(0), n(23))),
+            (7.48, 5.87)
+        );
+        for i in 0..24 {
+            let sizes: Vec<usize> = t
+                .nodes_by_distance(NodeId(i))
+                .iter()
+                .map(Vec::len)
+                .collect();
+            assert_eq!(sizes, [1, 10, 12], "node {i}");
+        }
+    }
+
+    #[test]
+    fn factor_tables_are_the_papers() {
+        let r: Vec<f64> = OPTERON_64_CLASSES.iter().map(|c| c.read).collect();
+        let w: Vec<f64> = OPTERON_64_CLASSES.iter().map(|c| c.write).collect();
+        assert_eq!(r, [1.00, 1.81, 2.16, 4.34]);
+        assert_eq!(w, [1.00, 1.20, 1.74, 2.48]);
+        let r: Vec<f64> = SGI_UV2000_CLASSES.iter().map(|c| c.read).collect();
+        let w: Vec<f64> = SGI_UV2000_CLASSES.iter().map(|c| c.write).collect();
+        assert_eq!(r, [1.00, 4.88, 6.23, 7.48]);
+        assert_eq!(w, [1.00, 4.04, 4.95, 5.87]);
+        let d: Vec<u32> = SGI_UV2000_CLASSES.iter().map(|c| c.distance).collect();
+        assert_eq!(d, [10, 49, 62, 75]);
+    }
+
+    #[test]
+    fn unknown_preset_names_the_known_ones() {
+        let err = preset("cray-1").unwrap_err().to_string();
+        assert!(
+            err.contains("cray-1") && err.contains("opteron-64"),
+            "{err}"
+        );
+    }
+}
