@@ -1,10 +1,9 @@
 //! An owned block of pool memory.
 
 use std::ptr::NonNull;
-use std::sync::Arc;
 
 use super::header::HEADER_BYTES;
-use super::pools::Pools;
+use super::pools::NodeRef;
 
 /// Alignment of every block, and of the dangling pointer of a zero-byte block.
 #[repr(C, align(64))]
@@ -22,13 +21,13 @@ pub struct Block {
     capacity: usize,
     node: usize,
     fell_back: bool,
-    /// The pools the block returns to; `None` for a zero-byte block, which holds no
-    /// memory.
-    pools: Option<Arc<Pools>>,
+    /// The slot of the node the block returns to, which it keeps alive; `None` for a
+    /// zero-byte block, which holds no memory.
+    home: Option<NodeRef>,
 }
 
-// SAFETY: a block is a uniquely owned allocation; its pool is Sync and freeing goes
-// through the node's mutex, so a block may be moved to and dropped on any thread.
+// SAFETY: a block is a uniquely owned allocation; its node's slot is Sync and freeing
+// goes through the node's mutex, so a block may be moved to and dropped on any thread.
 unsafe impl Send for Block {}
 // SAFETY: `&Block` only exposes the pointer and metadata; reads and writes through
 // the pointer are unsafe and synchronised by the caller.
@@ -36,7 +35,7 @@ unsafe impl Sync for Block {}
 
 impl Block {
     pub(crate) fn new(
-        pools: Arc<Pools>,
+        home: NodeRef,
         ptr: NonNull<u8>,
         len: usize,
         capacity: usize,
@@ -49,7 +48,7 @@ impl Block {
             capacity,
             node,
             fell_back,
-            pools: Some(pools),
+            home: Some(home),
         }
     }
 
@@ -61,7 +60,7 @@ impl Block {
             capacity: 0,
             node,
             fell_back: false,
-            pools: None,
+            home: None,
         }
     }
 
@@ -117,10 +116,10 @@ impl std::fmt::Debug for Block {
 
 impl Drop for Block {
     fn drop(&mut self) {
-        if let Some(pools) = self.pools.take() {
-            // SAFETY: `ptr` is the user pointer of a live block of `pools`, and this is
+        if let Some(home) = self.home.take() {
+            // SAFETY: `ptr` is the user pointer of a live block of `home`, and this is
             // the one place it is given back (the block is being dropped).
-            unsafe { pools.free(self.ptr) };
+            unsafe { home.free(self.ptr) };
         }
     }
 }

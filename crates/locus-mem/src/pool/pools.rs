@@ -10,7 +10,7 @@ use crossbeam_utils::CachePadded;
 use crate::placement::{self, PlacementError};
 
 use super::block::Block;
-use super::class::{class_bytes, class_of};
+use super::class::class_of;
 use super::config::PoolConfig;
 use super::error::AllocError;
 use super::header::{Header, BIG, MAGIC};
@@ -19,11 +19,58 @@ use super::os;
 use super::stats::NodeStats;
 
 /// What each node shares with other threads: its pool under a mutex, and the counter
-/// of fallbacks that other nodes supplied for it. Cache-padded so that two nodes'
-/// locks never share a line.
-struct NodeSlot {
+/// of fallbacks that other nodes supplied for it. Each node's slot is an allocation of
+/// its own, cache-padded, and every live block holds an `Arc` of its node's slot (not of
+/// the whole [`Pools`]): allocating and freeing on different nodes then share no cache
+/// line, not even a reference count (README, "Contention").
+pub(crate) struct NodeSlot {
+    node: usize,
     pool: Mutex<NodePool>,
     fallbacks: AtomicU64,
+}
+
+/// The shared handle of one node's slot.
+pub(crate) type NodeRef = Arc<CachePadded<NodeSlot>>;
+
+impl NodeSlot {
+    /// The node's pool, locked. A poisoned lock is taken over: the pool's state is
+    /// updated only by code that does not panic half-way.
+    fn lock(&self) -> MutexGuard<'_, NodePool> {
+        self.pool
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Returns the block whose user pointer is `user` to this node's pool; its size
+    /// class is read from its header.
+    ///
+    /// # Safety
+    ///
+    /// `user` must be the user pointer of a live block this node supplied, given back
+    /// once; nothing may use the block afterwards.
+    pub(crate) unsafe fn free(&self, user: NonNull<u8>) {
+        // SAFETY: by the caller's guarantee `user` has a header in front of it.
+        let header = unsafe { Header::of(user) };
+        // SAFETY: the header was written when the block was taken and only the pool
+        // writes it; the block is still live, so nothing else writes it now.
+        let (class, chunk, map_len) = unsafe {
+            let h = header.as_ref();
+            debug_assert_eq!(h.magic, MAGIC, "freeing a block without a pool header");
+            debug_assert_eq!(h.node as usize, self.node, "block of another node");
+            (h.class, h.chunk, h.map_len)
+        };
+        if class == BIG {
+            let capacity = map_len - placement::page_size();
+            // SAFETY: a big block is a mapping of its own, `map_len` bytes at `chunk`;
+            // the block is given back, so nothing uses it any more.
+            unsafe { os::unmap(chunk, map_len) };
+            self.lock().big_returned(capacity, map_len);
+        } else {
+            // SAFETY: a live block of class `class` supplied by this node, given back
+            // once.
+            unsafe { self.lock().give_back(header, class as usize) };
+        }
+    }
 }
 
 /// Whether an allocation must read as zeros.
@@ -47,7 +94,7 @@ enum Fill {
 /// ```
 pub struct Pools {
     config: PoolConfig,
-    nodes: Box<[CachePadded<NodeSlot>]>,
+    nodes: Box<[NodeRef]>,
 }
 
 impl std::fmt::Debug for Pools {
@@ -65,10 +112,11 @@ impl Pools {
         config.validate()?;
         let nodes = (0..config.nodes)
             .map(|n| {
-                CachePadded::new(NodeSlot {
+                Arc::new(CachePadded::new(NodeSlot {
+                    node: n,
                     pool: Mutex::new(NodePool::new(n, config.bind, config.node_limit)),
                     fallbacks: AtomicU64::new(0),
-                })
+                }))
             })
             .collect();
         Ok(Arc::new(Pools { config, nodes }))
@@ -84,13 +132,9 @@ impl Pools {
         self.nodes.len()
     }
 
-    /// The pool of `node`, locked. A poisoned lock is taken over: the pool's state is
-    /// updated only by code that does not panic half-way.
+    /// The pool of `node`, locked.
     fn lock(&self, node: usize) -> MutexGuard<'_, NodePool> {
-        self.nodes[node]
-            .pool
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.nodes[node].lock()
     }
 
     /// A block of at least `bytes` bytes from the pool of `node`, or from the nearest
@@ -160,7 +204,7 @@ impl Pools {
                         unsafe { user.as_ptr().write_bytes(0, bytes) };
                     }
                     return Ok(Block::new(
-                        self.clone(),
+                        self.nodes[supplier].clone(),
                         user,
                         bytes,
                         capacity,
@@ -177,37 +221,6 @@ impl Pools {
             bytes,
             os: os_error,
         })
-    }
-
-    /// Returns the block whose user pointer is `user` to the pool of its node, read
-    /// from its header.
-    ///
-    /// # Safety
-    ///
-    /// `user` must be the user pointer of a live block of these pools, given back once;
-    /// nothing may use the block afterwards.
-    pub(crate) unsafe fn free(&self, user: NonNull<u8>) {
-        // SAFETY: by the caller's guarantee `user` has a header in front of it.
-        let header = unsafe { Header::of(user) };
-        // SAFETY: the header was written when the block was taken and only the pool
-        // writes it; the block is still live, so nothing else writes it now.
-        let (node, class, chunk, map_len) = unsafe {
-            let h = header.as_ref();
-            debug_assert_eq!(h.magic, MAGIC, "freeing a block without a pool header");
-            (h.node as usize, h.class, h.chunk, h.map_len)
-        };
-        if class == BIG {
-            let capacity = map_len - placement::page_size();
-            // SAFETY: a big block is a mapping of its own, `map_len` bytes at `chunk`;
-            // the block is given back, so nothing uses it any more.
-            unsafe { os::unmap(chunk, map_len) };
-            self.lock(node).big_returned(capacity, map_len);
-        } else {
-            let class = class as usize;
-            debug_assert!(class_bytes(class) > 0);
-            // SAFETY: a live block of class `class` supplied by `node`, given back once.
-            unsafe { self.lock(node).give_back(header, class) };
-        }
     }
 
     /// Counters of every node, index = node.
@@ -247,7 +260,7 @@ impl Pools {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::class::{MAX_CLASS_BYTES, NUM_CLASSES};
+    use crate::pool::class::{class_bytes, MAX_CLASS_BYTES, NUM_CLASSES};
 
     fn virtual_pools(nodes: usize) -> Arc<Pools> {
         Pools::new(PoolConfig::virtual_nodes(nodes)).unwrap()
