@@ -9,6 +9,7 @@
 mod expected;
 mod mapping;
 mod pages;
+mod pinned;
 mod placement;
 mod pools;
 mod report;

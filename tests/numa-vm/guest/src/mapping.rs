@@ -16,6 +16,14 @@ pub struct Mapping {
     len: usize,
 }
 
+// SAFETY: the mapping is plain anonymous memory owned by this value; its pages are
+// only accessed through volatile reads and writes of single bytes, and the checks
+// hand a mapping to one thread at a time (scoped threads, joined before the owner
+// goes on), so moving or sharing it between threads cannot race.
+unsafe impl Send for Mapping {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Mapping {}
+
 impl Mapping {
     /// Maps `pages` pages, not yet touched (no page is allocated until written).
     pub fn new(pages: usize) -> io::Result<Mapping> {

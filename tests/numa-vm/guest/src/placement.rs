@@ -7,6 +7,7 @@ use locus_mem::placement::{self, BindMode, PageStatus};
 
 use crate::mapping::Mapping;
 use crate::pages::{all_on, histogram, nodes_of};
+use crate::pinned::{foreign_node, on_node};
 use crate::report::Report;
 use crate::sysfs;
 
@@ -59,7 +60,11 @@ fn new_mapping() -> Result<Mapping, String> {
 fn bind(node: usize, nodes: usize) -> Result<String, String> {
     let m = new_mapping()?;
     placement::bind(m.addr(), m.len(), node, BindMode::PolicyOnly).map_err(|e| e.to_string())?;
-    m.touch(node as u8);
+    let toucher = foreign_node(node, nodes);
+    let (cpu, ()) = on_node(toucher, || {
+        m.touch(node as u8);
+        Ok(())
+    })?;
     let pages = all_on(m.addr(), m.len(), node, nodes)?;
     let last = m.addr().wrapping_add(m.len() - 1);
     for (what, addr) in [("first", m.addr()), ("last", last)] {
@@ -69,7 +74,7 @@ fn bind(node: usize, nodes: usize) -> Result<String, String> {
         }
     }
     Ok(format!(
-        "{pages}/{PAGES} pages on node {node} (query_nodes), first and last page on node {node} (node_of)"
+        "touched from CPU {cpu} (node {toucher}): {pages}/{PAGES} pages on node {node} (query_nodes), first and last page on node {node} (node_of)"
     ))
 }
 
@@ -97,7 +102,10 @@ fn interleave(nodes: usize) -> Result<String, String> {
 fn migrate(from: usize, to: usize, nodes: usize) -> Result<String, String> {
     let m = new_mapping()?;
     placement::bind(m.addr(), m.len(), from, BindMode::PolicyOnly).map_err(|e| e.to_string())?;
-    m.touch(42);
+    on_node(foreign_node(from, nodes), || {
+        m.touch(42);
+        Ok(())
+    })?;
     all_on(m.addr(), m.len(), from, nodes).map_err(|e| format!("before: {e}"))?;
     let statuses = placement::migrate(m.addr(), m.len(), to).map_err(|e| e.to_string())?;
     if let Some(bad) = statuses.iter().find(|s| **s != PageStatus::Node(to)) {
@@ -116,15 +124,25 @@ fn bind_move_existing(from: usize, to: usize, nodes: usize) -> Result<String, St
     let m = new_mapping()?;
     let half = m.len() / 2;
     placement::bind(m.addr(), m.len(), from, BindMode::PolicyOnly).map_err(|e| e.to_string())?;
-    // Only the first half is touched before the re-bind; the second half is first
-    // touched afterwards and must follow the new policy.
-    for page in &m.pages()[..PAGES / 2] {
-        // SAFETY: `page` lies inside the live, writable mapping `m`.
-        unsafe { page.write_volatile(9) };
-    }
+    // All touches come from a third node. Only the first half is touched before the
+    // re-bind; the second half is first touched afterwards and must follow the new
+    // policy.
+    let toucher = (0..nodes)
+        .find(|&n| n != from && n != to)
+        .ok_or("no third node to touch from")?;
+    on_node(toucher, || {
+        for page in &m.pages()[..PAGES / 2] {
+            // SAFETY: `page` lies inside the live, writable mapping `m`.
+            unsafe { page.write_volatile(9) };
+        }
+        Ok(())
+    })?;
     all_on(m.addr(), half, from, nodes).map_err(|e| format!("before: {e}"))?;
     placement::bind(m.addr(), m.len(), to, BindMode::MoveExisting).map_err(|e| e.to_string())?;
-    m.touch(9);
+    on_node(toucher, || {
+        m.touch(9);
+        Ok(())
+    })?;
     all_on(m.addr(), m.len(), to, nodes).map_err(|e| format!("after: {e}"))?;
     Ok(format!(
         "{}/{PAGES} touched pages moved from node {from} to node {to}, {}/{PAGES} touched later also on node {to}",
@@ -134,23 +152,12 @@ fn bind_move_existing(from: usize, to: usize, nodes: usize) -> Result<String, St
 }
 
 fn first_touch_pinned(node: usize, nodes: usize) -> Result<String, String> {
-    let cpu = *sysfs::cpus_of(node)?
-        .first()
-        .ok_or_else(|| format!("node {node} has no CPU"))?;
-    let worker = std::thread::spawn(move || -> Result<String, String> {
-        placement::pin_thread_to_cpu(cpu).map_err(|e| e.to_string())?;
-        let running = placement::current_cpu().map_err(|e| e.to_string())?;
-        if running != cpu {
-            return Err(format!("pinned to CPU {cpu} but running on {running}"));
-        }
-        let m = new_mapping()?;
+    let m = new_mapping()?;
+    let (cpu, pages) = on_node(node, || {
         m.touch(3);
-        let pages = all_on(m.addr(), m.len(), node, nodes)?;
-        Ok(format!(
-            "thread pinned to CPU {cpu}: {pages}/{PAGES} first-touched pages on node {node}"
-        ))
-    });
-    worker
-        .join()
-        .map_err(|_| "the pinned thread panicked".to_string())?
+        all_on(m.addr(), m.len(), node, nodes)
+    })?;
+    Ok(format!(
+        "thread pinned to CPU {cpu}: {pages}/{PAGES} first-touched pages on node {node}"
+    ))
 }
