@@ -1,0 +1,115 @@
+//! [`Sim`]: the simulator's settings and its [`EngineFactory`].
+
+use std::path::PathBuf;
+
+use locus::engine::{Bodies, Engine, EngineFactory, EngineSetup};
+use locus::{Error, Topology};
+
+use crate::costs::Costs;
+use crate::engine::SimEngine;
+use crate::probe::Probe;
+
+/// Above this many bytes declared by a run's tasks, [`BodiesChoice::Auto`] skips bodies.
+pub const DEFAULT_SKIP_ABOVE_BYTES: u64 = 256 << 20;
+
+/// Whether task bodies run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodiesChoice {
+    /// Always ([`Bodies::Run`]) or never ([`Bodies::Skip`]).
+    Fixed(Bodies),
+    /// Bodies run until the bytes declared by the run's tasks (summed as each becomes
+    /// ready) pass the bound; from then on they are skipped. A run that skipped no body
+    /// verifies as on `threads`; [`Summary::bodies_skipped`](crate::Summary) says.
+    Auto {
+        /// The bound, in bytes.
+        skip_above_bytes: u64,
+    },
+}
+
+/// The simulator engine's settings: pass it to
+/// [`RuntimeBuilder::engine`](locus::RuntimeBuilder::engine).
+///
+/// Tasks that declare no data access (control programs, the root) always run their
+/// bodies, since those bodies spawn the other tasks.
+#[derive(Clone, Debug)]
+pub struct Sim {
+    pub(crate) seed: u64,
+    pub(crate) bodies: BodiesChoice,
+    pub(crate) costs: Option<Costs>,
+    pub(crate) trace: Option<PathBuf>,
+    pub(crate) probe: Option<Probe>,
+}
+
+impl Default for Sim {
+    fn default() -> Self {
+        Sim::new()
+    }
+}
+
+impl Sim {
+    /// Seed 0, bodies chosen automatically ([`DEFAULT_SKIP_ABOVE_BYTES`]), the costs of
+    /// the topology's machine ([`Costs::for_topology`]), no trace.
+    pub fn new() -> Self {
+        Sim {
+            seed: 0,
+            bodies: BodiesChoice::Auto {
+                skip_above_bytes: DEFAULT_SKIP_ABOVE_BYTES,
+            },
+            costs: None,
+            trace: None,
+            probe: None,
+        }
+    }
+
+    /// The seed of the simulator's one random generator (victim order, choice of a
+    /// worker on a node). Run `k` of a runtime uses `seed + k`.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Runs or skips every body that accesses data.
+    pub fn bodies(mut self, bodies: Bodies) -> Self {
+        self.bodies = BodiesChoice::Fixed(bodies);
+        self
+    }
+
+    /// Skips bodies once the run's tasks have declared more than `bytes`.
+    pub fn skip_above_bytes(mut self, bytes: u64) -> Self {
+        self.bodies = BodiesChoice::Auto {
+            skip_above_bytes: bytes,
+        };
+        self
+    }
+
+    /// The machine and runtime costs; default: [`Costs::for_topology`].
+    pub fn costs(mut self, costs: Costs) -> Self {
+        self.costs = Some(costs);
+        self
+    }
+
+    /// Writes a Chrome trace of every run to `path` (each run replaces the file): one
+    /// row per worker, one event per task, coloured by the node of its data.
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
+        self.trace = Some(path.into());
+        self
+    }
+
+    /// Publishes the simulator's counters (and spans, if the probe keeps them) to
+    /// `probe` at the end of every run.
+    pub fn probe(mut self, probe: Probe) -> Self {
+        self.probe = Some(probe);
+        self
+    }
+}
+
+impl EngineFactory for Sim {
+    /// Keeps the topology as given: simulated CPUs need no host CPU.
+    fn prepare_topology(&self, topology: Topology) -> Result<Topology, Error> {
+        Ok(topology)
+    }
+
+    fn start(self: Box<Self>, setup: EngineSetup) -> Result<Box<dyn Engine>, Error> {
+        Ok(Box::new(SimEngine::new(*self, setup)?))
+    }
+}

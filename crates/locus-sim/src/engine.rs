@@ -1,0 +1,1038 @@
+//! The simulated engine: workers with the `threads` engine's queues and states, driven
+//! by one event loop on the thread that calls [`Engine::run`].
+//!
+//! A worker is `Busy` (running a task, or stealing one), `Searching` (sweeping its
+//! victims, spin round after spin round), `Asleep`, or `Waking` (woken, looking for
+//! work after the wake-up latency). Its queues are the real engine's: a deque (the
+//! owner takes the newest, thieves the oldest), a bounded mailbox of pushed tasks, a
+//! private queue (strict worker hints, the root), and one strict queue per node. The
+//! find-work order, the placement of activated tasks and the wake-up rules are those
+//! of `locus::engine::threads` (its `worker.rs` and sleep `README.md`), with the same
+//! policy objects ([`ReadyPolicy`], [`StealPlan`]), so that the two engines fill their
+//! reports alike.
+//!
+//! A task's life in simulated time (README, "A task's time"):
+//!
+//! 1. it becomes visible in a queue (`Arrive`) when its activator has paid for the
+//!    decision (and the creation, when a body spawned it);
+//! 2. a worker takes it (`Look`; after the steal attempts it made, `Begin`), runs or
+//!    skips its body inline at that instant, and pays the start and allocation costs;
+//! 3. its memory flows run on the controllers of its data's nodes (`Memory`,
+//!    `FlowEnd`), then its compute part;
+//! 4. it ends (`End`): its outputs are published, which activates its successors.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, VecDeque};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use locus::engine::{
+    describe_ready, finish, start, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup,
+    Executor, Started, TaskRef,
+};
+use locus::sched::{KeepReason, LoadView, Placement, ReadyPolicy, ReadyTask, StealPlan};
+use locus::{Error, Topology};
+use locus_mem::pool::Pools;
+use locus_topo::NodeId;
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+
+use crate::builder::{BodiesChoice, Sim};
+use crate::costs::Costs;
+use crate::events::EventQueue;
+use crate::memory::{Memory, UNITS_PER_BYTE};
+use crate::probe::{Probe, Span, Summary};
+use crate::trace::{node_colour, Arg, ChromeTrace};
+
+/// What does not change during a run.
+struct Shared {
+    seed: u64,
+    bodies: BodiesChoice,
+    costs: Costs,
+    trace: Option<std::path::PathBuf>,
+    probe: Option<Probe>,
+    topology: Topology,
+    worker_node: Vec<usize>,
+    workers_of_node: Vec<Vec<usize>>,
+    plans: Vec<StealPlan>,
+    /// `attempt_ns[i][j]`: one steal attempt by a worker of node `i` on one of node `j`.
+    attempt_ns: Vec<Vec<u64>>,
+    /// A full sweep over a worker's victims.
+    sweep_ns: Vec<u64>,
+    /// Access-cost factors `[executing node][data node]`.
+    read_factor: Vec<Vec<f64>>,
+    write_factor: Vec<Vec<f64>>,
+    ready_policy: ReadyPolicy,
+    last_victim_first: bool,
+    pools: Arc<Pools>,
+}
+
+/// A started simulator; runs happen inside [`Engine::run`].
+pub(crate) struct SimEngine {
+    shared: Arc<Shared>,
+    /// Runs so far: run `k` is seeded with `seed + k`.
+    runs: Mutex<u64>,
+}
+
+impl SimEngine {
+    pub(crate) fn new(sim: Sim, setup: EngineSetup) -> Result<Self, Error> {
+        let pools = Pools::new(setup.pools)
+            .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
+        let topology = setup.topology;
+        let costs = sim
+            .costs
+            .unwrap_or_else(|| Costs::for_topology(topology.name()));
+        let nodes = topology.num_nodes();
+        let factor = |f: fn(&Topology, NodeId, NodeId) -> f64| -> Vec<Vec<f64>> {
+            (0..nodes)
+                .map(|i| {
+                    (0..nodes)
+                        .map(|j| f(&topology, NodeId(i as u32), NodeId(j as u32)))
+                        .collect()
+                })
+                .collect()
+        };
+        let read_factor = factor(Topology::read_cost);
+        let write_factor = factor(Topology::write_cost);
+        let attempt_ns: Vec<Vec<u64>> = read_factor
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|f| (costs.steal_attempt_ns as f64 * f).round() as u64)
+                    .collect()
+            })
+            .collect();
+        let worker_node = setup.worker_node;
+        let workers = worker_node.len();
+        let plans: Vec<StealPlan> = (0..workers)
+            .map(|w| StealPlan::build(setup.steal, w, &worker_node, &topology))
+            .collect();
+        let sweep_ns = (0..workers)
+            .map(|w| {
+                plans[w]
+                    .classes()
+                    .iter()
+                    .flatten()
+                    .map(|&v| attempt_ns[worker_node[w]][worker_node[v]])
+                    .sum()
+            })
+            .collect();
+        let workers_of_node = (0..nodes)
+            .map(|n| (0..workers).filter(|&w| worker_node[w] == n).collect())
+            .collect();
+        Ok(SimEngine {
+            shared: Arc::new(Shared {
+                seed: sim.seed,
+                bodies: sim.bodies,
+                costs,
+                trace: sim.trace,
+                probe: sim.probe,
+                topology,
+                worker_node,
+                workers_of_node,
+                plans,
+                attempt_ns,
+                sweep_ns,
+                read_factor,
+                write_factor,
+                ready_policy: setup.ready_policy,
+                last_victim_first: setup.last_victim_first,
+                pools,
+            }),
+            runs: Mutex::new(0),
+        })
+    }
+}
+
+impl Engine for SimEngine {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn worker_node(&self) -> &[usize] {
+        &self.shared.worker_node
+    }
+
+    fn pools(&self) -> &Arc<Pools> {
+        &self.shared.pools
+    }
+
+    /// Simulates the run to its end on the calling thread; returns the simulated time
+    /// at which the last task ended.
+    fn run(&self, root: TaskRef) -> f64 {
+        let run = {
+            let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+            *runs += 1;
+            *runs - 1
+        };
+        let machine = Rc::new(Machine::new(self.shared.clone(), run));
+        machine.inject_root(root);
+        while machine.step() {}
+        let (summary, spans) = machine.conclude();
+        let makespan = summary.makespan_ns;
+        if let (Some(path), Some(spans)) = (&self.shared.trace, &spans) {
+            if let Err(e) = write_trace(path, &self.shared, spans, &summary) {
+                eprintln!("locus-sim: cannot write the trace to {}: {e}", path.display());
+            }
+        }
+        if let Some(probe) = &self.shared.probe {
+            probe.publish(summary, spans.filter(|_| probe.keeps_spans()));
+        }
+        makespan as f64 * 1e-9
+    }
+}
+
+/// Writes the Chrome trace of a run: one row per worker, one event per task.
+fn write_trace(
+    path: &std::path::Path,
+    shared: &Shared,
+    spans: &[Span],
+    summary: &Summary,
+) -> std::io::Result<()> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut t = ChromeTrace::new(file)?;
+    t.process_name(
+        0,
+        &format!(
+            "locus sim: {} ({} workers), makespan {} ns",
+            shared.topology.name(),
+            shared.worker_node.len(),
+            summary.makespan_ns
+        ),
+    )?;
+    for (w, node) in shared.worker_node.iter().enumerate() {
+        t.thread_name(0, w as u32, &format!("worker {w} (node {node})"))?;
+    }
+    for s in spans {
+        let category = format!("data on node {}", s.data_node);
+        t.complete(
+            0,
+            s.worker as u32,
+            &s.name,
+            &category,
+            Some(node_colour(s.data_node)),
+            s.start_ns,
+            s.end_ns - s.start_ns,
+            &[
+                ("task", Arg::Int(s.id)),
+                ("data_node", Arg::Int(s.data_node as u64)),
+                ("worker_node", Arg::Int(s.node as u64)),
+                ("bytes", Arg::Int(s.bytes)),
+                ("isolated_ns", Arg::Int(s.isolated_ns)),
+                ("ready_ns", Arg::Int(s.ready_ns)),
+                ("body", Arg::Str(if s.body_ran { "run" } else { "skipped" })),
+            ],
+        )?;
+    }
+    t.finish()?;
+    Ok(())
+}
+
+/// What the simulator keeps about a queued task.
+#[derive(Clone, Copy, Debug)]
+struct Meta {
+    id: u64,
+    activated_by: Option<u64>,
+    ready_ns: u64,
+    /// Declares no access: a control program, whose body always runs.
+    control: bool,
+    /// Buffers its start will allocate (outputs with deferred allocation, initial
+    /// versions read first).
+    allocs: u64,
+}
+
+struct Queued {
+    task: TaskRef,
+    meta: Meta,
+}
+
+/// Where an activated task goes.
+enum Dest {
+    Deque(usize),
+    Mailbox(usize),
+    Private(usize),
+    NodePrivate(usize),
+}
+
+enum Event {
+    /// A task becomes visible in a queue.
+    Arrive(Dest, Queued),
+    /// A worker looks for work (spin round `round` since it last had some).
+    Look { worker: usize, round: u32 },
+    /// A worker takes a task it stole.
+    Begin { worker: usize, task: Queued },
+    /// A worker's task starts moving its bytes.
+    Memory { worker: usize },
+    /// A controller's earliest flow may have ended.
+    FlowEnd { node: usize, epoch: u64 },
+    /// A worker's task ends.
+    End { worker: usize },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Activity {
+    Busy,
+    Searching,
+    Asleep,
+    Waking,
+}
+
+/// A task between its start and its end.
+struct Running {
+    meta: Meta,
+    started: Started,
+    start_ns: u64,
+    compute_ns: u64,
+    /// Volume to move per node, in memory units.
+    volumes: Vec<(usize, u64)>,
+    flows_left: usize,
+    isolated_ns: u64,
+    data_node: usize,
+    bytes: u64,
+    body_ran: bool,
+}
+
+struct WorkerState {
+    node: usize,
+    deque: VecDeque<Queued>,
+    mailbox: VecDeque<Queued>,
+    /// Pushes on their way to the mailbox (count against its capacity).
+    mailbox_incoming: usize,
+    private: VecDeque<Queued>,
+    activity: Activity,
+    last_victim: Option<usize>,
+    running: Option<Running>,
+}
+
+struct State {
+    now: u64,
+    events: EventQueue<Event>,
+    rng: SmallRng,
+    workers: Vec<WorkerState>,
+    node_private: Vec<VecDeque<Queued>>,
+    /// Sleeping workers not yet woken, by index (wake-ups take the lowest, as the
+    /// `threads` engine's `wake_any` does).
+    asleep: BTreeSet<usize>,
+    /// Tasks in deques and mailboxes, which thieves may take.
+    stealable: usize,
+    memory: Memory,
+    next_id: u64,
+    skipping: bool,
+    last_end: u64,
+    summary: Summary,
+    spans: Option<Vec<Span>>,
+}
+
+/// The code of a task (its body, or its `finish`) running inline: whose it is and the
+/// simulated time it has used so far.
+struct Inline {
+    worker: usize,
+    task: u64,
+    cursor: u64,
+    in_body: bool,
+}
+
+/// One run's machine.
+struct Machine {
+    shared: Arc<Shared>,
+    state: RefCell<State>,
+    /// Nested when a body helps (`help_while`) and so runs other tasks' code.
+    inline: RefCell<Vec<Inline>>,
+}
+
+/// A worker as the dependence tracker sees it; made for each piece of inline code.
+struct SimWorker {
+    index: usize,
+    node: usize,
+    machine: Rc<Machine>,
+}
+
+impl Executor for SimWorker {
+    fn worker(&self) -> usize {
+        self.index
+    }
+
+    fn node(&self) -> usize {
+        self.node
+    }
+
+    fn pools(&self) -> &Arc<Pools> {
+        &self.machine.shared.pools
+    }
+
+    fn activate(&self, task: TaskRef) {
+        self.machine.activate(self.index, task);
+    }
+
+    fn help_while(&self, blocked: &dyn Fn() -> bool) {
+        self.machine.help_while(self.index, blocked);
+    }
+}
+
+/// Queue lengths for least-loaded choices (home-based scheduling).
+struct Loads<'a>(&'a [WorkerState]);
+
+impl LoadView for Loads<'_> {
+    fn load(&self, w: usize) -> usize {
+        let s = &self.0[w];
+        s.deque.len() + s.mailbox.len() + s.private.len()
+    }
+}
+
+/// What the find-work chain found.
+enum Found {
+    /// A task, and the time spent stealing it.
+    Task(Queued, u64),
+    /// Nothing, after this much time spent trying.
+    Nothing(u64),
+}
+
+impl Machine {
+    fn new(shared: Arc<Shared>, run: u64) -> Self {
+        let nodes = shared.topology.num_nodes();
+        let keep_spans =
+            shared.trace.is_some() || shared.probe.as_ref().is_some_and(Probe::keeps_spans);
+        let state = State {
+            now: 0,
+            events: EventQueue::new(),
+            rng: SmallRng::seed_from_u64(shared.seed.wrapping_add(run)),
+            workers: shared
+                .worker_node
+                .iter()
+                .map(|&node| WorkerState {
+                    node,
+                    deque: VecDeque::new(),
+                    mailbox: VecDeque::new(),
+                    mailbox_incoming: 0,
+                    private: VecDeque::new(),
+                    activity: Activity::Searching,
+                    last_victim: None,
+                    running: None,
+                })
+                .collect(),
+            node_private: (0..nodes).map(|_| VecDeque::new()).collect(),
+            asleep: BTreeSet::new(),
+            stealable: 0,
+            memory: Memory::new(
+                nodes,
+                shared.costs.node_bandwidth_gb_s,
+                shared.costs.core_bandwidth_gb_s,
+            ),
+            next_id: 1,
+            skipping: false,
+            last_end: 0,
+            summary: Summary::default(),
+            spans: keep_spans.then(Vec::new),
+        };
+        Machine {
+            shared,
+            state: RefCell::new(state),
+            inline: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The root goes to worker 0's private queue at time 0, as on `threads`; every
+    /// worker starts looking for work then.
+    fn inject_root(&self, root: TaskRef) {
+        let mut st = self.state.borrow_mut();
+        let meta = Meta {
+            id: 0,
+            activated_by: None,
+            ready_ns: 0,
+            control: true,
+            allocs: 0,
+        };
+        st.events
+            .push(0, Event::Arrive(Dest::Private(0), Queued { task: root, meta }));
+        for w in 0..self.shared.worker_node.len() {
+            st.events.push(0, Event::Look { worker: w, round: 0 });
+        }
+    }
+
+    /// Processes the earliest event; `false` when none is left.
+    fn step(self: &Rc<Self>) -> bool {
+        let event = {
+            let mut st = self.state.borrow_mut();
+            match st.events.pop() {
+                None => return false,
+                Some((at, event)) => {
+                    debug_assert!(at >= st.now, "events go forward in time");
+                    st.now = at;
+                    st.summary.events += 1;
+                    event
+                }
+            }
+        };
+        match event {
+            Event::Arrive(dest, task) => self.arrive(dest, task),
+            Event::Look { worker, round } => self.look(worker, round),
+            Event::Begin { worker, task } => self.begin(worker, task),
+            Event::Memory { worker } => self.start_flows(worker),
+            Event::FlowEnd { node, epoch } => self.flow_end(node, epoch),
+            Event::End { worker } => self.end(worker),
+        }
+        true
+    }
+
+    /// A task becomes visible; announces it as the `threads` engine does (its sleep
+    /// `README.md`, "Announcing work").
+    fn arrive(&self, dest: Dest, task: Queued) {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        match dest {
+            Dest::Deque(w) => {
+                st.workers[w].deque.push_back(task);
+                st.stealable += 1;
+                if let Some(&s) = st.asleep.first() {
+                    self.wake(st, s, st.now);
+                }
+            }
+            Dest::Mailbox(w) => {
+                let ws = &mut st.workers[w];
+                ws.mailbox_incoming -= 1;
+                ws.mailbox.push_back(task);
+                st.stealable += 1;
+                if st.asleep.contains(&w) {
+                    self.wake(st, w, st.now);
+                }
+            }
+            Dest::Private(w) => {
+                st.workers[w].private.push_back(task);
+                if st.asleep.contains(&w) {
+                    self.wake(st, w, st.now);
+                }
+            }
+            Dest::NodePrivate(n) => {
+                st.node_private[n].push_back(task);
+                let first = self.shared.workers_of_node[n]
+                    .iter()
+                    .copied()
+                    .find(|w| st.asleep.contains(w));
+                if let Some(w) = first {
+                    self.wake(st, w, st.now);
+                }
+            }
+        }
+    }
+
+    /// Wakes sleeping worker `w` at time `at`: it looks for work after the latency.
+    fn wake(&self, st: &mut State, w: usize, at: u64) {
+        st.asleep.remove(&w);
+        st.workers[w].activity = Activity::Waking;
+        st.summary.wakeups += 1;
+        st.events.push(
+            at + self.shared.costs.wake_ns,
+            Event::Look {
+                worker: w,
+                round: 0,
+            },
+        );
+    }
+
+    /// Worker `w` looks for work; finding none, it spins (sweeps again after a pause)
+    /// and, after the last round, sleeps.
+    fn look(self: &Rc<Self>, w: usize, round: u32) {
+        if self.inline.borrow().iter().any(|f| f.worker == w && f.in_body) {
+            // `w` is in a body that helps (`help_while`) and ran a task in place.
+            return;
+        }
+        let found = {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            debug_assert_ne!(st.workers[w].activity, Activity::Busy);
+            st.workers[w].activity = Activity::Searching;
+            let found = self.find_work(st, w);
+            match &found {
+                Found::Task(..) => st.workers[w].activity = Activity::Busy,
+                Found::Nothing(spent) => {
+                    if round < self.shared.costs.spin_rounds {
+                        let at = st.now + spent + self.shared.costs.yield_ns;
+                        st.events.push(
+                            at,
+                            Event::Look {
+                                worker: w,
+                                round: round + 1,
+                            },
+                        );
+                    } else {
+                        st.workers[w].activity = Activity::Asleep;
+                        st.asleep.insert(w);
+                    }
+                }
+            }
+            found
+        };
+        if let Found::Task(task, spent) = found {
+            if spent == 0 {
+                self.begin(w, task);
+            } else {
+                let mut st = self.state.borrow_mut();
+                let at = st.now + spent;
+                st.events.push(at, Event::Begin { worker: w, task });
+            }
+        }
+    }
+
+    /// The find-work chain of the `threads` engine, nearest work first: own deque
+    /// (newest), private queue, the node's strict queue, mailbox, then the victims of
+    /// the steal plan (oldest first from their deques, then their mailboxes).
+    fn find_work(&self, st: &mut State, w: usize) -> Found {
+        let node = st.workers[w].node;
+        if let Some(t) = st.workers[w].deque.pop_back() {
+            st.stealable -= 1;
+            return Found::Task(t, 0);
+        }
+        if let Some(t) = st.workers[w].private.pop_front() {
+            return Found::Task(t, 0);
+        }
+        if let Some(t) = st.node_private[node].pop_front() {
+            return Found::Task(t, 0);
+        }
+        if let Some(t) = st.workers[w].mailbox.pop_front() {
+            st.stealable -= 1;
+            return Found::Task(t, 0);
+        }
+        self.steal(st, w)
+    }
+
+    /// Tries each victim of the plan once, paying an attempt per victim; the first task
+    /// found is taken at once and the thief starts it when its attempts are paid.
+    fn steal(&self, st: &mut State, w: usize) -> Found {
+        let plan = &self.shared.plans[w];
+        if plan.is_empty() {
+            return Found::Nothing(0);
+        }
+        if st.stealable == 0 {
+            // Every attempt would fail: pay the whole sweep without walking it.
+            st.summary.steal_attempts += plan.len() as u64;
+            return Found::Nothing(self.shared.sweep_ns[w]);
+        }
+        let first = if self.shared.last_victim_first {
+            st.workers[w].last_victim
+        } else {
+            None
+        };
+        let random = st.rng.next_u64();
+        let node = st.workers[w].node;
+        let mut spent = 0;
+        for (class, v) in plan.victims_from(first, random) {
+            st.summary.steal_attempts += 1;
+            spent += self.shared.attempt_ns[node][self.shared.worker_node[v]];
+            let victim = &mut st.workers[v];
+            let Some(task) = victim.deque.pop_front().or_else(|| victim.mailbox.pop_front())
+            else {
+                continue;
+            };
+            st.stealable -= 1;
+            task.task.record(
+                w,
+                if plan.is_same_node(class) {
+                    EngineEvent::StealSameNode
+                } else {
+                    EngineEvent::StealRemote
+                },
+            );
+            st.workers[w].last_victim = Some(v);
+            // More work may be left for a sleeping worker.
+            if let Some(&s) = st.asleep.first() {
+                self.wake(st, s, st.now + spent);
+            }
+            return Found::Task(task, spent);
+        }
+        Found::Nothing(spent)
+    }
+
+    /// Whether the next body to start runs or is skipped.
+    fn bodies_for(&self, st: &mut State, meta: &Meta) -> Bodies {
+        if meta.control {
+            return Bodies::Run;
+        }
+        match self.shared.bodies {
+            BodiesChoice::Fixed(b) => b,
+            BodiesChoice::Auto { skip_above_bytes } => {
+                if st.summary.declared_bytes > skip_above_bytes {
+                    st.skipping = true;
+                }
+                if st.skipping {
+                    Bodies::Skip
+                } else {
+                    Bodies::Run
+                }
+            }
+        }
+    }
+
+    /// Worker `w` takes `task` now: runs or skips its body inline, then pays its start
+    /// and allocation costs before its bytes move.
+    fn begin(self: &Rc<Self>, w: usize, task: Queued) {
+        let Queued { task, meta } = task;
+        let (bodies, now) = {
+            let mut st = self.state.borrow_mut();
+            let bodies = self.bodies_for(&mut st, &meta);
+            match bodies {
+                Bodies::Run => st.summary.bodies_run += 1,
+                Bodies::Skip => st.summary.bodies_skipped += 1,
+            }
+            (bodies, st.now)
+        };
+        let costs = &self.shared.costs;
+        let node = self.shared.worker_node[w];
+        self.inline.borrow_mut().push(Inline {
+            worker: w,
+            task: meta.id,
+            cursor: now + costs.task_start_ns,
+            in_body: true,
+        });
+        let worker = SimWorker {
+            index: w,
+            node,
+            machine: self.clone(),
+        };
+        let started = {
+            // SAFETY: `worker` lives on this stack frame until after the guard, which
+            // is dropped at the end of this block, on this thread.
+            let _current = unsafe { CurrentExecutor::enter(&worker) };
+            start(&worker, task, bodies)
+        };
+        let frame = self.inline.borrow_mut().pop().expect("the frame pushed above");
+        let ready_at = frame.cursor + meta.allocs * costs.alloc_ns;
+        let mut st = self.state.borrow_mut();
+        let Some(started) = started else {
+            // The job was taken already: nothing to run.
+            st.events.push(ready_at, Event::Look { worker: w, round: 0 });
+            return;
+        };
+        let nodes = self.shared.topology.num_nodes();
+        let mut volume = vec![0u64; nodes];
+        let mut bytes_on = vec![0u64; nodes];
+        let mut bytes = 0u64;
+        for a in started.accesses() {
+            let data = a.node.unwrap_or(node);
+            let factor = if a.input {
+                self.shared.read_factor[node][data]
+            } else {
+                self.shared.write_factor[node][data]
+            };
+            volume[data] += (a.bytes as f64 * UNITS_PER_BYTE as f64 * factor).round() as u64;
+            bytes_on[data] += a.bytes;
+            bytes += a.bytes;
+        }
+        st.summary.accessed_bytes += bytes;
+        let compute_ns = started
+            .cost_hint()
+            .unwrap_or(bytes.saturating_mul(costs.compute_ps_per_byte) / 1000);
+        let memory_alone = volume
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v > 0)
+            .map(|(n, &v)| v.div_ceil(st.memory.solo_rate(n)))
+            .max()
+            .unwrap_or(0);
+        let data_node = (0..nodes)
+            .max_by_key(|&n| (bytes_on[n], std::cmp::Reverse(n)))
+            .filter(|&n| bytes_on[n] > 0)
+            .unwrap_or(node);
+        st.workers[w].running = Some(Running {
+            meta,
+            started,
+            start_ns: now,
+            compute_ns,
+            volumes: volume
+                .into_iter()
+                .enumerate()
+                .filter(|(_, v)| *v > 0)
+                .collect(),
+            flows_left: 0,
+            isolated_ns: compute_ns + memory_alone,
+            data_node,
+            bytes,
+            body_ran: bodies == Bodies::Run,
+        });
+        st.events.push(ready_at, Event::Memory { worker: w });
+    }
+
+    /// Starts the flows of worker `w`'s task on the controllers of its data's nodes.
+    fn start_flows(&self, w: usize) {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        let now = st.now;
+        let running = st.workers[w].running.as_mut().expect("a task is running");
+        let volumes = std::mem::take(&mut running.volumes);
+        running.flows_left = volumes.len();
+        let compute_ns = running.compute_ns;
+        if volumes.is_empty() {
+            st.events.push(now + compute_ns, Event::End { worker: w });
+            return;
+        }
+        for (node, v) in volumes {
+            let c = st.memory.start(node, v, w, now);
+            st.events.push(
+                c.at,
+                Event::FlowEnd {
+                    node,
+                    epoch: c.epoch,
+                },
+            );
+        }
+    }
+
+    /// A controller's earliest flows may have ended; a task whose last flow ended
+    /// computes, then ends.
+    fn flow_end(&self, node: usize, epoch: u64) {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        let now = st.now;
+        let mut ended = Vec::new();
+        if let Some(c) = st.memory.complete(node, epoch, now, &mut ended) {
+            st.events.push(
+                c.at,
+                Event::FlowEnd {
+                    node,
+                    epoch: c.epoch,
+                },
+            );
+        }
+        for w in ended {
+            let running = st.workers[w].running.as_mut().expect("a task is running");
+            running.flows_left -= 1;
+            if running.flows_left == 0 {
+                let at = now + running.compute_ns;
+                st.events.push(at, Event::End { worker: w });
+            }
+        }
+    }
+
+    /// Worker `w`'s task ends: its outputs are published (activating its successors,
+    /// each paid for by `w`), then `w` looks for work.
+    fn end(self: &Rc<Self>, w: usize) {
+        let (running, now) = {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let now = st.now;
+            let running = st.workers[w].running.take().expect("a task is running");
+            st.last_end = st.last_end.max(now);
+            if let Some(spans) = &mut st.spans {
+                spans.push(Span {
+                    id: running.meta.id,
+                    name: running.started.name().to_string(),
+                    worker: w,
+                    node: self.shared.worker_node[w],
+                    activated_by: running.meta.activated_by,
+                    ready_ns: running.meta.ready_ns,
+                    start_ns: running.start_ns,
+                    end_ns: now,
+                    isolated_ns: running.isolated_ns,
+                    data_node: running.data_node,
+                    bytes: running.bytes,
+                    body_ran: running.body_ran,
+                });
+            }
+            (running, now)
+        };
+        self.inline.borrow_mut().push(Inline {
+            worker: w,
+            task: running.meta.id,
+            cursor: now,
+            in_body: false,
+        });
+        let worker = SimWorker {
+            index: w,
+            node: self.shared.worker_node[w],
+            machine: self.clone(),
+        };
+        finish(&worker, running.started);
+        let frame = self.inline.borrow_mut().pop().expect("the frame pushed above");
+        self.state.borrow_mut().events.push(
+            frame.cursor,
+            Event::Look {
+                worker: w,
+                round: 0,
+            },
+        );
+    }
+
+    /// A task became ready in code running inline on worker `w` (a body spawning it,
+    /// or a `finish` publishing its input): the placement policy decides where it goes,
+    /// as in the `threads` engine's `activate`, and it arrives there once `w` has paid
+    /// for it.
+    fn activate(&self, w: usize, task: TaskRef) {
+        let shared = &*self.shared;
+        let costs = &shared.costs;
+        let node = shared.worker_node[w];
+        let policy = &shared.ready_policy;
+        // SAFETY: this worker activated the task and has not queued it yet.
+        let ready = unsafe { describe_ready(&task, true) };
+        let mut inline = self.inline.borrow_mut();
+        let frame = inline.last_mut().expect("activation from inline code");
+        debug_assert_eq!(frame.worker, w);
+        if frame.in_body {
+            frame.cursor += costs.task_create_ns;
+        }
+        frame.cursor += costs.activate_ns;
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        let bytes: u64 = ready.accesses.iter().map(|a| a.bytes).sum();
+        st.summary.declared_bytes += bytes;
+        let id = st.next_id;
+        st.next_id += 1;
+        let mut meta = Meta {
+            id,
+            activated_by: Some(frame.task),
+            ready_ns: 0,
+            control: ready.accesses.is_empty(),
+            allocs: ready.accesses.iter().filter(|a| a.node.is_none()).count() as u64,
+        };
+        let hinted = ready.affinity.is_some();
+        let dest = if !hinted && !policy.needs_accesses() {
+            Dest::Deque(w)
+        } else {
+            let accesses = if policy.needs_accesses() {
+                &ready.accesses[..]
+            } else {
+                &[]
+            };
+            let placement = policy.place(
+                node,
+                &ReadyTask {
+                    accesses,
+                    affinity: ready.affinity,
+                },
+                &shared.topology,
+                &shared.worker_node,
+                &Loads(&st.workers),
+            );
+            task.set_preferred_node(placement.preferred_node(&shared.worker_node, node));
+            match placement {
+                Placement::Local(reason) => {
+                    if reason == KeepReason::BelowThreshold {
+                        task.record(w, EngineEvent::PushKeptLocal);
+                    }
+                    Dest::Deque(w)
+                }
+                Placement::Node(n) => {
+                    if !hinted {
+                        task.record(w, EngineEvent::PushAttempted);
+                    }
+                    let candidates = &shared.workers_of_node[n];
+                    if candidates.is_empty() {
+                        // A node with memory and no workers: run where we are.
+                        Dest::Deque(w)
+                    } else {
+                        let pick = (st.rng.next_u64() % candidates.len() as u64) as usize;
+                        self.transfer(st, frame, &task, w, candidates[pick], !hinted)
+                    }
+                }
+                Placement::Worker(x) => self.transfer(st, frame, &task, w, x, false),
+                Placement::StrictWorker(x) => Dest::Private(x),
+                Placement::StrictNode(n) => {
+                    if shared.workers_of_node[n].is_empty() {
+                        task.fail_run(format!(
+                            "strict affinity to node {n}, which has no workers"
+                        ));
+                        Dest::Deque(w)
+                    } else {
+                        Dest::NodePrivate(n)
+                    }
+                }
+            }
+        };
+        meta.ready_ns = frame.cursor;
+        st.events
+            .push(frame.cursor, Event::Arrive(dest, Queued { task, meta }));
+    }
+
+    /// Sends a task to worker `to`'s mailbox, or keeps it when the mailbox is full
+    /// (paper 1 Algorithm 1, lines 30-32). `pushed` says whether work-pushing decided.
+    fn transfer(
+        &self,
+        st: &mut State,
+        frame: &mut Inline,
+        task: &TaskRef,
+        from: usize,
+        to: usize,
+        pushed: bool,
+    ) -> Dest {
+        if to == from {
+            return Dest::Deque(from);
+        }
+        let target = &mut st.workers[to];
+        if target.mailbox.len() + target.mailbox_incoming >= self.shared.costs.mailbox_capacity {
+            if pushed {
+                task.record(from, EngineEvent::PushRejected);
+            }
+            return Dest::Deque(from);
+        }
+        target.mailbox_incoming += 1;
+        if pushed {
+            task.record(from, EngineEvent::PushTransferred);
+        }
+        frame.cursor += self.shared.costs.push_ns;
+        Dest::Mailbox(to)
+    }
+
+    /// A body on worker `w` waits for the submission window: simulated time goes on
+    /// (other workers run tasks) until `blocked` is false. When nothing else is left to
+    /// happen, `w` runs one of its own queued tasks in place, as the `threads` engine's
+    /// helping worker does.
+    fn help_while(self: &Rc<Self>, w: usize, blocked: &dyn Fn() -> bool) {
+        while blocked() {
+            if self.step() {
+                continue;
+            }
+            if !self.help_in_place(w) {
+                // Nothing can make progress: the window cannot drain. Submission goes
+                // on over the bound rather than deadlocking.
+                break;
+            }
+        }
+        let now = self.state.borrow().now;
+        let mut inline = self.inline.borrow_mut();
+        let frame = inline.last_mut().expect("helping from inline code");
+        frame.cursor = frame.cursor.max(now);
+    }
+
+    /// With no event left, worker `w` (busy in a body) runs a task of its own queues
+    /// from start to end: nothing else is happening, so it runs alone and time jumps
+    /// by its cost. Returns whether there was one.
+    fn help_in_place(self: &Rc<Self>, w: usize) -> bool {
+        let task = {
+            let mut st = self.state.borrow_mut();
+            let st = &mut *st;
+            let node = st.workers[w].node;
+            if let Some(t) = st.workers[w].deque.pop_back() {
+                st.stealable -= 1;
+                Some(t)
+            } else if let Some(t) = st.workers[w].private.pop_front() {
+                Some(t)
+            } else if let Some(t) = st.node_private[node].pop_front() {
+                Some(t)
+            } else if let Some(t) = st.workers[w].mailbox.pop_front() {
+                st.stealable -= 1;
+                Some(t)
+            } else {
+                None
+            }
+        };
+        let Some(task) = task else {
+            return false;
+        };
+        // The helper's own running slot is free (its body has not become a running
+        // task yet); run the helped task through the normal path, draining its events.
+        self.begin(w, task);
+        while self.state.borrow().workers[w].running.is_some() {
+            if !self.step() {
+                break;
+            }
+        }
+        // The helped task's end scheduled a look for `w`; `look` drops it while `w` is
+        // still in its body.
+        true
+    }
+
+    /// The summary and spans of the finished run.
+    fn conclude(&self) -> (Summary, Option<Vec<Span>>) {
+        let mut st = self.state.borrow_mut();
+        st.summary.makespan_ns = st.last_end;
+        (st.summary.clone(), st.spans.take())
+    }
+}

@@ -1,0 +1,59 @@
+//! `sim`: a deterministic discrete-event engine for Locus.
+//!
+//! The simulator runs the same program, dependence tracking, versions, scheduling
+//! policies and metrics as the `threads` engine, on a modelled machine of any topology
+//! (the 192 cores of `sgi-uv2000` on a laptop), in virtual time. Task bodies are either
+//! executed (small sizes: results verify as on `threads`) or skipped (paper sizes).
+//! The cost model is described in this crate's `README.md`; its constants are in
+//! [`Costs`].
+//!
+//! # Example
+//!
+//! ```
+//! use locus::{Config, Runtime, Topology};
+//! use locus_sim::Sim;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = Runtime::builder()
+//!     .topology(Topology::from_spec("4x2")?)
+//!     .config(Config::DsaOpt)
+//!     .engine(Sim::new().seed(7))
+//!     .build()?;
+//! let a = rt.data_from("a", &[1u64; 4096])?;
+//! let b = rt.data::<u64>("b", 4096);
+//! let finished = rt.run(|s| {
+//!     s.spawn("double", (a.read(), b.write()), |_, (x, y)| {
+//!         for (o, i) in y.iter_mut().zip(x) {
+//!             *o = 2 * i;
+//!         }
+//!     })
+//! })?;
+//! finished.value?;
+//! assert_eq!(rt.fetch(&b)?[0], 2);
+//! assert_eq!(finished.report.engine, "sim");
+//! assert!(finished.report.wall_s > 0.0); // simulated seconds
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Layout
+//!
+//! - [`Sim`] (`builder`): the settings, and the [`EngineFactory`](locus::engine::EngineFactory).
+//! - `engine`: the event loop, the workers' queues and states, the executor seam.
+//! - `memory`: memory controllers shared max-min fairly by the tasks using them.
+//! - `events`: the event queue, ordered by `(time, sequence)`.
+//! - [`costs`]: every constant of the model, with its source.
+//! - [`probe`]: the simulator's counters and per-task spans.
+//! - [`trace`]: the Chrome trace writer.
+
+mod builder;
+pub mod costs;
+mod engine;
+mod events;
+mod memory;
+pub mod probe;
+pub mod trace;
+
+pub use builder::{BodiesChoice, Sim, DEFAULT_SKIP_ABOVE_BYTES};
+pub use costs::Costs;
+pub use probe::{Probe, Span, Summary};
