@@ -278,6 +278,28 @@ mod tests {
     }
 
     #[test]
+    fn pools_and_blocks_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Pools>();
+        check::<Arc<Pools>>();
+        check::<Block>();
+    }
+
+    #[test]
+    fn blocks_outlive_their_pools() {
+        let pools = virtual_pools(2);
+        let small = pools.alloc(1, 100).unwrap();
+        let big = pools.alloc(0, MAX_CLASS_BYTES + 1).unwrap();
+        drop(pools);
+        fill(&small, 3);
+        assert!(bytes(&small).iter().all(|&x| x == 3));
+        // Freed into a node whose pools handle is gone; the last block unmaps it.
+        std::thread::spawn(move || drop((small, big)))
+            .join()
+            .unwrap();
+    }
+
+    #[test]
     fn alloc_reports_node_len_capacity_and_alignment() {
         let pools = virtual_pools(3);
         for (i, &len) in [1usize, 63, 64, 65, 1000, 4096, 100_000, MAX_CLASS_BYTES]
