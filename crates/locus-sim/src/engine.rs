@@ -233,6 +233,8 @@ fn write_trace(
 struct Meta {
     id: u64,
     activated_by: Option<u64>,
+    /// Spawned by its activator's body (rather than made ready by its end).
+    spawned: bool,
     ready_ns: u64,
     /// Declares no access: a control program, whose body always runs.
     control: bool,
@@ -438,6 +440,7 @@ impl Machine {
         let meta = Meta {
             id: 0,
             activated_by: None,
+            spawned: false,
             ready_ns: 0,
             control: true,
             allocs: 0,
@@ -539,7 +542,6 @@ impl Machine {
         let found = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
-            debug_assert_ne!(st.workers[w].activity, Activity::Busy);
             st.workers[w].activity = Activity::Searching;
             let found = self.find_work(st, w);
             match &found {
@@ -818,6 +820,7 @@ impl Machine {
                     worker: w,
                     node: self.shared.worker_node[w],
                     activated_by: running.meta.activated_by,
+                    spawned: running.meta.spawned,
                     ready_ns: running.meta.ready_ns,
                     start_ns: running.start_ns,
                     end_ns: now,
@@ -878,6 +881,7 @@ impl Machine {
         let mut meta = Meta {
             id,
             activated_by: Some(frame.task),
+            spawned: frame.in_body,
             ready_ns: 0,
             control: ready.accesses.is_empty(),
             allocs: ready.accesses.iter().filter(|a| a.node.is_none()).count() as u64,

@@ -37,6 +37,9 @@ pub struct Span {
     pub node: usize,
     /// The task that activated it (whose end made it ready, or that spawned it).
     pub activated_by: Option<u64>,
+    /// Whether that task's body spawned it (so it could start once that task had
+    /// started), rather than that task's end making it ready.
+    pub spawned: bool,
     /// When it became visible in a queue.
     pub ready_ns: u64,
     /// When its worker took it.

@@ -1,0 +1,263 @@
+//! Whole-run behaviour of the simulator: determinism, invariants checked on every run,
+//! verified results in executed mode, deferred allocation, contention.
+
+use locus::engine::Bodies;
+use locus::{Config, Report, Runtime, Topology};
+use locus_bench::{jacobi_1d, random_dag};
+use locus_sim::{Costs, Probe, Sim, Span};
+
+const TOPOLOGIES: [&str; 3] = ["2x1", "4x2", "opteron-64"];
+
+fn runtime(spec: &str, config: Config, sim: Sim) -> Runtime {
+    Runtime::builder()
+        .topology(Topology::from_spec(spec).unwrap())
+        .config(config)
+        // Small enough that small graphs exercise pushing.
+        .push_threshold(256)
+        .engine(sim)
+        .build()
+        .unwrap()
+}
+
+/// Earliest possible end of every task with no runtime overhead and no contention,
+/// following the activation edges the simulator recorded: a task made ready by
+/// another's end starts after that end, one spawned by a body after that body's start.
+fn critical_path(spans: &[Span]) -> u64 {
+    let mut by_id: Vec<Option<&Span>> = vec![None; spans.len()];
+    for s in spans {
+        by_id[s.id as usize] = Some(s);
+    }
+    let mut start = vec![0u64; spans.len()];
+    let mut end = vec![0u64; spans.len()];
+    for (id, s) in by_id.iter().enumerate() {
+        let s = s.expect("task ids are contiguous");
+        start[id] = match s.activated_by {
+            None => 0,
+            Some(a) if s.spawned => start[a as usize],
+            Some(a) => end[a as usize],
+        };
+        end[id] = start[id] + s.isolated_ns;
+    }
+    end.into_iter().max().unwrap_or(0)
+}
+
+/// The invariants every simulated run must keep.
+fn check_invariants(report: &Report, probe: &Probe, tasks: u64) {
+    assert_eq!(report.engine, "sim");
+    assert_eq!(report.tasks, tasks, "every submitted task counted");
+    let summary = probe.summary();
+    assert_eq!(
+        summary.bodies_run + summary.bodies_skipped,
+        tasks + 1,
+        "every task (and the root) started exactly once"
+    );
+    let spans = probe.spans().expect("the probe keeps spans");
+    assert_eq!(spans.len() as u64, tasks + 1, "every task ended exactly once");
+    let mut ids: Vec<u64> = spans.iter().map(|s| s.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), spans.len(), "no task ran twice");
+    let cp = critical_path(&spans);
+    assert!(
+        summary.makespan_ns >= cp,
+        "makespan {} below the critical path {cp}",
+        summary.makespan_ns
+    );
+    assert_eq!(report.wall_s, summary.makespan_ns as f64 * 1e-9);
+    let loc = &report.locality;
+    let counted =
+        loc.read_local_bytes + loc.read_remote_bytes + loc.write_local_bytes + loc.write_remote_bytes;
+    assert_eq!(counted, summary.declared_bytes, "bytes accounted equal bytes declared");
+    assert_eq!(counted, summary.accessed_bytes);
+    let traffic: u64 = report.traffic.iter().flatten().sum();
+    assert_eq!(traffic, counted);
+    for s in &spans {
+        assert!(s.ready_ns <= s.start_ns && s.start_ns <= s.end_ns, "{s:?}");
+        assert!(s.end_ns - s.start_ns >= s.isolated_ns, "{s:?}");
+    }
+}
+
+fn small_dag(seed: u64) -> random_dag::Params {
+    random_dag::Params {
+        tasks: 60,
+        data: 10,
+        max_len: 300,
+        max_inputs: 3,
+        seed,
+        hints: true,
+    }
+}
+
+#[test]
+fn one_seed_gives_identical_reports_and_traces() {
+    let dir = std::env::temp_dir();
+    let run = |seed: u64, name: &str| {
+        let path = dir.join(format!("locus-sim-determinism-{}-{name}.json", std::process::id()));
+        let rt = runtime("4x2", Config::DsaOpt, Sim::new().seed(seed).trace(&path));
+        let out = random_dag::run(&rt, &small_dag(5)).unwrap();
+        assert!(out.verified);
+        let report = serde_json::to_string(&out.report).unwrap();
+        let trace = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        (report, trace)
+    };
+    let a = run(11, "a");
+    let b = run(11, "b");
+    assert_eq!(a.0, b.0, "same seed, same report");
+    assert!(a.1 == b.1, "same seed, byte-identical trace");
+    // The trace is valid JSON with one complete event per task, the root included.
+    let v: serde_json::Value = serde_json::from_slice(&a.1).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let tasks = events.iter().filter(|e| e["ph"] == "X").count();
+    assert_eq!(tasks, 61);
+    let rows = events.iter().filter(|e| e["name"] == "thread_name").count();
+    assert_eq!(rows, 8, "one row per worker");
+    // Another seed may differ, and still verifies (checked inside `run`).
+    let _ = run(12, "c");
+}
+
+#[test]
+fn random_dags_verify_on_every_topology_and_config() {
+    let configs = [
+        Config::Ws,
+        Config::DsaBase,
+        Config::PushIn,
+        Config::PushWeighted,
+        Config::Dfa,
+        Config::DsaOpt,
+        Config::Home,
+    ];
+    for spec in TOPOLOGIES {
+        for (i, config) in configs.into_iter().enumerate() {
+            let probe = Probe::with_spans();
+            let rt = runtime(
+                spec,
+                config,
+                Sim::new()
+                    .seed(i as u64)
+                    .bodies(Bodies::Run)
+                    .probe(probe.clone()),
+            );
+            let params = small_dag(i as u64 + 100);
+            let out = random_dag::run(&rt, &params).unwrap();
+            assert!(out.verified, "{spec} {config}: {} mismatches", out.mismatches);
+            check_invariants(&out.report, &probe, params.tasks as u64);
+        }
+    }
+}
+
+#[test]
+fn jacobi_1d_verifies_and_deferred_allocation_writes_locally() {
+    let p = jacobi_1d::Params {
+        blocks: 8,
+        block_len: 512,
+        iterations: 6,
+    };
+    for spec in TOPOLOGIES {
+        for config in [Config::DsaBase, Config::Dfa, Config::DsaOpt] {
+            let probe = Probe::with_spans();
+            let rt = runtime(spec, config, Sim::new().probe(probe.clone()));
+            let out = jacobi_1d::run(&rt, &p).unwrap();
+            assert!(out.verified, "{spec} {config}");
+            check_invariants(&out.report, &probe, (p.blocks * p.iterations) as u64);
+            assert_eq!(probe.summary().bodies_skipped, 0);
+            if config != Config::DsaBase {
+                assert_eq!(out.report.locality.write_remote_bytes, 0, "{spec} {config}");
+            }
+        }
+    }
+}
+
+#[test]
+fn skipped_bodies_leave_the_timing_unchanged() {
+    let p = jacobi_1d::Params {
+        blocks: 16,
+        block_len: 2048,
+        iterations: 8,
+    };
+    let run = |sim: Sim| {
+        let probe = Probe::with_spans();
+        let rt = runtime("4x2", Config::DsaOpt, sim.seed(3).probe(probe.clone()));
+        let out = jacobi_1d::run(&rt, &p).unwrap();
+        check_invariants(&out.report, &probe, (p.blocks * p.iterations) as u64);
+        (out, probe.summary())
+    };
+    let (ran, ran_summary) = run(Sim::new().bodies(Bodies::Run));
+    let (skipped, skipped_summary) = run(Sim::new().bodies(Bodies::Skip));
+    assert!(ran.verified);
+    assert!(!skipped.verified, "skipped bodies compute nothing");
+    assert_eq!(skipped_summary.bodies_run, 1, "only the control program ran");
+    assert_eq!(ran.report.wall_s, skipped.report.wall_s);
+    assert_eq!(ran_summary.makespan_ns, skipped_summary.makespan_ns);
+    assert_eq!(
+        serde_json::to_string(&ran.report.locality).unwrap(),
+        serde_json::to_string(&skipped.report.locality).unwrap()
+    );
+    // Automatic choice: once the declared bytes pass the bound, bodies are skipped.
+    let (_, auto) = run(Sim::new().skip_above_bytes(2 << 20));
+    assert!(auto.bodies_skipped > 0 && auto.bodies_run > 1, "{auto:?}");
+    assert_eq!(auto.makespan_ns, ran_summary.makespan_ns);
+}
+
+#[test]
+fn a_chain_takes_at_least_the_sum_of_its_tasks() {
+    let probe = Probe::with_spans();
+    let rt = runtime("2x1", Config::DsaBase, Sim::new().probe(probe.clone()));
+    let x = rt.data::<u64>("x", 1);
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for _ in 0..20 {
+                s.task("step", x.read_write()).cost(1_000).spawn(|_, v| v[0] += 1)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    finished.value.unwrap();
+    assert_eq!(rt.fetch(&x).unwrap(), vec![20]);
+    check_invariants(&finished.report, &probe, 20);
+    assert!(probe.summary().makespan_ns >= 20 * 1_000);
+}
+
+/// Durations of the tasks named `scan`, with two of them at once or one alone.
+fn scan_durations(concurrent: usize) -> Vec<u64> {
+    let probe = Probe::with_spans();
+    // Controller bandwidth equal to one core's: two readers share it.
+    let costs = Costs {
+        node_bandwidth_gb_s: 8.0,
+        core_bandwidth_gb_s: 8.0,
+        ..Costs::default()
+    }
+    .without_runtime_overhead();
+    let rt = runtime(
+        "1x2",
+        Config::DsaBase,
+        Sim::new().costs(costs).probe(probe.clone()),
+    );
+    let data = rt.data_from("x", &vec![1u64; 1 << 17]).unwrap();
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for _ in 0..concurrent {
+                s.task("scan", data.read()).cost(0).spawn(|_, _| ())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    finished.value.unwrap();
+    check_invariants(&finished.report, &probe, concurrent as u64);
+    let spans = probe.spans().unwrap();
+    let scans: Vec<&Span> = spans.iter().filter(|s| s.name == "scan").collect();
+    if concurrent == 2 {
+        assert_ne!(scans[0].worker, scans[1].worker, "both workers scanned");
+        assert_eq!(scans[0].start_ns, scans[1].start_ns, "at the same time");
+    }
+    scans.iter().map(|s| s.end_ns - s.start_ns).collect()
+}
+
+#[test]
+fn two_tasks_reading_one_node_at_once_take_longer_than_one_alone() {
+    let alone = scan_durations(1);
+    let together = scan_durations(2);
+    // 1 MiB at 8 GB/s alone; at 4 GB/s each when sharing the controller.
+    assert_eq!(alone, vec![131_072]);
+    assert_eq!(together, vec![262_144, 262_144]);
+}
