@@ -15,10 +15,11 @@
 //! # Machines without NUMA
 //!
 //! When [`numa_available`] is false (the kernel was built without NUMA, so the system
-//! calls return `ENOSYS`, or `/sys/devices/system/node` is missing), every placement call
+//! calls return `ENOSYS`; a seccomp filter forbids them; or `/sys/devices/system/node` is
+//! missing), every placement call
 //! is a documented no-op: [`bind`], [`interleave`], [`migrate`] succeed without doing
-//! anything, and the queries ([`node_of`], [`query_nodes`]) report node 0 for every
-//! page. A system call that returns `ENOSYS` later is treated the same way. Thread
+//! anything, and the queries ([`node_of`], [`query_nodes`], [`current_node`]) report
+//! node 0 for every page. A system call that returns `ENOSYS` later is treated the same way. Thread
 //! pinning does not depend on NUMA and always goes to the kernel.
 //!
 //! # Errors
@@ -105,7 +106,8 @@ impl PlacementError {
 }
 
 /// Whether the kernel supports NUMA memory policies: `/sys/devices/system/node` exists
-/// and `get_mempolicy` is implemented. Probed once and cached.
+/// and `get_mempolicy` succeeds (it fails with `ENOSYS` without NUMA, or `EPERM` under a
+/// seccomp filter that forbids memory-policy calls). Probed once and cached.
 pub fn numa_available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
@@ -124,7 +126,9 @@ pub fn numa_available() -> bool {
                 0 as c_ulong,
             )
         };
-        r == 0 || PlacementError::last("get_mempolicy").errno != libc::ENOSYS
+        // Any failure counts as unavailable: ENOSYS (no NUMA in the kernel), but also
+        // EPERM from a seccomp filter, under which mbind would fail too.
+        r == 0
     })
 }
 
@@ -514,6 +518,30 @@ pub fn thread_affinity() -> Result<Vec<usize>, PlacementError> {
         .collect())
 }
 
+/// The NUMA node of the CPU the calling thread is running on right now (`getcpu`);
+/// 0 without NUMA.
+pub fn current_node() -> Result<usize, PlacementError> {
+    if !numa_available() {
+        return Ok(0);
+    }
+    let (mut cpu, mut node): (libc::c_uint, libc::c_uint) = (0, 0);
+    // SAFETY: `cpu` and `node` are live integers the kernel writes; the third argument
+    // (an unused cache) may be null.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_getcpu,
+            &mut cpu as *mut libc::c_uint,
+            &mut node as *mut libc::c_uint,
+            std::ptr::null_mut::<c_void>(),
+        )
+    };
+    if r == 0 {
+        Ok(node as usize)
+    } else {
+        Err(PlacementError::last("getcpu"))
+    }
+}
+
 /// The OS CPU the calling thread is running on right now (`sched_getcpu`).
 pub fn current_cpu() -> Result<usize, PlacementError> {
     // SAFETY: sched_getcpu has no preconditions.
@@ -671,9 +699,9 @@ mod tests {
         if !numa_available() {
             return;
         }
-        let m = Mapping::new(1);
-        let addr = m.ptr;
-        drop(m);
+        // Below `vm.mmap_min_addr` (64 KiB by default): never mapped, so no other test
+        // thread can map it meanwhile.
+        let addr = (2 * page_size()) as *const u8;
         let status = query_nodes(addr, 1).unwrap();
         assert_eq!(status, vec![PageStatus::Error(libc::EFAULT)]);
         assert_eq!(node_of(addr).unwrap_err().errno, libc::EFAULT);
@@ -700,10 +728,19 @@ mod tests {
         std::thread::spawn(|| {
             let all = thread_affinity().unwrap();
             assert!(all.contains(&0));
+            // The node of CPU 0 as sysfs has it (a `nodeN` link in the CPU's directory).
+            let node_of_cpu0 = std::fs::read_dir("/sys/devices/system/cpu/cpu0")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .find_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+                .filter(|_| numa_available())
+                .unwrap_or(0usize);
             pin_thread_to_cpu(0).unwrap();
             assert_eq!(thread_affinity().unwrap(), vec![0]);
             for _ in 0..100 {
                 assert_eq!(current_cpu().unwrap(), 0);
+                assert_eq!(current_node().unwrap(), node_of_cpu0);
                 std::thread::yield_now();
             }
             set_thread_affinity(&all).unwrap();
