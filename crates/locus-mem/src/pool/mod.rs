@@ -3,8 +3,8 @@
 //! One pool per node, each a set of free lists of power-of-two size classes
 //! ([`class`]), refilled from chunks mapped from the OS and, when binding is enabled,
 //! bound to the pool's node. Every block carries its node and size class in a header
-//! just before the user pointer ([`header`]), so a free from any thread goes back to its
-//! own node's pool without a system call or a lookup. See `README.md` beside this file
+//! just before the user pointer (README, "Block header"), so a free from any thread goes
+//! back to its own node's pool without a system call or a lookup. See `README.md` beside this file
 //! for the header, the refill protocol and the accounting.
 
 mod block;
