@@ -1,3 +1,86 @@
-//! The `locus` command line.
+//! The `locus` command line (DESIGN section 5).
+//!
+//! `main` parses the arguments and hands each subcommand to its own module under
+//! [`cmd`]. Errors come back as [`cmd::Failure`]: a bad argument prints one line on
+//! stderr and exits with status 2, any other failure exits with status 1.
 
-fn main() {}
+mod args;
+mod cmd;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::{Parser, Subcommand};
+
+/// Locus: a NUMA-aware task-parallel dataflow runtime.
+#[derive(Debug, Parser)]
+#[command(name = "locus", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show a topology: nodes, CPUs, memory and the cost matrix.
+    Topo(cmd::topo::Args),
+    /// Run a benchmark on this machine with the threads engine.
+    Run(cmd::run::Args),
+    /// Run a benchmark on a modelled machine with the simulator.
+    Sim(cmd::sim::Args),
+    /// Run a benchmark suite over several configurations.
+    Bench(cmd::bench::Args),
+    /// Show what Locus can do so far, on this machine.
+    Demo(cmd::demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failure(&e),
+    };
+    let result = match cli.command {
+        Command::Topo(args) => cmd::topo::main(&args),
+        Command::Run(args) => cmd::run::main(&args),
+        Command::Sim(args) => cmd::sim::main(&args),
+        Command::Bench(args) => cmd::bench::main(&args),
+        Command::Demo(args) => cmd::demo::main(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}
+
+/// `--help` and `--version` print and succeed; every other parse error becomes one line
+/// on stderr and exit status 2.
+fn parse_failure(e: &clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            // Printing help can only fail if stdout is closed; nothing left to say then.
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
+            cmd::Failure::Usage(
+                "missing subcommand (topo, run, sim, bench, demo); try `locus --help`".into(),
+            )
+            .report()
+        }
+        _ => cmd::Failure::Usage(format!("{}; try `locus --help`", first_line(e))).report(),
+    }
+}
+
+/// The first line of a clap error without its `error: ` prefix; a line ending in `:`
+/// ("the following required arguments were not provided:") gets the next one appended.
+fn first_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("bad arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    match (first.strip_suffix(':'), lines.next()) {
+        (Some(head), Some(next)) if !next.starts_with("Usage:") => format!("{head}: {next}"),
+        _ => first.to_string(),
+    }
+}

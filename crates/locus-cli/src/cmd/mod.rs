@@ -1,0 +1,56 @@
+//! One module per subcommand; each has an `Args` (clap) and a `main`.
+
+pub mod bench;
+pub mod demo;
+pub mod run;
+pub mod sim;
+pub mod topo;
+
+use std::process::ExitCode;
+
+use locus_topo::{TopoError, Topology};
+
+/// Why a subcommand failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// A bad argument, or a subcommand that is not built yet: exit status 2.
+    Usage(String),
+    /// The command was fine but could not be carried out: exit status 1.
+    Failed(String),
+}
+
+impl Failure {
+    /// Prints the failure as one line on stderr and gives its exit status.
+    pub fn report(&self) -> ExitCode {
+        let (line, code) = match self {
+            Failure::Usage(msg) => (msg, 2),
+            Failure::Failed(msg) => (msg, 1),
+        };
+        let line = line.lines().next().unwrap_or("");
+        eprintln!("locus: {line}");
+        ExitCode::from(code)
+    }
+}
+
+/// Builds the topology a `--topology SPEC` names. A spec that cannot be parsed is a
+/// bad argument; a host that cannot be read is a failure.
+pub fn topology(spec: &str) -> Result<Topology, Failure> {
+    Topology::from_spec(spec).map_err(|e| match e {
+        TopoError::Io { .. }
+        | TopoError::Parse { .. }
+        | TopoError::Affinity(_)
+        | TopoError::Hwloc(_)
+            if spec.trim() == "host" =>
+        {
+            Failure::Failed(format!("cannot read the host topology: {e}"))
+        }
+        _ => Failure::Usage(format!("--topology {spec}: {e}")),
+    })
+}
+
+/// The one-line answer of a subcommand that exists on the command line but is not built.
+pub fn not_built(what: &str) -> Failure {
+    Failure::Usage(format!(
+        "`locus {what}` is not built yet; `locus topo` and `locus demo` are"
+    ))
+}

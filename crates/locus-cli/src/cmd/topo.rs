@@ -1,0 +1,28 @@
+//! `locus topo [--topology SPEC] [--json]`: show a topology.
+
+use crate::cmd::{topology, Failure};
+use crate::render;
+
+/// Options of `locus topo`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// `host`, `NxC`, `NxC:d1,d2,...`, `NxC:@FILE` or a preset (`opteron-64`, `sgi-uv2000`).
+    #[arg(long, value_name = "SPEC", default_value = "host")]
+    pub topology: String,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prints the topology as tables or as one JSON object.
+pub fn main(args: &Args) -> Result<(), Failure> {
+    let topo = topology(&args.topology)?;
+    if args.json {
+        let json = serde_json::to_string_pretty(&topo)
+            .map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))?;
+        println!("{json}");
+    } else {
+        print!("{}", render::full(&topo));
+    }
+    Ok(())
+}

@@ -1,0 +1,188 @@
+//! The `locus` binary, run as a user would.
+
+use std::process::{Command, Output, Stdio};
+
+fn locus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locus"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the locus binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A bad argument: exit status 2, exactly one line on stderr, nothing on stdout.
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let o = locus(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{args:?}: one line on stderr, got {err:?}"
+    );
+    assert!(err.ends_with('\n'));
+    assert!(
+        err.contains(needle),
+        "{args:?}: {err:?} should mention {needle:?}"
+    );
+    assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+}
+
+#[test]
+fn topo_json_for_sgi_uv2000() {
+    let o = locus(&["topo", "--topology", "sgi-uv2000", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(v["name"], "sgi-uv2000");
+    assert_eq!(v["num_nodes"], 24);
+    assert_eq!(v["num_cpus"], 192);
+    assert_eq!(v["nodes"].as_array().unwrap().len(), 24);
+    assert_eq!(v["nodes"][23]["cpus"].as_array().unwrap().len(), 8);
+    assert_eq!(v["read_cost"][0][23], 7.48);
+    assert_eq!(v["write_cost"][0][1], 4.04);
+    assert_eq!(v["distances"][0][0], 10);
+    assert_eq!(v["cost_origin"], "measured");
+}
+
+#[test]
+fn topo_table_for_opteron_64() {
+    let o = locus(&["topo", "--topology", "opteron-64"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("8 nodes, 64 CPUs, 64.0 GiB"), "{out}");
+    for factor in ["1.81", "2.16", "4.34", "1.20", "1.74", "2.48"] {
+        assert!(out.contains(factor), "missing {factor} in {out}");
+    }
+}
+
+#[test]
+fn topo_on_the_host() {
+    let o = locus(&["topo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("topology host"));
+    let o = locus(&["topo", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["source"], "sysfs");
+    assert!(v["num_cpus"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn topo_synthetic_with_distances() {
+    let o = locus(&["topo", "--topology", "2x2:10,15,15,10", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["read_cost"][0][1], 1.5);
+    assert_eq!(v["num_cpus"], 4);
+}
+
+#[test]
+fn bad_topologies_are_one_line_and_status_2() {
+    assert_usage_error(&["topo", "--topology", "0x3"], "at least one node");
+    assert_usage_error(&["topo", "--topology", "4x0"], "at least one CPU");
+    assert_usage_error(&["topo", "--topology", "cray-1"], "unknown topology preset");
+    assert_usage_error(&["topo", "--topology", "4x"], "malformed");
+    assert_usage_error(&["topo", "--topology", "2x1:10,20,30,10"], "asymmetric");
+    assert_usage_error(&["topo", "--topology", "2x1:10,20,20"], "not square");
+    assert_usage_error(&["topo", "--topology", "2x1:10,5,5,10"], "not the smallest");
+}
+
+#[test]
+fn bad_arguments_are_one_line_and_status_2() {
+    assert_usage_error(&[], "missing subcommand");
+    assert_usage_error(&["frobnicate"], "frobnicate");
+    assert_usage_error(&["topo", "--bogus"], "--bogus");
+    assert_usage_error(&["run", "not-a-bench"], "not-a-bench");
+    assert_usage_error(&["run", "jacobi-2d", "--config", "fast"], "fast");
+    assert_usage_error(&["run", "jacobi-2d", "--threads", "0"], "--threads");
+    assert_usage_error(&["sim", "jacobi-2d"], "--topology");
+    assert_usage_error(
+        &["run", "jacobi-1d", "--preset", "paper", "--size", "4"],
+        "--preset",
+    );
+    assert_usage_error(&["bench", "--configs", "ws,nope"], "nope");
+}
+
+#[test]
+fn unbuilt_subcommands_say_so() {
+    assert_usage_error(
+        &[
+            "run",
+            "jacobi-2d",
+            "--config",
+            "dsa-opt",
+            "--topology",
+            "4x2",
+            "--threads",
+            "2",
+            "--control",
+            "parallel",
+            "--blocks",
+            "8",
+            "--json",
+            "--trace",
+            "t.json",
+        ],
+        "not built yet",
+    );
+    assert_usage_error(
+        &[
+            "sim",
+            "kmeans",
+            "--topology",
+            "sgi-uv2000",
+            "--preset",
+            "paper",
+        ],
+        "not built yet",
+    );
+    assert_usage_error(
+        &[
+            "bench",
+            "--suite",
+            "quick",
+            "--configs",
+            "ws,dfa",
+            "--engine",
+            "sim",
+            "--peers",
+        ],
+        "not built yet",
+    );
+    assert_usage_error(
+        &["run", "jacobi-2d", "--topology", "0x3"],
+        "at least one node",
+    );
+}
+
+#[test]
+fn help_and_version_succeed() {
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["topo", "--help"],
+        &["run", "--help"],
+    ] {
+        let o = locus(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(!o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn demo_shows_host_and_opteron_64() {
+    let o = locus(&["demo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("host (host, sysfs)"), "{out}");
+    assert!(out.contains("opteron-64 (preset)"), "{out}");
+    assert!(out.contains("n3,n5,n7 4.34/2.48"), "{out}");
+    assert!(out.contains("laid over this host"), "{out}");
+}
