@@ -40,21 +40,25 @@ pub struct Costs {
     pub mailbox_capacity: usize,
 }
 
-/// Runtime costs measured on the development host (2 cores, one node) with
-/// `cargo run --release -p locus-sim --example calibrate`; see README section "Where
-/// the constants come from".
+/// Runtime costs. Task creation, activation, start and allocation add up to 1450 ns,
+/// matching `cargo run --release -p locus-bench --example overhead -- 1x1 dsa-base` on
+/// the development host (2 cores, one node, shared with other builds): 1464 ns per task
+/// for one worker, which pays every runtime cost of a task and nothing else; the split
+/// among the four is an estimate. Steal attempts, the spin pause and the wake-up latency
+/// are estimates (an uncontended cache-line transfer; one `sched_yield`; a futex wake-up
+/// of a sleeping thread), not measured yet; README, "Where the constants come from".
 const MEASURED: Costs = Costs {
     node_bandwidth_gb_s: 25.6,
     core_bandwidth_gb_s: 8.3,
     compute_ps_per_byte: 250,
-    task_create_ns: 250,
-    activate_ns: 60,
-    push_ns: 40,
-    task_start_ns: 150,
-    steal_attempt_ns: 30,
-    yield_ns: 150,
+    task_create_ns: 600,
+    activate_ns: 150,
+    push_ns: 100,
+    task_start_ns: 500,
+    steal_attempt_ns: 50,
+    yield_ns: 200,
     wake_ns: 20_000,
-    alloc_ns: 40,
+    alloc_ns: 200,
     spin_rounds: 64,
     mailbox_capacity: 1024,
 };
@@ -68,7 +72,9 @@ impl Costs {
     /// - core bandwidth 8.3 GB/s: 10 outstanding cache-line misses per core (the line
     ///   fill buffers) x 64 B over the 77 ns local access latency implied by paper 1
     ///   Table 1 (1288.5 ms for 2^24 lines);
-    /// - runtime costs: measured on the development host (`MEASURED`).
+    /// - compute without a hint: 250 ps per byte (about 5 cycles per `f64` at 2.6 GHz,
+    ///   a three-point stencil's arithmetic; an estimate);
+    /// - runtime costs: `MEASURED`.
     pub const OPTERON_64: Costs = MEASURED;
 
     /// The SGI UV2000 (SGI-192) of paper 1 section 4.2 (Intel Xeon E5-4640, one
