@@ -228,6 +228,7 @@ impl RuntimeBuilder {
             fallback,
             bind: !topology.is_virtual() && locus_mem::placement::numa_available(),
             node_limit: self.node_limit,
+            accounting_only: false,
         };
 
         let steal = match (config, self.vicinity) {

@@ -24,6 +24,8 @@ pub struct Block {
     /// The slot of the node the block returns to, which it keeps alive; `None` for a
     /// zero-byte block, which holds no memory.
     home: Option<NodeRef>,
+    /// The block of an accounting-only pool: it holds no memory.
+    accounted_only: bool,
 }
 
 // SAFETY: a block is a uniquely owned allocation; its node's slot is Sync and freeing
@@ -49,6 +51,26 @@ impl Block {
             node,
             fell_back,
             home: Some(home),
+            accounted_only: false,
+        }
+    }
+
+    /// A block of an accounting-only pool: sizes and node, a dangling pointer.
+    pub(crate) fn accounted(
+        home: NodeRef,
+        len: usize,
+        capacity: usize,
+        node: usize,
+        fell_back: bool,
+    ) -> Block {
+        Block {
+            ptr: NonNull::<BlockAlign>::dangling().cast(),
+            len,
+            capacity,
+            node,
+            fell_back,
+            home: Some(home),
+            accounted_only: true,
         }
     }
 
@@ -61,6 +83,7 @@ impl Block {
             node,
             fell_back: false,
             home: None,
+            accounted_only: false,
         }
     }
 
@@ -96,6 +119,11 @@ impl Block {
         self.ptr.as_ptr()
     }
 
+    /// Whether the block comes from an accounting-only pool and holds no memory.
+    pub fn is_accounted_only(&self) -> bool {
+        self.accounted_only
+    }
+
     /// Whether another node supplied the block because the node asked for could not.
     pub fn fell_back(&self) -> bool {
         self.fell_back
@@ -117,9 +145,13 @@ impl std::fmt::Debug for Block {
 impl Drop for Block {
     fn drop(&mut self) {
         if let Some(home) = self.home.take() {
-            // SAFETY: `ptr` is the user pointer of a live block of `home`, and this is
-            // the one place it is given back (the block is being dropped).
-            unsafe { home.free(self.ptr) };
+            if self.accounted_only {
+                home.release_accounted(self.capacity);
+            } else {
+                // SAFETY: `ptr` is the user pointer of a live block of `home`, and
+                // this is the one place it is given back (the block is being dropped).
+                unsafe { home.free(self.ptr) };
+            }
         }
     }
 }

@@ -18,6 +18,10 @@ pub struct PoolConfig {
     /// Most bytes in use (size-class bytes) per node; a node at its limit makes
     /// allocations fall back.
     pub node_limit: Option<u64>,
+    /// Blocks are accounted (sizes, nodes, limits, fallbacks, peaks) but hold no
+    /// memory: their pointer is dangling and must never be read or written. For
+    /// simulations of machines larger than the host.
+    pub accounting_only: bool,
 }
 
 impl PoolConfig {
@@ -29,6 +33,7 @@ impl PoolConfig {
             fallback: fallback_by_index(nodes),
             bind: placement::numa_available() && nodes <= placement::online_nodes(),
             node_limit: None,
+            accounting_only: false,
         }
     }
 
@@ -37,6 +42,15 @@ impl PoolConfig {
     pub fn virtual_nodes(nodes: usize) -> Self {
         PoolConfig {
             bind: false,
+            ..PoolConfig::new(nodes)
+        }
+    }
+
+    /// Pools that only account for `nodes` nodes: blocks hold no memory.
+    pub fn accounting_only(nodes: usize) -> Self {
+        PoolConfig {
+            bind: false,
+            accounting_only: true,
             ..PoolConfig::new(nodes)
         }
     }

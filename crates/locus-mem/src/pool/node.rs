@@ -101,6 +101,24 @@ impl NodePool {
         Ok(base)
     }
 
+    /// Accounts a block of `capacity` bytes that holds no memory (accounting-only
+    /// pools).
+    pub(crate) fn take_accounted(&mut self, capacity: usize, reused: bool) -> Result<(), Refusal> {
+        if !self.admits(capacity) {
+            return Err(Refusal::Limit);
+        }
+        if reused {
+            self.stats.reused += 1;
+        }
+        self.count_alloc(capacity);
+        Ok(())
+    }
+
+    /// Gives back the accounting of a block that holds no memory.
+    pub(crate) fn release_accounted(&mut self, capacity: usize) {
+        self.stats.in_use -= capacity as u64;
+    }
+
     /// Takes a block of `class`: from the free list, else carved from the newest
     /// chunk, else from a new chunk (README, "Refill protocol").
     pub(crate) fn take(&mut self, class: usize) -> Result<Taken, Refusal> {

@@ -10,7 +10,7 @@ use crossbeam_utils::CachePadded;
 use crate::placement::{self, PlacementError};
 
 use super::block::Block;
-use super::class::class_of;
+use super::class::{class_bytes, class_of};
 use super::config::PoolConfig;
 use super::error::AllocError;
 use super::header::{Header, BIG, MAGIC};
@@ -39,6 +39,11 @@ impl NodeSlot {
         self.pool
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Gives back the accounting of a block of an accounting-only pool.
+    pub(crate) fn release_accounted(&self, capacity: usize) {
+        self.lock().release_accounted(capacity);
     }
 
     /// Returns the block whose user pointer is `user` to this node's pool; its size
@@ -179,6 +184,31 @@ impl Pools {
         };
         // The node itself, then its fallback list, nearest first.
         let order = iter::once(node).chain(self.config.fallback[node].iter().copied());
+        if self.config.accounting_only {
+            let capacity = class.map_or(big_capacity, class_bytes);
+            for supplier in order {
+                // Whether a real pool would have had a freed block of this size is not
+                // tracked; an accounting-only pool counts no reuse.
+                if self.lock(supplier).take_accounted(capacity, false).is_ok() {
+                    let fell_back = supplier != node;
+                    if fell_back {
+                        self.nodes[node].fallbacks.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Ok(Block::accounted(
+                        self.nodes[supplier].clone(),
+                        bytes,
+                        capacity,
+                        supplier,
+                        fell_back,
+                    ));
+                }
+            }
+            return Err(AllocError::Exhausted {
+                node,
+                bytes,
+                os: None,
+            });
+        }
         let mut os_error: Option<PlacementError> = None;
         for supplier in order {
             let taken = {
@@ -283,6 +313,29 @@ mod tests {
         check::<Pools>();
         check::<Arc<Pools>>();
         check::<Block>();
+    }
+
+    #[test]
+    fn accounting_only_pools_count_without_memory() {
+        let pools = Pools::new(PoolConfig::accounting_only(2).with_node_limit(1 << 40)).unwrap();
+        // Far more than the host has: nothing is mapped.
+        let huge: Vec<Block> = (0..64).map(|_| pools.alloc(1, 8 << 30).unwrap()).collect();
+        let small = pools.alloc(0, 100).unwrap();
+        let stats = pools.stats();
+        assert_eq!(stats[1].in_use, 64 * (8 << 30));
+        assert_eq!(stats[0].in_use, 128);
+        assert_eq!(stats[0].chunks + stats[1].chunks, 0);
+        assert_eq!((small.node(), small.len(), small.capacity()), (0, 100, 128));
+        drop(huge);
+        drop(small);
+        assert_eq!(pools.bytes_in_use(), 0);
+        assert_eq!(pools.stats()[1].peak, 64 * (8 << 30));
+        // Limits and fallback work as for real pools.
+        let limited = Pools::new(PoolConfig::accounting_only(2).with_node_limit(1024)).unwrap();
+        let a = limited.alloc(0, 1024).unwrap();
+        let b = limited.alloc(0, 1024).unwrap();
+        assert_eq!((a.node(), b.node(), b.fell_back()), (0, 1, true));
+        assert!(limited.alloc(0, 1024).is_err());
     }
 
     #[test]
