@@ -8,6 +8,7 @@ use locus_mem::placement;
 use locus_mem::pool::{AllocError, Block, PoolConfig, Pools};
 
 use crate::pages::all_on;
+use crate::pinned::{foreign_node, on_node};
 use crate::report::Report;
 use crate::sysfs;
 
@@ -46,10 +47,10 @@ pub fn run(report: &mut Report) {
         }
     };
     let config = PoolConfig {
-        nodes,
         fallback: fallback.clone(),
         bind: true,
         node_limit: None,
+        ..PoolConfig::new(nodes)
     };
     match Pools::new(config) {
         Ok(pools) => {
@@ -107,7 +108,15 @@ fn check_block(block: &Block, nodes: usize) -> Result<usize, String> {
     })
 }
 
+/// Allocates and writes from a thread of another node, so that only the pool's
+/// binding, not first touch, can put the pages on `node`.
 fn classes(pools: &Arc<Pools>, node: usize) -> Result<String, String> {
+    let toucher = foreign_node(node, pools.nodes());
+    let (cpu, detail) = on_node(toucher, || classes_here(pools, node))?;
+    Ok(format!("from CPU {cpu} (node {toucher}): {detail}"))
+}
+
+fn classes_here(pools: &Arc<Pools>, node: usize) -> Result<String, String> {
     let nodes = pools.nodes();
     let mut blocks = Vec::new();
     for &(bytes, count) in &REQUESTS {
@@ -154,20 +163,16 @@ fn classes(pools: &Arc<Pools>, node: usize) -> Result<String, String> {
 fn free_from_other_node(pools: &Arc<Pools>, home: usize, other: usize) -> Result<String, String> {
     let nodes = pools.nodes();
     let bytes = 64 << 10;
-    let block = pools.alloc(home, bytes).map_err(|e| e.to_string())?;
-    write(&block, 5);
-    check_block(&block, nodes)?;
-    let cpu = *sysfs::cpus_of(other)?
-        .first()
-        .ok_or_else(|| format!("node {other} has no CPU"))?;
-    let freer = std::thread::spawn(move || -> Result<(), String> {
-        placement::pin_thread_to_cpu(cpu).map_err(|e| e.to_string())?;
+    let (_, block) = on_node(foreign_node(home, nodes), || {
+        let block = pools.alloc(home, bytes).map_err(|e| e.to_string())?;
+        write(&block, 5);
+        check_block(&block, nodes)?;
+        Ok(block)
+    })?;
+    let (cpu, ()) = on_node(other, move || {
         drop(block);
         Ok(())
-    });
-    freer
-        .join()
-        .map_err(|_| "the freeing thread panicked".to_string())??;
+    })?;
     let stats = pools.stats();
     if stats[home].in_use != 0 || stats[other].in_use != 0 {
         return Err(format!(
@@ -176,10 +181,13 @@ fn free_from_other_node(pools: &Arc<Pools>, home: usize, other: usize) -> Result
         ));
     }
     let reused_before = stats[home].reused;
-    let again = pools.alloc(home, bytes).map_err(|e| e.to_string())?;
+    let (_, (again, pages)) = on_node(foreign_node(home, nodes), || {
+        let again = pools.alloc(home, bytes).map_err(|e| e.to_string())?;
+        write(&again, 6);
+        let pages = check_block(&again, nodes)?;
+        Ok((again, pages))
+    })?;
     let reused = pools.stats()[home].reused - reused_before;
-    write(&again, 6);
-    let pages = check_block(&again, nodes)?;
     if again.node() != home || reused != 1 {
         return Err(format!(
             "the next block of node {home} came from node {} (reused from the free list: {reused})",
@@ -201,10 +209,10 @@ fn fallback_by_limit(
         .chain(fallback[asked].iter().copied())
         .collect();
     let config = PoolConfig {
-        nodes,
         fallback,
         bind: true,
         node_limit: Some(bytes as u64),
+        ..PoolConfig::new(nodes)
     };
     let pools = Pools::new(config).map_err(|e| e.to_string())?;
     let mut blocks = Vec::new();
