@@ -68,7 +68,9 @@ impl Sim {
         self
     }
 
-    /// Runs or skips every body that accesses data.
+    /// Runs or skips every body that accesses data. With [`Bodies::Skip`] the pools are
+    /// accounting-only (`PoolConfig::accounting_only`): buffers hold no memory, so the
+    /// program must not fill data from values (`Runtime::data_from`) nor fetch them.
     pub fn bodies(mut self, bodies: Bodies) -> Self {
         self.bodies = BodiesChoice::Fixed(bodies);
         self

@@ -76,7 +76,13 @@ pub(crate) struct SimEngine {
 
 impl SimEngine {
     pub(crate) fn new(sim: Sim, setup: EngineSetup) -> Result<Self, Error> {
-        let pools = Pools::new(setup.pools)
+        let mut pools = setup.pools;
+        if sim.bodies == BodiesChoice::Fixed(Bodies::Skip) {
+            // No body touches a buffer: blocks are only accounted and hold no memory.
+            pools.accounting_only = true;
+            pools.bind = false;
+        }
+        let pools = Pools::new(pools)
             .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
         let topology = setup.topology;
         let costs = sim
