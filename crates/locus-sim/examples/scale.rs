@@ -38,7 +38,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let wall = Instant::now();
     let finished = rt.run(|s| -> Result<(), locus::Error> {
         for t in 0..iterations {
-            let (src, dst) = if t % 2 == 0 { (&cur, &next) } else { (&next, &cur) };
+            let (src, dst) = if t % 2 == 0 {
+                (&cur, &next)
+            } else {
+                (&next, &cur)
+            };
             for b in 0..blocks {
                 let halos: Vec<_> = (b > 0)
                     .then(|| src[b - 1].read_range(n - 1..n))

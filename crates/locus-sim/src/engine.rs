@@ -178,7 +178,10 @@ impl Engine for SimEngine {
         let makespan = summary.makespan_ns;
         if let (Some(path), Some(spans)) = (&self.shared.trace, &spans) {
             if let Err(e) = write_trace(path, &self.shared, spans, &summary) {
-                eprintln!("locus-sim: cannot write the trace to {}: {e}", path.display());
+                eprintln!(
+                    "locus-sim: cannot write the trace to {}: {e}",
+                    path.display()
+                );
             }
         }
         if let Some(probe) = &self.shared.probe {
@@ -451,10 +454,18 @@ impl Machine {
             control: true,
             allocs: 0,
         };
-        st.events
-            .push(0, Event::Arrive(Dest::Private(0), Queued { task: root, meta }));
+        st.events.push(
+            0,
+            Event::Arrive(Dest::Private(0), Queued { task: root, meta }),
+        );
         for w in 0..self.shared.worker_node.len() {
-            st.events.push(0, Event::Look { worker: w, round: 0 });
+            st.events.push(
+                0,
+                Event::Look {
+                    worker: w,
+                    round: 0,
+                },
+            );
         }
     }
 
@@ -541,7 +552,12 @@ impl Machine {
     /// Worker `w` looks for work; finding none, it spins (sweeps again after a pause)
     /// and, after the last round, sleeps.
     fn look(self: &Rc<Self>, w: usize, round: u32) {
-        if self.inline.borrow().iter().any(|f| f.worker == w && f.in_body) {
+        if self
+            .inline
+            .borrow()
+            .iter()
+            .any(|f| f.worker == w && f.in_body)
+        {
             // `w` is in a body that helps (`help_while`) and ran a task in place.
             return;
         }
@@ -627,7 +643,10 @@ impl Machine {
             st.summary.steal_attempts += 1;
             spent += self.shared.attempt_ns[node][self.shared.worker_node[v]];
             let victim = &mut st.workers[v];
-            let Some(task) = victim.deque.pop_front().or_else(|| victim.mailbox.pop_front())
+            let Some(task) = victim
+                .deque
+                .pop_front()
+                .or_else(|| victim.mailbox.pop_front())
             else {
                 continue;
             };
@@ -702,12 +721,22 @@ impl Machine {
             let _current = unsafe { CurrentExecutor::enter(&worker) };
             start(&worker, task, bodies)
         };
-        let frame = self.inline.borrow_mut().pop().expect("the frame pushed above");
+        let frame = self
+            .inline
+            .borrow_mut()
+            .pop()
+            .expect("the frame pushed above");
         let ready_at = frame.cursor + meta.allocs * costs.alloc_ns;
         let mut st = self.state.borrow_mut();
         let Some(started) = started else {
             // The job was taken already: nothing to run.
-            st.events.push(ready_at, Event::Look { worker: w, round: 0 });
+            st.events.push(
+                ready_at,
+                Event::Look {
+                    worker: w,
+                    round: 0,
+                },
+            );
             return;
         };
         let nodes = self.shared.topology.num_nodes();
@@ -850,7 +879,11 @@ impl Machine {
             machine: self.clone(),
         };
         finish(&worker, running.started);
-        let frame = self.inline.borrow_mut().pop().expect("the frame pushed above");
+        let frame = self
+            .inline
+            .borrow_mut()
+            .pop()
+            .expect("the frame pushed above");
         self.state.borrow_mut().events.push(
             frame.cursor,
             Event::Look {
@@ -936,9 +969,7 @@ impl Machine {
                 Placement::StrictWorker(x) => Dest::Private(x),
                 Placement::StrictNode(n) => {
                     if shared.workers_of_node[n].is_empty() {
-                        task.fail_run(format!(
-                            "strict affinity to node {n}, which has no workers"
-                        ));
+                        task.fail_run(format!("strict affinity to node {n}, which has no workers"));
                         Dest::Deque(w)
                     } else {
                         Dest::NodePrivate(n)

@@ -89,13 +89,20 @@ impl Memory {
 
     /// Starts a flow of `volume` units on `node` for `worker`'s task at `now`; returns
     /// the node's next completion.
-    pub(crate) fn start(&mut self, node: usize, volume: u64, worker: usize, now: u64) -> Completion {
+    pub(crate) fn start(
+        &mut self,
+        node: usize,
+        volume: u64,
+        worker: usize,
+        now: u64,
+    ) -> Completion {
         self.flows_started += 1;
         let seq = self.flows_started;
         let core_rate = self.core_rate;
         let c = &mut self.nodes[node];
         c.advance(now);
-        c.flows.push(Reverse((c.service + u128::from(volume), seq, worker)));
+        c.flows
+            .push(Reverse((c.service + u128::from(volume), seq, worker)));
         c.reschedule(core_rate, now).expect("a flow was just added")
     }
 
@@ -183,7 +190,10 @@ mod tests {
     fn flows_share_a_saturated_controller() {
         // 8 GB/s per core, 16 GB/s per node: two flows run at full speed, four at half.
         let mut m = Memory::new(1, 16.0, 8.0);
-        assert_eq!(run(&mut m, 0, &[8000 * UNITS_PER_BYTE; 2]), vec![1000, 1000]);
+        assert_eq!(
+            run(&mut m, 0, &[8000 * UNITS_PER_BYTE; 2]),
+            vec![1000, 1000]
+        );
         let mut m = Memory::new(1, 16.0, 8.0);
         assert_eq!(run(&mut m, 0, &[8000 * UNITS_PER_BYTE; 4]), vec![2000; 4]);
     }

@@ -52,7 +52,11 @@ fn check_invariants(report: &Report, probe: &Probe, tasks: u64) {
         "every task (and the root) started exactly once"
     );
     let spans = probe.spans().expect("the probe keeps spans");
-    assert_eq!(spans.len() as u64, tasks + 1, "every task ended exactly once");
+    assert_eq!(
+        spans.len() as u64,
+        tasks + 1,
+        "every task ended exactly once"
+    );
     let mut ids: Vec<u64> = spans.iter().map(|s| s.id).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -65,9 +69,14 @@ fn check_invariants(report: &Report, probe: &Probe, tasks: u64) {
     );
     assert_eq!(report.wall_s, summary.makespan_ns as f64 * 1e-9);
     let loc = &report.locality;
-    let counted =
-        loc.read_local_bytes + loc.read_remote_bytes + loc.write_local_bytes + loc.write_remote_bytes;
-    assert_eq!(counted, summary.declared_bytes, "bytes accounted equal bytes declared");
+    let counted = loc.read_local_bytes
+        + loc.read_remote_bytes
+        + loc.write_local_bytes
+        + loc.write_remote_bytes;
+    assert_eq!(
+        counted, summary.declared_bytes,
+        "bytes accounted equal bytes declared"
+    );
     assert_eq!(counted, summary.accessed_bytes);
     let traffic: u64 = report.traffic.iter().flatten().sum();
     assert_eq!(traffic, counted);
@@ -92,7 +101,10 @@ fn small_dag(seed: u64) -> random_dag::Params {
 fn one_seed_gives_identical_reports_and_traces() {
     let dir = std::env::temp_dir();
     let run = |seed: u64, name: &str| {
-        let path = dir.join(format!("locus-sim-determinism-{}-{name}.json", std::process::id()));
+        let path = dir.join(format!(
+            "locus-sim-determinism-{}-{name}.json",
+            std::process::id()
+        ));
         let rt = runtime("4x2", Config::DsaOpt, Sim::new().seed(seed).trace(&path));
         let out = random_dag::run(&rt, &small_dag(5)).unwrap();
         assert!(out.verified);
@@ -140,7 +152,11 @@ fn random_dags_verify_on_every_topology_and_config() {
             );
             let params = small_dag(i as u64 + 100);
             let out = random_dag::run(&rt, &params).unwrap();
-            assert!(out.verified, "{spec} {config}: {} mismatches", out.mismatches);
+            assert!(
+                out.verified,
+                "{spec} {config}: {} mismatches",
+                out.mismatches
+            );
             check_invariants(&out.report, &probe, params.tasks as u64);
         }
     }
@@ -170,24 +186,39 @@ fn jacobi_1d_verifies_and_deferred_allocation_writes_locally() {
 
 /// A chain of stencils over data created empty (no `data_from`, no `fetch`, so that it
 /// also runs on accounting-only pools); returns the report and the simulator's summary.
-fn stencils(sim: Sim, blocks: usize, len: usize, iterations: usize) -> (Report, locus_sim::Summary) {
+fn stencils(
+    sim: Sim,
+    blocks: usize,
+    len: usize,
+    iterations: usize,
+) -> (Report, locus_sim::Summary) {
     let probe = Probe::with_spans();
     let rt = runtime("4x2", Config::DsaOpt, sim.seed(3).probe(probe.clone()));
-    let cur: Vec<_> = (0..blocks).map(|b| rt.data::<f64>(format!("a{b}"), len)).collect();
-    let next: Vec<_> = (0..blocks).map(|b| rt.data::<f64>(format!("b{b}"), len)).collect();
+    let cur: Vec<_> = (0..blocks)
+        .map(|b| rt.data::<f64>(format!("a{b}"), len))
+        .collect();
+    let next: Vec<_> = (0..blocks)
+        .map(|b| rt.data::<f64>(format!("b{b}"), len))
+        .collect();
     let finished = rt
         .run(|s| -> Result<(), locus::Error> {
             for t in 0..iterations {
-                let (src, dst) = if t % 2 == 0 { (&cur, &next) } else { (&next, &cur) };
+                let (src, dst) = if t % 2 == 0 {
+                    (&cur, &next)
+                } else {
+                    (&next, &cur)
+                };
                 for b in 0..blocks {
                     let halos: Vec<_> = (b > 0)
                         .then(|| src[b - 1].read_range(len - 1..len))
                         .into_iter()
                         .chain((b + 1 < blocks).then(|| src[b + 1].read_range(0..1)))
                         .collect();
-                    s.spawn("stencil", (src[b].read(), halos, dst[b].write()), |_, (m, _, o)| {
-                        jacobi_1d::step_block(m, None, None, o)
-                    })?;
+                    s.spawn(
+                        "stencil",
+                        (src[b].read(), halos, dst[b].write()),
+                        |_, (m, _, o)| jacobi_1d::step_block(m, None, None, o),
+                    )?;
                 }
             }
             Ok(())
@@ -203,7 +234,10 @@ fn skipped_bodies_leave_the_timing_unchanged() {
     let (ran, ran_summary) = stencils(Sim::new().bodies(Bodies::Run), 16, 2048, 8);
     let (skipped, skipped_summary) = stencils(Sim::new().bodies(Bodies::Skip), 16, 2048, 8);
     assert_eq!(ran_summary.bodies_skipped, 0);
-    assert_eq!(skipped_summary.bodies_run, 1, "only the control program ran");
+    assert_eq!(
+        skipped_summary.bodies_run, 1,
+        "only the control program ran"
+    );
     assert_eq!(ran.wall_s, skipped.wall_s);
     assert_eq!(ran_summary.makespan_ns, skipped_summary.makespan_ns);
     assert_eq!(
@@ -226,7 +260,9 @@ fn a_chain_takes_at_least_the_sum_of_its_tasks() {
     let finished = rt
         .run(|s| -> Result<(), locus::Error> {
             for _ in 0..20 {
-                s.task("step", x.read_write()).cost(1_000).spawn(|_, v| v[0] += 1)?;
+                s.task("step", x.read_write())
+                    .cost(1_000)
+                    .spawn(|_, v| v[0] += 1)?;
             }
             Ok(())
         })
