@@ -69,6 +69,6 @@ pub use config::{AllocMode, Config, StealKind};
 pub use data::{AccessList, Data, Element, Read, ReadWrite, Write};
 pub use error::{Error, RunError};
 pub use graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx};
+pub use locus_topo::Topology;
 pub use metrics::Report;
 pub use runtime::{Finished, Runtime, RuntimeBuilder};
-pub use locus_topo::Topology;

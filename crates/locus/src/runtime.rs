@@ -8,15 +8,17 @@ use locus_mem::pool::{PoolConfig, Pools};
 use locus_topo::{CpuId, NodeId, Topology};
 
 use crate::config::{AllocMode, Config, StealKind};
-use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
-use crate::sched::{HomeRegions, ReadyPolicy};
 use crate::data::version::{Version, VersionCounts};
 use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
 use crate::engine::threads::MAILBOX_CAPACITY;
 use crate::engine::{Engine, EngineFactory, EngineSetup, Threads};
 use crate::error::{Error, RunError};
 use crate::graph::{current_executor, RunState, Scope, Task, TaskCtx};
-use crate::metrics::{MemoryReport, Report, RunCounters, Settings, TopologySummary, VersionsReport};
+use crate::metrics::{
+    MemoryReport, Report, RunCounters, Settings, TopologySummary, VersionsReport,
+};
+use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
+use crate::sched::{HomeRegions, ReadyPolicy};
 
 static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -193,7 +195,9 @@ impl RuntimeBuilder {
             None => ReadyPolicy::keep_local(),
         };
         if self.vicinity == Some(0) {
-            return Err(Error::Config("a steal vicinity holds at least one worker".into()));
+            return Err(Error::Config(
+                "a steal vicinity holds at least one worker".into(),
+            ));
         }
         let factory: Box<dyn EngineFactory + Send> = match self.engine {
             Some(factory) => factory,
@@ -205,7 +209,9 @@ impl RuntimeBuilder {
         })?;
         let cpus = worker_cpus(&topology, self.threads)?;
         if self.window == Some(0) {
-            return Err(Error::Config("the window must allow at least one task".into()));
+            return Err(Error::Config(
+                "the window must allow at least one task".into(),
+            ));
         }
         let worker_node: Vec<usize> = cpus
             .iter()
@@ -390,7 +396,11 @@ impl Runtime {
 
     /// Creates a datum holding a copy of `values`, in a buffer on the node of worker 0
     /// (where the control program runs).
-    pub fn data_from<T: Element>(&self, name: impl Into<String>, values: &[T]) -> Result<Data<T>, Error> {
+    pub fn data_from<T: Element>(
+        &self,
+        name: impl Into<String>,
+        values: &[T],
+    ) -> Result<Data<T>, Error> {
         let name = name.into();
         let bytes = std::mem::size_of_val(values);
         let initial = Version::initial(bytes, &self.versions);
@@ -432,7 +442,9 @@ impl Runtime {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
             // SAFETY: the version is produced, so nothing writes its buffer any more;
             // the buffer holds the datum's `bytes` bytes and `out` as many.
-            unsafe { std::ptr::copy_nonoverlapping(block.as_ptr(), bytes.as_mut_ptr(), bytes.len()) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(block.as_ptr(), bytes.as_mut_ptr(), bytes.len())
+            };
         }
         Ok(out)
     }
@@ -468,11 +480,10 @@ impl Runtime {
 
         let value: Mutex<Option<R>> = Mutex::new(None);
         let slot = &value;
-        let body: Box<dyn FnOnce(&TaskCtx, &[Binding]) + Send + '_> =
-            Box::new(move |ctx: &TaskCtx, _: &[Binding]| {
-                let r = root(ctx.scope());
-                *lock_mutex(slot) = Some(r);
-            });
+        let body: crate::graph::BodyFor<'_> = Box::new(move |ctx: &TaskCtx, _: &[Binding]| {
+            let r = root(ctx.scope());
+            *lock_mutex(slot) = Some(r);
+        });
         // SAFETY: the body borrows `root` and `value`, which live until this function
         // returns. It does not return before `wait_done` below, i.e. before every task
         // of the run, the root included, has finished; a task's job (and so this
@@ -494,7 +505,11 @@ impl Runtime {
         let ready = task.satisfy_one();
         debug_assert!(ready);
         let wall_s = self.engine.run(task);
-        debug_assert_eq!(run.outstanding(), 0, "the engine returned with tasks unfinished");
+        debug_assert_eq!(
+            run.outstanding(),
+            0,
+            "the engine returned with tasks unfinished"
+        );
 
         let mut report = self.report_skeleton();
         report.wall_s = wall_s;
@@ -560,7 +575,8 @@ impl Runtime {
         }
         settings.push(
             "window",
-            self.window.map_or("unbounded".to_string(), |w| w.to_string()),
+            self.window
+                .map_or("unbounded".to_string(), |w| w.to_string()),
         );
         settings.push("mailbox_capacity", MAILBOX_CAPACITY);
         Report {

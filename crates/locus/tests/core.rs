@@ -55,7 +55,9 @@ fn readers_of_an_old_version_do_not_see_a_later_write() {
 fn a_panicking_task_fails_the_run_and_frees_everything() {
     let rt = runtime("2x1", Config::DsaBase);
     {
-        let data: Vec<_> = (0..16).map(|i| rt.data::<u64>(format!("d{i}"), 1024)).collect();
+        let data: Vec<_> = (0..16)
+            .map(|i| rt.data::<u64>(format!("d{i}"), 1024))
+            .collect();
         let err = rt
             .run(|s| {
                 for round in 0..50 {
@@ -82,10 +84,18 @@ fn a_panicking_task_fails_the_run_and_frees_everything() {
             }
             other => panic!("unexpected error {other:?}"),
         }
-        assert_eq!(rt.live_versions(), 16, "only the handles' current versions remain");
+        assert_eq!(
+            rt.live_versions(),
+            16,
+            "only the handles' current versions remain"
+        );
     }
     assert_eq!(rt.live_versions(), 0);
-    assert_eq!(rt.pool_bytes_in_use(), 0, "every buffer went back to its pool");
+    assert_eq!(
+        rt.pool_bytes_in_use(),
+        0,
+        "every buffer went back to its pool"
+    );
 }
 
 #[test]
@@ -108,11 +118,10 @@ fn conflicting_declarations_and_foreign_handles_are_errors() {
     let err = rt
         .run(|s| s.spawn("twice", (a.read(), a.write()), |_, _| {}))
         .unwrap_err();
-    assert!(
-        err.to_string().contains("`a` is declared twice"),
-        "{err}"
-    );
-    let err = rt.run(|s| s.spawn("foreign", b.read(), |_, _| {})).unwrap_err();
+    assert!(err.to_string().contains("`a` is declared twice"), "{err}");
+    let err = rt
+        .run(|s| s.spawn("foreign", b.read(), |_, _| {}))
+        .unwrap_err();
     assert!(matches!(err.error(), Error::ForeignData { data, .. } if data == "b"));
     let err = rt
         .run(|s| s.spawn("range", a.read_range(2..9), |_, _| {}))
@@ -120,9 +129,11 @@ fn conflicting_declarations_and_foreign_handles_are_errors() {
     assert!(err.to_string().contains("out of bounds"), "{err}");
     assert!(matches!(rt.fetch(&b), Err(Error::ForeignData { .. })));
     // Two reads of one datum are fine.
-    rt.run(|s| s.spawn("two-reads", (a.read(), a.read_range(1..2)), |_, (x, y)| {
-        assert_eq!((x.len(), y.len()), (4, 1));
-    }))
+    rt.run(|s| {
+        s.spawn("two-reads", (a.read(), a.read_range(1..2)), |_, (x, y)| {
+            assert_eq!((x.len(), y.len()), (4, 1));
+        })
+    })
     .unwrap()
     .value
     .unwrap();
@@ -146,7 +157,10 @@ fn unavailable_configs_and_bad_thread_counts_are_errors() {
         .config(Config::ShmBase)
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("`shm-base` is not available"), "{err}");
+    assert!(
+        err.to_string().contains("`shm-base` is not available"),
+        "{err}"
+    );
     for config in [Config::PushOut, Config::PushWeighted] {
         let err = Runtime::builder()
             .topology(topo.clone())
@@ -154,7 +168,10 @@ fn unavailable_configs_and_bad_thread_counts_are_errors() {
             .allocation(locus::AllocMode::Deferred)
             .build()
             .unwrap_err();
-        assert!(err.to_string().contains("cannot use deferred allocation"), "{err}");
+        assert!(
+            err.to_string().contains("cannot use deferred allocation"),
+            "{err}"
+        );
     }
     // Input-only pushing combines with deferred allocation: that is `dsa-opt`.
     Runtime::builder()
@@ -163,15 +180,25 @@ fn unavailable_configs_and_bad_thread_counts_are_errors() {
         .allocation(locus::AllocMode::Deferred)
         .build()
         .unwrap();
-    let err = Runtime::builder().topology(topo.clone()).threads(3).build().unwrap_err();
+    let err = Runtime::builder()
+        .topology(topo.clone())
+        .threads(3)
+        .build()
+        .unwrap_err();
     assert!(err.to_string().contains("3 threads asked"), "{err}");
-    assert!(Runtime::builder().topology(topo).threads(0).build().is_err());
+    assert!(Runtime::builder()
+        .topology(topo)
+        .threads(0)
+        .build()
+        .is_err());
 }
 
 #[test]
 fn nested_scopes_run_a_parallel_control_program() {
     let rt = runtime("2x2", Config::DsaBase);
-    let parts: Vec<_> = (0..8).map(|i| rt.data::<u64>(format!("p{i}"), 64)).collect();
+    let parts: Vec<_> = (0..8)
+        .map(|i| rt.data::<u64>(format!("p{i}"), 64))
+        .collect();
     let parts2 = parts.clone();
     rt.run(move |s| {
         for (i, p) in parts2.into_iter().enumerate() {
@@ -206,7 +233,9 @@ fn the_window_bounds_unfinished_tasks() {
         .unwrap();
     let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let peak = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let data: Vec<_> = (0..64).map(|i| rt.data::<u64>(format!("d{i}"), 1)).collect();
+    let data: Vec<_> = (0..64)
+        .map(|i| rt.data::<u64>(format!("d{i}"), 1))
+        .collect();
     let f = rt
         .run(|s| {
             for round in 0..20 {
@@ -255,8 +284,10 @@ fn a_long_chain_keeps_few_versions_alive() {
                     }
                 })
                 .unwrap();
-                s.spawn("back", (y.read(), x.write()), |_, (a, b)| b.copy_from_slice(a))
-                    .unwrap();
+                s.spawn("back", (y.read(), x.write()), |_, (a, b)| {
+                    b.copy_from_slice(a)
+                })
+                .unwrap();
             }
         })
         .unwrap();
@@ -279,11 +310,15 @@ fn bytes_counted_equal_bytes_declared() {
     let c = rt.data::<u32>("c", 10);
     let f = rt
         .run(|s| {
-            s.spawn("copy", (a.read(), b.write()), |_, (x, y)| y.copy_from_slice(x))
-                .unwrap();
-            s.spawn("part", (b.read_range(100..110), c.read_write()), |_, (x, y)| {
+            s.spawn("copy", (a.read(), b.write()), |_, (x, y)| {
                 y.copy_from_slice(x)
             })
+            .unwrap();
+            s.spawn(
+                "part",
+                (b.read_range(100..110), c.read_write()),
+                |_, (x, y)| y.copy_from_slice(x),
+            )
             .unwrap();
         })
         .unwrap();
@@ -294,13 +329,19 @@ fn bytes_counted_equal_bytes_declared() {
     let traffic: u64 = f.report.traffic.iter().flatten().sum();
     assert_eq!(traffic, 4000 + 40 + 40 + 4000 + 40);
     assert_eq!(f.report.tasks, 2);
-    assert_eq!(f.report.workers.iter().map(|w| w.tasks).sum::<u64>(), 2 + 1, "tasks + root");
+    assert_eq!(
+        f.report.workers.iter().map(|w| w.tasks).sum::<u64>(),
+        2 + 1,
+        "tasks + root"
+    );
 }
 
 #[test]
 fn deferred_allocation_makes_every_write_local() {
     let rt = runtime("2x1", Config::Dfa);
-    let data: Vec<_> = (0..32).map(|i| rt.data::<u64>(format!("d{i}"), 512)).collect();
+    let data: Vec<_> = (0..32)
+        .map(|i| rt.data::<u64>(format!("d{i}"), 512))
+        .collect();
     let f = rt
         .run(|s| {
             for round in 0..30u64 {
@@ -327,12 +368,15 @@ fn a_vicinity_of_one_never_steals() {
         .vicinity(1)
         .build()
         .unwrap();
-    let data: Vec<_> = (0..8).map(|i| rt.data::<u64>(format!("d{i}"), 4096)).collect();
+    let data: Vec<_> = (0..8)
+        .map(|i| rt.data::<u64>(format!("d{i}"), 4096))
+        .collect();
     let f = rt
         .run(|s| {
             for round in 0..20u64 {
                 for d in &data {
-                    s.spawn("w", d.read_write(), move |_, v| v[0] += round).unwrap();
+                    s.spawn("w", d.read_write(), move |_, v| v[0] += round)
+                        .unwrap();
                 }
             }
         })

@@ -177,13 +177,16 @@ impl<T: Element> AccessList for Read<T> {
     }
 }
 
-/// Builds the mutable view of a binding's output version.
+/// Builds the mutable view of a binding's output version. The view is mutable though
+/// the binding is shared: the buffer is not the binding's memory, and its exclusive use
+/// is what the caller guarantees.
 ///
 /// # Safety
 ///
 /// As [`AccessList::views`]: the output buffer is allocated, large enough, and no other
 /// thread touches it during `'a`.
-unsafe fn output_view<'a, T: Element>(b: &'a Binding) -> &'a mut [T] {
+#[allow(clippy::mut_from_ref)]
+unsafe fn output_view<T: Element>(b: &Binding) -> &mut [T] {
     let block = b
         .output
         .as_ref()

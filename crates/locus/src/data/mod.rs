@@ -14,7 +14,7 @@ pub(crate) mod version;
 pub use access::{AccessList, Read, ReadWrite, Write};
 pub use handle::{Data, Element};
 
+pub(crate) use access::Mode;
 #[doc(hidden)]
 pub use access::{Binding, Declared};
-pub(crate) use access::Mode;
 pub(crate) use handle::{lock as lock_mutex, DataInner};

@@ -20,12 +20,12 @@ use std::sync::Arc;
 use locus_mem::pool::{PoolConfig, Pools};
 use locus_topo::{CpuId, Topology};
 
+use crate::config::StealKind;
+use crate::error::Error;
 pub use crate::graph::{
     describe_ready, execute, finish, start, Bodies, CurrentExecutor, EngineEvent, Executor,
     ReadyDescription, Started, Task, TaskRef,
 };
-use crate::config::StealKind;
-use crate::error::Error;
 use crate::sched::ReadyPolicy;
 
 /// What an engine is started with.

@@ -240,8 +240,8 @@ fn prepare_buffers(
             Bodies::Run => ex.pools().alloc_zeroed(node, v.bytes),
             Bodies::Skip => ex.pools().alloc(node, v.bytes),
         })
-            .map(|_| ())
-            .map_err(|e| oom(v.bytes, e))
+        .map(|_| ())
+        .map_err(|e| oom(v.bytes, e))
     };
     for b in bindings {
         if let Some(input) = &b.input {

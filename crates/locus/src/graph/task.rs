@@ -19,8 +19,12 @@ const NO_PREFERENCE: usize = usize::MAX;
 /// A shared reference to a task; queues, waiter lists and the executing worker hold it.
 pub type TaskRef = Arc<Task>;
 
-/// The body of a task, with the views of its bindings built inside.
-pub(crate) type Body = Box<dyn FnOnce(&TaskCtx, &[Binding]) + Send>;
+/// The body of a task, with the views of its bindings built inside, borrowing for `'a`
+/// (`'static` but for the root of a run).
+pub(crate) type BodyFor<'a> = Box<dyn FnOnce(&TaskCtx, &[Binding]) + Send + 'a>;
+
+/// The body of a task.
+pub(crate) type Body = BodyFor<'static>;
 
 /// What the executing worker takes out of a ready task.
 pub(crate) struct Job {

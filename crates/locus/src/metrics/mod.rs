@@ -25,8 +25,10 @@ impl Counter {
     /// Adds `n`; only the slot's own worker calls this.
     #[inline]
     pub(crate) fn add(&self, n: u64) {
-        self.0
-            .store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        self.0.store(
+            self.0.load(Ordering::Relaxed).wrapping_add(n),
+            Ordering::Relaxed,
+        );
     }
 
     pub(crate) fn get(&self) -> u64 {

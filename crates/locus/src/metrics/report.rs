@@ -166,15 +166,20 @@ pub struct WorkerReport {
 
 impl Report {
     /// Fills the counter-derived fields from the workers' slots.
-    pub(crate) fn add_counters(&mut self, counters: &RunCounters, worker_node: &[usize], nodes: usize) {
+    pub(crate) fn add_counters(
+        &mut self,
+        counters: &RunCounters,
+        worker_node: &[usize],
+        nodes: usize,
+    ) {
         let mut traffic = vec![vec![0u64; nodes]; nodes];
         let mut loc = Locality::default();
         for (w, slot) in counters.slots().enumerate() {
             let exec = worker_node[w];
-            for data_node in 0..nodes {
+            for (data_node, cell) in traffic[exec].iter_mut().enumerate() {
                 let r = slot.read_bytes[data_node].get();
                 let wr = slot.write_bytes[data_node].get();
-                traffic[exec][data_node] += r + wr;
+                *cell += r + wr;
                 if data_node == exec {
                     loc.read_local_bytes += r;
                     loc.write_local_bytes += wr;
@@ -201,7 +206,11 @@ impl Report {
         }
         let local = loc.read_local_bytes + loc.write_local_bytes;
         let all = local + loc.read_remote_bytes + loc.write_remote_bytes;
-        loc.r_loc_rt = if all == 0 { 1.0 } else { local as f64 / all as f64 };
+        loc.r_loc_rt = if all == 0 {
+            1.0
+        } else {
+            local as f64 / all as f64
+        };
         self.locality = loc;
         self.traffic = traffic;
     }

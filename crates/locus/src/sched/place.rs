@@ -151,8 +151,14 @@ impl ReadyPolicy {
             };
         }
         if let Some(regions) = self.home {
-            return home_worker(regions, task.accesses, topology.num_nodes(), worker_node, loads)
-                .map_or(Placement::Local(KeepReason::NoHome), Placement::Worker);
+            return home_worker(
+                regions,
+                task.accesses,
+                topology.num_nodes(),
+                worker_node,
+                loads,
+            )
+            .map_or(Placement::Local(KeepReason::NoHome), Placement::Worker);
         }
         match &self.push {
             None => Placement::Local(KeepReason::NoPush),
@@ -280,15 +286,33 @@ mod tests {
             Placement::Node(1)
         );
         assert_eq!(
-            p.place(0, &ready(&acc, Some((Domain::Node(0), false))), &topo, &TWO_BY_TWO, &l),
+            p.place(
+                0,
+                &ready(&acc, Some((Domain::Node(0), false))),
+                &topo,
+                &TWO_BY_TWO,
+                &l
+            ),
             Placement::Node(0)
         );
         assert_eq!(
-            p.place(0, &ready(&acc, Some((Domain::Node(5), true))), &topo, &TWO_BY_TWO, &l),
+            p.place(
+                0,
+                &ready(&acc, Some((Domain::Node(5), true))),
+                &topo,
+                &TWO_BY_TWO,
+                &l
+            ),
             Placement::StrictNode(1)
         );
         assert_eq!(
-            p.place(0, &ready(&acc, Some((Domain::Worker(6), true))), &topo, &TWO_BY_TWO, &l),
+            p.place(
+                0,
+                &ready(&acc, Some((Domain::Worker(6), true))),
+                &topo,
+                &TWO_BY_TWO,
+                &l
+            ),
             Placement::StrictWorker(2)
         );
     }

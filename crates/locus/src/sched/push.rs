@@ -91,7 +91,12 @@ impl PushSettings {
     ///
     /// Ties between nodes go to the activator's node, then to the lowest index, so the
     /// decision is deterministic.
-    pub fn activate(&self, local: usize, accesses: &[AccessInfo], topology: &Topology) -> PushDecision {
+    pub fn activate(
+        &self,
+        local: usize,
+        accesses: &[AccessInfo],
+        topology: &Topology,
+    ) -> PushDecision {
         let nodes = topology.num_nodes();
         let (w_in, w_out) = self.heuristic.weights();
         let mut total = 0u64;
@@ -104,7 +109,11 @@ impl PushSettings {
             }
             total += a.bytes;
             if let Some(n) = a.node {
-                let per_node = if a.input { &mut input_bytes } else { &mut output_bytes };
+                let per_node = if a.input {
+                    &mut input_bytes
+                } else {
+                    &mut output_bytes
+                };
                 per_node[n] += w * a.bytes as f64;
             }
         }

@@ -89,9 +89,10 @@ impl StealPlan {
         random: u64,
     ) -> impl Iterator<Item = (usize, usize)> + '_ {
         let first = first.and_then(|w| self.class_of(w).map(|c| (c, w)));
-        first
-            .into_iter()
-            .chain(self.victims(random).filter(move |&(_, w)| Some(w) != first.map(|f| f.1)))
+        first.into_iter().chain(
+            self.victims(random)
+                .filter(move |&(_, w)| Some(w) != first.map(|f| f.1)),
+        )
     }
 
     /// The class of worker `w`, if it is a victim.
@@ -123,7 +124,10 @@ pub fn vicinities(size: usize, worker_node: &[usize], topology: &Topology) -> Ve
         visited[current] = true;
         order.push(current);
         let next = (0..nodes).filter(|&n| !visited[n]).min_by_key(|&n| {
-            (topology.distance(NodeId(current as u32), NodeId(n as u32)), n)
+            (
+                topology.distance(NodeId(current as u32), NodeId(n as u32)),
+                n,
+            )
         });
         match next {
             Some(n) => current = n,

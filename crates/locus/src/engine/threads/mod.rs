@@ -129,7 +129,9 @@ impl ThreadsEngine {
         let registry = Arc::new(Registry {
             topology: topology.clone(),
             workers_of_node,
-            node_private: (0..nodes).map(|_| CachePadded::new(SegQueue::new())).collect(),
+            node_private: (0..nodes)
+                .map(|_| CachePadded::new(SegQueue::new()))
+                .collect(),
             worker_node,
             shared,
             steal_plans,
@@ -196,7 +198,6 @@ impl ThreadsEngine {
         }
         Ok(engine)
     }
-
 }
 
 impl Engine for ThreadsEngine {

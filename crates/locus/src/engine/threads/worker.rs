@@ -250,7 +250,9 @@ impl Executor for WorkerThread {
             Placement::StrictNode(node) => {
                 let candidates = &registry.workers_of_node[node];
                 if candidates.is_empty() {
-                    task.fail_run(format!("strict affinity to node {node}, which has no workers"));
+                    task.fail_run(format!(
+                        "strict affinity to node {node}, which has no workers"
+                    ));
                     // The failed run drains the task without running its body.
                     self.keep(task);
                 } else {
