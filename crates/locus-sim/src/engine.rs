@@ -332,6 +332,10 @@ struct State {
     last_end: u64,
     summary: Summary,
     spans: Option<Vec<Span>>,
+    /// When each submitted, not yet activated task was created, by task address: a
+    /// task cannot become ready before its creation, even if its inputs were produced
+    /// earlier in simulated time. Only looked up and removed, never iterated.
+    created_at: std::collections::HashMap<usize, u64>,
 }
 
 /// The code of a task (its body, or its `finish`) running inline: whose it is and the
@@ -377,6 +381,10 @@ impl Executor for SimWorker {
 
     fn help_while(&self, blocked: &dyn Fn() -> bool) {
         self.machine.help_while(self.index, blocked);
+    }
+
+    fn submitted(&self, task: &TaskRef) {
+        self.machine.submitted(self.index, task);
     }
 }
 
@@ -434,6 +442,7 @@ impl Machine {
             last_end: 0,
             summary: Summary::default(),
             spans: keep_spans.then(Vec::new),
+            created_at: std::collections::HashMap::new(),
         };
         Machine {
             shared,
@@ -907,12 +916,10 @@ impl Machine {
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("activation from inline code");
         debug_assert_eq!(frame.worker, w);
-        if frame.in_body {
-            frame.cursor += costs.task_create_ns;
-        }
         frame.cursor += costs.activate_ns;
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
+        let created = st.created_at.remove(&(Arc::as_ptr(&task) as usize));
         let bytes: u64 = ready.accesses.iter().map(|a| a.bytes).sum();
         st.summary.declared_bytes += bytes;
         let id = st.next_id;
@@ -977,9 +984,25 @@ impl Machine {
                 }
             }
         };
-        meta.ready_ns = frame.cursor;
+        // A task made ready by a producer that finished before the task was created
+        // (in simulated time) arrives when it is created.
+        let arrive = frame.cursor.max(created.unwrap_or(0));
+        meta.ready_ns = arrive;
         st.events
-            .push(frame.cursor, Event::Arrive(dest, Queued { task, meta }));
+            .push(arrive, Event::Arrive(dest, Queued { task, meta }));
+    }
+
+    /// A body (or the control program) on worker `w` submitted `task`: the creation
+    /// costs `w` time, and the task cannot be ready before it.
+    fn submitted(&self, w: usize, task: &TaskRef) {
+        let mut inline = self.inline.borrow_mut();
+        let frame = inline.last_mut().expect("submission from inline code");
+        debug_assert_eq!(frame.worker, w);
+        frame.cursor += self.shared.costs.task_create_ns;
+        self.state
+            .borrow_mut()
+            .created_at
+            .insert(Arc::as_ptr(task) as usize, frame.cursor);
     }
 
     /// Sends a task to worker `to`'s mailbox, or keeps it when the mailbox is full

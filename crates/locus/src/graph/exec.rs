@@ -35,6 +35,11 @@ pub trait Executor {
     fn activate(&self, task: TaskRef);
     /// Runs other ready tasks while `blocked` holds (submission window).
     fn help_while(&self, blocked: &dyn Fn() -> bool);
+
+    /// A task was just submitted from this worker, before its dependences are
+    /// registered (it may become ready at once, or much later). The simulator charges
+    /// the creation here and remembers when it happened; `threads` needs nothing.
+    fn submitted(&self, _task: &TaskRef) {}
 }
 
 thread_local! {
@@ -202,6 +207,7 @@ where
         },
         inputs,
     );
+    ex.submitted(&task);
     // SAFETY: the pending guard taken by `Task::new` is released only below.
     for b in &unsafe { task.job_unshared() }.bindings {
         if let Some(input) = &b.input {
