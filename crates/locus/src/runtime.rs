@@ -404,6 +404,12 @@ impl Runtime {
         let name = name.into();
         let bytes = std::mem::size_of_val(values);
         let initial = Version::initial(bytes, &self.versions);
+        if self.pools().config().accounting_only {
+            return Err(Error::Config(format!(
+                "data_from({name}): this runtime's buffers hold no memory (a simulation \
+                 with skipped bodies); create data with `data` instead"
+            )));
+        }
         let node = self.engine.worker_node()[0];
         let block = initial
             .buffer_or_alloc(|| self.pools().alloc(node, bytes))
@@ -439,6 +445,13 @@ impl Runtime {
         }
         let mut out = vec![T::zeroed(); inner.len];
         if let Some(block) = version.buffer() {
+            if block.is_accounted_only() {
+                return Err(Error::Config(format!(
+                    "fetch({}): the buffer holds no memory (a simulation with skipped \
+                     bodies)",
+                    inner.name
+                )));
+            }
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
             // SAFETY: the version is produced, so nothing writes its buffer any more;
             // the buffer holds the datum's `bytes` bytes and `out` as many.

@@ -235,6 +235,14 @@ fn prepare_buffers(
     bindings: &[Binding],
     bodies: Bodies,
 ) -> Result<(), Error> {
+    // Tasks without data (control programs) run whatever the pools hold.
+    if bodies == Bodies::Run && !bindings.is_empty() && ex.pools().config().accounting_only {
+        return Err(Error::Config(format!(
+            "task `{}`: buffers hold no memory (a simulation with skipped bodies), so its \
+             body cannot run",
+            task.name
+        )));
+    }
     let node = ex.node();
     let oom = |bytes: usize, e: locus_mem::pool::AllocError| Error::OutOfMemory {
         task: task.name.to_string(),
@@ -254,6 +262,7 @@ fn prepare_buffers(
             // An initial version that was never written reads as zeros.
             zeroed(input)?;
         }
+
         if let Some(output) = &b.output {
             let out: &Block = output
                 .buffer_or_alloc(|| ex.pools().alloc(node, output.bytes))
