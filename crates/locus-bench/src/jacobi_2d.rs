@@ -1,0 +1,105 @@
+//! `jacobi-2d`: a 2-D five-point Jacobi stencil over blocks, with halos as separate outputs.
+//!
+//! The `rows × cols` array is cut into `block_rows × block_cols` blocks, each a datum.
+//! Task `(t, I, J)` reads its block's previous version whole, the facing row of the
+//! north and south neighbours (one-row ranges of their blocks) and the facing column
+//! of the west and east neighbours (columns are strided, so every task also writes its
+//! first and last column as two small separate outputs), and writes its block's next
+//! version with its two edge columns (paper 1 Figure 4b). The update of a point is
+//! `(n + c + s + w + e) / 5`; a neighbour outside the array is replaced by the point.
+//!
+//! Double buffering is by handle (two sets of blocks); every write is a new version.
+//! With [`Control::Parallel`] one creator per band of block rows and iteration submits the
+//! band's tasks; creators are ordered by band tokens as the tasks are by data (see
+//! [`crate::control`]): creator `(t, g)` follows creators `(t - 1, g - 1..=g + 1)`.
+//!
+//! Verification: bitwise equality with the sequential sweep over the whole array (same
+//! operands, same order).
+
+use locus::Runtime;
+use serde::Serialize;
+
+use crate::control::Control;
+use crate::stencil::{self, Grid, Sweep};
+
+/// Size of the problem and control program.
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    /// Rows of the array.
+    pub rows: usize,
+    /// Columns of the array.
+    pub cols: usize,
+    /// Rows of a block (divides `rows`).
+    pub block_rows: usize,
+    /// Columns of a block (divides `cols`).
+    pub block_cols: usize,
+    /// Iterations.
+    pub iterations: usize,
+    /// Who submits the tasks.
+    pub control: Control,
+}
+
+impl Default for Params {
+    /// 512 × 512 in 64 × 128 blocks (32 blocks), 20 iterations.
+    fn default() -> Self {
+        Params {
+            rows: 512,
+            cols: 512,
+            block_rows: 64,
+            block_cols: 128,
+            iterations: 20,
+            control: Control::Sequential,
+        }
+    }
+}
+
+impl Params {
+    /// Paper 1 Table 3: 2^14 × 2^14 elements (2 GiB of `f64`), 60 iterations, blocks of
+    /// 2^10 × 2^6 (Opteron-64; 2^8 × 2^8 on SGI-192).
+    pub fn paper() -> Self {
+        Params {
+            rows: 1 << 14,
+            cols: 1 << 14,
+            block_rows: 1 << 10,
+            block_cols: 1 << 6,
+            iterations: 60,
+            control: Control::Sequential,
+        }
+    }
+
+    /// 16 × 16 in 4 × 8 blocks, 3 iterations: for tests.
+    pub fn tiny() -> Self {
+        Params {
+            rows: 16,
+            cols: 16,
+            block_rows: 4,
+            block_cols: 8,
+            iterations: 3,
+            control: Control::Sequential,
+        }
+    }
+
+    /// The stencil problem of these parameters.
+    fn grid(&self) -> Grid {
+        Grid {
+            name: "jacobi-2d",
+            sweep: Sweep::Jacobi,
+            dims: 2,
+            n: [1, self.rows, self.cols],
+            b: [1, self.block_rows, self.block_cols],
+            iterations: self.iterations,
+            control: self.control,
+        }
+    }
+}
+
+/// The sequential reference: the whole array, row-major (out of place: every point from the previous iteration).
+pub fn reference(p: &Params) -> Vec<f64> {
+    stencil::reference(&p.grid())
+}
+
+/// Builds, runs and verifies the stencil; `verified` means bitwise equality with
+/// [`reference`].
+pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    stencil::run(rt, &p.grid())
+}

@@ -1,0 +1,312 @@
+//! `kmeans`: k-means clustering of `d`-dimensional `f32` points (paper 1 Figure 4d).
+//!
+//! The points are cut into blocks. Iteration `i` has one task per block and one
+//! reduction:
+//! - task `(i, b)` reads its point block (the big input, over 90% of its input bytes)
+//!   and the centroids, assigns each point to its nearest centroid, and writes the
+//!   block's assignments, its partial sums (per cluster: the sum of its points and their
+//!   count) and a copy of the point block for iteration `i + 1`. The points thus flow
+//!   from task to task along one long dependence path per block, in task-private
+//!   buffers, as in paper 1's DSA code (inputs are only read, outputs only written);
+//! - the reduction reads every block's partial sums and writes the next centroids (mean
+//!   of each cluster; an empty cluster keeps its centroid).
+//!
+//! With [`Control::Parallel`] one creator per band of blocks (at most 16) and iteration
+//! submits the band's tasks, and one more creator per iteration submits the reduction;
+//! tokens order them: the band creators of iteration `i` follow the reduction creator of
+//! `i - 1`, which follows every band creator of `i - 1` (see [`crate::control`]).
+//!
+//! Verification: bitwise equality of the final centroids and assignments with a
+//! sequential run of the same per-block and reduction functions (float sums are taken
+//! in the same order: points in block order, then blocks in order).
+
+use std::sync::Arc;
+
+use locus::{Data, Read, Runtime, Scope};
+use serde::Serialize;
+
+use crate::control::{spawn_creator, split, BandTokens, Control, MAX_CREATORS};
+
+/// Size of the problem and control program.
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    /// Number of points.
+    pub points: usize,
+    /// Dimensions of a point.
+    pub dims: usize,
+    /// Number of clusters (at most `points`).
+    pub clusters: usize,
+    /// Points per block (divides `points`).
+    pub block_points: usize,
+    /// Iterations (a fixed count, so that every run does the same work).
+    pub iterations: usize,
+    /// Who submits the tasks.
+    pub control: Control,
+}
+
+impl Default for Params {
+    /// 40 960 points of 10 dimensions, 11 clusters, 20 blocks of 2048 points, 10
+    /// iterations.
+    fn default() -> Self {
+        Params {
+            points: 40_960,
+            dims: 10,
+            clusters: 11,
+            block_points: 2048,
+            iterations: 10,
+            control: Control::Sequential,
+        }
+    }
+}
+
+impl Params {
+    /// Paper 1 Table 3: 40.96 M points of 10 dimensions (1.6 GB of `f32`), 11 clusters,
+    /// blocks of 10^4 points (both machines). The paper gives no iteration count; 10.
+    pub fn paper() -> Self {
+        Params {
+            points: 40_960_000,
+            dims: 10,
+            clusters: 11,
+            block_points: 10_000,
+            iterations: 10,
+            control: Control::Sequential,
+        }
+    }
+
+    /// 200 points of 3 dimensions, 4 clusters, 8 blocks, 3 iterations: for tests.
+    pub fn tiny() -> Self {
+        Params {
+            points: 200,
+            dims: 3,
+            clusters: 4,
+            block_points: 25,
+            iterations: 3,
+            control: Control::Sequential,
+        }
+    }
+
+    fn check(&self) {
+        assert!(
+            self.block_points > 0 && self.points % self.block_points == 0,
+            "kmeans: {} points are not a positive multiple of blocks of {}",
+            self.points,
+            self.block_points
+        );
+        assert!(self.dims > 0 && self.clusters > 0 && self.clusters <= self.points);
+    }
+
+    fn blocks(&self) -> usize {
+        self.points / self.block_points
+    }
+
+    /// Length of a block's partial sums: `clusters × dims` sums, then `clusters` counts.
+    fn partial_len(&self) -> usize {
+        self.clusters * (self.dims + 1)
+    }
+}
+
+/// A well-mixed 64-bit hash (SplitMix64's finaliser).
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The points of block `b`, row-major: a few blurred groups around integer centres.
+fn initial_block(p: &Params, b: usize) -> Vec<f32> {
+    let first = b * p.block_points;
+    (first..first + p.block_points)
+        .flat_map(|i| {
+            (0..p.dims).map(move |j| {
+                let centre = ((i % 7) * (j + 3) % 5) as f32;
+                let noise = (mix((i * p.dims + j) as u64) >> 40) as f32 / (1u64 << 24) as f32;
+                centre + noise
+            })
+        })
+        .collect()
+}
+
+/// Initial centroids: the first `clusters` points.
+fn initial_centroids(p: &Params) -> Vec<f32> {
+    (0..p.blocks())
+        .flat_map(|b| initial_block(p, b))
+        .take(p.clusters * p.dims)
+        .collect()
+}
+
+/// One block's work: nearest centroid of each point (squared Euclidean distance, ties
+/// to the lower index) into `assign`, and the block's partial sums into `partial`.
+pub fn assign_block(
+    p: &Params,
+    points: &[f32],
+    centroids: &[f32],
+    assign: &mut [u32],
+    partial: &mut [f32],
+) {
+    let (d, k) = (p.dims, p.clusters);
+    partial.fill(0.0);
+    for (x, a) in points.chunks_exact(d).zip(assign.iter_mut()) {
+        let mut best = (f32::INFINITY, 0);
+        for (c, centre) in centroids.chunks_exact(d).enumerate() {
+            let dist: f32 = x.iter().zip(centre).map(|(u, v)| (u - v) * (u - v)).sum();
+            if dist < best.0 {
+                best = (dist, c);
+            }
+        }
+        let c = best.1;
+        *a = c as u32;
+        for (s, u) in partial[c * d..(c + 1) * d].iter_mut().zip(x) {
+            *s += u;
+        }
+        partial[k * d + c] += 1.0;
+    }
+}
+
+/// The reduction: sums the blocks' partial sums in block order and divides; a cluster
+/// without points keeps its centroid (`centroids` holds the previous ones on entry).
+pub fn reduce(p: &Params, partials: &[&[f32]], centroids: &mut [f32]) {
+    let (d, k) = (p.dims, p.clusters);
+    let mut total = vec![0.0f32; p.partial_len()];
+    for part in partials {
+        for (t, v) in total.iter_mut().zip(part.iter()) {
+            *t += v;
+        }
+    }
+    for c in 0..k {
+        let count = total[k * d + c];
+        if count > 0.0 {
+            for j in 0..d {
+                centroids[c * d + j] = total[c * d + j] / count;
+            }
+        }
+    }
+}
+
+/// The sequential reference: the final centroids and every block's final assignments.
+pub fn reference(p: &Params) -> (Vec<f32>, Vec<Vec<u32>>) {
+    p.check();
+    let blocks: Vec<Vec<f32>> = (0..p.blocks()).map(|b| initial_block(p, b)).collect();
+    let mut centroids = initial_centroids(p);
+    let mut assign = vec![vec![0u32; p.block_points]; p.blocks()];
+    let mut partials = vec![vec![0.0f32; p.partial_len()]; p.blocks()];
+    for _ in 0..p.iterations {
+        for b in 0..p.blocks() {
+            assign_block(p, &blocks[b], &centroids, &mut assign[b], &mut partials[b]);
+        }
+        let refs: Vec<&[f32]> = partials.iter().map(Vec::as_slice).collect();
+        reduce(p, &refs, &mut centroids);
+    }
+    (centroids, assign)
+}
+
+/// The data of one run.
+struct Handles {
+    /// Point blocks, double-buffered by handle.
+    points: [Vec<Data<f32>>; 2],
+    assign: Vec<Data<u32>>,
+    partial: Vec<Data<f32>>,
+    centroids: Data<f32>,
+}
+
+fn submit_block(
+    s: &Scope,
+    p: &Params,
+    h: &Handles,
+    i: usize,
+    b: usize,
+) -> Result<(), locus::Error> {
+    let (src, dst) = (&h.points[i % 2][b], &h.points[(i + 1) % 2][b]);
+    let params = p.clone();
+    s.spawn(
+        "kmeans",
+        (
+            src.read(),
+            h.centroids.read(),
+            dst.write(),
+            h.assign[b].write(),
+            h.partial[b].write(),
+        ),
+        move |_, (pts, centroids, next, assign, partial)| {
+            next.copy_from_slice(pts);
+            assign_block(&params, pts, centroids, assign, partial);
+        },
+    )
+}
+
+fn submit_reduce(s: &Scope, p: &Params, h: &Handles) -> Result<(), locus::Error> {
+    let partials: Vec<Read<f32>> = h.partial.iter().map(Data::read).collect();
+    let params = p.clone();
+    s.spawn(
+        "kmeans-reduce",
+        (partials, h.centroids.read_write()),
+        move |_, (partials, centroids)| reduce(&params, &partials, centroids),
+    )
+}
+
+/// Builds, runs and verifies the clustering.
+pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    p.check();
+    let nb = p.blocks();
+    let points0 = (0..nb)
+        .map(|b| rt.data_from(format!("points0.{b}"), &initial_block(p, b)))
+        .collect::<Result<_, _>>()?;
+    let points1 = (0..nb)
+        .map(|b| rt.data::<f32>(format!("points1.{b}"), p.dims * p.block_points))
+        .collect();
+    let h = Arc::new(Handles {
+        points: [points0, points1],
+        assign: (0..nb)
+            .map(|b| rt.data(format!("assign{b}"), p.block_points))
+            .collect(),
+        partial: (0..nb)
+            .map(|b| rt.data(format!("partial{b}"), p.partial_len()))
+            .collect(),
+        centroids: rt.data_from("centroids", &initial_centroids(p))?,
+    });
+    let bands = split(nb, MAX_CREATORS);
+    let tokens = BandTokens::new(rt, bands.len());
+    let centroid_token = rt.data::<u64>("centroid-token", 1);
+    let finished = rt.run(|s| -> Result<(), locus::Error> {
+        for i in 0..p.iterations {
+            match p.control {
+                Control::Sequential => {
+                    for b in 0..nb {
+                        submit_block(s, p, &h, i, b)?;
+                    }
+                    submit_reduce(s, p, &h)?;
+                }
+                Control::Parallel => {
+                    for (g, band) in bands.iter().enumerate() {
+                        let (h, p, band) = (h.clone(), p.clone(), band.clone());
+                        spawn_creator(
+                            s,
+                            (centroid_token.read(), tokens.get(g).write()),
+                            move |s| {
+                                band.into_iter()
+                                    .try_for_each(|b| submit_block(s, &p, &h, i, b))
+                            },
+                        )?;
+                    }
+                    let band_tokens: Vec<Read<u64>> =
+                        (0..bands.len()).map(|g| tokens.get(g).read()).collect();
+                    let (h, p) = (h.clone(), p.clone());
+                    spawn_creator(s, (band_tokens, centroid_token.write()), move |s| {
+                        submit_reduce(s, &p, &h)
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let ((), report) = crate::finished(finished)?;
+    let (want_centroids, want_assign) = reference(p);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut verified = bits(&rt.fetch(&h.centroids)?) == bits(&want_centroids);
+    if p.iterations > 0 {
+        for (d, want) in h.assign.iter().zip(&want_assign) {
+            verified &= rt.fetch(d)? == *want;
+        }
+    }
+    Ok(crate::Outcome { verified, report })
+}

@@ -1,0 +1,95 @@
+//! `seidel-1d`: a 1-D three-point Gauss-Seidel stencil over blocks, the chain-of-stencils
+//! shape of paper 1 Figure 4a with values of the current iteration.
+//!
+//! The array is cut into blocks, each a datum. Task `(t, b)` reads its block's previous
+//! version whole, the last element of its left neighbour *at the current iteration* and
+//! the first element of its right neighbour at the previous one (one-element ranges, so
+//! that the metrics count what is really read), and writes the block's next version,
+//! updating `a[i] = (a[i - 1] + a[i] + a[i + 1]) / 3` in place from left to right; a
+//! neighbour outside the array is replaced by the point. Blocks are double-buffered by
+//! handle; submission in block order makes every read bind to the right version.
+//!
+//! With [`Control::Parallel`] the blocks are grouped into at most
+//! 16 bands; one creator per band and iteration submits the band's tasks, and creator
+//! `(t, g)` follows creators `(t, g - 1)` and `(t - 1, g + 1)` through band tokens (see
+//! [`crate::control`]).
+//!
+//! Verification: bitwise equality with the sequential in-place sweep over the whole
+//! array (same operands, same order).
+
+use locus::Runtime;
+use serde::Serialize;
+
+use crate::control::Control;
+use crate::stencil::{self, Grid, Sweep};
+
+/// Size of the problem and control program.
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    /// Elements of the array.
+    pub len: usize,
+    /// Elements of a block (divides `len`).
+    pub block_len: usize,
+    /// Iterations.
+    pub iterations: usize,
+    /// Who submits the tasks.
+    pub control: Control,
+}
+
+impl Default for Params {
+    /// 2^18 elements in 32 blocks of 2^13, 30 iterations.
+    fn default() -> Self {
+        Params {
+            len: 1 << 18,
+            block_len: 1 << 13,
+            iterations: 30,
+            control: Control::Sequential,
+        }
+    }
+}
+
+impl Params {
+    /// Paper 1 Table 3: 2^28 elements (2 GiB of `f64`) in blocks of 2^16 (both machines),
+    /// 60 iterations.
+    pub fn paper() -> Self {
+        Params {
+            len: 1 << 28,
+            block_len: 1 << 16,
+            iterations: 60,
+            control: Control::Sequential,
+        }
+    }
+
+    /// 64 elements in 8 blocks, 3 iterations: for tests.
+    pub fn tiny() -> Self {
+        Params {
+            len: 64,
+            block_len: 8,
+            iterations: 3,
+            control: Control::Sequential,
+        }
+    }
+
+    fn grid(&self) -> Grid {
+        Grid {
+            name: "seidel-1d",
+            sweep: Sweep::Seidel,
+            dims: 1,
+            n: [1, 1, self.len],
+            b: [1, 1, self.block_len],
+            iterations: self.iterations,
+            control: self.control,
+        }
+    }
+}
+
+/// The sequential reference: the whole array, swept in place from left to right.
+pub fn reference(p: &Params) -> Vec<f64> {
+    stencil::reference(&p.grid())
+}
+
+/// Builds, runs and verifies the stencil; `verified` means bitwise equality with
+/// [`reference`].
+pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    stencil::run(rt, &p.grid())
+}

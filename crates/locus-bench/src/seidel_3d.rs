@@ -1,0 +1,119 @@
+//! `seidel-3d`: a 3-D seven-point Gauss-Seidel stencil over blocks, with halos as separate outputs.
+//!
+//! The `depth × rows × cols` array is cut into blocks, each a datum. Task `(t, K, I, J)`
+//! reads its block's previous version whole, the facing plane of the upper and lower
+//! neighbours (contiguous: one-plane ranges of their blocks) and the facing faces of
+//! the four neighbours across rows and columns (strided, so every task also writes
+//! those four faces of its block as small separate outputs), and writes its block's
+//! next version with its four faces (paper 1 Figure 4c). The update of a point is
+//! `(u + c + d + n + s + w + e) / 7`, in place in row-major order,; a neighbour outside the array is replaced by the
+//! point.
+//!
+//! Gauss-Seidel: the north and west neighbours (lower in block order) are read at the
+//! current iteration, the others at the previous one; blocks are double-buffered by
+//! handle, and submission in block order makes every read bind to the right version.
+//! With [`Control::Parallel`] one creator per band of block planes and iteration submits the
+//! band's tasks in block order; creator `(t, g)` follows creators `(t, g - 1)` and
+//! `(t - 1, g + 1)` through band tokens (see [`crate::control`]), a wavefront of
+//! creators.
+//!
+//! Verification: bitwise equality with the sequential sweep over the whole array (same
+//! operands, same order).
+
+use locus::Runtime;
+use serde::Serialize;
+
+use crate::control::Control;
+use crate::stencil::{self, Grid, Sweep};
+
+/// Size of the problem and control program.
+#[derive(Clone, Debug, Serialize)]
+pub struct Params {
+    /// Planes of the array (slowest axis).
+    pub depth: usize,
+    /// Rows of each plane.
+    pub rows: usize,
+    /// Columns of each row (fastest axis).
+    pub cols: usize,
+    /// Planes of a block (divides `depth`).
+    pub block_depth: usize,
+    /// Rows of a block (divides `rows`).
+    pub block_rows: usize,
+    /// Columns of a block (divides `cols`).
+    pub block_cols: usize,
+    /// Iterations.
+    pub iterations: usize,
+    /// Who submits the tasks.
+    pub control: Control,
+}
+
+impl Default for Params {
+    /// 64 × 64 × 64 in 16 × 16 × 32 blocks (32 blocks), 10 iterations.
+    fn default() -> Self {
+        Params {
+            depth: 64,
+            rows: 64,
+            cols: 64,
+            block_depth: 16,
+            block_rows: 16,
+            block_cols: 32,
+            iterations: 10,
+            control: Control::Sequential,
+        }
+    }
+}
+
+impl Params {
+    /// Paper 1 Table 3: 2^10 × 2^9 × 2^9 elements (2 GiB of `f64`), 60 iterations,
+    /// blocks of 2^6 × 2^5 × 2^5 (Opteron-64; 2^4 × 2^8 × 2^4 on SGI-192).
+    pub fn paper() -> Self {
+        Params {
+            depth: 1 << 10,
+            rows: 1 << 9,
+            cols: 1 << 9,
+            block_depth: 1 << 6,
+            block_rows: 1 << 5,
+            block_cols: 1 << 5,
+            iterations: 60,
+            control: Control::Sequential,
+        }
+    }
+
+    /// 8 × 8 × 8 in 4 × 4 × 4 blocks, 2 iterations: for tests.
+    pub fn tiny() -> Self {
+        Params {
+            depth: 8,
+            rows: 8,
+            cols: 8,
+            block_depth: 4,
+            block_rows: 4,
+            block_cols: 4,
+            iterations: 2,
+            control: Control::Sequential,
+        }
+    }
+
+    /// The stencil problem of these parameters.
+    fn grid(&self) -> Grid {
+        Grid {
+            name: "seidel-3d",
+            sweep: Sweep::Seidel,
+            dims: 3,
+            n: [self.depth, self.rows, self.cols],
+            b: [self.block_depth, self.block_rows, self.block_cols],
+            iterations: self.iterations,
+            control: self.control,
+        }
+    }
+}
+
+/// The sequential reference: the whole array, row-major (in place: lower neighbours already updated in this iteration).
+pub fn reference(p: &Params) -> Vec<f64> {
+    stencil::reference(&p.grid())
+}
+
+/// Builds, runs and verifies the stencil; `verified` means bitwise equality with
+/// [`reference`].
+pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    stencil::run(rt, &p.grid())
+}

@@ -1,0 +1,481 @@
+//! Blocked Von Neumann stencils in one to three dimensions, with task-private versioned
+//! data: the engine behind `jacobi-2d`, `jacobi-3d`, `seidel-1d`, `seidel-2d` and
+//! `seidel-3d` (and the parallel control program of `jacobi-1d`).
+//!
+//! The array (`z × y × x`, slowest axis first) is cut into blocks, each a datum. Task
+//! `(t, block)` reads its block's previous version whole, one face of each neighbour
+//! (the halo) and writes the block's next version (paper 1 Figure 4a-c). A face that is
+//! contiguous in the neighbour's layout (a plane across the slowest axis, a row in 2-D,
+//! an element in 1-D) is read as a range of the neighbour's block; the other faces are
+//! written by each task as separate small outputs, as in paper 1's DSA codes, so that the
+//! block accounts for most of the input bytes and metrics count only what is read.
+//!
+//! Blocks are double-buffered by handle (two sets); every write is a new version anyway.
+//! A Jacobi sweep reads all neighbours from the previous iteration. A Gauss-Seidel sweep
+//! updates each block in place, in lexicographic block order: the lower neighbours (and
+//! the lower points within the block) come from the current iteration, the upper ones
+//! from the previous. With a Von Neumann neighbourhood this is exactly the classic
+//! in-place sweep over the whole array, which is the reference.
+//!
+//! Every point is computed by [`point`] with the same operands in the same order as the
+//! reference, so results are compared bitwise.
+
+use std::sync::Arc;
+
+use locus::{Data, Read, Runtime, Scope, Write};
+
+use crate::control::{opt, spawn_creator, split, BandTokens, Control, MAX_CREATORS};
+
+/// How a sweep uses the values of the current iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sweep {
+    /// Out of place: every neighbour from the previous iteration.
+    Jacobi,
+    /// In place: lower neighbours from the current iteration.
+    Seidel,
+}
+
+/// A blocked stencil problem.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Grid {
+    /// Task name.
+    pub name: &'static str,
+    /// Jacobi or Gauss-Seidel.
+    pub sweep: Sweep,
+    /// Number of active axes: the last `dims` of `z, y, x`.
+    pub dims: usize,
+    /// Extents of the array (`z, y, x`); 1 on inactive axes.
+    pub n: [usize; 3],
+    /// Extents of a block; 1 on inactive axes.
+    pub b: [usize; 3],
+    /// Iterations.
+    pub iterations: usize,
+    /// Control program.
+    pub control: Control,
+}
+
+impl Grid {
+    fn check(&self) {
+        for a in 0..3 {
+            assert!(self.b[a] > 0, "{}: empty blocks", self.name);
+            assert!(
+                self.n[a] % self.b[a] == 0 && self.n[a] > 0,
+                "{}: extent {} is not a positive multiple of the block extent {}",
+                self.name,
+                self.n[a],
+                self.b[a]
+            );
+            if !self.active(a) {
+                assert!(
+                    self.n[a] == 1,
+                    "{}: inactive axis {a} has extent {}",
+                    self.name,
+                    self.n[a]
+                );
+            }
+        }
+    }
+
+    fn active(&self, a: usize) -> bool {
+        a >= 3 - self.dims
+    }
+
+    /// Blocks along each axis.
+    fn nb(&self) -> [usize; 3] {
+        [0, 1, 2].map(|a| self.n[a] / self.b[a])
+    }
+
+    fn blocks(&self) -> usize {
+        self.nb().iter().product()
+    }
+
+    fn block_len(&self) -> usize {
+        self.b.iter().product()
+    }
+
+    /// Whether the faces across axis `a` are contiguous in a block's layout (every
+    /// slower axis has block extent 1): they are then read as ranges of the block.
+    fn contiguous(&self, a: usize) -> bool {
+        self.b[..a].iter().all(|&e| e == 1)
+    }
+
+    /// Whether tasks write the faces across axis `a` as separate outputs.
+    fn has_faces(&self, a: usize) -> bool {
+        self.active(a) && self.nb()[a] > 1 && !self.contiguous(a)
+    }
+
+    /// Elements of a face across axis `a`.
+    fn face_len(&self, a: usize) -> usize {
+        self.block_len() / self.b[a]
+    }
+
+    /// The range of a block holding its face across a contiguous axis `a` (`hi`: the
+    /// last plane, else the first).
+    fn plane(&self, a: usize, hi: bool) -> std::ops::Range<usize> {
+        let plane = self.face_len(a);
+        let first = if hi { (self.b[a] - 1) * plane } else { 0 };
+        first..first + plane
+    }
+}
+
+/// Strides of a row-major `z × y × x` layout of extents `e`.
+fn strides(e: [usize; 3]) -> [usize; 3] {
+    [e[1] * e[2], e[2], 1]
+}
+
+fn coords(i: usize, e: [usize; 3]) -> [usize; 3] {
+    [i / (e[1] * e[2]), (i / e[2]) % e[1], i % e[2]]
+}
+
+/// Index within a face across axis `a` of the point at block coordinates `c`: the other
+/// coordinates, row-major.
+fn face_index(a: usize, c: [usize; 3], b: [usize; 3]) -> usize {
+    match a {
+        0 => c[1] * b[2] + c[2],
+        1 => c[0] * b[2] + c[2],
+        _ => c[0] * b[1] + c[1],
+    }
+}
+
+/// The initial value of the element at global linear index `i`.
+pub(crate) fn initial(i: usize) -> f64 {
+    ((i * 7919) % 1000) as f64 / 1000.0
+}
+
+/// One point: `(lo0 + c + hi0 + lo1 + hi1 + ...) / (2 dims + 1)` over the active axes,
+/// slowest first. In 1-D this is `(left + c + right) / 3`, the `jacobi-1d` update.
+#[inline]
+pub(crate) fn point(c: f64, lo_hi: &[(f64, f64)]) -> f64 {
+    let (lo, hi) = lo_hi[0];
+    let mut sum = lo + c + hi;
+    for &(lo, hi) in &lo_hi[1..] {
+        sum = sum + lo + hi;
+    }
+    sum / (2 * lo_hi.len() + 1) as f64
+}
+
+/// The sequential reference: the whole array, swept `iterations` times (out of place for
+/// Jacobi, in place in row-major order for Gauss-Seidel); a missing neighbour at the
+/// array's edge is replaced by the point itself.
+pub(crate) fn reference(g: &Grid) -> Vec<f64> {
+    g.check();
+    let total: usize = g.n.iter().product();
+    let st = strides(g.n);
+    let axes: Vec<usize> = (0..3).filter(|&a| g.active(a)).collect();
+    let mut a: Vec<f64> = (0..total).map(initial).collect();
+    let mut nbrs = vec![(0.0, 0.0); axes.len()];
+    for _ in 0..g.iterations {
+        let old = if g.sweep == Sweep::Jacobi {
+            a.clone()
+        } else {
+            Vec::new()
+        };
+        for p in 0..total {
+            let c3 = coords(p, g.n);
+            let src: &[f64] = if g.sweep == Sweep::Jacobi { &old } else { &a };
+            let c = src[p];
+            for (k, &ax) in axes.iter().enumerate() {
+                let lo = if c3[ax] > 0 { src[p - st[ax]] } else { c };
+                let hi = if c3[ax] + 1 < g.n[ax] {
+                    src[p + st[ax]]
+                } else {
+                    c
+                };
+                nbrs[k] = (lo, hi);
+            }
+            a[p] = point(c, &nbrs);
+        }
+    }
+    a
+}
+
+/// One task's update of one block. `halos[2a]` / `halos[2a + 1]` hold the face of the
+/// lower / upper neighbour across axis `a`, if there is one.
+fn step_block(
+    g: &Grid,
+    cur: &[f64],
+    halos: &[Vec<&[f64]>],
+    out: &mut [f64],
+    faces: &mut [&mut [f64]],
+) {
+    let b = g.b;
+    let bs = strides(b);
+    let axes: Vec<usize> = (0..3).filter(|&a| g.active(a)).collect();
+    let seidel = g.sweep == Sweep::Seidel;
+    let mut nbrs = vec![(0.0, 0.0); axes.len()];
+    for q in 0..cur.len() {
+        let c3 = coords(q, b);
+        let c = cur[q];
+        for (k, &ax) in axes.iter().enumerate() {
+            let lo = if c3[ax] > 0 {
+                if seidel {
+                    out[q - bs[ax]]
+                } else {
+                    cur[q - bs[ax]]
+                }
+            } else {
+                halos[2 * ax]
+                    .first()
+                    .map_or(c, |h| h[face_index(ax, c3, b)])
+            };
+            let hi = if c3[ax] + 1 < b[ax] {
+                cur[q + bs[ax]]
+            } else {
+                halos[2 * ax + 1]
+                    .first()
+                    .map_or(c, |h| h[face_index(ax, c3, b)])
+            };
+            nbrs[k] = (lo, hi);
+        }
+        out[q] = point(c, &nbrs);
+    }
+    let mut faces = faces.iter_mut();
+    for ax in (0..3).filter(|&a| g.has_faces(a)) {
+        for side in [0, b[ax] - 1] {
+            let face = faces.next().expect("one output per face");
+            for (f, q) in face_points(ax, side, b) {
+                face[f] = out[q];
+            }
+        }
+    }
+}
+
+/// The points of a block's face across axis `a` at coordinate `side`: (index in the
+/// face, index in the block).
+fn face_points(a: usize, side: usize, b: [usize; 3]) -> impl Iterator<Item = (usize, usize)> {
+    let bs = strides(b);
+    let (o1, o2) = match a {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
+    (0..b[o1]).flat_map(move |i| {
+        (0..b[o2]).map(move |j| (i * b[o2] + j, side * bs[a] + i * bs[o1] + j * bs[o2]))
+    })
+}
+
+/// One set of versioned data: the blocks and their separate faces.
+struct Set {
+    blocks: Vec<Data<f64>>,
+    /// `faces[a][side][block]`, empty for axes without separate faces.
+    faces: [[Vec<Data<f64>>; 2]; 3],
+}
+
+impl Set {
+    /// Set `k`; the first holds the initial values.
+    fn new(rt: &Runtime, g: &Grid, k: usize) -> Result<Set, locus::Error> {
+        let (nb, bl) = (g.nb(), g.block_len());
+        let gst = strides(g.n);
+        let mut blocks = Vec::with_capacity(g.blocks());
+        let mut faces: [[Vec<Data<f64>>; 2]; 3] = Default::default();
+        for blk in 0..g.blocks() {
+            let bc = coords(blk, nb);
+            let name = format!("{}.{k}.{blk}", g.name);
+            if k == 1 {
+                blocks.push(rt.data::<f64>(name, bl));
+                for (a, sides) in faces
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(a, _)| g.has_faces(*a))
+                {
+                    for (s, v) in sides.iter_mut().enumerate() {
+                        v.push(rt.data::<f64>(
+                            format!("{}.{k}.{blk}.face{a}{s}", g.name),
+                            g.face_len(a),
+                        ));
+                    }
+                }
+                continue;
+            }
+            let init: Vec<f64> = (0..bl)
+                .map(|q| {
+                    let c = coords(q, g.b);
+                    initial((0..3).map(|a| (bc[a] * g.b[a] + c[a]) * gst[a]).sum())
+                })
+                .collect();
+            for (a, sides) in faces
+                .iter_mut()
+                .enumerate()
+                .filter(|(a, _)| g.has_faces(*a))
+            {
+                for (s, v) in sides.iter_mut().enumerate() {
+                    let side = if s == 0 { 0 } else { g.b[a] - 1 };
+                    let mut face = vec![0.0; g.face_len(a)];
+                    for (f, q) in face_points(a, side, g.b) {
+                        face[f] = init[q];
+                    }
+                    v.push(rt.data_from(format!("{}.{k}.{blk}.face{a}{s}", g.name), &face)?);
+                }
+            }
+            blocks.push(rt.data_from(name, &init)?);
+        }
+        Ok(Set { blocks, faces })
+    }
+}
+
+/// Submits the task of block `blk` for iteration `t`.
+fn submit_block(
+    s: &Scope,
+    g: &Grid,
+    sets: &[Set; 2],
+    t: usize,
+    blk: usize,
+) -> Result<(), locus::Error> {
+    let (src, dst) = (&sets[t % 2], &sets[(t + 1) % 2]);
+    let nb = g.nb();
+    let bst = strides(nb);
+    let bc = coords(blk, nb);
+    let mut halos: Vec<Vec<Read<f64>>> = Vec::with_capacity(6);
+    for a in 0..3 {
+        let (mut lo, mut hi) = (None, None);
+        if g.active(a) && bc[a] > 0 {
+            // The lower neighbour: already swept in this iteration under Gauss-Seidel.
+            let set = if g.sweep == Sweep::Seidel { dst } else { src };
+            let n = blk - bst[a];
+            lo = Some(if g.contiguous(a) {
+                set.blocks[n].read_range(g.plane(a, true))
+            } else {
+                set.faces[a][1][n].read()
+            });
+        }
+        if g.active(a) && bc[a] + 1 < nb[a] {
+            let n = blk + bst[a];
+            hi = Some(if g.contiguous(a) {
+                src.blocks[n].read_range(g.plane(a, false))
+            } else {
+                src.faces[a][0][n].read()
+            });
+        }
+        halos.push(opt(lo));
+        halos.push(opt(hi));
+    }
+    let faces: Vec<Write<f64>> = (0..3)
+        .filter(|&a| g.has_faces(a))
+        .flat_map(|a| [dst.faces[a][0][blk].write(), dst.faces[a][1][blk].write()])
+        .collect();
+    let grid = *g;
+    s.spawn(
+        g.name,
+        (
+            src.blocks[blk].read(),
+            halos,
+            dst.blocks[blk].write(),
+            faces,
+        ),
+        move |_, (cur, halos, out, mut faces)| step_block(&grid, cur, &halos, out, &mut faces),
+    )
+}
+
+/// The problem of [`crate::jacobi_1d`] as a grid (same blocks, same one-element halo
+/// ranges, same arithmetic), for its parallel control program.
+pub(crate) fn jacobi_1d(p: &crate::jacobi_1d::Params, control: Control) -> Grid {
+    Grid {
+        name: "jacobi",
+        sweep: Sweep::Jacobi,
+        dims: 1,
+        n: [1, 1, p.blocks * p.block_len],
+        b: [1, 1, p.block_len],
+        iterations: p.iterations,
+        control,
+    }
+}
+
+/// Builds, runs and verifies the stencil.
+pub(crate) fn run(rt: &Runtime, g: &Grid) -> Result<crate::Outcome, crate::Error> {
+    g.check();
+    let sets = Arc::new([Set::new(rt, g, 0)?, Set::new(rt, g, 1)?]);
+    let nb = g.nb();
+    // Bands for creators: groups of slices across the slowest axis with several blocks.
+    let band_axis = (0..3).find(|&a| nb[a] > 1).unwrap_or(2);
+    let per_slice = strides(nb)[band_axis];
+    let bands: Vec<std::ops::Range<usize>> = split(nb[band_axis], MAX_CREATORS)
+        .into_iter()
+        .map(|r| r.start * per_slice..r.end * per_slice)
+        .collect();
+    let tokens = BandTokens::new(rt, bands.len());
+    let grid = *g;
+    let finished = rt.run(|s| -> Result<(), locus::Error> {
+        for t in 0..grid.iterations {
+            match grid.control {
+                Control::Sequential => {
+                    for blk in 0..grid.blocks() {
+                        submit_block(s, &grid, &sets, t, blk)?;
+                    }
+                }
+                Control::Parallel => {
+                    for (b, band) in bands.iter().enumerate() {
+                        let (sets, band) = (sets.clone(), band.clone());
+                        let submit = move |s: &Scope| {
+                            band.into_iter()
+                                .try_for_each(|blk| submit_block(s, &grid, &sets, t, blk))
+                        };
+                        match grid.sweep {
+                            Sweep::Jacobi => spawn_creator(s, tokens.jacobi(t, b), submit)?,
+                            Sweep::Seidel => spawn_creator(s, tokens.seidel(b), submit)?,
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let ((), report) = crate::finished(finished)?;
+    let result = &sets[g.iterations % 2];
+    let want = reference(g);
+    let gst = strides(g.n);
+    let mut verified = true;
+    for (blk, d) in result.blocks.iter().enumerate() {
+        let bc = coords(blk, nb);
+        let got = rt.fetch(d)?;
+        verified &= got.iter().enumerate().all(|(q, v)| {
+            let c = coords(q, g.b);
+            let i: usize = (0..3).map(|a| (bc[a] * g.b[a] + c[a]) * gst[a]).sum();
+            v.to_bits() == want[i].to_bits()
+        });
+    }
+    Ok(crate::Outcome { verified, report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference of a 1-D Jacobi sweep is `jacobi-1d`'s, bit for bit.
+    #[test]
+    fn one_dimensional_jacobi_matches_jacobi_1d() {
+        let p = crate::jacobi_1d::Params {
+            blocks: 3,
+            block_len: 7,
+            iterations: 5,
+        };
+        let g = Grid {
+            name: "jacobi-1d",
+            sweep: Sweep::Jacobi,
+            dims: 1,
+            n: [1, 1, 21],
+            b: [1, 1, 7],
+            iterations: 5,
+            control: Control::Sequential,
+        };
+        let want: Vec<f64> = crate::jacobi_1d::reference(&p).concat();
+        assert_eq!(reference(&g), want);
+    }
+
+    #[test]
+    fn gauss_seidel_uses_new_lower_values() {
+        let g = Grid {
+            name: "seidel-1d",
+            sweep: Sweep::Seidel,
+            dims: 1,
+            n: [1, 1, 3],
+            b: [1, 1, 3],
+            iterations: 1,
+            control: Control::Sequential,
+        };
+        let (a, b, c) = (initial(0), initial(1), initial(2));
+        let a1 = (a + a + b) / 3.0;
+        let b1 = (a1 + b + c) / 3.0;
+        let c1 = (b1 + c + c) / 3.0;
+        assert_eq!(reference(&g), vec![a1, b1, c1]);
+    }
+}
