@@ -99,7 +99,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with
-/// [`reference`].
+/// [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     stencil::run(rt, &p.grid())
 }
