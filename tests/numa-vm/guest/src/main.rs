@@ -13,6 +13,7 @@ mod pinned;
 mod placement;
 mod pools;
 mod report;
+mod runtime;
 mod sysfs;
 mod topology;
 
@@ -27,6 +28,7 @@ fn main() {
     topology::run(&mut report);
     placement::run(&mut report);
     pools::run(&mut report);
+    runtime::run(&mut report);
 
     println!("{} passed, {} failed", report.passed(), report.failed());
     let clean = report.failed() == 0 && report.passed() > 0;
