@@ -41,8 +41,16 @@ fn initial(i: usize) -> f64 {
 pub fn step_block(cur: &[f64], left: Option<f64>, right: Option<f64>, out: &mut [f64]) {
     let n = cur.len();
     for i in 0..n {
-        let l = if i == 0 { left.unwrap_or(cur[0]) } else { cur[i - 1] };
-        let r = if i + 1 == n { right.unwrap_or(cur[n - 1]) } else { cur[i + 1] };
+        let l = if i == 0 {
+            left.unwrap_or(cur[0])
+        } else {
+            cur[i - 1]
+        };
+        let r = if i + 1 == n {
+            right.unwrap_or(cur[n - 1])
+        } else {
+            cur[i + 1]
+        };
         out[i] = (l + cur[i] + r) / 3.0;
     }
 }
@@ -50,7 +58,11 @@ pub fn step_block(cur: &[f64], left: Option<f64>, right: Option<f64>, out: &mut 
 /// The sequential reference: same blocks, same arithmetic, same order.
 pub fn reference(p: &Params) -> Vec<Vec<f64>> {
     let mut blocks: Vec<Vec<f64>> = (0..p.blocks)
-        .map(|b| (0..p.block_len).map(|i| initial(b * p.block_len + i)).collect())
+        .map(|b| {
+            (0..p.block_len)
+                .map(|i| initial(b * p.block_len + i))
+                .collect()
+        })
         .collect();
     for _ in 0..p.iterations {
         let next: Vec<Vec<f64>> = (0..p.blocks)
@@ -79,10 +91,15 @@ pub struct Outcome {
 
 /// Builds, runs and verifies the stencil.
 pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
-    assert!(p.blocks > 0 && p.block_len > 0, "jacobi-1d needs at least one element");
+    assert!(
+        p.blocks > 0 && p.block_len > 0,
+        "jacobi-1d needs at least one element"
+    );
     let cur: Vec<Data<f64>> = (0..p.blocks)
         .map(|b| {
-            let init: Vec<f64> = (0..p.block_len).map(|i| initial(b * p.block_len + i)).collect();
+            let init: Vec<f64> = (0..p.block_len)
+                .map(|i| initial(b * p.block_len + i))
+                .collect();
             rt.data_from(format!("block{b}"), &init)
         })
         .collect::<Result<_, _>>()?;
@@ -93,7 +110,11 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
     let finished = rt.run(|s| -> Result<(), locus::Error> {
         for t in 0..p.iterations {
             // Double buffering by name only: every write is a new version anyway.
-            let (src, dst) = if t % 2 == 0 { (&cur, &next) } else { (&next, &cur) };
+            let (src, dst) = if t % 2 == 0 {
+                (&cur, &next)
+            } else {
+                (&next, &cur)
+            };
             for b in 0..p.blocks {
                 let left = (b > 0).then(|| src[b - 1].read_range(n - 1..n));
                 let right = (b + 1 < p.blocks).then(|| src[b + 1].read_range(0..1));

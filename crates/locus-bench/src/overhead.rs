@@ -53,7 +53,9 @@ pub fn reference(p: &Params) -> (Vec<u64>, u64) {
         .collect();
     let total = (0..p.rounds).fold(0u64, |acc, r| {
         let s = r as u64 + 1;
-        let sum: u64 = (0..p.fan).map(|i| step(s, i as u64)).fold(0, u64::wrapping_add);
+        let sum: u64 = (0..p.fan)
+            .map(|i| step(s, i as u64))
+            .fold(0, u64::wrapping_add);
         acc.wrapping_add(sum)
     });
     (chains, total)
@@ -76,9 +78,13 @@ pub struct Outcome {
 
 /// Builds, runs and verifies the overhead graph.
 pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
-    let chains: Vec<_> = (0..p.chains).map(|c| rt.data::<u64>(format!("chain{c}"), 1)).collect();
+    let chains: Vec<_> = (0..p.chains)
+        .map(|c| rt.data::<u64>(format!("chain{c}"), 1))
+        .collect();
     let source = rt.data::<u64>("source", 1);
-    let fan: Vec<_> = (0..p.fan).map(|i| rt.data::<u64>(format!("fan{i}"), 1)).collect();
+    let fan: Vec<_> = (0..p.fan)
+        .map(|i| rt.data::<u64>(format!("fan{i}"), 1))
+        .collect();
     let total = rt.data::<u64>("total", 1);
     let finished = rt.run(|s| -> Result<(), locus::Error> {
         let submit_round = |r: u64| -> Result<(), locus::Error> {
@@ -125,7 +131,11 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
         verified,
         tasks,
         wall_s,
-        ns_per_task: if tasks == 0 { 0.0 } else { wall_s * 1e9 / tasks as f64 },
+        ns_per_task: if tasks == 0 {
+            0.0
+        } else {
+            wall_s * 1e9 / tasks as f64
+        },
         report,
     })
 }

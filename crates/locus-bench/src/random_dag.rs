@@ -102,9 +102,14 @@ pub fn generate(params: &Params) -> Program {
             reads.push((d, range));
         }
         let remaining = data - n_reads;
-        let n_writes = if remaining == 0 { 0 } else { rng.random_range(1..=remaining.min(2)) };
+        let n_writes = if remaining == 0 {
+            0
+        } else {
+            rng.random_range(1..=remaining.min(2))
+        };
         let writes: Vec<usize> = (0..n_writes).map(|_| take(&mut rng)).collect();
-        let read_write = (data - n_reads - n_writes > 0 && rng.random_bool(0.3)).then(|| take(&mut rng));
+        let read_write =
+            (data - n_reads - n_writes > 0 && rng.random_bool(0.3)).then(|| take(&mut rng));
         let hint = (params.hints && rng.random_bool(0.5)).then(|| {
             let strict = rng.random_bool(0.33);
             match rng.random_range(0..3) {
@@ -135,12 +140,13 @@ fn mix(a: u64, b: u64) -> u64 {
 /// The body shared by the runtime and the reference: every output element depends on
 /// the task's salt, its position, one element of each input and, for a read-write, its
 /// previous value.
-pub fn apply(salt: u64, inputs: &[&[u64]], writes: &mut [&mut [u64]], read_write: Option<&mut [u64]>) {
-    let fold = |i: usize| {
-        inputs
-            .iter()
-            .fold(salt, |acc, x| mix(acc, x[i % x.len()]))
-    };
+pub fn apply(
+    salt: u64,
+    inputs: &[&[u64]],
+    writes: &mut [&mut [u64]],
+    read_write: Option<&mut [u64]>,
+) {
+    let fold = |i: usize| inputs.iter().fold(salt, |acc, x| mix(acc, x[i % x.len()]));
     for (k, out) in writes.iter_mut().enumerate() {
         for (i, o) in out.iter_mut().enumerate() {
             *o = mix(fold(i), k as u64);
@@ -157,7 +163,11 @@ pub fn apply(salt: u64, inputs: &[&[u64]], writes: &mut [&mut [u64]], read_write
 pub fn reference(program: &Program) -> Vec<Vec<u64>> {
     let mut data: Vec<Vec<u64>> = program.lens.iter().map(|&l| vec![0; l]).collect();
     for t in &program.tasks {
-        let inputs: Vec<Vec<u64>> = t.reads.iter().map(|(d, r)| data[*d][r.clone()].to_vec()).collect();
+        let inputs: Vec<Vec<u64>> = t
+            .reads
+            .iter()
+            .map(|(d, r)| data[*d][r.clone()].to_vec())
+            .collect();
         let input_refs: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
         let mut outs: Vec<Vec<u64>> = t.writes.iter().map(|&d| vec![0; program.lens[d]]).collect();
         let mut rw = t.read_write.map(|d| data[d].clone());
@@ -213,7 +223,11 @@ pub fn submit(
             .map(|(d, r)| handles.0[*d].read_range(r.clone()))
             .collect();
         let writes: Vec<Write<u64>> = spec.writes.iter().map(|&d| handles.0[d].write()).collect();
-        let rw: Vec<ReadWrite<u64>> = spec.read_write.iter().map(|&d| handles.0[d].read_write()).collect();
+        let rw: Vec<ReadWrite<u64>> = spec
+            .read_write
+            .iter()
+            .map(|&d| handles.0[d].read_write())
+            .collect();
         let salt = spec.salt;
         let mut task = scope.task(format!("t{t}"), (reads, writes, rw));
         let mut strict_worker = None;

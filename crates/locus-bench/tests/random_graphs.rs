@@ -43,16 +43,22 @@ fn runtimes() -> &'static Vec<Runtime> {
 }
 
 fn params() -> impl Strategy<Value = Params> {
-    (1usize..80, 2usize..12, 1usize..96, 0usize..5, any::<u64>(), any::<bool>()).prop_map(
-        |(tasks, data, max_len, max_inputs, seed, hints)| Params {
+    (
+        1usize..80,
+        2usize..12,
+        1usize..96,
+        0usize..5,
+        any::<u64>(),
+        any::<bool>(),
+    )
+        .prop_map(|(tasks, data, max_len, max_inputs, seed, hints)| Params {
             tasks,
             data,
             max_len,
             max_inputs,
             seed,
             hints,
-        },
-    )
+        })
 }
 
 #[test]
@@ -71,7 +77,8 @@ fn random_graphs_match_sequential_execution() {
         );
         runner
             .run(&params(), |p| {
-                let out = random_dag::run(rt, &p).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let out =
+                    random_dag::run(rt, &p).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 prop_assert!(
                     out.verified,
                     "{} mismatching data under {} on {}",

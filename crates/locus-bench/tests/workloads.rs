@@ -43,7 +43,10 @@ fn deferred_allocation_shrinks_the_stencil_footprint() {
     let immediate = jacobi_1d::run(&runtime("2x1", Config::DsaBase), &p).unwrap();
     let deferred = jacobi_1d::run(&runtime("2x1", Config::Dfa), &p).unwrap();
     assert!(immediate.verified && deferred.verified);
-    let (i, d) = (immediate.report.memory.peak_bytes, deferred.report.memory.peak_bytes);
+    let (i, d) = (
+        immediate.report.memory.peak_bytes,
+        deferred.report.memory.peak_bytes,
+    );
     // Immediate allocation holds a buffer per submitted version; deferred only the live
     // ones (at most two generations of blocks plus the initial ones).
     assert!(d * 2 < i, "deferred peak {d} vs immediate peak {i}");

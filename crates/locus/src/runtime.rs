@@ -352,6 +352,11 @@ impl Runtime {
         &self.topology
     }
 
+    /// The engine's name: `threads`, or `sim` for the simulator.
+    pub fn engine_name(&self) -> &'static str {
+        self.engine.name()
+    }
+
     /// Number of workers.
     pub fn workers(&self) -> usize {
         self.engine.worker_node().len()

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod execute;
 pub mod run;
 pub mod sim;
 pub mod topo;

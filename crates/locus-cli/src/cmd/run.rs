@@ -1,7 +1,9 @@
-//! `locus run BENCH ...`: run a benchmark with the threads engine (not wired yet).
+//! `locus run BENCH ...`: run a benchmark with the `threads` engine on this machine
+//! (synthetic topologies and presets become virtual nodes over the host's CPUs).
 
 use crate::args::{Bench, ConfigName, Control, Size};
-use crate::cmd::{not_built, topology, Failure};
+use crate::cmd::execute::{execute, Job};
+use crate::cmd::{topology, Failure};
 
 /// Options of `locus run` (DESIGN section 5).
 #[derive(Debug, clap::Args)]
@@ -32,8 +34,25 @@ pub struct Args {
     pub trace: Option<std::path::PathBuf>,
 }
 
-/// Checks the options; the run itself is not built yet.
+/// Runs the benchmark and prints its report.
 pub fn main(args: &Args) -> Result<(), Failure> {
-    topology(&args.topology)?;
-    Err(not_built("run"))
+    let topology = topology(&args.topology)?;
+    if args.trace.is_some() {
+        return Err(Failure::Usage(
+            "--trace is not built for the threads engine yet; `locus sim --trace FILE` writes one"
+                .into(),
+        ));
+    }
+    execute(
+        Job {
+            bench: args.bench,
+            config: args.config,
+            topology,
+            threads: args.threads,
+            control: args.control,
+            size: &args.size,
+            json: args.json,
+        },
+        None,
+    )
 }

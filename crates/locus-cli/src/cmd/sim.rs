@@ -1,7 +1,9 @@
-//! `locus sim BENCH --topology SPEC ...`: run a benchmark in the simulator (not built yet).
+//! `locus sim BENCH --topology SPEC ...`: run a benchmark in the simulator, on a
+//! modelled machine, in deterministic virtual time.
 
-use crate::args::{Bench, ConfigName, Size};
-use crate::cmd::{not_built, topology, Failure};
+use crate::args::{Bench, ConfigName, Control, Size};
+use crate::cmd::execute::{execute, Job};
+use crate::cmd::{topology, Failure};
 
 /// Options of `locus sim` (DESIGN section 5).
 #[derive(Debug, clap::Args)]
@@ -15,6 +17,9 @@ pub struct Args {
     /// Scheduling configuration (DESIGN section 2).
     #[arg(long, value_enum, default_value = "dsa-opt")]
     pub config: ConfigName,
+    /// Sequential or parallel control program.
+    #[arg(long, value_enum, default_value = "seq")]
+    pub control: Control,
     /// Problem size.
     #[command(flatten)]
     pub size: Size,
@@ -26,8 +31,23 @@ pub struct Args {
     pub trace: Option<std::path::PathBuf>,
 }
 
-/// Checks the options; the simulator is not built yet.
+/// Simulates the benchmark and prints its report.
 pub fn main(args: &Args) -> Result<(), Failure> {
-    topology(&args.topology)?;
-    Err(not_built("sim"))
+    let topology = topology(&args.topology)?;
+    let mut sim = locus_sim::Sim::new();
+    if let Some(path) = &args.trace {
+        sim = sim.trace(path.clone());
+    }
+    execute(
+        Job {
+            bench: args.bench,
+            config: args.config,
+            topology,
+            threads: None,
+            control: args.control,
+            size: &args.size,
+            json: args.json,
+        },
+        Some(sim),
+    )
 }

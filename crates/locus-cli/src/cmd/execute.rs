@@ -1,0 +1,224 @@
+//! Running one benchmark on a runtime, for `locus run` (the `threads` engine) and
+//! `locus sim` (the simulator): building the runtime, verifying, and printing the
+//! report as text or as the JSON object of DESIGN section 6.
+
+use locus::{Config, Runtime, Topology};
+use locus_bench::{Control as BenchControl, Size as BenchSize};
+use serde_json::{json, Map, Value};
+
+use crate::args::{Bench, ConfigName, Control, Size, SizePreset};
+use crate::cmd::Failure;
+
+/// What `run` and `sim` have in common.
+pub struct Job<'a> {
+    pub bench: Bench,
+    pub config: ConfigName,
+    pub topology: Topology,
+    pub threads: Option<u32>,
+    pub control: Control,
+    pub size: &'a Size,
+    pub json: bool,
+}
+
+/// The name of a benchmark as the bench crate and reports spell it.
+pub fn bench_name(b: Bench) -> &'static str {
+    match b {
+        Bench::RandomDag => "random-dag",
+        Bench::Overhead => "overhead",
+        Bench::Jacobi1d => "jacobi-1d",
+        Bench::Jacobi2d => "jacobi-2d",
+        Bench::Jacobi3d => "jacobi-3d",
+        Bench::Seidel1d => "seidel-1d",
+        Bench::Seidel2d => "seidel-2d",
+        Bench::Seidel3d => "seidel-3d",
+        Bench::Kmeans => "kmeans",
+        Bench::BlurRoberts => "blur-roberts",
+        Bench::Bitonic => "bitonic",
+    }
+}
+
+/// The runtime's configuration for a command-line name.
+pub fn config(c: ConfigName) -> Config {
+    match c {
+        ConfigName::Ws => Config::Ws,
+        ConfigName::DsaBase => Config::DsaBase,
+        ConfigName::PushIn => Config::PushIn,
+        ConfigName::PushOut => Config::PushOut,
+        ConfigName::PushWeighted => Config::PushWeighted,
+        ConfigName::Dfa => Config::Dfa,
+        ConfigName::DsaOpt => Config::DsaOpt,
+        ConfigName::ShmBase => Config::ShmBase,
+        ConfigName::Home => Config::Home,
+    }
+}
+
+/// The problem size the options name: `--preset paper`, or `--param size=tiny|small`;
+/// explicit sizes (`--size`, `--blocks`, ...) are refused until the kernels take them.
+fn size(s: &Size) -> Result<BenchSize, Failure> {
+    if s.size.is_some() || s.blocks.is_some() || s.block_len.is_some() || s.iterations.is_some() {
+        return Err(Failure::Usage(
+            "explicit sizes are not supported yet; use --preset paper or --param size=tiny|small|paper"
+                .into(),
+        ));
+    }
+    let mut size = match s.preset {
+        Some(SizePreset::Paper) => BenchSize::Paper,
+        None => BenchSize::Small,
+    };
+    for (k, v) in &s.params {
+        match k.as_str() {
+            "size" => {
+                size = v
+                    .parse()
+                    .map_err(|e: String| Failure::Usage(format!("--param size: {e}")))?
+            }
+            other => {
+                return Err(Failure::Usage(format!(
+                    "unknown --param `{other}` (known: size)"
+                )))
+            }
+        }
+    }
+    Ok(size)
+}
+
+/// Builds the runtime, runs the benchmark and prints the report. A result that does
+/// not match the sequential reference is a failure (exit status 1), after the report.
+pub fn execute(job: Job<'_>, engine: Option<locus_sim::Sim>) -> Result<(), Failure> {
+    let name = bench_name(job.bench);
+    let size = size(job.size)?;
+    let control = match job.control {
+        Control::Seq => BenchControl::Sequential,
+        Control::Parallel => BenchControl::Parallel,
+    };
+    let mut builder = Runtime::builder()
+        .topology(job.topology)
+        .config(config(job.config));
+    if let Some(t) = job.threads {
+        builder = builder.threads(t as usize);
+    }
+    if let Some(sim) = engine {
+        builder = builder.engine(sim);
+    }
+    let rt = builder.build().map_err(|e| match e {
+        locus::Error::Startup { .. } => Failure::Failed(e.to_string()),
+        other => Failure::Usage(other.to_string()),
+    })?;
+    eprintln!(
+        "locus: {name} under {} on {} ({} workers, {} engine)",
+        rt.config(),
+        rt.topology().name(),
+        rt.workers(),
+        rt.engine_name()
+    );
+    let outcome = locus_bench::run_kernel(name, &rt, size, control)
+        .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
+    let mut object = Map::new();
+    object.insert("bench".into(), json!(name));
+    object.insert("params".into(), outcome.params.clone());
+    object.insert("verified".into(), json!(outcome.verified));
+    let report = serde_json::to_value(&outcome.report).expect("reports serialise to JSON");
+    if let Value::Object(fields) = report {
+        object.extend(fields);
+    }
+    let object = Value::Object(object);
+    if job.json {
+        println!("{object}");
+    } else {
+        print!("{}", text(name, &outcome.report, outcome.verified));
+    }
+    if outcome.verified {
+        Ok(())
+    } else {
+        Err(Failure::Failed(format!(
+            "{name}: the result does not match the sequential reference"
+        )))
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// The human-readable report.
+fn text(name: &str, r: &locus::Report, verified: bool) -> String {
+    let mut out = String::new();
+    let l = &r.locality;
+    out.push_str(&format!(
+        "{name}: {} ({} on {}, {} nodes, {} workers, {} engine)\n",
+        if verified {
+            "verified against the sequential reference"
+        } else {
+            "MISMATCH with the sequential reference"
+        },
+        r.config,
+        r.topology.name,
+        r.topology.nodes,
+        r.threads,
+        r.engine
+    ));
+    let time = if r.engine == "sim" {
+        "simulated time"
+    } else {
+        "wall time"
+    };
+    let per_task = if r.tasks > 0 {
+        r.wall_s * 1e9 / r.tasks as f64
+    } else {
+        0.0
+    };
+    out.push_str(&format!(
+        "  {time} {:.6} s, {} tasks, {per_task:.0} ns per task\n",
+        r.wall_s, r.tasks
+    ));
+    out.push_str(&format!(
+        "  locality: r_loc_rt {:.3}; read {} local, {} remote; write {} local, {} remote\n",
+        l.r_loc_rt,
+        mib(l.read_local_bytes),
+        mib(l.read_remote_bytes),
+        mib(l.write_local_bytes),
+        mib(l.write_remote_bytes)
+    ));
+    out.push_str(&format!(
+        "  steals: {} same node, {} remote; pushes: {} attempted, {} transferred, {} rejected, {} kept local (below threshold)\n",
+        r.steals.same_node, r.steals.remote, r.pushes.attempted, r.pushes.transferred, r.pushes.rejected, r.pushes.kept_local
+    ));
+    if r.pushes.with_preference > 0 {
+        out.push_str(&format!(
+            "  tasks with a preferred node: {}, started there: {}\n",
+            r.pushes.with_preference, r.pushes.started_on_preferred
+        ));
+    }
+    let per_node: Vec<String> = r
+        .memory
+        .peak_bytes_per_node
+        .iter()
+        .map(|&b| mib(b))
+        .collect();
+    out.push_str(&format!(
+        "  memory: peak {} (per node: {}), {} allocations, {} reused, {} fallbacks\n",
+        mib(r.memory.peak_bytes),
+        per_node.join(", "),
+        r.memory.allocations,
+        r.memory.reused,
+        r.memory.fallbacks
+    ));
+    if r.traffic.len() <= 8 {
+        out.push_str("  traffic (MiB; row: node of the task, column: node of the data)\n");
+        for (i, row) in r.traffic.iter().enumerate() {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|&b| format!("{:>9.2}", b as f64 / (1u64 << 20) as f64))
+                .collect();
+            out.push_str(&format!("    n{i:<3}{}\n", cells.join("")));
+        }
+    }
+    let settings: Vec<String> = r
+        .settings
+        .0
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    out.push_str(&format!("  settings: {}\n", settings.join(", ")));
+    out
+}
