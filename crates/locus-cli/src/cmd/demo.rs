@@ -1,6 +1,10 @@
 //! `locus demo`: what exists so far, on this machine: the host topology beside the
-//! `opteron-64` preset, and that preset laid over the host as virtual nodes.
+//! `opteron-64` preset, that preset laid over the host as virtual nodes, then verified
+//! benchmark runs on two virtual nodes and in the simulator, configuration beside
+//! configuration.
 
+use locus::{Config, Runtime};
+use locus_bench::{Control, Size};
 use locus_topo::Topology;
 
 use crate::cmd::Failure;
@@ -21,9 +25,95 @@ pub fn main(_args: &Args) -> Result<(), Failure> {
         render::side_by_side(&render::compact(&host), &render::compact(&preset))
     );
     let virt = preset
+        .clone()
         .laid_over(&host)
         .map_err(|e| Failure::Failed(e.to_string()))?;
     println!();
     println!("{}", render::virtual_mapping(&virt));
+
+    println!(
+        "\nBenchmarks on two virtual nodes laid over this machine's CPUs (threads engine);\n\
+         every result is checked against a sequential reference.\n"
+    );
+    table_header("engine threads, topology 2x1");
+    for (bench, configs) in [
+        (
+            "random-dag",
+            &[Config::DsaBase, Config::Dfa, Config::DsaOpt][..],
+        ),
+        (
+            "jacobi-2d",
+            &[Config::DsaBase, Config::Dfa, Config::DsaOpt][..],
+        ),
+        ("kmeans", &[Config::DsaBase, Config::DsaOpt][..]),
+    ] {
+        for &config in configs {
+            let rt = Runtime::builder()
+                .topology(Topology::from_spec("2x1").expect("a valid spec"))
+                .config(config)
+                .build()
+                .map_err(|e| Failure::Failed(e.to_string()))?;
+            row(bench, &rt, Size::Small, None)?;
+        }
+    }
+    println!("\nThe same program in the simulator, on paper 1's Opteron-64 (64 cores, 8 nodes):\n");
+    table_header("engine sim, topology opteron-64");
+    let mut base = None;
+    for config in [Config::DsaBase, Config::Dfa, Config::DsaOpt] {
+        let rt = Runtime::builder()
+            .topology(preset.clone())
+            .config(config)
+            .engine(locus_sim::Sim::new())
+            .build()
+            .map_err(|e| Failure::Failed(e.to_string()))?;
+        let time = row("jacobi-2d", &rt, Size::Small, base)?;
+        base.get_or_insert(time);
+    }
+    println!(
+        "\nr_loc_rt: local bytes over all bytes accessed through runtime buffers; wall: \
+         real time on this 2-core host (virtual nodes share its one real node) or \
+         simulated time. `locus run`, `locus sim` and `--json` give the full reports."
+    );
     Ok(())
+}
+
+fn table_header(title: &str) {
+    println!("{title}");
+    println!(
+        "  {:<11} {:<9} {:>8} {:>10} {:>8} {:>13} {:>11} {:>8}",
+        "bench",
+        "config",
+        "verified",
+        "wall (s)",
+        "r_loc_rt",
+        "remote writes",
+        "peak memory",
+        "speedup"
+    );
+}
+
+/// Runs one benchmark and prints its row; returns its time.
+fn row(bench: &str, rt: &Runtime, size: Size, base: Option<f64>) -> Result<f64, Failure> {
+    let out = locus_bench::run_kernel(bench, rt, size, Control::Sequential)
+        .map_err(|e| Failure::Failed(format!("{bench}: {e}")))?;
+    let r = &out.report;
+    let speedup = base.map_or("-".to_string(), |b| format!("{:.2}x", b / r.wall_s));
+    println!(
+        "  {:<11} {:<9} {:>8} {:>10.4} {:>8.3} {:>10.2} MiB {:>7.2} MiB {:>8}",
+        bench,
+        r.config,
+        if out.verified { "yes" } else { "NO" },
+        r.wall_s,
+        r.locality.r_loc_rt,
+        r.locality.write_remote_bytes as f64 / (1u64 << 20) as f64,
+        r.memory.peak_bytes as f64 / (1u64 << 20) as f64,
+        speedup
+    );
+    if !out.verified {
+        return Err(Failure::Failed(format!(
+            "{bench} under {}: the result does not match the sequential reference",
+            r.config
+        )));
+    }
+    Ok(r.wall_s)
 }
