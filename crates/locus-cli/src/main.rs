@@ -5,6 +5,7 @@
 //! stderr and exits with status 2, any other failure exits with status 1.
 
 mod args;
+mod bench;
 mod cmd;
 mod render;
 

@@ -1,7 +1,22 @@
-//! `locus bench ...`: run a benchmark suite (not built yet).
+//! `locus bench ...`: run the paper-1 kernels under several configurations, a few
+//! repetitions each, and summarise: a table on stdout, one JSON report per run,
+//! `summary.json` and SVG pictures in the output directory. With the threads engine the
+//! host's STREAM triad bandwidth is measured first, as the yardstick of the
+//! memory-bound kernels.
+
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use locus::Runtime;
+use locus_bench::{Control as BenchControl, KernelOutcome, Size as BenchSize, KERNELS};
+use serde_json::{json, Map, Value};
 
 use crate::args::{ConfigName, Engine, Suite};
-use crate::cmd::{not_built, Failure};
+use crate::bench::stream::{self, Triad};
+use crate::bench::summary::{self, Run};
+use crate::bench::{figures, summary::Row};
+use crate::cmd::execute::config;
+use crate::cmd::{not_built, topology, Failure};
 
 /// Options of `locus bench` (DESIGN section 5).
 #[derive(Debug, clap::Args)]
@@ -21,9 +36,294 @@ pub struct Args {
     /// Directory for the reports.
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
+    /// Only these kernels (comma-separated; default: all nine).
+    #[arg(long, hide = true, value_delimiter = ',', value_name = "K,...")]
+    pub kernels: Vec<String>,
 }
 
-/// Checks the options; the suite is not built yet.
-pub fn main(_args: &Args) -> Result<(), Failure> {
-    Err(not_built("bench"))
+/// The configurations that are built, in the order of paper 1's Figure 9.
+const AVAILABLE: &[ConfigName] = &[
+    ConfigName::Ws,
+    ConfigName::DsaBase,
+    ConfigName::PushIn,
+    ConfigName::PushOut,
+    ConfigName::PushWeighted,
+    ConfigName::Dfa,
+    ConfigName::DsaOpt,
+    ConfigName::Home,
+];
+
+/// What the options resolve to.
+struct Plan {
+    kernels: Vec<&'static str>,
+    configs: Vec<ConfigName>,
+    engine: Engine,
+    size: BenchSize,
+    repetitions: usize,
+    topology: locus::Topology,
+    out: PathBuf,
+}
+
+fn plan(args: &Args) -> Result<Plan, Failure> {
+    if args.peers {
+        return Err(not_built("bench --peers"));
+    }
+    if args.configs.contains(&ConfigName::ShmBase) {
+        return Err(Failure::Usage(
+            "--configs shm-base: shared regions are not built yet; available: ws, dsa-base, push-in, push-out, push-weighted, dfa, dsa-opt, home".into(),
+        ));
+    }
+    let mut configs = Vec::new();
+    for &c in if args.configs.is_empty() {
+        AVAILABLE
+    } else {
+        &args.configs
+    } {
+        if !configs.contains(&c) {
+            configs.push(c);
+        }
+    }
+    let mut kernels = Vec::new();
+    for name in &args.kernels {
+        let Some(&k) = KERNELS.iter().find(|&&k| k == name.trim()) else {
+            return Err(Failure::Usage(format!(
+                "--kernels: unknown kernel `{name}` (expected some of: {})",
+                KERNELS.join(" ")
+            )));
+        };
+        if !kernels.contains(&k) {
+            kernels.push(k);
+        }
+    }
+    if kernels.is_empty() {
+        kernels = KERNELS.to_vec();
+    }
+    let size = match args.suite {
+        Suite::Quick => BenchSize::Small,
+        Suite::Paper => BenchSize::Paper,
+    };
+    let (spec, repetitions) = match args.engine {
+        Engine::Threads => ("host", 3),
+        // The simulator is deterministic: a second repetition would repeat the first.
+        Engine::Sim => ("opteron-64", 1),
+    };
+    if args.engine == Engine::Threads && args.suite == Suite::Paper {
+        eprintln!(
+            "locus: warning: paper sizes need gigabytes per kernel and minutes per run on real threads; `--engine sim` models them without the memory"
+        );
+    }
+    Ok(Plan {
+        kernels,
+        configs,
+        engine: args.engine,
+        size,
+        repetitions,
+        topology: topology(spec)?,
+        out: args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("bench-out")),
+    })
+}
+
+/// Runs the matrix, prints the table and writes the reports. Unverified runs make the
+/// command fail (exit status 1) after everything is written.
+pub fn main(args: &Args) -> Result<(), Failure> {
+    let plan = plan(args)?;
+    let io = |what: &Path, e: std::io::Error| Failure::Failed(format!("{}: {e}", what.display()));
+    std::fs::create_dir_all(&plan.out).map_err(|e| io(&plan.out, e))?;
+    let engine = match plan.engine {
+        Engine::Threads => "threads",
+        Engine::Sim => "sim",
+    };
+    let size_name = serde_json::to_value(plan.size).expect("sizes serialise to JSON");
+    let size_name = size_name.as_str().unwrap_or("?");
+    let suite = match args.suite {
+        Suite::Quick => "quick",
+        Suite::Paper => "paper",
+    };
+    eprintln!(
+        "locus: bench {suite}: {} kernels x {} configurations x {} repetitions, {size_name} sizes, on {} ({} nodes, {} CPUs, {engine} engine); reports in {}",
+        plan.kernels.len(),
+        plan.configs.len(),
+        plan.repetitions,
+        plan.topology.name(),
+        plan.topology.num_nodes(),
+        plan.topology.num_cpus(),
+        plan.out.display()
+    );
+
+    let stream = (plan.engine == Engine::Threads).then(|| {
+        eprintln!("locus: measuring the STREAM triad (3 x 64 MiB of f64, best of 5)");
+        stream::measure(Triad::default())
+    });
+
+    let total = plan.kernels.len() * plan.configs.len() * plan.repetitions;
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    let mut runs = Vec::with_capacity(total);
+    for &kernel in &plan.kernels {
+        for &c in &plan.configs {
+            let config_name = config(c).to_string();
+            for repetition in 1..=plan.repetitions {
+                bar.set_message(format!("{kernel} {config_name} #{repetition}"));
+                let outcome = run_one(&plan, kernel, c);
+                let object = match &outcome {
+                    Ok(o) => run_object(kernel, o),
+                    Err(e) => {
+                        json!({"bench": kernel, "config": config_name, "verified": false, "error": e})
+                    }
+                };
+                let path = plan
+                    .out
+                    .join(format!("{kernel}.{config_name}.{repetition}.json"));
+                std::fs::write(&path, format!("{object}\n")).map_err(|e| io(&path, e))?;
+                match &outcome {
+                    Ok(o) if !o.verified => bar.println(format!(
+                        "locus: {kernel} under {config_name} (#{repetition}): the result does not match the sequential reference"
+                    )),
+                    Err(e) => bar.println(format!(
+                        "locus: {kernel} under {config_name} (#{repetition}): {e}"
+                    )),
+                    Ok(_) => {}
+                }
+                runs.push(Run {
+                    kernel,
+                    config: config_name.clone(),
+                    outcome,
+                });
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+
+    let configs: Vec<String> = plan
+        .configs
+        .iter()
+        .map(|&c| config(c).to_string())
+        .collect();
+    let rows = summary::rows(
+        &runs,
+        &plan.kernels,
+        &configs,
+        stream.map(|s| s.bytes_per_s),
+    );
+    let failed = runs.iter().filter(|r| !r.verified()).count();
+
+    println!(
+        "locus bench {suite}: {size_name} sizes on {} ({} nodes, {} CPUs), {engine} engine, {} per kernel and configuration",
+        plan.topology.name(),
+        plan.topology.num_nodes(),
+        plan.topology.num_cpus(),
+        if plan.repetitions == 1 {
+            "1 run".to_string()
+        } else {
+            format!("median of {} runs", plan.repetitions)
+        }
+    );
+    if let Some(s) = &stream {
+        println!(
+            "STREAM triad: {:.2} GB/s ({} threads, 3 x {} MiB, best of {})",
+            s.gb_per_s(),
+            s.triad.threads,
+            (s.triad.len * 8) >> 20,
+            s.triad.repetitions
+        );
+    }
+    println!();
+    print!("{}", summary::table(&rows, plan.engine == Engine::Sim));
+
+    let summary_path = plan.out.join("summary.json");
+    let summary_json = summary_object(&plan, suite, engine, size_name, &rows, &runs, stream);
+    std::fs::write(&summary_path, format!("{summary_json:#}\n"))
+        .map_err(|e| io(&summary_path, e))?;
+    let kernels: Vec<String> = plan.kernels.iter().map(|k| k.to_string()).collect();
+    let machine = format!("{}, {engine} engine", plan.topology.name());
+    let pictures = figures::write_all(&plan.out, &rows, &kernels, &configs, &machine)
+        .map_err(|e| io(&plan.out, e))?;
+    println!();
+    println!(
+        "{} run reports, summary.json and {} pictures in {}",
+        runs.len(),
+        pictures.len(),
+        plan.out.display()
+    );
+
+    if failed > 0 {
+        Err(Failure::Failed(format!(
+            "{failed} of {} runs failed (not verified against the sequential reference)",
+            runs.len()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// One run on a fresh runtime.
+fn run_one(plan: &Plan, kernel: &str, c: ConfigName) -> Result<KernelOutcome, String> {
+    let mut builder = Runtime::builder()
+        .topology(plan.topology.clone())
+        .config(config(c));
+    if plan.engine == Engine::Sim {
+        builder = builder.engine(locus_sim::Sim::new());
+    }
+    let rt = builder.build().map_err(|e| e.to_string())?;
+    locus_bench::run_kernel(kernel, &rt, plan.size, BenchControl::Sequential)
+        .map_err(|e| e.to_string())
+}
+
+/// The run object as `locus run --json` prints it (DESIGN section 6).
+fn run_object(kernel: &str, outcome: &KernelOutcome) -> Value {
+    let mut object = Map::new();
+    object.insert("bench".into(), json!(kernel));
+    object.insert("params".into(), outcome.params.clone());
+    object.insert("verified".into(), json!(outcome.verified));
+    let report = serde_json::to_value(&outcome.report).expect("reports serialise to JSON");
+    if let Value::Object(fields) = report {
+        object.extend(fields);
+    }
+    Value::Object(object)
+}
+
+/// `summary.json`: what ran, the STREAM figure and one object per row.
+fn summary_object(
+    plan: &Plan,
+    suite: &str,
+    engine: &str,
+    size: &str,
+    rows: &[Row],
+    runs: &[Run],
+    stream: Option<stream::Bandwidth>,
+) -> Value {
+    json!({
+        "suite": suite,
+        "engine": engine,
+        "size": size,
+        "topology": {
+            "name": plan.topology.name(),
+            "nodes": plan.topology.num_nodes(),
+            "cpus": plan.topology.num_cpus(),
+        },
+        "repetitions": plan.repetitions,
+        "control": "sequential",
+        "kernels": plan.kernels,
+        "configs": plan.configs.iter().map(|&c| config(c).to_string()).collect::<Vec<_>>(),
+        "baseline": summary::BASELINE,
+        "stream_triad": stream.map(|s| json!({
+            "gb_per_s": s.gb_per_s(),
+            "bytes_per_s": s.bytes_per_s,
+            "best_s": s.best_s,
+            "array_bytes": s.triad.len * 8,
+            "threads": s.triad.threads,
+            "repetitions": s.triad.repetitions,
+        })),
+        "runs": runs.len(),
+        "failed_runs": runs.iter().filter(|r| !r.verified()).count(),
+        "rows": rows.iter().map(summary::row_json).collect::<Vec<_>>(),
+    })
 }

@@ -1,0 +1,6 @@
+//! The pieces of `locus bench` (the command itself is [`crate::cmd::bench`]).
+
+pub mod figures;
+pub mod stream;
+pub mod summary;
+pub mod svg;

@@ -1,0 +1,160 @@
+//! `locus bench` as a whole process: the table, the reports, the pictures, and the
+//! one-line refusals of what is not built.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn locus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locus"))
+        .args(args)
+        .output()
+        .expect("the locus binary runs")
+}
+
+/// A fresh directory under the target's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Parses an SVG file as XML with Python's minidom when Python is there; otherwise checks
+/// the document's frame.
+fn assert_valid_svg(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.starts_with("<?xml"), "{}", path.display());
+    assert!(text.contains("<svg") && text.trim_end().ends_with("</svg>"));
+    assert!(text.contains("<title>") && text.contains("class=\"legend\""));
+    let parsed = Command::new("python3")
+        .args([
+            "-c",
+            "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])",
+        ])
+        .arg(path)
+        .output();
+    if let Ok(out) = parsed {
+        assert!(
+            out.status.success(),
+            "{} is not valid XML: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn sim_bench_writes_table_reports_and_pictures() {
+    let dir = scratch("bench-sim");
+    let out = locus(&[
+        "bench",
+        "--engine",
+        "sim",
+        "--configs",
+        "dsa-base,dsa-opt",
+        "--kernels",
+        "jacobi-2d,bitonic",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("opteron-64"), "{stdout}");
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("kernel"))
+        .expect("a table header");
+    for column in [
+        "config",
+        "sim time s",
+        "speedup",
+        "r_loc_rt",
+        "peak MiB",
+        "verified",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("jacobi-2d") || l.starts_with("bitonic"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    assert!(
+        rows.iter().all(|r| r.trim_end().ends_with("yes")),
+        "{stdout}"
+    );
+    let base = rows.iter().find(|r| r.contains("dsa-base")).unwrap();
+    assert!(base.contains("1.00x"), "{base}");
+
+    for kernel in ["jacobi-2d", "bitonic"] {
+        for config in ["dsa-base", "dsa-opt"] {
+            let path = dir.join(format!("{kernel}.{config}.1.json"));
+            let run: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(run["bench"], kernel);
+            assert_eq!(run["config"], config);
+            assert_eq!(run["engine"], "sim");
+            assert_eq!(run["verified"], true);
+            assert!(run["params"].is_object() && run["locality"]["r_loc_rt"].is_f64());
+            assert_eq!(run["traffic"].as_array().unwrap().len(), 8);
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["engine"], "sim");
+    assert_eq!(summary["runs"], 4);
+    assert_eq!(summary["failed_runs"], 0);
+    assert!(summary["stream_triad"].is_null());
+    let rows = summary["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for row in rows {
+        assert_eq!(row["verified"], true);
+        let loc = row["r_loc_rt"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&loc));
+        if row["config"] == "dsa-base" {
+            assert_eq!(row["speedup_over_dsa_base"], 1.0);
+        }
+    }
+    for svg in [
+        "speedup.svg",
+        "locality.svg",
+        "traffic-dsa-base.svg",
+        "traffic-dsa-opt.svg",
+    ] {
+        assert_valid_svg(&dir.join(svg));
+    }
+}
+
+fn assert_one_line_usage_error(out: &Output, mentions: &str) {
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(mentions), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn shm_base_is_refused() {
+    let dir = scratch("bench-shm");
+    let out = locus(&[
+        "bench",
+        "--configs",
+        "dsa-base,shm-base",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_one_line_usage_error(&out, "shm-base");
+    assert!(!dir.exists());
+}
+
+#[test]
+fn peers_are_refused() {
+    let out = locus(&["bench", "--peers"]);
+    assert_one_line_usage_error(&out, "--peers");
+}
+
+#[test]
+fn unknown_kernel_is_refused() {
+    let out = locus(&["bench", "--engine", "sim", "--kernels", "jacobi-4d"]);
+    assert_one_line_usage_error(&out, "jacobi-4d");
+}
