@@ -143,13 +143,13 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         Suite::Paper => "paper",
     };
     eprintln!(
-        "locus: bench {suite}: {} kernels x {} configurations x {} repetitions, {size_name} sizes, on {} ({} nodes, {} CPUs, {engine} engine); reports in {}",
-        plan.kernels.len(),
-        plan.configs.len(),
-        plan.repetitions,
+        "locus: bench {suite}: {} x {} x {}, {size_name} sizes, on {} ({}, {}, {engine} engine); reports in {}",
+        plural(plan.kernels.len(), "kernel"),
+        plural(plan.configs.len(), "configuration"),
+        plural(plan.repetitions, "repetition"),
         plan.topology.name(),
-        plan.topology.num_nodes(),
-        plan.topology.num_cpus(),
+        plural(plan.topology.num_nodes(), "node"),
+        plural(plan.topology.num_cpus(), "CPU"),
         plan.out.display()
     );
 
@@ -216,10 +216,10 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let failed = runs.iter().filter(|r| !r.verified()).count();
 
     println!(
-        "locus bench {suite}: {size_name} sizes on {} ({} nodes, {} CPUs), {engine} engine, {} per kernel and configuration",
+        "locus bench {suite}: {size_name} sizes on {} ({}, {}), {engine} engine, {} per kernel and configuration",
         plan.topology.name(),
-        plan.topology.num_nodes(),
-        plan.topology.num_cpus(),
+        plural(plan.topology.num_nodes(), "node"),
+        plural(plan.topology.num_cpus(), "CPU"),
         if plan.repetitions == 1 {
             "1 run".to_string()
         } else {
@@ -261,6 +261,15 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         )))
     } else {
         Ok(())
+    }
+}
+
+/// `1 node`, `8 nodes`.
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 
