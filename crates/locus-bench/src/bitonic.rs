@@ -244,7 +244,11 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.check();
     let nb = p.blocks();
     let first = (0..nb)
-        .map(|b| rt.data_from(format!("keys0.{b}"), &initial_block(p, b)))
+        .map(|b| {
+            crate::initial(rt, format!("keys0.{b}"), p.block_len, || {
+                initial_block(p, b)
+            })
+        })
         .collect::<Result<_, _>>()?;
     let second = (0..nb)
         .map(|b| rt.data::<u64>(format!("keys1.{b}"), p.block_len))
@@ -281,6 +285,9 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    if rt.skips_bodies() {
+        return Ok(crate::Outcome::unchecked(report));
+    }
     let result = &blocks[steps.len() % 2];
     let want = reference(p);
     let mut verified = true;

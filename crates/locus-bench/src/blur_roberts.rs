@@ -318,6 +318,13 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     let mut image_cols = [Vec::new(), Vec::new()];
     for bi in 0..nby {
         for bj in 0..nbx {
+            if rt.skips_bodies() {
+                for (side, cols) in image_cols.iter_mut().enumerate() {
+                    cols.push(rt.data(format!("image{bi}.{bj}.col{side}"), br));
+                }
+                image.push(rt.data(format!("image{bi}.{bj}"), br * bc));
+                continue;
+            }
             let block: Vec<f64> = (0..br * bc)
                 .map(|q| initial(p, bi * br + q / bc, bj * bc + q % bc))
                 .collect();
@@ -388,6 +395,9 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    if rt.skips_bodies() {
+        return Ok(crate::Outcome::unchecked(report));
+    }
     let want = reference(p);
     let mut verified = true;
     for (b, d) in h.out.iter().enumerate() {

@@ -97,10 +97,11 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
     );
     let cur: Vec<Data<f64>> = (0..p.blocks)
         .map(|b| {
-            let init: Vec<f64> = (0..p.block_len)
-                .map(|i| initial(b * p.block_len + i))
-                .collect();
-            rt.data_from(format!("block{b}"), &init)
+            crate::initial(rt, format!("block{b}"), p.block_len, || {
+                (0..p.block_len)
+                    .map(|i| initial(b * p.block_len + i))
+                    .collect()
+            })
         })
         .collect::<Result<_, _>>()?;
     let next: Vec<Data<f64>> = (0..p.blocks)
@@ -135,6 +136,12 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    if rt.skips_bodies() {
+        return Ok(Outcome {
+            verified: false,
+            report,
+        });
+    }
     let result = if p.iterations % 2 == 0 { &cur } else { &next };
     let want = reference(p);
     let mut verified = true;

@@ -249,7 +249,11 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.check();
     let nb = p.blocks();
     let points0 = (0..nb)
-        .map(|b| rt.data_from(format!("points0.{b}"), &initial_block(p, b)))
+        .map(|b| {
+            crate::initial(rt, format!("points0.{b}"), p.dims * p.block_points, || {
+                initial_block(p, b)
+            })
+        })
         .collect::<Result<_, _>>()?;
     let points1 = (0..nb)
         .map(|b| rt.data::<f32>(format!("points1.{b}"), p.dims * p.block_points))
@@ -262,7 +266,9 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
         partial: (0..nb)
             .map(|b| rt.data(format!("partial{b}"), p.partial_len()))
             .collect(),
-        centroids: rt.data_from("centroids", &initial_centroids(p))?,
+        centroids: crate::initial(rt, "centroids", initial_centroids(p).len(), || {
+            initial_centroids(p)
+        })?,
     });
     let bands = split(nb, MAX_CREATORS);
     let tokens = BandTokens::new(rt, bands.len());
@@ -300,6 +306,9 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    if rt.skips_bodies() {
+        return Ok(crate::Outcome::unchecked(report));
+    }
     let (want_centroids, want_assign) = reference(p);
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     let mut verified = bits(&rt.fetch(&h.centroids)?) == bits(&want_centroids);

@@ -120,6 +120,20 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    if rt.skips_bodies() {
+        let (tasks, wall_s) = (report.tasks, report.wall_s);
+        return Ok(Outcome {
+            verified: false,
+            tasks,
+            wall_s,
+            ns_per_task: if tasks == 0 {
+                0.0
+            } else {
+                wall_s * 1e9 / tasks as f64
+            },
+            report,
+        });
+    }
     let (want_chains, want_total) = reference(p);
     let mut verified = true;
     for (d, want) in chains.iter().zip(&want_chains) {

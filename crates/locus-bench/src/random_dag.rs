@@ -279,6 +279,13 @@ pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, crate::Error> {
     let (workers, nodes) = (rt.workers(), rt.topology().num_nodes());
     let finished = rt.run(|s| submit(s, &program, &handles, workers, nodes))?;
     let ((), report) = crate::finished(finished)?;
+    if rt.skips_bodies() {
+        return Ok(Outcome {
+            verified: false,
+            mismatches: 0,
+            report,
+        });
+    }
     let got = handles.fetch(rt)?;
     let mismatches = got.iter().zip(&expected).filter(|(g, e)| g != e).count();
     Ok(Outcome {

@@ -47,14 +47,13 @@ impl Default for Sim {
 }
 
 impl Sim {
-    /// Seed 0, bodies chosen automatically ([`DEFAULT_SKIP_ABOVE_BYTES`]), the costs of
-    /// the topology's machine ([`Costs::for_topology`]), no trace.
+    /// Seed 0, bodies run (results verify as on `threads`), the costs of the
+    /// topology's machine ([`Costs::for_topology`]), no trace. Paper sizes need
+    /// [`Sim::bodies`]`(Bodies::Skip)`.
     pub fn new() -> Self {
         Sim {
             seed: 0,
-            bodies: BodiesChoice::Auto {
-                skip_above_bytes: DEFAULT_SKIP_ABOVE_BYTES,
-            },
+            bodies: BodiesChoice::Fixed(Bodies::Run),
             costs: None,
             trace: None,
             probe: None,
@@ -76,7 +75,10 @@ impl Sim {
         self
     }
 
-    /// Skips bodies once the run's tasks have declared more than `bytes`.
+    /// Skips bodies once the run's tasks have declared more than `bytes`
+    /// ([`DEFAULT_SKIP_ABOVE_BYTES`] is a sensible bound). A run that switched cannot
+    /// verify its result, and programs cannot know in advance whether it will: use it
+    /// for programs that do not fetch results.
     pub fn skip_above_bytes(mut self, bytes: u64) -> Self {
         self.bodies = BodiesChoice::Auto {
             skip_above_bytes: bytes,

@@ -163,6 +163,10 @@ impl Engine for SimEngine {
         &self.shared.pools
     }
 
+    fn skips_bodies(&self) -> bool {
+        self.shared.bodies == BodiesChoice::Fixed(Bodies::Skip)
+    }
+
     /// Simulates the run to its end on the calling thread; returns the simulated time
     /// at which the last task ended.
     fn run(&self, root: TaskRef) -> f64 {

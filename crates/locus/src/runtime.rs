@@ -352,6 +352,13 @@ impl Runtime {
         &self.topology
     }
 
+    /// Whether the engine skips task bodies (a simulation at sizes larger than the
+    /// host, whose buffers hold no memory): create data with [`Runtime::data`] then,
+    /// and expect no results to fetch.
+    pub fn skips_bodies(&self) -> bool {
+        self.engine.skips_bodies()
+    }
+
     /// The engine's name: `threads`, or `sim` for the simulator.
     pub fn engine_name(&self) -> &'static str {
         self.engine.name()

@@ -279,7 +279,7 @@ fn run_one(plan: &Plan, kernel: &str, c: ConfigName) -> Result<KernelOutcome, St
         .topology(plan.topology.clone())
         .config(config(c));
     if plan.engine == Engine::Sim {
-        builder = builder.engine(locus_sim::Sim::new());
+        builder = builder.engine(crate::cmd::execute::sim_for(plan.size));
     }
     let rt = builder.build().map_err(|e| e.to_string())?;
     locus_bench::run_kernel(kernel, &rt, plan.size, BenchControl::Sequential)
@@ -291,7 +291,7 @@ fn run_object(kernel: &str, outcome: &KernelOutcome) -> Value {
     let mut object = Map::new();
     object.insert("bench".into(), json!(kernel));
     object.insert("params".into(), outcome.params.clone());
-    object.insert("verified".into(), json!(outcome.verified));
+    crate::cmd::execute::insert_verified(&mut object, outcome);
     let report = serde_json::to_value(&outcome.report).expect("reports serialise to JSON");
     if let Value::Object(fields) = report {
         object.extend(fields);

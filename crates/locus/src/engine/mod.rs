@@ -70,6 +70,12 @@ pub trait Engine: Send + Sync {
     /// The per-node pools buffers come from.
     fn pools(&self) -> &Arc<Pools>;
 
+    /// Whether task bodies are skipped (a simulation whose buffers hold no memory);
+    /// programs then create data empty and cannot fetch results.
+    fn skips_bodies(&self) -> bool {
+        false
+    }
+
     /// Runs `root` (the control program, ready, to be run by worker 0) and every task
     /// it spawns, and returns once all have finished, with the run's duration in seconds
     /// (wall-clock, or simulated).
