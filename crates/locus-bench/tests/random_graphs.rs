@@ -119,3 +119,35 @@ fn stress_a_large_graph_repeatedly() {
     }
     assert_eq!(rt.live_versions(), 0);
 }
+
+#[test]
+fn batch_steals_keep_random_graphs_correct() {
+    for spec in ["1x2", "4x1"] {
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec(spec).unwrap())
+            .config(Config::DsaOpt)
+            .steal_half(true)
+            .last_victim_first(true)
+            .push_threshold(256)
+            .build()
+            .unwrap();
+        for seed in 0..40 {
+            let p = Params {
+                tasks: 300,
+                data: 24,
+                max_len: 256,
+                max_inputs: 4,
+                seed,
+                hints: seed % 3 == 0,
+            };
+            let out = random_dag::run(&rt, &p).unwrap();
+            assert!(
+                out.verified,
+                "{spec}, seed {seed}: {} mismatches",
+                out.mismatches
+            );
+            assert_eq!(out.report.settings.get("steal_half"), Some("true"));
+        }
+        assert_eq!(rt.live_versions(), 0);
+    }
+}

@@ -316,3 +316,30 @@ fn two_tasks_reading_one_node_at_once_take_longer_than_one_alone() {
     assert_eq!(alone, vec![131_072]);
     assert_eq!(together, vec![262_144, 262_144]);
 }
+
+/// Every kernel of the suite, bodies executed on a paper machine, verifies as on the
+/// `threads` engine, and deferred allocation keeps every write local there too.
+#[test]
+fn every_kernel_verifies_in_the_simulator() {
+    for &kernel in locus_bench::KERNELS {
+        for config in [Config::DsaBase, Config::DsaOpt] {
+            let rt = Runtime::builder()
+                .topology(Topology::from_spec("opteron-64").unwrap())
+                .config(config)
+                .engine(Sim::new().seed(3))
+                .build()
+                .unwrap();
+            let out = locus_bench::run_kernel(
+                kernel,
+                &rt,
+                locus_bench::Size::Tiny,
+                locus_bench::Control::Sequential,
+            )
+            .unwrap();
+            assert!(out.checked && out.verified, "{kernel} under {config}");
+            if config == Config::DsaOpt {
+                assert_eq!(out.report.locality.write_remote_bytes, 0, "{kernel}");
+            }
+        }
+    }
+}

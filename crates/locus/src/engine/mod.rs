@@ -43,6 +43,9 @@ pub struct EngineSetup {
     /// Whether a thief tries the last worker it stole from before its plan's order
     /// (OpenStream's refinement).
     pub last_victim_first: bool,
+    /// Whether a steal takes about half of the victim's deque at once (the `threads`
+    /// engine; the simulator steals one task at a time).
+    pub steal_half: bool,
     /// The per-node pools to create.
     pub pools: PoolConfig,
 }
@@ -96,7 +99,7 @@ impl EngineFactory for Threads {
     }
 
     fn start(self: Box<Self>, setup: EngineSetup) -> Result<Box<dyn Engine>, Error> {
-        let pools = Pools::new(setup.pools)
+        let pools = Pools::new(setup.pools.clone())
             .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
         let os_cpu = setup
             .worker_cpu
@@ -104,13 +107,7 @@ impl EngineFactory for Threads {
             .map(|&c| setup.topology.os_cpu(c))
             .collect();
         Ok(Box::new(threads::ThreadsEngine::start(
-            setup.steal,
-            setup.last_victim_first,
-            setup.ready_policy,
-            &setup.topology,
-            setup.worker_node,
-            os_cpu,
-            pools,
+            setup, os_cpu, pools,
         )?))
     }
 }

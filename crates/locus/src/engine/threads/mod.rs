@@ -39,8 +39,7 @@ use crossbeam_utils::CachePadded;
 use locus_mem::pool::Pools;
 use locus_topo::Topology;
 
-use super::Engine;
-use crate::config::StealKind;
+use super::{Engine, EngineSetup};
 use crate::error::Error;
 use crate::graph::{CurrentExecutor, TaskRef};
 use crate::sched::{LoadView, ReadyPolicy, StealPlan};
@@ -74,6 +73,8 @@ pub(crate) struct Registry {
     ready_policy: ReadyPolicy,
     /// Whether thieves try their last successful victim first.
     last_victim_first: bool,
+    /// Whether a steal takes about half the victim's deque.
+    steal_half: bool,
     sleep: Sleep,
     pools: Arc<Pools>,
     terminate: AtomicBool,
@@ -97,16 +98,23 @@ impl Drop for AbortOnUnwind {
 }
 
 impl ThreadsEngine {
-    /// Starts one worker per entry of `worker_node` (startup steps in the module doc).
+    /// Starts one worker per entry of `setup.worker_node`, pinned to `worker_os_cpu`
+    /// (startup steps in the module doc).
     pub(crate) fn start(
-        steal: StealKind,
-        last_victim_first: bool,
-        ready_policy: ReadyPolicy,
-        topology: &Topology,
-        worker_node: Vec<usize>,
+        setup: EngineSetup,
         worker_os_cpu: Vec<Option<usize>>,
         pools: Arc<Pools>,
     ) -> Result<Self, Error> {
+        let EngineSetup {
+            topology,
+            worker_node,
+            ready_policy,
+            steal,
+            last_victim_first,
+            steal_half,
+            ..
+        } = setup;
+        let topology = &topology;
         let n = worker_node.len();
         let deques: Vec<Worker<TaskRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
         let shared = deques
@@ -137,6 +145,7 @@ impl ThreadsEngine {
             steal_plans,
             ready_policy,
             last_victim_first,
+            steal_half,
             sleep: Sleep::new(n),
             pools,
             terminate: AtomicBool::new(false),

@@ -101,7 +101,13 @@ impl WorkerThread {
             let mut retry = false;
             for (class, index) in plan.victims_from(first, self.next_random()) {
                 let victim = &self.registry.shared[index];
-                let stolen = match victim.stealer.steal() {
+                let attempt = if self.registry.steal_half {
+                    // About half the victim's deque moves to ours; we run the first.
+                    victim.stealer.steal_batch_and_pop(&self.deque)
+                } else {
+                    victim.stealer.steal()
+                };
+                let stolen = match attempt {
                     Steal::Empty => victim.mailbox.pop().map_or(Steal::Empty, Steal::Success),
                     other => other,
                 };
