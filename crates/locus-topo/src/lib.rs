@@ -10,7 +10,7 @@
 //!   CPUs this process may run on; with the cargo feature `hwloc`, `Topology::host_hwloc`
 //!   reads the same through hwloc;
 //! - a spec: [`Topology::from_spec`] (`host`, `NxC`, `NxC:d,...`, `NxC:@FILE`, a preset
-//!   name; see [`spec`](crate::spec) for the grammar);
+//!   name; see [`spec`] for the grammar);
 //! - a preset of a machine from paper 1: [`Topology::preset`] (`opteron-64`, `sgi-uv2000`).
 //!
 //! A model can be laid over the host's CPUs ([`Topology::laid_over_host`]): its nodes are
