@@ -148,8 +148,8 @@ fn shm_base_is_refused() {
 }
 
 #[test]
-fn peers_are_refused() {
-    let out = locus(&["bench", "--peers"]);
+fn simulated_peers_are_refused() {
+    let out = locus(&["bench", "--peers", "--engine", "sim"]);
     assert_one_line_usage_error(&out, "--peers");
 }
 
@@ -157,4 +157,52 @@ fn peers_are_refused() {
 fn unknown_kernel_is_refused() {
     let out = locus(&["bench", "--engine", "sim", "--kernels", "jacobi-4d"]);
     assert_one_line_usage_error(&out, "jacobi-4d");
+}
+
+/// `--peers` builds the OpenMP peer with gcc, runs it alternately with Locus and writes
+/// the peer table and `peers.json`.
+#[test]
+fn peers_run_beside_locus() {
+    let gcc = Command::new("gcc").arg("--version").output();
+    if !gcc.is_ok_and(|o| o.status.success()) {
+        println!("note: gcc is not installed; skipping the OpenMP peer test");
+        return;
+    }
+    let dir = scratch("bench-peers");
+    let out = locus(&[
+        "bench",
+        "--peers",
+        "--kernels",
+        "bitonic",
+        "--configs",
+        "ws",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("openmp-gcc/locus"), "{stdout}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("bitonic ") && l.ends_with("yes, yes"))
+        .collect();
+    assert_eq!(rows.len(), 2, "dsa-opt and ws against the peer: {stdout}");
+    assert!(dir.join("peers").join("bitonic").is_file());
+    let report = std::fs::read_to_string(dir.join("peers.json")).unwrap();
+    for field in [
+        "\"peer\": \"openmp-gcc\"",
+        "\"kernel\": \"bitonic\"",
+        "\"config\": \"dsa-opt\"",
+        "\"config\": \"ws\"",
+        "\"peer_verified\": true",
+        "\"locus_verified\": true",
+        "\"ratio_peer_over_locus\"",
+    ] {
+        assert!(report.contains(field), "{field} in {report}");
+    }
+    assert!(!report.contains("\"peer_verified\": false"), "{report}");
 }

@@ -1,6 +1,7 @@
 //! The pieces of `locus bench` (the command itself is [`crate::cmd::bench`]).
 
 pub mod figures;
+pub mod peers;
 pub mod stream;
 pub mod summary;
 pub mod svg;

@@ -86,7 +86,7 @@ impl Row {
 
 /// The median of `values` (the lower middle one for an even count, so that it is a
 /// value some run really had).
-fn median(values: &mut [f64]) -> Option<f64> {
+pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

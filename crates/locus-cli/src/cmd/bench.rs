@@ -12,11 +12,12 @@ use locus_bench::{Control as BenchControl, KernelOutcome, Size as BenchSize, KER
 use serde_json::{json, Map, Value};
 
 use crate::args::{ConfigName, Engine, Suite};
+use crate::bench::peers;
 use crate::bench::stream::{self, Triad};
 use crate::bench::summary::{self, Run};
 use crate::bench::{figures, summary::Row};
 use crate::cmd::execute::config;
-use crate::cmd::{not_built, topology, Failure};
+use crate::cmd::{topology, Failure};
 
 /// Options of `locus bench` (DESIGN section 5).
 #[derive(Debug, clap::Args)]
@@ -65,8 +66,15 @@ struct Plan {
 }
 
 fn plan(args: &Args) -> Result<Plan, Failure> {
-    if args.peers {
-        return Err(not_built("bench --peers"));
+    if args.peers && args.engine == Engine::Sim {
+        return Err(Failure::Usage(
+            "`locus bench --peers --engine sim` is not built yet: the peers run on real threads only".into(),
+        ));
+    }
+    if args.peers && !peers::gcc_available() {
+        return Err(Failure::Usage(
+            "--peers: gcc is needed to build the OpenMP peers and was not found".into(),
+        ));
     }
     if args.configs.contains(&ConfigName::ShmBase) {
         return Err(Failure::Usage(
@@ -246,6 +254,11 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let machine = format!("{}, {engine} engine", plan.topology.name());
     let pictures = figures::write_all(&plan.out, &rows, &kernels, &configs, &machine)
         .map_err(|e| io(&plan.out, e))?;
+    let peers_failed = if args.peers {
+        run_peers(&plan, args)?
+    } else {
+        0
+    };
     println!();
     println!(
         "{} run reports, summary.json and {} pictures in {}",
@@ -254,6 +267,11 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         plan.out.display()
     );
 
+    if peers_failed > 0 {
+        return Err(Failure::Failed(format!(
+            "{peers_failed} peer comparisons failed (see peers.json)"
+        )));
+    }
     if failed > 0 {
         Err(Failure::Failed(format!(
             "{failed} of {} runs failed (not verified against the sequential reference)",
@@ -262,6 +280,72 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     } else {
         Ok(())
     }
+}
+
+/// `--peers`: builds the OpenMP peers, runs them alternately with Locus under `dsa-opt`
+/// and the configurations named by `--configs`, prints the peer table and writes
+/// `peers.json`; gives the number of rows that failed.
+fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
+    let selected: Vec<&str> = args.kernels.iter().map(|k| k.trim()).collect();
+    let kernels = peers::kernels(&selected);
+    let mut configs = vec![config(ConfigName::DsaOpt).to_string()];
+    for &c in &args.configs {
+        let name = config(c).to_string();
+        if !configs.contains(&name) {
+            configs.push(name);
+        }
+    }
+    eprintln!("locus: building the OpenMP peers with gcc -O2 -fopenmp");
+    let bin = peers::build(&plan.out, &kernels).map_err(Failure::Failed)?;
+    let threads = plan.topology.num_cpus();
+    let bar = ProgressBar::new((kernels.len() * configs.len() * plan.repetitions) as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    let rows = peers::compare(
+        &bin,
+        &kernels,
+        &configs,
+        plan.repetitions,
+        threads,
+        |kernel, name| {
+            let c = AVAILABLE
+                .iter()
+                .copied()
+                .find(|&c| config(c).to_string() == name)
+                .unwrap_or(ConfigName::DsaOpt);
+            let o = run_one(plan, kernel, c)?;
+            Ok(peers::Timed {
+                wall_s: o.report.wall_s,
+                verified: o.verified,
+            })
+        },
+        |what| {
+            bar.inc(u64::from(!bar.message().is_empty()));
+            bar.set_message(what.to_string());
+        },
+    );
+    bar.finish_and_clear();
+    for row in &rows {
+        for e in &row.errors {
+            eprintln!("locus: {} under {}: {e}", row.kernel, row.config);
+        }
+    }
+    println!();
+    println!(
+        "Peers: {} ({threads} threads, OMP_PROC_BIND=true) against Locus on {}, median of {} runs, alternating",
+        peers::PEER,
+        plan.topology.name(),
+        plan.repetitions
+    );
+    print!("{}", peers::table(&rows));
+    let path = plan.out.join("peers.json");
+    let report = peers::report(&rows, plan.repetitions, threads);
+    std::fs::write(&path, format!("{report:#}\n"))
+        .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))?;
+    Ok(rows.iter().filter(|r| !r.ok()).count())
 }
 
 /// `1 node`, `8 nodes`.

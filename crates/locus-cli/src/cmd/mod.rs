@@ -48,10 +48,3 @@ pub fn topology(spec: &str) -> Result<Topology, Failure> {
         _ => Failure::Usage(format!("--topology {spec}: {e}")),
     })
 }
-
-/// The one-line answer of a subcommand that exists on the command line but is not built.
-pub fn not_built(what: &str) -> Failure {
-    Failure::Usage(format!(
-        "`locus {what}` is not built yet; `locus topo` and `locus demo` are"
-    ))
-}
