@@ -189,6 +189,48 @@ pub(crate) fn reference(g: &Grid) -> Vec<f64> {
     a
 }
 
+/// One point of a block by the general rule: neighbours inside the block, or from the
+/// halos at its faces (or the point itself at the array's edge); Gauss-Seidel takes the
+/// lower neighbours from `out`, already updated.
+#[allow(clippy::too_many_arguments)]
+fn general_point(
+    g: &Grid,
+    axes: &[usize],
+    nbrs: &mut [(f64, f64)],
+    cur: &[f64],
+    halos: &[Vec<&[f64]>],
+    out: &mut [f64],
+    q: usize,
+) {
+    let b = g.b;
+    let bs = strides(b);
+    let seidel = g.sweep == Sweep::Seidel;
+    let c3 = coords(q, b);
+    let c = cur[q];
+    for (k, &ax) in axes.iter().enumerate() {
+        let lo = if c3[ax] > 0 {
+            if seidel {
+                out[q - bs[ax]]
+            } else {
+                cur[q - bs[ax]]
+            }
+        } else {
+            halos[2 * ax]
+                .first()
+                .map_or(c, |h| h[face_index(ax, c3, b)])
+        };
+        let hi = if c3[ax] + 1 < b[ax] {
+            cur[q + bs[ax]]
+        } else {
+            halos[2 * ax + 1]
+                .first()
+                .map_or(c, |h| h[face_index(ax, c3, b)])
+        };
+        nbrs[k] = (lo, hi);
+    }
+    out[q] = point(c, nbrs);
+}
+
 /// One task's update of one block. `halos[2a]` / `halos[2a + 1]` hold the face of the
 /// lower / upper neighbour across axis `a`, if there is one.
 fn step_block(
@@ -199,67 +241,43 @@ fn step_block(
     faces: &mut [&mut [f64]],
 ) {
     let b = g.b;
-    let bs = strides(b);
     let axes: Vec<usize> = (0..3).filter(|&a| g.active(a)).collect();
     let seidel = g.sweep == Sweep::Seidel;
     let mut nbrs = vec![(0.0, 0.0); axes.len()];
-    // A 2-D Jacobi block's interior rows take a loop without branches or coordinate
-    // arithmetic (the same sums in the same order as `point`); the general loop below
-    // then does only the block's frame. Other shapes take the general loop everywhere.
-    let fast = g.dims == 2 && !seidel && b[1] > 2 && b[2] > 2;
-    let row = b[2];
-    if fast {
-        for y in 1..b[1] - 1 {
-            let (up, mid, down) = (
-                &cur[(y - 1) * row..y * row],
-                &cur[y * row..(y + 1) * row],
-                &cur[(y + 1) * row..(y + 2) * row],
-            );
-            let dst = &mut out[y * row..(y + 1) * row];
-            for x in 1..row - 1 {
-                let sum = up[x] + mid[x] + down[x];
-                dst[x] = (sum + mid[x - 1] + mid[x + 1]) / 5.0;
-            }
-        }
-    }
-    let frame = (0..b[1]).flat_map(|y| {
-        let xs: Box<dyn Iterator<Item = usize>> = if (1..b[1] - 1).contains(&y) {
-            Box::new([0, row - 1].into_iter())
-        } else {
-            Box::new(0..row)
-        };
-        xs.map(move |x| y * row + x)
-    });
-    let points: Box<dyn Iterator<Item = usize>> = if fast {
-        Box::new(frame)
-    } else {
-        Box::new(0..cur.len())
-    };
-    for q in points {
-        let c3 = coords(q, b);
-        let c = cur[q];
-        for (k, &ax) in axes.iter().enumerate() {
-            let lo = if c3[ax] > 0 {
-                if seidel {
-                    out[q - bs[ax]]
-                } else {
-                    cur[q - bs[ax]]
+    if g.dims == 2 && b[1] > 2 && b[2] > 2 {
+        // 2-D blocks row by row, in row-major order: the frame by the general rule, the
+        // interior of each inner row in a loop without branches or coordinate
+        // arithmetic, with the same sums in the same order as `point` (north, centre,
+        // south, then west, east), so results stay bitwise equal.
+        let row = b[2];
+        for y in 0..b[1] {
+            if y == 0 || y + 1 == b[1] {
+                for q in y * row..(y + 1) * row {
+                    general_point(g, &axes, &mut nbrs, cur, halos, out, q);
                 }
+                continue;
+            }
+            general_point(g, &axes, &mut nbrs, cur, halos, out, y * row);
+            let (done, rest) = out.split_at_mut(y * row);
+            let (north_out, dst) = (&done[(y - 1) * row..], &mut rest[..row]);
+            let north = if seidel {
+                north_out
             } else {
-                halos[2 * ax]
-                    .first()
-                    .map_or(c, |h| h[face_index(ax, c3, b)])
+                &cur[(y - 1) * row..y * row]
             };
-            let hi = if c3[ax] + 1 < b[ax] {
-                cur[q + bs[ax]]
-            } else {
-                halos[2 * ax + 1]
-                    .first()
-                    .map_or(c, |h| h[face_index(ax, c3, b)])
-            };
-            nbrs[k] = (lo, hi);
+            let mid = &cur[y * row..(y + 1) * row];
+            let south = &cur[(y + 1) * row..(y + 2) * row];
+            for x in 1..row - 1 {
+                let west = if seidel { dst[x - 1] } else { mid[x - 1] };
+                let sum = north[x] + mid[x] + south[x];
+                dst[x] = (sum + west + mid[x + 1]) / 5.0;
+            }
+            general_point(g, &axes, &mut nbrs, cur, halos, out, (y + 1) * row - 1);
         }
-        out[q] = point(c, &nbrs);
+    } else {
+        for q in 0..cur.len() {
+            general_point(g, &axes, &mut nbrs, cur, halos, out, q);
+        }
     }
     let mut faces = faces.iter_mut();
     for ax in (0..3).filter(|&a| g.has_faces(a)) {
