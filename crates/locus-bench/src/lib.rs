@@ -133,14 +133,8 @@ fn params_json(p: &impl Serialize) -> serde_json::Value {
 fn kernel<P: Serialize>(
     p: P,
     run: impl FnOnce(&P) -> Result<Outcome, Error>,
-) -> Result<KernelOutcome, Error> {
-    let Outcome { verified, report } = run(&p)?;
-    Ok(KernelOutcome {
-        checked: true,
-        verified,
-        report,
-        params: params_json(&p),
-    })
+) -> Result<(Outcome, serde_json::Value), Error> {
+    Ok((run(&p)?, params_json(&p)))
 }
 
 /// Picks a kernel's parameters for a size, with the control program set.
@@ -184,17 +178,22 @@ pub fn run_kernel(
     size: Size,
     control: Control,
 ) -> Result<KernelOutcome, Error> {
-    let mut out = run_named(name, rt, size, control)?;
-    out.checked = !rt.skips_bodies();
-    Ok(out)
+    let (Outcome { verified, report }, params) = run_named(name, rt, size, control)?;
+    Ok(KernelOutcome {
+        verified,
+        checked: !rt.skips_bodies(),
+        report,
+        params,
+    })
 }
 
+/// The outcome of workload `name` and the parameters it ran with.
 fn run_named(
     name: &str,
     rt: &Runtime,
     size: Size,
     control: Control,
-) -> Result<KernelOutcome, Error> {
+) -> Result<(Outcome, serde_json::Value), Error> {
     match name {
         "random-dag" => {
             let p = match size {
@@ -207,12 +206,11 @@ fn run_named(
                 Size::Small | Size::Paper => random_dag::Params::default(),
             };
             let out = random_dag::run(rt, &p)?;
-            Ok(KernelOutcome {
-                checked: true,
+            let outcome = Outcome {
                 verified: out.verified,
                 report: out.report,
-                params: params_json(&p),
-            })
+            };
+            Ok((outcome, params_json(&p)))
         }
         "overhead" => {
             let p = match size {
@@ -225,12 +223,11 @@ fn run_named(
                 Size::Small | Size::Paper => overhead::Params::default(),
             };
             let out = overhead::run(rt, &p)?;
-            Ok(KernelOutcome {
-                checked: true,
+            let outcome = Outcome {
                 verified: out.verified,
                 report: out.report,
-                params: params_json(&p),
-            })
+            };
+            Ok((outcome, params_json(&p)))
         }
         "jacobi-1d" => {
             let p = match size {
@@ -259,12 +256,7 @@ fn run_named(
             };
             let mut params = params_json(&p);
             params["control"] = params_json(&control);
-            Ok(KernelOutcome {
-                checked: true,
-                verified: out.verified,
-                report: out.report,
-                params,
-            })
+            Ok((out, params))
         }
         "jacobi-2d" => kernel(sized!(jacobi_2d, size, control), |p| jacobi_2d::run(rt, p)),
         "jacobi-3d" => kernel(sized!(jacobi_3d, size, control), |p| jacobi_3d::run(rt, p)),

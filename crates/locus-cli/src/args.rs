@@ -1,6 +1,8 @@
 //! Option values shared by several subcommands (DESIGN sections 2 and 5).
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
+use locus::Config;
 
 /// The benchmarks `run` and `sim` accept.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -35,27 +37,11 @@ pub enum Bench {
     Bitonic,
 }
 
-/// The scheduling configurations of DESIGN section 2.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ConfigName {
-    /// Random work-stealing, no topology, immediate allocation.
-    Ws,
-    /// Hierarchical work-stealing, immediate allocation.
-    DsaBase,
-    /// dsa-base with work-pushing, input-only heuristic.
-    PushIn,
-    /// dsa-base with work-pushing, output-only heuristic.
-    PushOut,
-    /// dsa-base with work-pushing, weighted heuristic.
-    PushWeighted,
-    /// Hierarchical work-stealing, deferred allocation.
-    Dfa,
-    /// Work-pushing (input-only) and deferred allocation.
-    DsaOpt,
-    /// Hierarchical work-stealing over interleaved shared regions.
-    ShmBase,
-    /// Home-based scheduling with a steal vicinity.
-    Home,
+/// Parses a configuration name of DESIGN section 2 into the runtime's [`Config`]; `--help`
+/// lists the names.
+pub fn config_parser() -> impl clap::builder::TypedValueParser<Value = Config> {
+    clap::builder::PossibleValuesParser::new(Config::ALL.map(Config::name))
+        .map(|name| name.parse::<Config>().expect("every listed name parses"))
 }
 
 /// How tasks are submitted.

@@ -7,16 +7,16 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use locus::Runtime;
+use locus::{Config, Runtime};
 use locus_bench::{Control as BenchControl, KernelOutcome, Size as BenchSize, KERNELS};
 use serde_json::{json, Map, Value};
 
-use crate::args::{ConfigName, Engine, Suite};
+use crate::args::{config_parser, Engine, Suite};
 use crate::bench::peers;
 use crate::bench::stream::{self, Triad};
 use crate::bench::summary::{self, Run};
 use crate::bench::{figures, summary::Row};
-use crate::cmd::execute::config;
+
 use crate::cmd::{topology, Failure};
 
 /// Options of `locus bench` (DESIGN section 5).
@@ -26,8 +26,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "quick")]
     pub suite: Suite,
     /// Configurations to compare (comma-separated; default: all).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "A,B,...")]
-    pub configs: Vec<ConfigName>,
+    #[arg(long, value_parser = config_parser(), value_delimiter = ',', value_name = "A,B,...")]
+    pub configs: Vec<Config>,
     /// Engine.
     #[arg(long, value_enum, default_value = "threads")]
     pub engine: Engine,
@@ -43,21 +43,14 @@ pub struct Args {
 }
 
 /// The configurations that are built, in the order of paper 1's Figure 9.
-const AVAILABLE: &[ConfigName] = &[
-    ConfigName::Ws,
-    ConfigName::DsaBase,
-    ConfigName::PushIn,
-    ConfigName::PushOut,
-    ConfigName::PushWeighted,
-    ConfigName::Dfa,
-    ConfigName::DsaOpt,
-    ConfigName::Home,
-];
+fn available() -> impl Iterator<Item = Config> {
+    Config::ALL.into_iter().filter(|c| c.is_available())
+}
 
 /// What the options resolve to.
 struct Plan {
     kernels: Vec<&'static str>,
-    configs: Vec<ConfigName>,
+    configs: Vec<Config>,
     engine: Engine,
     size: BenchSize,
     repetitions: usize,
@@ -76,17 +69,20 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             "--peers: gcc is needed to build the OpenMP peers and was not found".into(),
         ));
     }
-    if args.configs.contains(&ConfigName::ShmBase) {
-        return Err(Failure::Usage(
-            "--configs shm-base: shared regions are not built yet; available: ws, dsa-base, push-in, push-out, push-weighted, dfa, dsa-opt, home".into(),
-        ));
+    if let Some(c) = args.configs.iter().find(|c| !c.is_available()) {
+        let names: Vec<&str> = available().map(Config::name).collect();
+        return Err(Failure::Usage(format!(
+            "--configs {c}: shared regions are not built yet; available: {}",
+            names.join(", ")
+        )));
     }
-    let mut configs = Vec::new();
-    for &c in if args.configs.is_empty() {
-        AVAILABLE
+    let asked: Vec<Config> = if args.configs.is_empty() {
+        available().collect()
     } else {
-        &args.configs
-    } {
+        args.configs.clone()
+    };
+    let mut configs = Vec::new();
+    for c in asked {
         if !configs.contains(&c) {
             configs.push(c);
         }
@@ -176,7 +172,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let mut runs = Vec::with_capacity(total);
     for &kernel in &plan.kernels {
         for &c in &plan.configs {
-            let config_name = config(c).to_string();
+            let config_name = c.to_string();
             for repetition in 1..=plan.repetitions {
                 bar.set_message(format!("{kernel} {config_name} #{repetition}"));
                 let outcome = run_one(&plan, kernel, c);
@@ -210,11 +206,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     }
     bar.finish_and_clear();
 
-    let configs: Vec<String> = plan
-        .configs
-        .iter()
-        .map(|&c| config(c).to_string())
-        .collect();
+    let configs: Vec<String> = plan.configs.iter().map(|&c| c.to_string()).collect();
     let rows = summary::rows(
         &runs,
         &plan.kernels,
@@ -288,9 +280,9 @@ pub fn main(args: &Args) -> Result<(), Failure> {
 fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
     let selected: Vec<&str> = args.kernels.iter().map(|k| k.trim()).collect();
     let kernels = peers::kernels(&selected);
-    let mut configs = vec![config(ConfigName::DsaOpt).to_string()];
+    let mut configs = vec![Config::DsaOpt.to_string()];
     for &c in &args.configs {
-        let name = config(c).to_string();
+        let name = c.to_string();
         if !configs.contains(&name) {
             configs.push(name);
         }
@@ -311,11 +303,7 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
         plan.repetitions,
         threads,
         |kernel, name| {
-            let c = AVAILABLE
-                .iter()
-                .copied()
-                .find(|&c| config(c).to_string() == name)
-                .unwrap_or(ConfigName::DsaOpt);
+            let c = name.parse().unwrap_or(Config::DsaOpt);
             let o = run_one(plan, kernel, c)?;
             Ok(peers::Timed {
                 wall_s: o.report.wall_s,
@@ -358,10 +346,8 @@ fn plural(n: usize, what: &str) -> String {
 }
 
 /// One run on a fresh runtime.
-fn run_one(plan: &Plan, kernel: &str, c: ConfigName) -> Result<KernelOutcome, String> {
-    let mut builder = Runtime::builder()
-        .topology(plan.topology.clone())
-        .config(config(c));
+fn run_one(plan: &Plan, kernel: &str, c: Config) -> Result<KernelOutcome, String> {
+    let mut builder = Runtime::builder().topology(plan.topology.clone()).config(c);
     if plan.engine == Engine::Sim {
         builder = builder.engine(crate::cmd::execute::sim_for(plan.size));
     }
@@ -405,7 +391,7 @@ fn summary_object(
         "repetitions": plan.repetitions,
         "control": "sequential",
         "kernels": plan.kernels,
-        "configs": plan.configs.iter().map(|&c| config(c).to_string()).collect::<Vec<_>>(),
+        "configs": plan.configs.iter().map(|&c| c.to_string()).collect::<Vec<_>>(),
         "baseline": summary::BASELINE,
         "stream_triad": stream.map(|s| json!({
             "gb_per_s": s.gb_per_s(),

@@ -6,13 +6,13 @@ use locus::{Config, Runtime, Topology};
 use locus_bench::{Control as BenchControl, Size as BenchSize};
 use serde_json::{json, Map, Value};
 
-use crate::args::{Bench, ConfigName, Control, Size, SizePreset};
+use crate::args::{Bench, Control, Size, SizePreset};
 use crate::cmd::Failure;
 
 /// What `run` and `sim` have in common.
 pub struct Job<'a> {
     pub bench: Bench,
-    pub config: ConfigName,
+    pub config: Config,
     pub topology: Topology,
     pub threads: Option<u32>,
     pub control: Control,
@@ -34,21 +34,6 @@ pub fn bench_name(b: Bench) -> &'static str {
         Bench::Kmeans => "kmeans",
         Bench::BlurRoberts => "blur-roberts",
         Bench::Bitonic => "bitonic",
-    }
-}
-
-/// The runtime's configuration for a command-line name.
-pub fn config(c: ConfigName) -> Config {
-    match c {
-        ConfigName::Ws => Config::Ws,
-        ConfigName::DsaBase => Config::DsaBase,
-        ConfigName::PushIn => Config::PushIn,
-        ConfigName::PushOut => Config::PushOut,
-        ConfigName::PushWeighted => Config::PushWeighted,
-        ConfigName::Dfa => Config::Dfa,
-        ConfigName::DsaOpt => Config::DsaOpt,
-        ConfigName::ShmBase => Config::ShmBase,
-        ConfigName::Home => Config::Home,
     }
 }
 
@@ -112,9 +97,7 @@ pub fn execute(job: Job<'_>, sim: Option<locus_sim::Sim>) -> Result<(), Failure>
         Control::Seq => BenchControl::Sequential,
         Control::Parallel => BenchControl::Parallel,
     };
-    let mut builder = Runtime::builder()
-        .topology(job.topology)
-        .config(config(job.config));
+    let mut builder = Runtime::builder().topology(job.topology).config(job.config);
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
     }

@@ -1,7 +1,9 @@
 //! `locus run BENCH ...`: run a benchmark with the `threads` engine on this machine
 //! (synthetic topologies and presets become virtual nodes over the host's CPUs).
 
-use crate::args::{Bench, ConfigName, Control, Size};
+use locus::Config;
+
+use crate::args::{config_parser, Bench, Control, Size};
 use crate::cmd::execute::{execute, Job};
 use crate::cmd::{topology, Failure};
 
@@ -12,8 +14,8 @@ pub struct Args {
     #[arg(value_enum)]
     pub bench: Bench,
     /// Scheduling configuration (DESIGN section 2).
-    #[arg(long, value_enum, default_value = "dsa-opt")]
-    pub config: ConfigName,
+    #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
+    pub config: Config,
     /// `host`, `NxC`, `NxC:d,...`, `NxC:@FILE` or a preset; models run on virtual nodes.
     #[arg(long, value_name = "SPEC", default_value = "host")]
     pub topology: String,

@@ -1,7 +1,9 @@
 //! `locus sim BENCH --topology SPEC ...`: run a benchmark in the simulator, on a
 //! modelled machine, in deterministic virtual time.
 
-use crate::args::{Bench, ConfigName, Control, Size};
+use locus::Config;
+
+use crate::args::{config_parser, Bench, Control, Size};
 use crate::cmd::execute::{execute, Job};
 use crate::cmd::{topology, Failure};
 
@@ -15,8 +17,8 @@ pub struct Args {
     #[arg(long, value_name = "PRESET|SPEC", required = true)]
     pub topology: String,
     /// Scheduling configuration (DESIGN section 2).
-    #[arg(long, value_enum, default_value = "dsa-opt")]
-    pub config: ConfigName,
+    #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
+    pub config: Config,
     /// Sequential or parallel control program.
     #[arg(long, value_enum, default_value = "seq")]
     pub control: Control,

@@ -80,35 +80,51 @@ pub(crate) fn current_executor<R>(f: impl FnOnce(&dyn Executor) -> R) -> Option<
     Some(f(unsafe { ptr.as_ref() }))
 }
 
+/// Why a declaration was refused: kept apart from [`Error`] so that one refusal can
+/// both fail the run and be returned to the submitter.
+#[derive(Clone)]
+enum Refusal {
+    Foreign { data: String },
+    Invalid(String),
+}
+
+impl Refusal {
+    fn into_error(self, task: &str) -> Error {
+        match self {
+            Refusal::Foreign { data } => Error::ForeignData {
+                task: task.to_string(),
+                data,
+            },
+            Refusal::Invalid(message) => Error::Declaration {
+                task: task.to_string(),
+                message,
+            },
+        }
+    }
+}
+
 /// Checks a task's declarations against the run: same runtime, ranges in bounds, no
 /// datum declared twice when one of the accesses writes it.
-fn validate(run: &RunState, task: &str, declared: &[Declared]) -> Result<(), Error> {
+fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
     for (i, d) in declared.iter().enumerate() {
         if d.data.runtime != run.runtime_id {
-            return Err(Error::ForeignData {
-                task: task.to_string(),
+            return Err(Refusal::Foreign {
                 data: d.data.name.clone(),
             });
         }
         if d.range.start > d.range.end || d.range.end > d.data.len {
-            return Err(Error::Declaration {
-                task: task.to_string(),
-                message: format!(
-                    "range {}..{} is out of bounds of `{}` (length {})",
-                    d.range.start, d.range.end, d.data.name, d.data.len
-                ),
-            });
+            return Err(Refusal::Invalid(format!(
+                "range {}..{} is out of bounds of `{}` (length {})",
+                d.range.start, d.range.end, d.data.name, d.data.len
+            )));
         }
         for other in &declared[..i] {
             if other.data.id == d.data.id && (other.mode.writes() || d.mode.writes()) {
-                return Err(Error::Declaration {
-                    task: task.to_string(),
-                    message: format!(
-                        "`{}` is declared twice and one access writes it; declare one \
-                         read-write access instead",
-                        d.data.name
-                    ),
-                });
+                return Err(Refusal::Invalid(format!(
+                    "`{}` is declared twice and one access writes it; declare one \
+                     read-write access instead",
+                    d.data.name
+                )));
             }
         }
     }
@@ -135,10 +151,10 @@ where
     }
     let mut declared = Vec::new();
     accesses.declare(&mut declared);
-    if let Err(error) = validate(run, &name, &declared) {
+    if let Err(refusal) = validate(run, &declared) {
         // The run fails too, so that a misuse cannot go unnoticed.
-        run.fail(validate(run, &name, &declared).unwrap_err());
-        return Err(error);
+        run.fail(refusal.clone().into_error(&name));
+        return Err(refusal.into_error(&name));
     }
     if let Some(window) = run.window {
         // `outstanding` counts the root too: more than `window` means `window` tasks.
