@@ -8,6 +8,8 @@
  * Usage: bitonic [LEN BLOCK_LEN] (powers of two; default 262144 4096, Locus's small
  * size). Prints one JSON object; exit status 1 when the keys are not the input sorted
  * ascending, 2 on bad arguments. */
+#include "peer.h"
+
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,7 +118,7 @@ int main(int argc, char **argv) {
 
     qsort(want, len, sizeof(uint64_t), ascending);
     int ok = memcmp(keys, want, len * sizeof(uint64_t)) == 0;
-    printf("{\"peer\": \"openmp-gcc\", \"bench\": \"bitonic\", \"threads\": %d, \"tasks\": %ld, "
+    printf("{\"peer\": \"" PEER "\", \"bench\": \"bitonic\", \"threads\": %d, \"tasks\": %ld, "
            "\"wall_s\": %.6f, \"ns_per_task\": %.1f, \"verified\": %s, "
            "\"params\": {\"len\": %ld, \"block_len\": %ld}}\n",
            omp_get_max_threads(), tasks, wall, tasks ? wall * 1e9 / tasks : 0.0, ok ? "true" : "false", len,

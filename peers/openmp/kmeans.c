@@ -8,7 +8,7 @@
  * (default 40960 10 11 2048 10, Locus's small size). Prints one JSON object; exit
  * status 1 when the centroids (bitwise) or the assignments differ from a sequential run
  * of the same functions, 2 on bad arguments. */
-#pragma GCC optimize("fp-contract=off")
+#include "peer.h"
 
 #include <math.h>
 #include <omp.h>
@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
     int ok = memcmp(centroids, want_centroids, k * d * sizeof(float)) == 0 &&
              memcmp(assign, want_assign, p.points * sizeof(uint32_t)) == 0;
     long tasks = p.iterations * (nb + 1);
-    printf("{\"peer\": \"openmp-gcc\", \"bench\": \"kmeans\", \"threads\": %d, \"tasks\": %ld, "
+    printf("{\"peer\": \"" PEER "\", \"bench\": \"kmeans\", \"threads\": %d, \"tasks\": %ld, "
            "\"wall_s\": %.6f, \"ns_per_task\": %.1f, \"verified\": %s, "
            "\"params\": {\"points\": %ld, \"dims\": %ld, \"clusters\": %ld, \"block_points\": %ld, "
            "\"iterations\": %ld}}\n",

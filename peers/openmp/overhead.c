@@ -6,6 +6,8 @@
  * Usage: overhead CHAINS LENGTH ROUNDS FAN
  * Prints one JSON object: tasks, wall_s, ns_per_task, verified. Exit status 1 when the
  * result does not match the sequential reference. */
+#include "peer.h"
+
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,9 +23,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: overhead CHAINS LENGTH ROUNDS FAN\n");
         return 2;
     }
-    long chains = atol(argv[1]), length = atol(argv[2]), rounds = atol(argv[3]), fan = atol(argv[4]);
+    long v[4];
+    for (int k = 0; k < 4; k++) {
+        char *end;
+        v[k] = strtol(argv[k + 1], &end, 10);
+        if (*end != '\0' || end == argv[k + 1]) v[k] = -1;
+    }
+    long chains = v[0], length = v[1], rounds = v[2], fan = v[3];
     if (chains < 0 || length < 0 || rounds < 0 || fan < 1 || fan > MAX_FAN) {
-        fprintf(stderr, "overhead: bad arguments (FAN must be in 1..%d)\n", MAX_FAN);
+        fprintf(stderr, "overhead: bad arguments: CHAINS LENGTH ROUNDS FAN are non-negative integers, FAN in 1..%d\n", MAX_FAN);
         return 2;
     }
     /* One word per cache line, as Locus gives each datum its own block. */
@@ -86,7 +94,7 @@ int main(int argc, char **argv) {
     }
     ok &= total.v == want;
     long tasks = chains * length + rounds * (fan + 2);
-    printf("{\"peer\": \"openmp-gcc\", \"bench\": \"overhead\", \"threads\": %d, \"tasks\": %ld, "
+    printf("{\"peer\": \"" PEER "\", \"bench\": \"overhead\", \"threads\": %d, \"tasks\": %ld, "
            "\"wall_s\": %.6f, \"ns_per_task\": %.1f, \"verified\": %s}\n",
            omp_get_max_threads(), tasks, wall, tasks ? wall * 1e9 / tasks : 0.0, ok ? "true" : "false");
     free(chain);

@@ -7,7 +7,7 @@
 #ifndef LOCUS_PEER_STENCIL_2D_H
 #define LOCUS_PEER_STENCIL_2D_H
 
-#pragma GCC optimize("fp-contract=off")
+#include "peer.h"
 
 #include <omp.h>
 #include <stdio.h>
@@ -59,7 +59,7 @@ static int parse_grid(int argc, char **argv, struct grid *g) {
 
 static void print_result(const char *bench, const struct grid *g, double wall, int ok) {
     long tasks = (g->rows / g->block_rows) * (g->cols / g->block_cols) * g->iterations;
-    printf("{\"peer\": \"openmp-gcc\", \"bench\": \"%s\", \"threads\": %d, \"tasks\": %ld, "
+    printf("{\"peer\": \"" PEER "\", \"bench\": \"%s\", \"threads\": %d, \"tasks\": %ld, "
            "\"wall_s\": %.6f, \"ns_per_task\": %.1f, \"verified\": %s, "
            "\"params\": {\"rows\": %ld, \"cols\": %ld, \"block_rows\": %ld, \"block_cols\": %ld, "
            "\"iterations\": %ld}}\n",

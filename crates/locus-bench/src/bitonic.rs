@@ -17,16 +17,29 @@
 //! blocks (see [`crate::control`]).
 //!
 //! Verification: exact equality with the input keys sorted ascending.
+//!
+//! # Sizes
+//!
+//! `len` and `block_len` are powers of two, `block_len` at most `len`, and there are at
+//! most 2^48 keys. There are no iterations. The options of `locus run` / `locus sim`
+//! (see [`crate::size`]) map as:
+//!
+//! - `--size N`: `len` = N;
+//! - `--block-len L`: `block_len` = L;
+//! - `--blocks B`: `block_len` = `len / B` (B a power of two);
+//! - `--iterations`: refused;
+//! - `--param seed=S`: the seed of the keys.
 
 use std::sync::Arc;
 
 use locus::{Data, ReadWrite, Runtime, Scope};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::{spawn_creator, split, Control, MAX_CREATORS};
+use crate::size::{kernel_params, Axis, KernelParams, Options};
 
 /// Size of the problem and control program.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Number of keys (a power of two).
     pub len: usize,
@@ -72,19 +85,44 @@ impl Params {
         }
     }
 
-    fn check(&self) {
-        assert!(
-            self.len.is_power_of_two()
-                && self.block_len.is_power_of_two()
-                && self.block_len <= self.len,
-            "bitonic: sizes must be powers of two, blocks no larger than the array"
-        );
+    /// Checks every constraint the kernel relies on (see the [module docs](self)). The
+    /// message names the field and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        for (field, v) in [("len", self.len), ("block_len", self.block_len)] {
+            if !v.is_power_of_two() {
+                return Err(format!(
+                    "bitonic: {} = {v} is not a power of two",
+                    o.label(field)
+                ));
+            }
+        }
+        if self.block_len > self.len {
+            return Err(format!(
+                "bitonic: {} = {} is more than {} = {}",
+                o.label("block_len"),
+                self.block_len,
+                o.label("len"),
+                self.len
+            ));
+        }
+        o.elements(&[self.len])
     }
 
     fn blocks(&self) -> usize {
         self.len / self.block_len
     }
 }
+
+kernel_params!(
+    Options {
+        name: "bitonic",
+        axes: &[Axis::Extent("len", "block_len")],
+        size: None,
+        iterations: None,
+    },
+    bytes: |p| crate::size::bytes::<u64>(&[p.len])
+);
 
 /// The initial keys of block `b`.
 fn initial_block(p: &Params, b: usize) -> Vec<u64> {
@@ -100,8 +138,14 @@ fn initial_block(p: &Params, b: usize) -> Vec<u64> {
 }
 
 /// The sequential reference: the keys sorted ascending.
+///
+/// # Panics
+///
+/// If the parameters do not pass [`Params::validate`].
 pub fn reference(p: &Params) -> Vec<u64> {
-    p.check();
+    if let Err(e) = p.validate() {
+        panic!("{e}");
+    }
     let mut keys: Vec<u64> = (0..p.blocks()).flat_map(|b| initial_block(p, b)).collect();
     keys.sort_unstable();
     keys
@@ -241,7 +285,7 @@ fn submit(
 
 /// Builds, runs and verifies the sort.
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
-    p.check();
+    p.validate().map_err(crate::Error::Params)?;
     let nb = p.blocks();
     let first = (0..nb)
         .map(|b| {

@@ -23,16 +23,32 @@
 //!
 //! Verification: bitwise equality with both filters applied sequentially to the whole
 //! image (same operands, same order).
+//!
+//! # Sizes
+//!
+//! `rows` and `cols` are positive multiples of `block_rows` and `block_cols`, and the
+//! image has at most 2^32 pixels (the initial values hash the pixel index in 64 bits).
+//! There are no iterations. The options of `locus run` / `locus sim` (see
+//! [`crate::size`]) map as:
+//!
+//! - `--size N`: `rows` = `cols` = N;
+//! - `--block-len L`: `block_rows` = `block_cols` = L;
+//! - `--blocks B`: B blocks along each axis (`block_rows` = `rows / B`, `block_cols` =
+//!   `cols / B`);
+//! - `--iterations`: refused.
+//!
+//! `--param FIELD=N` sets any field of [`Params`] by its name.
 
 use std::sync::Arc;
 
 use locus::{Data, Read, Runtime, Scope};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::{opt, spawn_creator, split, BandTokens, Control, MAX_CREATORS};
+use crate::size::{kernel_params, Axis, KernelParams, Options};
 
 /// Size of the problem and control program.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Rows of the image.
     pub rows: usize,
@@ -83,16 +99,19 @@ impl Params {
         }
     }
 
-    fn check(&self) {
-        assert!(
-            self.block_rows > 0
-                && self.block_cols > 0
-                && self.rows % self.block_rows == 0
-                && self.cols % self.block_cols == 0
-                && self.rows > 0
-                && self.cols > 0,
-            "blur-roberts: the image must be a positive multiple of the block size"
-        );
+    /// Checks every constraint the kernel relies on (see the [module docs](self)). The
+    /// message names the field and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        o.divides(("rows", self.rows), ("block_rows", self.block_rows))?;
+        o.divides(("cols", self.cols), ("block_cols", self.block_cols))?;
+        if (self.rows as u128) * (self.cols as u128) > 1 << 32 {
+            return Err(format!(
+                "blur-roberts: {} × {} pixels are more than 2^32",
+                self.rows, self.cols
+            ));
+        }
+        Ok(())
     }
 
     /// Blocks down and across.
@@ -100,6 +119,19 @@ impl Params {
         (self.rows / self.block_rows, self.cols / self.block_cols)
     }
 }
+
+kernel_params!(
+    Options {
+        name: "blur-roberts",
+        axes: &[
+            Axis::Extent("rows", "block_rows"),
+            Axis::Extent("cols", "block_cols"),
+        ],
+        size: None,
+        iterations: None,
+    },
+    bytes: |p| crate::size::bytes::<f64>(&[p.rows, p.cols])
+);
 
 /// The initial value of pixel `(y, x)`.
 fn initial(p: &Params, y: usize, x: usize) -> f64 {
@@ -120,8 +152,14 @@ pub fn roberts_point(c: f64, e: f64, s: f64, se: f64) -> f64 {
 }
 
 /// The sequential reference: both filters over the whole image, row-major.
+///
+/// # Panics
+///
+/// If the parameters do not pass [`Params::validate`].
 pub fn reference(p: &Params) -> Vec<f64> {
-    p.check();
+    if let Err(e) = p.validate() {
+        panic!("{e}");
+    }
     let (h, w) = (p.rows, p.cols);
     let img: Vec<f64> = (0..h * w).map(|i| initial(p, i / w, i % w)).collect();
     let at = |a: &[f64], y: isize, x: isize| {
@@ -311,7 +349,7 @@ fn submit_roberts(
 
 /// Builds, runs and verifies both filters.
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
-    p.check();
+    p.validate().map_err(crate::Error::Params)?;
     let (nby, nbx) = p.nb();
     let (br, bc) = (p.block_rows, p.block_cols);
     let mut image = Vec::with_capacity(nby * nbx);

@@ -28,10 +28,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use locus::{Data, Read, ReadWrite, Runtime, Scope, Write};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Who submits a kernel's tasks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Control {
     /// The root task submits every task.

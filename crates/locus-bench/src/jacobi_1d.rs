@@ -7,12 +7,27 @@
 //! block's next version. A sequential control program submits all iterations up front,
 //! which is what makes immediate allocation hold every version's buffer at once and
 //! deferred allocation only the live ones (paper 1 section 3.2, Figure 3).
+//!
+//! # Sizes
+//!
+//! At least one block of at least one element, at least one iteration. The options of
+//! `locus run` / `locus sim` (see [`crate::size`]) map as:
+//!
+//! - `--size N`: `blocks × block_len` = N (`blocks` = `N / block_len`);
+//! - `--block-len L`: `block_len` = L;
+//! - `--blocks B`: `blocks` = B (with `--size N`: `block_len` = `N / B`; alone, the
+//!   array keeps its length and `block_len` becomes `length / B`);
+//! - `--iterations N`: `iterations`.
+//!
+//! `--param FIELD=N` sets any field of [`Params`] by its name.
 
 use locus::{Data, Runtime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::size::{kernel_params, Axis, KernelParams, Options};
 
 /// Size of the problem.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Number of blocks.
     pub blocks: usize,
@@ -31,6 +46,47 @@ impl Default for Params {
         }
     }
 }
+
+impl Params {
+    /// Paper 1 Table 3: 2^28 elements in blocks of 2^16, 60 iterations.
+    pub fn paper() -> Self {
+        Params {
+            blocks: 1 << 12,
+            block_len: 1 << 16,
+            iterations: 60,
+        }
+    }
+
+    /// 8 blocks of 8 elements, 3 iterations: for tests.
+    pub fn tiny() -> Self {
+        Params {
+            blocks: 8,
+            block_len: 8,
+            iterations: 3,
+        }
+    }
+
+    /// Checks every constraint the kernel relies on: at least one block of at least one
+    /// element, at least one iteration, at most [`crate::size::MAX_ELEMENTS`] elements.
+    /// The message names the field and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        o.positive("blocks", self.blocks)?;
+        o.positive("block_len", self.block_len)?;
+        o.positive("iterations", self.iterations)?;
+        o.elements(&[self.blocks, self.block_len])
+    }
+}
+
+kernel_params!(
+    Options {
+        name: "jacobi-1d",
+        axes: &[Axis::Count("blocks", "block_len")],
+        size: None,
+        iterations: Some("iterations"),
+    },
+    bytes: |p| crate::size::bytes::<f64>(&[p.blocks, p.block_len])
+);
 
 fn initial(i: usize) -> f64 {
     ((i * 7919) % 1000) as f64 / 1000.0
@@ -91,10 +147,7 @@ pub struct Outcome {
 
 /// Builds, runs and verifies the stencil.
 pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
-    assert!(
-        p.blocks > 0 && p.block_len > 0,
-        "jacobi-1d needs at least one element"
-    );
+    p.validate().map_err(crate::Error::Params)?;
     let cur: Vec<Data<f64>> = (0..p.blocks)
         .map(|b| {
             crate::initial(rt, format!("block{b}"), p.block_len, || {

@@ -19,16 +19,30 @@
 //! Verification: bitwise equality of the final centroids and assignments with a
 //! sequential run of the same per-block and reduction functions (float sums are taken
 //! in the same order: points in block order, then blocks in order).
+//!
+//! # Sizes
+//!
+//! `points` is a positive multiple of `block_points`; `dims`, `clusters` and
+//! `iterations` are at least 1; there are at most as many clusters as points (and at
+//! most 2^32, assignments are `u32`). The options of `locus run` / `locus sim` (see
+//! [`crate::size`]) map as:
+//!
+//! - `--size N`: `points` = N;
+//! - `--block-len L`: `block_points` = L;
+//! - `--blocks B`: `block_points` = `points / B`;
+//! - `--iterations N`: `iterations`;
+//! - `--param dims=D`, `--param clusters=K`: the dimensions and the clusters.
 
 use std::sync::Arc;
 
 use locus::{Data, Read, Runtime, Scope};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::{spawn_creator, split, BandTokens, Control, MAX_CREATORS};
+use crate::size::{kernel_params, Axis, KernelParams, Options};
 
 /// Size of the problem and control program.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Number of points.
     pub points: usize,
@@ -85,14 +99,32 @@ impl Params {
         }
     }
 
-    fn check(&self) {
-        assert!(
-            self.block_points > 0 && self.points % self.block_points == 0,
-            "kmeans: {} points are not a positive multiple of blocks of {}",
-            self.points,
-            self.block_points
-        );
-        assert!(self.dims > 0 && self.clusters > 0 && self.clusters <= self.points);
+    /// Checks every constraint the kernel relies on (see the [module docs](self)). The
+    /// message names the field and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        o.divides(("points", self.points), ("block_points", self.block_points))?;
+        o.positive("dims", self.dims)?;
+        o.positive("clusters", self.clusters)?;
+        o.positive("iterations", self.iterations)?;
+        if self.clusters > self.points {
+            return Err(format!(
+                "kmeans: {} = {} is more than {} = {}",
+                o.label("clusters"),
+                self.clusters,
+                o.label("points"),
+                self.points
+            ));
+        }
+        if u32::try_from(self.clusters).is_err() {
+            return Err(format!(
+                "kmeans: {} = {} must be below 2^32 (assignments are u32)",
+                o.label("clusters"),
+                self.clusters
+            ));
+        }
+        o.elements(&[self.points, self.dims])?;
+        o.elements(&[self.clusters, self.dims + 1])
     }
 
     fn blocks(&self) -> usize {
@@ -104,6 +136,16 @@ impl Params {
         self.clusters * (self.dims + 1)
     }
 }
+
+kernel_params!(
+    Options {
+        name: "kmeans",
+        axes: &[Axis::Extent("points", "block_points")],
+        size: None,
+        iterations: Some("iterations"),
+    },
+    bytes: |p| crate::size::bytes::<f32>(&[p.points, p.dims])
+);
 
 /// A well-mixed 64-bit hash (SplitMix64's finaliser).
 fn mix(mut z: u64) -> u64 {
@@ -184,8 +226,14 @@ pub fn reduce(p: &Params, partials: &[&[f32]], centroids: &mut [f32]) {
 }
 
 /// The sequential reference: the final centroids and every block's final assignments.
+///
+/// # Panics
+///
+/// If the parameters do not pass [`Params::validate`].
 pub fn reference(p: &Params) -> (Vec<f32>, Vec<Vec<u32>>) {
-    p.check();
+    if let Err(e) = p.validate() {
+        panic!("{e}");
+    }
     let blocks: Vec<Vec<f32>> = (0..p.blocks()).map(|b| initial_block(p, b)).collect();
     let mut centroids = initial_centroids(p);
     let mut assign = vec![vec![0u32; p.block_points]; p.blocks()];
@@ -246,7 +294,7 @@ fn submit_reduce(s: &Scope, p: &Params, h: &Handles) -> Result<(), locus::Error>
 
 /// Builds, runs and verifies the clustering.
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
-    p.check();
+    p.validate().map_err(crate::Error::Params)?;
     let nb = p.blocks();
     let points0 = (0..nb)
         .map(|b| {

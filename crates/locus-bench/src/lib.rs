@@ -15,7 +15,10 @@
 //! - [`bitonic`]: a blocked bitonic sorting network over 64-bit integers.
 //!
 //! The paper-1 kernels (section 4.3) run through one dispatch point, [`run_kernel`], at
-//! a [`Size`] and under a [`Control`] program ([`control`]).
+//! a [`Size`] and under a [`Control`] program ([`control`]). A [`Workload`] runs any of
+//! them at a [`SizeSpec`]: a named size with explicit overrides (`--size`, `--blocks`,
+//! `--block-len`, `--iterations`, `--param FIELD=VALUE`), validated before anything
+//! runs ([`size`] gives the rules, each kernel's module docs its mapping).
 
 pub mod bitonic;
 pub mod blur_roberts;
@@ -29,12 +32,16 @@ pub mod random_dag;
 pub mod seidel_1d;
 pub mod seidel_2d;
 pub mod seidel_3d;
+pub mod size;
 mod stencil;
 
 pub use control::Control;
+pub use size::SizeSpec;
 
 use locus::Runtime;
 use serde::Serialize;
+
+use size::KernelParams;
 
 /// The paper-1 kernels (section 4.3), by their command-line names.
 pub const KERNELS: &[&str] = &[
@@ -130,34 +137,196 @@ fn params_json(p: &impl Serialize) -> serde_json::Value {
     serde_json::to_value(p).expect("parameters serialise to JSON")
 }
 
-fn kernel<P: Serialize>(
-    p: P,
-    run: impl FnOnce(&P) -> Result<Outcome, Error>,
-) -> Result<(Outcome, serde_json::Value), Error> {
-    Ok((run(&p)?, params_json(&p)))
-}
-
-/// Picks a kernel's parameters for a size, with the control program set.
-macro_rules! sized {
-    ($module:ident, $size:expr, $control:expr) => {{
-        let mut p = match $size {
-            Size::Tiny => $module::Params::tiny(),
-            Size::Small => $module::Params::default(),
-            Size::Paper => $module::Params::paper(),
-        };
-        p.control = $control;
-        p
-    }};
-}
-
-/// Runs the workload `name` (one of [`BENCHES`]) on `rt` at `size` under `control` and
-/// verifies it.
+/// One workload with the parameters it will run with, resolved from a [`SizeSpec`] and
+/// validated.
 ///
-/// `random-dag` and `overhead` have no paper size (`Paper` runs their defaults) and no
-/// parallel control program (their tasks form one arbitrary graph, submitted in order).
-/// `jacobi-1d` runs [`jacobi_1d::run`] under sequential control and, under parallel
-/// control, the same blocks, halos and arithmetic through the stencil engine of the other
-/// stencils, with creators per band of blocks.
+/// ```
+/// use locus::{Config, Runtime, Topology};
+/// use locus_bench::{Control, Size, SizeSpec, Workload};
+///
+/// let spec = SizeSpec {
+///     size: Some(32),
+///     block_len: Some(8),
+///     fields: vec![("block_rows".into(), "16".into())],
+///     ..SizeSpec::from(Size::Tiny)
+/// };
+/// let w = Workload::new("jacobi-2d", &spec, Control::Sequential).unwrap();
+/// assert_eq!(w.params()["rows"], 32);
+/// assert_eq!(w.params()["block_rows"], 16);
+/// assert_eq!(w.params()["block_cols"], 8);
+///
+/// let rt = Runtime::builder()
+///     .topology(Topology::from_spec("2x1").unwrap())
+///     .config(Config::DsaOpt)
+///     .build()
+///     .unwrap();
+/// assert!(w.run(&rt).unwrap().verified);
+///
+/// let bad = SizeSpec { block_len: Some(5), ..spec };
+/// let e = Workload::new("jacobi-2d", &bad, Control::Sequential).unwrap_err();
+/// assert!(e.to_string().contains("--block-len"), "{e}");
+/// ```
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// [`random_dag`].
+    RandomDag(random_dag::Params),
+    /// [`overhead`].
+    Overhead(overhead::Params),
+    /// [`jacobi_1d`], whose parameters have no control program.
+    Jacobi1d(jacobi_1d::Params, Control),
+    /// [`jacobi_2d`].
+    Jacobi2d(jacobi_2d::Params),
+    /// [`jacobi_3d`].
+    Jacobi3d(jacobi_3d::Params),
+    /// [`seidel_1d`].
+    Seidel1d(seidel_1d::Params),
+    /// [`seidel_2d`].
+    Seidel2d(seidel_2d::Params),
+    /// [`seidel_3d`].
+    Seidel3d(seidel_3d::Params),
+    /// [`kmeans`].
+    Kmeans(kmeans::Params),
+    /// [`blur_roberts`].
+    BlurRoberts(blur_roberts::Params),
+    /// [`bitonic`].
+    Bitonic(bitonic::Params),
+}
+
+impl Workload {
+    /// The workload `name` (one of [`BENCHES`]) at `spec` under `control`, validated:
+    /// an unknown name is [`Error::UnknownBench`], parameters the kernel cannot run
+    /// [`Error::Params`] with a message naming the option.
+    ///
+    /// `random-dag` and `overhead` have no paper size (`Paper` gives their defaults) and
+    /// no parallel control program (their tasks form one arbitrary graph, submitted in
+    /// order); `control` is then ignored.
+    pub fn new(name: &str, spec: &SizeSpec, control: Control) -> Result<Self, Error> {
+        let p = |e: String| Error::Params(e);
+        Ok(match name {
+            "random-dag" => Workload::RandomDag(size::resolve(spec, control).map_err(p)?),
+            "overhead" => Workload::Overhead(size::resolve(spec, control).map_err(p)?),
+            "jacobi-1d" => Workload::Jacobi1d(size::resolve(spec, control).map_err(p)?, control),
+            "jacobi-2d" => Workload::Jacobi2d(size::resolve(spec, control).map_err(p)?),
+            "jacobi-3d" => Workload::Jacobi3d(size::resolve(spec, control).map_err(p)?),
+            "seidel-1d" => Workload::Seidel1d(size::resolve(spec, control).map_err(p)?),
+            "seidel-2d" => Workload::Seidel2d(size::resolve(spec, control).map_err(p)?),
+            "seidel-3d" => Workload::Seidel3d(size::resolve(spec, control).map_err(p)?),
+            "kmeans" => Workload::Kmeans(size::resolve(spec, control).map_err(p)?),
+            "blur-roberts" => Workload::BlurRoberts(size::resolve(spec, control).map_err(p)?),
+            "bitonic" => Workload::Bitonic(size::resolve(spec, control).map_err(p)?),
+            _ => return Err(Error::UnknownBench(name.to_string())),
+        })
+    }
+
+    /// The workload's name, one of [`BENCHES`].
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::RandomDag(_) => "random-dag",
+            Workload::Overhead(_) => "overhead",
+            Workload::Jacobi1d(..) => "jacobi-1d",
+            Workload::Jacobi2d(_) => "jacobi-2d",
+            Workload::Jacobi3d(_) => "jacobi-3d",
+            Workload::Seidel1d(_) => "seidel-1d",
+            Workload::Seidel2d(_) => "seidel-2d",
+            Workload::Seidel3d(_) => "seidel-3d",
+            Workload::Kmeans(_) => "kmeans",
+            Workload::BlurRoberts(_) => "blur-roberts",
+            Workload::Bitonic(_) => "bitonic",
+        }
+    }
+
+    /// The parameters the workload runs with, control program included (for reports).
+    pub fn params(&self) -> serde_json::Value {
+        match self {
+            Workload::RandomDag(p) => params_json(p),
+            Workload::Overhead(p) => params_json(p),
+            Workload::Jacobi1d(p, control) => {
+                let mut params = params_json(p);
+                params["control"] = params_json(control);
+                params
+            }
+            Workload::Jacobi2d(p) => params_json(p),
+            Workload::Jacobi3d(p) => params_json(p),
+            Workload::Seidel1d(p) => params_json(p),
+            Workload::Seidel2d(p) => params_json(p),
+            Workload::Seidel3d(p) => params_json(p),
+            Workload::Kmeans(p) => params_json(p),
+            Workload::BlurRoberts(p) => params_json(p),
+            Workload::Bitonic(p) => params_json(p),
+        }
+    }
+
+    /// Bytes of one version of the workload's main data: what a run holds at least, and
+    /// what decides whether a simulation can afford to run the task bodies.
+    pub fn data_bytes(&self) -> u64 {
+        match self {
+            Workload::RandomDag(p) => p.data_bytes(),
+            Workload::Overhead(p) => p.data_bytes(),
+            Workload::Jacobi1d(p, _) => p.data_bytes(),
+            Workload::Jacobi2d(p) => p.data_bytes(),
+            Workload::Jacobi3d(p) => p.data_bytes(),
+            Workload::Seidel1d(p) => p.data_bytes(),
+            Workload::Seidel2d(p) => p.data_bytes(),
+            Workload::Seidel3d(p) => p.data_bytes(),
+            Workload::Kmeans(p) => p.data_bytes(),
+            Workload::BlurRoberts(p) => p.data_bytes(),
+            Workload::Bitonic(p) => p.data_bytes(),
+        }
+    }
+
+    /// Runs the workload on `rt` and verifies it.
+    ///
+    /// `jacobi-1d` runs [`jacobi_1d::run`] under sequential control and, under parallel
+    /// control, the same blocks, halos and arithmetic through the stencil engine of the
+    /// other stencils, with creators per band of blocks.
+    pub fn run(&self, rt: &Runtime) -> Result<KernelOutcome, Error> {
+        let Outcome { verified, report } = match self {
+            Workload::RandomDag(p) => {
+                let out = random_dag::run(rt, p)?;
+                Outcome {
+                    verified: out.verified,
+                    report: out.report,
+                }
+            }
+            Workload::Overhead(p) => {
+                let out = overhead::run(rt, p)?;
+                Outcome {
+                    verified: out.verified,
+                    report: out.report,
+                }
+            }
+            Workload::Jacobi1d(p, Control::Sequential) => {
+                let out = jacobi_1d::run(rt, p)?;
+                Outcome {
+                    verified: out.verified,
+                    report: out.report,
+                }
+            }
+            Workload::Jacobi1d(p, control @ Control::Parallel) => {
+                p.validate().map_err(Error::Params)?;
+                stencil::run(rt, &stencil::jacobi_1d(p, *control))?
+            }
+            Workload::Jacobi2d(p) => jacobi_2d::run(rt, p)?,
+            Workload::Jacobi3d(p) => jacobi_3d::run(rt, p)?,
+            Workload::Seidel1d(p) => seidel_1d::run(rt, p)?,
+            Workload::Seidel2d(p) => seidel_2d::run(rt, p)?,
+            Workload::Seidel3d(p) => seidel_3d::run(rt, p)?,
+            Workload::Kmeans(p) => kmeans::run(rt, p)?,
+            Workload::BlurRoberts(p) => blur_roberts::run(rt, p)?,
+            Workload::Bitonic(p) => bitonic::run(rt, p)?,
+        };
+        Ok(KernelOutcome {
+            verified,
+            checked: !rt.skips_bodies(),
+            report,
+            params: self.params(),
+        })
+    }
+}
+
+/// Runs the workload `name` (one of [`BENCHES`]) on `rt` at the named `size` under
+/// `control` and verifies it: [`Workload::new`] then [`Workload::run`]; [`run_sized`]
+/// takes explicit sizes.
 ///
 /// ```
 /// use locus::{Config, Runtime, Topology};
@@ -178,98 +347,19 @@ pub fn run_kernel(
     size: Size,
     control: Control,
 ) -> Result<KernelOutcome, Error> {
-    let (Outcome { verified, report }, params) = run_named(name, rt, size, control)?;
-    Ok(KernelOutcome {
-        verified,
-        checked: !rt.skips_bodies(),
-        report,
-        params,
-    })
+    run_sized(name, rt, &SizeSpec::from(size), control)
 }
 
-/// The outcome of workload `name` and the parameters it ran with.
-fn run_named(
+/// Runs the workload `name` on `rt` at an explicit size (see [`SizeSpec`]) under
+/// `control` and verifies it. Parameters the kernel cannot run give
+/// [`Error::Params`], before anything runs.
+pub fn run_sized(
     name: &str,
     rt: &Runtime,
-    size: Size,
+    spec: &SizeSpec,
     control: Control,
-) -> Result<(Outcome, serde_json::Value), Error> {
-    match name {
-        "random-dag" => {
-            let p = match size {
-                Size::Tiny => random_dag::Params {
-                    tasks: 100,
-                    data: 16,
-                    max_len: 64,
-                    ..Default::default()
-                },
-                Size::Small | Size::Paper => random_dag::Params::default(),
-            };
-            let out = random_dag::run(rt, &p)?;
-            let outcome = Outcome {
-                verified: out.verified,
-                report: out.report,
-            };
-            Ok((outcome, params_json(&p)))
-        }
-        "overhead" => {
-            let p = match size {
-                Size::Tiny => overhead::Params {
-                    chains: 4,
-                    length: 50,
-                    rounds: 10,
-                    fan: 4,
-                },
-                Size::Small | Size::Paper => overhead::Params::default(),
-            };
-            let out = overhead::run(rt, &p)?;
-            let outcome = Outcome {
-                verified: out.verified,
-                report: out.report,
-            };
-            Ok((outcome, params_json(&p)))
-        }
-        "jacobi-1d" => {
-            let p = match size {
-                Size::Tiny => jacobi_1d::Params {
-                    blocks: 8,
-                    block_len: 8,
-                    iterations: 3,
-                },
-                Size::Small => jacobi_1d::Params::default(),
-                // Paper 1 Table 3: 2^28 elements in blocks of 2^16, 60 iterations.
-                Size::Paper => jacobi_1d::Params {
-                    blocks: 1 << 12,
-                    block_len: 1 << 16,
-                    iterations: 60,
-                },
-            };
-            let out = match control {
-                Control::Sequential => {
-                    let out = jacobi_1d::run(rt, &p)?;
-                    Outcome {
-                        verified: out.verified,
-                        report: out.report,
-                    }
-                }
-                Control::Parallel => stencil::run(rt, &stencil::jacobi_1d(&p, control))?,
-            };
-            let mut params = params_json(&p);
-            params["control"] = params_json(&control);
-            Ok((out, params))
-        }
-        "jacobi-2d" => kernel(sized!(jacobi_2d, size, control), |p| jacobi_2d::run(rt, p)),
-        "jacobi-3d" => kernel(sized!(jacobi_3d, size, control), |p| jacobi_3d::run(rt, p)),
-        "seidel-1d" => kernel(sized!(seidel_1d, size, control), |p| seidel_1d::run(rt, p)),
-        "seidel-2d" => kernel(sized!(seidel_2d, size, control), |p| seidel_2d::run(rt, p)),
-        "seidel-3d" => kernel(sized!(seidel_3d, size, control), |p| seidel_3d::run(rt, p)),
-        "kmeans" => kernel(sized!(kmeans, size, control), |p| kmeans::run(rt, p)),
-        "blur-roberts" => kernel(sized!(blur_roberts, size, control), |p| {
-            blur_roberts::run(rt, p)
-        }),
-        "bitonic" => kernel(sized!(bitonic, size, control), |p| bitonic::run(rt, p)),
-        _ => Err(Error::UnknownBench(name.to_string())),
-    }
+) -> Result<KernelOutcome, Error> {
+    Workload::new(name, spec, control)?.run(rt)
 }
 
 /// Why a workload did not produce an outcome.
@@ -281,6 +371,9 @@ pub enum Error {
     Run(locus::RunError),
     /// No workload has this name (see [`BENCHES`]).
     UnknownBench(String),
+    /// The parameters are not ones the workload can run; the message names the option
+    /// or field (see [`size`]).
+    Params(String),
 }
 
 impl std::fmt::Display for Error {
@@ -288,6 +381,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::Setup(e) => write!(f, "{e}"),
             Error::Run(e) => write!(f, "{e}"),
+            Error::Params(message) => f.write_str(message),
             Error::UnknownBench(name) => {
                 write!(
                     f,

@@ -6,12 +6,21 @@
 //!   and write their own word, a join reads all of them and accumulates into a total.
 //!
 //! Every value is checked against the same computation done sequentially.
+//!
+//! # Sizes
+//!
+//! Through [`crate::run_kernel`] and the command line every field is at least 1.
+//! `--size N` sets `length` (tasks per chain), `--iterations N` sets `rounds`;
+//! `--blocks` and `--block-len` are refused; `--param FIELD=N` sets any field of
+//! [`Params`] (`chains`, `fan`, ...).
 
 use locus::{Read, Runtime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::size::{kernel_params, KernelParams, Options};
 
 /// Shape of the overhead graph.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Number of independent chains.
     pub chains: usize,
@@ -35,11 +44,44 @@ impl Default for Params {
 }
 
 impl Params {
+    /// 4 chains of 50 tasks and 10 rounds of 4: for tests.
+    pub fn tiny() -> Self {
+        Params {
+            chains: 4,
+            length: 50,
+            rounds: 10,
+            fan: 4,
+        }
+    }
+
+    /// Checks the parameters (see the [module docs](self)). The message names the field
+    /// and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        o.positive("chains", self.chains)?;
+        o.positive("length", self.length)?;
+        o.positive("rounds", self.rounds)?;
+        o.positive("fan", self.fan)?;
+        o.elements(&[self.chains, self.length])?;
+        o.elements(&[self.rounds, self.fan.saturating_add(2)])
+    }
+
     /// Number of tasks of the graph.
     pub fn tasks(&self) -> usize {
         self.chains * self.length + self.rounds * (self.fan + 2)
     }
 }
+
+kernel_params!(
+    Options {
+        name: "overhead",
+        axes: &[],
+        size: Some("length"),
+        iterations: Some("rounds"),
+    },
+    paper: none,
+    bytes: |p| crate::size::bytes::<u64>(&[p.chains.saturating_add(p.fan).saturating_add(2)])
+);
 
 #[inline]
 fn step(x: u64, k: u64) -> u64 {

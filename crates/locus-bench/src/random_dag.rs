@@ -4,14 +4,23 @@
 //! whole, and may read-write one more; its body combines its inputs into its outputs
 //! deterministically. The same program runs sequentially on plain vectors to give the
 //! reference, so any lost or reordered dependence shows as a mismatch.
+//!
+//! # Sizes
+//!
+//! Through [`crate::run_kernel`] and the command line, `tasks` and `max_len` are at
+//! least 1 and `data` at least 2 ([`generate`] itself rounds `data` up to 2). `--size N`
+//! sets `tasks` = N; `--blocks`, `--block-len` and `--iterations` are refused; `--param
+//! FIELD=VALUE` sets any field of [`Params`] (`hints=true|false`).
 
 use locus::{Affinity, Data, Read, ReadWrite, Runtime, Write};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::size::{kernel_params, KernelParams, Options};
 
 /// Shape of a random graph.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Number of tasks.
     pub tasks: usize,
@@ -40,6 +49,45 @@ impl Default for Params {
         }
     }
 }
+
+impl Params {
+    /// 100 tasks over 16 data of at most 64 elements: for tests.
+    pub fn tiny() -> Self {
+        Params {
+            tasks: 100,
+            data: 16,
+            max_len: 64,
+            ..Params::default()
+        }
+    }
+
+    /// Checks the parameters (see the [module docs](self)). The message names the field
+    /// and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        o.positive("tasks", self.tasks)?;
+        o.positive("max_len", self.max_len)?;
+        if self.data < 2 {
+            return Err(format!(
+                "random-dag: {} = {} must be at least 2",
+                o.label("data"),
+                self.data
+            ));
+        }
+        o.elements(&[self.data, self.max_len])
+    }
+}
+
+kernel_params!(
+    Options {
+        name: "random-dag",
+        axes: &[],
+        size: Some("tasks"),
+        iterations: None,
+    },
+    paper: none,
+    bytes: |p| crate::size::bytes::<u64>(&[p.data, p.max_len])
+);
 
 /// One task of the graph.
 #[derive(Clone, Debug)]

@@ -16,15 +16,28 @@
 //!
 //! Verification: bitwise equality with the sequential in-place sweep over the whole
 //! array (same operands, same order).
+//!
+//! # Sizes
+//!
+//! Every extent is a positive multiple of its block extent, with at least one
+//! iteration. The options of `locus run` / `locus sim` (see [`crate::size`]) map as:
+//!
+//! - `--size N`: `len` = N;
+//! - `--block-len L`: `block_len` = L;
+//! - `--blocks B`: `block_len` = `len / B`;
+//! - `--iterations N`: `iterations`.
+//!
+//! `--param FIELD=N` sets any field of [`Params`] by its name.
 
 use locus::Runtime;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::Control;
+use crate::size::{kernel_params, Axis, KernelParams, Options};
 use crate::stencil::{self, Grid, Sweep};
 
 /// Size of the problem and control program.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Elements of the array.
     pub len: usize,
@@ -70,6 +83,17 @@ impl Params {
         }
     }
 
+    /// Checks every constraint the kernel relies on: each extent a positive multiple of
+    /// its block extent, at least one iteration, at most [`crate::size::MAX_ELEMENTS`]
+    /// elements. The message names the field and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        o.divides(("len", self.len), ("block_len", self.block_len))?;
+        o.positive("iterations", self.iterations)?;
+        o.elements(&[self.len])
+    }
+
+    /// The stencil problem of these parameters.
     fn grid(&self) -> Grid {
         Grid {
             name: "seidel-1d",
@@ -83,7 +107,18 @@ impl Params {
     }
 }
 
-/// The sequential reference: the whole array, swept in place from left to right.
+kernel_params!(
+    Options {
+        name: "seidel-1d",
+        axes: &[Axis::Extent("len", "block_len")],
+        size: None,
+        iterations: Some("iterations"),
+    },
+    bytes: |p| crate::size::bytes::<f64>(&[p.len])
+);
+
+/// The sequential reference (the parameters must pass [`Params::validate`]):
+/// the whole array, swept in place from left to right.
 pub fn reference(p: &Params) -> Vec<f64> {
     stencil::reference(&p.grid())
 }
@@ -91,5 +126,6 @@ pub fn reference(p: &Params) -> Vec<f64> {
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with
 /// [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    p.validate().map_err(crate::Error::Params)?;
     stencil::run(rt, &p.grid())
 }

@@ -19,15 +19,28 @@
 //!
 //! Verification: bitwise equality with the sequential sweep over the whole array (same
 //! operands, same order).
+//!
+//! # Sizes
+//!
+//! Every extent is a positive multiple of its block extent, with at least one
+//! iteration. The options of `locus run` / `locus sim` (see [`crate::size`]) map as:
+//!
+//! - `--size N`: `depth` = `rows` = `cols` = N;
+//! - `--block-len L`: `block_depth` = `block_rows` = `block_cols` = L;
+//! - `--blocks B`: B blocks along each axis (block extent = extent / B);
+//! - `--iterations N`: `iterations`.
+//!
+//! `--param FIELD=N` sets any field of [`Params`] by its name.
 
 use locus::Runtime;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::Control;
+use crate::size::{kernel_params, Axis, KernelParams, Options};
 use crate::stencil::{self, Grid, Sweep};
 
 /// Size of the problem and control program.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Params {
     /// Planes of the array (slowest axis).
     pub depth: usize,
@@ -93,6 +106,18 @@ impl Params {
         }
     }
 
+    /// Checks every constraint the kernel relies on: each extent a positive multiple of
+    /// its block extent, at least one iteration, at most [`crate::size::MAX_ELEMENTS`]
+    /// elements. The message names the field and the option that sets it.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = <Self as KernelParams>::OPTIONS;
+        o.divides(("depth", self.depth), ("block_depth", self.block_depth))?;
+        o.divides(("rows", self.rows), ("block_rows", self.block_rows))?;
+        o.divides(("cols", self.cols), ("block_cols", self.block_cols))?;
+        o.positive("iterations", self.iterations)?;
+        o.elements(&[self.depth, self.rows, self.cols])
+    }
+
     /// The stencil problem of these parameters.
     fn grid(&self) -> Grid {
         Grid {
@@ -107,7 +132,22 @@ impl Params {
     }
 }
 
-/// The sequential reference: the whole array, row-major (in place: lower neighbours already updated in this iteration).
+kernel_params!(
+    Options {
+        name: "seidel-3d",
+        axes: &[
+            Axis::Extent("depth", "block_depth"),
+            Axis::Extent("rows", "block_rows"),
+            Axis::Extent("cols", "block_cols"),
+        ],
+        size: None,
+        iterations: Some("iterations"),
+    },
+    bytes: |p| crate::size::bytes::<f64>(&[p.depth, p.rows, p.cols])
+);
+
+/// The sequential reference (the parameters must pass [`Params::validate`]):
+/// the whole array, row-major (in place: lower neighbours already updated in this iteration).
 pub fn reference(p: &Params) -> Vec<f64> {
     stencil::reference(&p.grid())
 }
@@ -115,5 +155,6 @@ pub fn reference(p: &Params) -> Vec<f64> {
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with
 /// [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    p.validate().map_err(crate::Error::Params)?;
     stencil::run(rt, &p.grid())
 }

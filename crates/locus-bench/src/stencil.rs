@@ -55,6 +55,8 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
+    /// The grid's invariants. Every kernel's `Params::validate` has checked them (with a
+    /// message naming the option) before a grid is built, so a failure here is a bug.
     fn check(&self) {
         for a in 0..3 {
             assert!(self.b[a] > 0, "{}: empty blocks", self.name);

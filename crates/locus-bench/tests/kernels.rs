@@ -5,16 +5,8 @@
 use locus::{Config, Runtime, Topology};
 use locus_bench::{run_kernel, Control, Error, Size, BENCHES, KERNELS};
 
-const CONFIGS: [Config; 8] = [
-    Config::Ws,
-    Config::DsaBase,
-    Config::PushIn,
-    Config::PushOut,
-    Config::PushWeighted,
-    Config::Dfa,
-    Config::DsaOpt,
-    Config::Home,
-];
+/// Every configuration of DESIGN section 2.
+const CONFIGS: [Config; 9] = Config::ALL;
 
 fn runtime(spec: &str, config: Config) -> Runtime {
     Runtime::builder()

@@ -9,16 +9,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
 
 const TOPOLOGIES: [&str; 3] = ["1x2", "2x1", "4x1"];
-const CONFIGS: [Config; 8] = [
-    Config::Ws,
-    Config::DsaBase,
-    Config::PushIn,
-    Config::PushOut,
-    Config::PushWeighted,
-    Config::Dfa,
-    Config::DsaOpt,
-    Config::Home,
-];
+/// Every configuration of DESIGN section 2.
+const CONFIGS: [Config; 9] = Config::ALL;
 
 /// One runtime per (topology, configuration), shared by all cases.
 fn runtimes() -> &'static Vec<Runtime> {

@@ -78,26 +78,82 @@ pub enum Engine {
     Sim,
 }
 
-/// Problem size: a named preset or explicit sizes.
+/// Problem size: a named size, then explicit options on top of it.
+///
+/// The kernel checks the result: a block extent that does not divide its extent, a zero,
+/// an unknown field or an option that means nothing for the kernel is a usage error
+/// naming the option.
 #[derive(Clone, Debug, Default, Args)]
 pub struct Size {
-    /// Named problem size.
-    #[arg(long = "preset", value_enum, conflicts_with_all = ["size", "blocks", "block_len", "iterations", "params"])]
+    /// Start from paper 1's Table 3 sizes (default: small sizes, under a second each).
+    ///
+    /// The explicit options below then override them: `--preset paper --iterations 2`
+    /// is Table 3 with two iterations. `--param size=tiny|small|paper` names a size too
+    /// (not together with --preset).
+    #[arg(long = "preset", value_enum, help_heading = "Problem size")]
     pub preset: Option<SizePreset>,
-    /// Problem size (elements per dimension).
-    #[arg(long, value_name = "N")]
+    /// Extent of every blocked axis (elements per dimension).
+    ///
+    /// jacobi-1d: blocks × block_len = N; seidel-1d: len; jacobi-2d, seidel-2d and
+    /// blur-roberts: rows = cols = N; jacobi-3d, seidel-3d: depth = rows = cols = N;
+    /// kmeans: points; bitonic: len (a power of two); random-dag: tasks; overhead:
+    /// length (tasks per chain). Block extents not given stay those of the named size.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Problem size"
+    )]
     pub size: Option<usize>,
-    /// Number of blocks (tasks per iteration).
-    #[arg(long, value_name = "N")]
+    /// Blocks along every blocked axis: the block extent becomes extent / N.
+    ///
+    /// jacobi-1d: blocks; seidel-1d: block_len = len / N; 2-D kernels (jacobi-2d,
+    /// seidel-2d, blur-roberts) and 3-D kernels: N blocks along each axis (N² or N³); kmeans: block_points = points / N; bitonic:
+    /// block_len = len / N. Refused by random-dag and overhead.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Problem size"
+    )]
     pub blocks: Option<usize>,
-    /// Elements per block.
-    #[arg(long, value_name = "N")]
+    /// Block extent along every blocked axis.
+    ///
+    /// jacobi-1d, seidel-1d and bitonic: block_len; jacobi-2d, seidel-2d and
+    /// blur-roberts: block_rows =
+    /// block_cols = N; 3-D kernels: block_depth = block_rows = block_cols = N; kmeans:
+    /// block_points. Refused by random-dag and overhead.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Problem size"
+    )]
     pub block_len: Option<usize>,
     /// Number of iterations.
-    #[arg(long, value_name = "N")]
+    ///
+    /// The stencils and kmeans: iterations; overhead: rounds. Refused by blur-roberts,
+    /// bitonic and random-dag, which have none.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Problem size"
+    )]
     pub iterations: Option<usize>,
-    /// A benchmark-specific parameter (repeatable).
-    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = key_value)]
+    /// Set one field of the kernel's parameters by name (repeatable).
+    ///
+    /// Any numeric field the JSON report lists under `params`, e.g. `--param
+    /// block_rows=32`, `--param clusters=8`, `--param seed=7`; random-dag's `hints` takes
+    /// true or false. --param wins over the options above for its field (`--size 256
+    /// --param rows=128` is 128 × 256). `--param size=tiny|small|paper` names the size the
+    /// options apply to.
+    #[arg(
+        long = "param",
+        value_name = "KEY=VALUE",
+        value_parser = key_value,
+        help_heading = "Problem size"
+    )]
     pub params: Vec<(String, String)>,
 }
 

@@ -37,6 +37,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools, end quietly when the reader of stdout goes away
+    // (`locus run ... --json | head -c 100`) instead of failing on a broken pipe.
+    // SAFETY: restoring the default disposition of SIGPIPE, before any other thread
+    // exists, has no effect on memory.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return parse_failure(&e),

@@ -50,7 +50,7 @@ fn sim_bench_writes_table_reports_and_pictures() {
         "--engine",
         "sim",
         "--configs",
-        "dsa-base,dsa-opt",
+        "dsa-base,dsa-opt,shm-base",
         "--kernels",
         "jacobi-2d,bitonic",
         "--out",
@@ -78,7 +78,7 @@ fn sim_bench_writes_table_reports_and_pictures() {
         .lines()
         .filter(|l| l.starts_with("jacobi-2d") || l.starts_with("bitonic"))
         .collect();
-    assert_eq!(rows.len(), 4, "{stdout}");
+    assert_eq!(rows.len(), 6, "{stdout}");
     assert!(
         rows.iter().all(|r| r.trim_end().ends_with("yes")),
         "{stdout}"
@@ -87,7 +87,7 @@ fn sim_bench_writes_table_reports_and_pictures() {
     assert!(base.contains("1.00x"), "{base}");
 
     for kernel in ["jacobi-2d", "bitonic"] {
-        for config in ["dsa-base", "dsa-opt"] {
+        for config in ["dsa-base", "dsa-opt", "shm-base"] {
             let path = dir.join(format!("{kernel}.{config}.1.json"));
             let run: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -102,11 +102,11 @@ fn sim_bench_writes_table_reports_and_pictures() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["engine"], "sim");
-    assert_eq!(summary["runs"], 4);
+    assert_eq!(summary["runs"], 6);
     assert_eq!(summary["failed_runs"], 0);
     assert!(summary["stream_triad"].is_null());
     let rows = summary["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 6);
     for row in rows {
         assert_eq!(row["verified"], true);
         let loc = row["r_loc_rt"].as_f64().unwrap();
@@ -120,6 +120,7 @@ fn sim_bench_writes_table_reports_and_pictures() {
         "locality.svg",
         "traffic-dsa-base.svg",
         "traffic-dsa-opt.svg",
+        "traffic-shm-base.svg",
     ] {
         assert_valid_svg(&dir.join(svg));
     }
@@ -131,20 +132,6 @@ fn assert_one_line_usage_error(out: &Output, mentions: &str) {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains(mentions), "{stderr}");
     assert!(out.stdout.is_empty());
-}
-
-#[test]
-fn shm_base_is_refused() {
-    let dir = scratch("bench-shm");
-    let out = locus(&[
-        "bench",
-        "--configs",
-        "dsa-base,shm-base",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_one_line_usage_error(&out, "shm-base");
-    assert!(!dir.exists());
 }
 
 #[test]

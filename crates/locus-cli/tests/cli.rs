@@ -104,7 +104,14 @@ fn bad_arguments_are_one_line_and_status_2() {
     assert_usage_error(&["run", "jacobi-2d", "--threads", "0"], "--threads");
     assert_usage_error(&["sim", "jacobi-2d"], "--topology");
     assert_usage_error(
-        &["run", "jacobi-1d", "--preset", "paper", "--size", "4"],
+        &[
+            "run",
+            "jacobi-1d",
+            "--preset",
+            "paper",
+            "--param",
+            "size=tiny",
+        ],
         "--preset",
     );
     assert_usage_error(&["bench", "--configs", "ws,nope"], "nope");
@@ -113,23 +120,8 @@ fn bad_arguments_are_one_line_and_status_2() {
 #[test]
 fn unbuilt_parts_and_bad_runs_say_so_in_one_line() {
     assert_usage_error(
-        &["run", "jacobi-2d", "--topology", "2x1", "--trace", "t.json"],
-        "not built for the threads engine",
-    );
-    assert_usage_error(
-        &["run", "jacobi-2d", "--topology", "2x1", "--blocks", "8"],
-        "explicit sizes are not supported yet",
-    );
-    assert_usage_error(
-        &[
-            "run",
-            "jacobi-2d",
-            "--topology",
-            "2x1",
-            "--config",
-            "shm-base",
-        ],
-        "`shm-base` is not available",
+        &["run", "jacobi-2d", "--topology", "2x1", "--blocks", "7"],
+        "--blocks 7",
     );
     assert_usage_error(
         &["run", "random-dag", "--topology", "2x1", "--threads", "3"],
@@ -257,4 +249,34 @@ fn demo_shows_host_and_opteron_64() {
     assert!(out.contains("opteron-64 (preset)"), "{out}");
     assert!(out.contains("n3,n5,n7 4.34/2.48"), "{out}");
     assert!(out.contains("laid over this host"), "{out}");
+}
+
+#[test]
+fn shm_base_runs_the_shared_versions() {
+    let out = Command::new(env!("CARGO_BIN_EXE_locus"))
+        .args([
+            "run",
+            "jacobi-2d",
+            "--topology",
+            "2x1",
+            "--config",
+            "shm-base",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["config"], "shm-base");
+    assert_eq!(r["verified"], true);
+    assert_eq!(r["settings"]["data"], "shared, interleave");
+    // Interleaved over two nodes: half of every access is local.
+    let loc = r["locality"]["r_loc_rt"].as_f64().unwrap();
+    assert!((0.45..=0.55).contains(&loc), "{loc}");
+    assert_eq!(r["memory"]["allocations"], 0);
+    assert!(r["memory"]["shared_peak_bytes"].as_u64().unwrap() > 0);
 }

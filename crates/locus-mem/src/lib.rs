@@ -4,9 +4,12 @@
 //!   memory-policy system calls, and pin threads to CPUs.
 //! - [`pool`]: one memory pool per node with power-of-two size classes (paper 1,
 //!   section 3.1); the runtime allocates every task buffer from them.
+//! - [`region`]: shared regions placed by a policy (interleave, bind, blocked, first
+//!   touch), with the node of every page.
 //!
 //! Nodes are plain `usize` indices here; the runtime maps its topology onto them.
 //! Linux only.
 
 pub mod placement;
 pub mod pool;
+pub mod region;

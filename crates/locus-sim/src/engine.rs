@@ -30,6 +30,7 @@ use locus::engine::{
     describe_ready, finish, start, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup,
     Executor, Started, TaskRef,
 };
+use locus::observe::{node_colour, Arg, ChromeTrace, EngineView, Observer, TaskBytes, TaskSpan};
 use locus::sched::{KeepReason, LoadView, Placement, ReadyPolicy, ReadyTask, StealPlan};
 use locus::{Error, Topology};
 use locus_mem::pool::Pools;
@@ -42,7 +43,6 @@ use crate::costs::Costs;
 use crate::events::EventQueue;
 use crate::memory::{Memory, UNITS_PER_BYTE};
 use crate::probe::{Probe, Span, Summary};
-use crate::trace::{node_colour, Arg, ChromeTrace};
 
 /// What does not change during a run.
 struct Shared {
@@ -50,6 +50,8 @@ struct Shared {
     bodies: BodiesChoice,
     costs: Costs,
     trace: Option<std::path::PathBuf>,
+    /// Sees every task (`RuntimeBuilder::observer` or `trace`), in simulated time.
+    observer: Option<Arc<dyn Observer>>,
     probe: Option<Probe>,
     topology: Topology,
     worker_node: Vec<usize>,
@@ -126,12 +128,28 @@ impl SimEngine {
         let workers_of_node = (0..nodes)
             .map(|n| (0..workers).filter(|&w| worker_node[w] == n).collect())
             .collect();
+        if let Some(path) = &sim.trace {
+            // Fails at `build`, clearly, rather than after the run.
+            std::fs::File::create(path).map_err(|e| {
+                Error::Config(format!("cannot write the trace to {}: {e}", path.display()))
+            })?;
+        }
+        if let Some(observer) = &setup.observer {
+            observer
+                .attach(&EngineView {
+                    engine: "sim",
+                    topology: topology.name(),
+                    worker_node: &worker_node,
+                })
+                .map_err(Error::Config)?;
+        }
         Ok(SimEngine {
             shared: Arc::new(Shared {
                 seed: sim.seed,
                 bodies: sim.bodies,
                 costs,
                 trace: sim.trace,
+                observer: setup.observer,
                 probe: sim.probe,
                 topology,
                 worker_node,
@@ -176,10 +194,16 @@ impl Engine for SimEngine {
             *runs - 1
         };
         let machine = Rc::new(Machine::new(self.shared.clone(), run));
+        if let Some(observer) = &self.shared.observer {
+            observer.run_started(0);
+        }
         machine.inject_root(root);
         while machine.step() {}
         let (summary, spans) = machine.conclude();
         let makespan = summary.makespan_ns;
+        if let Some(observer) = &self.shared.observer {
+            observer.run_finished(makespan);
+        }
         if let (Some(path), Some(spans)) = (&self.shared.trace, &spans) {
             if let Err(e) = write_trace(path, &self.shared, spans, &summary) {
                 eprintln!(
@@ -213,9 +237,7 @@ fn write_trace(
             summary.makespan_ns
         ),
     )?;
-    for (w, node) in shared.worker_node.iter().enumerate() {
-        t.thread_name(0, w as u32, &format!("worker {w} (node {node})"))?;
-    }
+    t.worker_rows(0, &shared.worker_node)?;
     for s in spans {
         let category = format!("data on node {}", s.data_node);
         t.complete(
@@ -861,6 +883,17 @@ impl Machine {
             let now = st.now;
             let running = st.workers[w].running.take().expect("a task is running");
             st.last_end = st.last_end.max(now);
+            if let Some(observer) = &self.shared.observer {
+                let node = self.shared.worker_node[w];
+                observer.task(&TaskSpan {
+                    name: running.started.name(),
+                    worker: w,
+                    node,
+                    start_ns: running.start_ns,
+                    end_ns: now,
+                    bytes: TaskBytes::of(node, running.started.accesses()),
+                });
+            }
             if let Some(spans) = &mut st.spans {
                 spans.push(Span {
                     id: running.meta.id,

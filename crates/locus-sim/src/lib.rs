@@ -44,7 +44,12 @@
 //! - `events`: the event queue, ordered by `(time, sequence)`.
 //! - [`costs`]: every constant of the model, with its source.
 //! - [`probe`]: the simulator's counters and per-task spans.
-//! - [`trace`]: the Chrome trace writer.
+//!
+//! Traces: [`Sim::trace`] writes the simulator's Chrome trace (with its cost-model
+//! arguments) through [`locus::observe::ChromeTrace`]; an observer installed on the
+//! runtime ([`RuntimeBuilder::observer`](locus::RuntimeBuilder::observer) or
+//! [`RuntimeBuilder::trace`](locus::RuntimeBuilder::trace)) sees every simulated task
+//! too, in simulated nanoseconds.
 
 mod builder;
 pub mod costs;
@@ -52,7 +57,6 @@ mod engine;
 mod events;
 mod memory;
 pub mod probe;
-pub mod trace;
 
 pub use builder::{BodiesChoice, Sim, DEFAULT_SKIP_ABOVE_BYTES};
 pub use costs::Costs;

@@ -28,7 +28,8 @@ pub enum Config {
     Dfa,
     /// Input-only work-pushing with deferred allocation (paper 1 section 3.3).
     DsaOpt,
-    /// Hierarchical work-stealing over shared regions updated in place.
+    /// Hierarchical work-stealing over shared data updated in place, interleaved over
+    /// the nodes by default (paper 1's SHM versions).
     ShmBase,
     /// Home-based scheduling with a steal vicinity (paper 4 section 3.1).
     Home,
@@ -120,12 +121,10 @@ impl Config {
         }
     }
 
-    /// Whether the `threads` engine carries this configuration out yet.
-    ///
-    /// Shared regions updated in place (`shm-base`) are not built yet; building a
-    /// runtime with it is an error rather than a silent fallback to another policy.
-    pub fn is_available(self) -> bool {
-        !matches!(self, Config::ShmBase)
+    /// Whether data created under this configuration is shared (one buffer placed by a
+    /// policy, updated in place) rather than versioned: `shm-base`.
+    pub fn shared_data(self) -> bool {
+        matches!(self, Config::ShmBase)
     }
 }
 

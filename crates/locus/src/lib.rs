@@ -8,6 +8,14 @@
 //! submitted. A task body receives views of exactly what it declared (`&[T]` for reads,
 //! `&mut [T]` for writes), so safe code cannot race on data.
 //!
+//! Data may also be *shared* (the classic SHM model): one buffer per datum, placed when
+//! it is created by a [`RegionPolicy`] (interleaved page by page, bound to a node, one
+//! block per node, or first touch) and updated in place. Under `shm-base` every datum
+//! is shared and interleaved; [`Runtime::shared`] makes one under any configuration.
+//! Declarations and views are the same; a writer of shared data also waits for the
+//! previous writer and for the readers of the previous contents, and the metrics count
+//! its bytes page by page, by the node of each page.
+//!
 //! # Example
 //!
 //! ```
@@ -55,6 +63,9 @@
 //! - [`engine`]: the seam between the runtime and its engines; the default `threads`
 //!   engine (pinned workers, deques, mailboxes, sleep: see its README).
 //! - [`metrics`]: per-worker counters and the [`Report`].
+//! - [`observe`]: the [`Observer`](observe::Observer) trait engines call as tasks run,
+//!   and the Chrome trace ([`RuntimeBuilder::trace`]; open the file in the Perfetto UI,
+//!   <https://ui.perfetto.dev>, "Open trace file").
 
 mod config;
 pub mod data;
@@ -62,6 +73,7 @@ pub mod engine;
 mod error;
 pub mod graph;
 pub mod metrics;
+pub mod observe;
 mod runtime;
 pub mod sched;
 
@@ -69,6 +81,7 @@ pub use config::{AllocMode, Config, StealKind};
 pub use data::{AccessList, Data, Element, Read, ReadWrite, Write};
 pub use error::{Error, RunError};
 pub use graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx};
+pub use locus_mem::region::RegionPolicy;
 pub use locus_topo::Topology;
 pub use metrics::Report;
 pub use runtime::{Finished, Runtime, RuntimeBuilder};

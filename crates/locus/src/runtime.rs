@@ -5,10 +5,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus_mem::pool::{PoolConfig, Pools};
+use locus_mem::region::{RegionConfig, RegionPolicy};
 use locus_topo::{CpuId, NodeId, Topology};
 
 use crate::config::{AllocMode, Config, StealKind};
-use crate::data::version::{Version, VersionCounts};
+use crate::data::shared::SharedSetup;
+use crate::data::version::VersionCounts;
 use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
 use crate::engine::threads::MAILBOX_CAPACITY;
 use crate::engine::{Engine, EngineFactory, EngineSetup, Threads};
@@ -17,6 +19,7 @@ use crate::graph::{current_executor, RunState, Scope, Task, TaskCtx};
 use crate::metrics::{
     MemoryReport, Report, RunCounters, Settings, TopologySummary, VersionsReport,
 };
+use crate::observe::{Observer, TraceRecorder};
 use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
 use crate::sched::{HomeRegions, ReadyPolicy};
 
@@ -37,6 +40,9 @@ pub struct RuntimeBuilder {
     threads: Option<usize>,
     window: Option<usize>,
     node_limit: Option<u64>,
+    shared_placement: RegionPolicy,
+    observer: Option<Arc<dyn Observer>>,
+    trace: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -66,6 +72,9 @@ impl Default for RuntimeBuilder {
             threads: None,
             window: None,
             node_limit: None,
+            shared_placement: RegionPolicy::Interleave,
+            observer: None,
+            trace: None,
         }
     }
 }
@@ -164,15 +173,39 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Where data created by [`Runtime::data`] and [`Scope::data`] goes when the
+    /// configuration's data model is shared (`shm-base`). Default: interleaved over all
+    /// nodes, page by page.
+    pub fn shared_placement(mut self, policy: RegionPolicy) -> Self {
+        self.shared_placement = policy;
+        self
+    }
+
+    /// Writes a Chrome trace of every run to `path` (each run replaces the file): one
+    /// row per worker, one slice per task, coloured by the node of its data; open it in
+    /// the Perfetto UI (<https://ui.perfetto.dev>, "Open trace file"). See
+    /// [`crate::observe`]. `build` creates the file, and fails with [`Error::Config`]
+    /// if it cannot; an error writing it after a run is printed on stderr (install a
+    /// [`TraceRecorder`] with [`observer`](Self::observer) to handle it yourself).
+    /// Both engines honour it. Default: no trace. Replaces an observer set before.
+    pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.trace = Some(path.into());
+        self.observer = None;
+        self
+    }
+
+    /// Installs an observer that sees every task of every run ([`crate::observe`]),
+    /// for example a [`TraceRecorder`]. Default: none, and then observation costs one
+    /// predictable branch per task. Replaces a trace set before.
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = Some(observer);
+        self.trace = None;
+        self
+    }
+
     /// Starts the workers.
     pub fn build(self) -> Result<Runtime, Error> {
         let config = self.config;
-        if !config.is_available() {
-            return Err(Error::Config(format!(
-                "configuration `{config}` is not available in this build of Locus yet \
-                 (available: ws, dsa-base, push-in, push-out, push-weighted, dfa, dsa-opt, home)"
-            )));
-        }
         let alloc = self.alloc.unwrap_or(config.alloc_mode());
         let push = config.push_heuristic().map(|h| match h {
             Heuristic::Weighted { .. } => Heuristic::Weighted {
@@ -210,6 +243,17 @@ impl RuntimeBuilder {
                 "a steal vicinity holds at least one worker".into(),
             ));
         }
+        let observer = match (self.observer, &self.trace) {
+            (Some(observer), _) => Some(observer),
+            (None, Some(path)) => {
+                // Fails early, and clearly, on a path that cannot be written.
+                std::fs::File::create(path).map_err(|e| {
+                    Error::Config(format!("cannot write the trace to {}: {e}", path.display()))
+                })?;
+                Some(Arc::new(TraceRecorder::to_file(path.clone())) as Arc<dyn Observer>)
+            }
+            (None, None) => None,
+        };
         let factory: Box<dyn EngineFactory + Send> = match self.engine {
             Some(factory) => factory,
             None => Box::new(Threads),
@@ -262,7 +306,29 @@ impl RuntimeBuilder {
             last_victim_first: self.last_victim_first,
             steal_half: self.steal_half,
             pools,
+            observer,
         })?;
+        let pool_config = engine.pools().config();
+        let shared = Arc::new(SharedSetup::new(
+            RegionConfig {
+                os_nodes: pool_config.bind.then(|| {
+                    (0..nodes)
+                        .map(|n| topology.os_node(NodeId(n as u32)).map_or(n, |o| o as usize))
+                        .collect()
+                }),
+                nodes,
+                accounting_only: pool_config.accounting_only,
+            },
+            config.shared_data().then_some(self.shared_placement),
+        ));
+        if let RegionPolicy::Bind(node) = self.shared_placement {
+            if node >= nodes {
+                return Err(Error::Config(format!(
+                    "shared placement: node {node} does not exist (topology `{}` has {nodes})",
+                    topology.name()
+                )));
+            }
+        }
         Ok(Runtime {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             config,
@@ -275,6 +341,7 @@ impl RuntimeBuilder {
             window: self.window,
             engine,
             versions: Arc::new(VersionCounts::default()),
+            shared,
             run_lock: Mutex::new(()),
         })
     }
@@ -331,6 +398,7 @@ pub struct Runtime {
     window: Option<usize>,
     engine: Box<dyn Engine>,
     versions: Arc<VersionCounts>,
+    shared: Arc<SharedSetup>,
     run_lock: Mutex<()>,
 }
 
@@ -398,58 +466,132 @@ impl Runtime {
         self.pools().bytes_in_use()
     }
 
+    /// Bytes of shared data alive now (in whole pages), all nodes.
+    pub fn shared_bytes_in_use(&self) -> u64 {
+        self.shared.live_bytes()
+    }
+
     /// The per-node pools.
     pub fn pools(&self) -> &Arc<Pools> {
         self.engine.pools()
     }
 
-    fn new_data<T: Element>(&self, name: String, len: usize, initial: Arc<Version>) -> Data<T> {
-        Data::from_inner(Arc::new(DataInner::new(
+    /// Creates a datum of `len` elements, zero until a task writes it. Versioned data
+    /// gets no memory until a task reads or writes it. Under a configuration whose data
+    /// model is shared (`shm-base`) the datum is shared: one buffer, placed now by the
+    /// runtime's [`shared_placement`](RuntimeBuilder::shared_placement) and updated in
+    /// place (see [`Runtime::shared`]). If that buffer cannot be mapped, every task
+    /// declaring the datum is refused with the reason.
+    pub fn data<T: Element>(&self, name: impl Into<String>, len: usize) -> Data<T> {
+        let shared = self.shared.default_policy.map(|p| (&self.shared, p));
+        Data::from_inner(Arc::new(DataInner::create_or_unavailable(
             self.id,
-            name,
+            name.into(),
             len,
             std::mem::size_of::<T>(),
-            initial,
+            &self.versions,
+            shared,
         )))
     }
 
-    /// Creates a datum of `len` elements, zero until a task writes it. No memory is
-    /// allocated until a task reads or writes it.
-    pub fn data<T: Element>(&self, name: impl Into<String>, len: usize) -> Data<T> {
-        let initial = Version::initial(len * std::mem::size_of::<T>(), &self.versions);
-        self.new_data(name.into(), len, initial)
-    }
-
-    /// Creates a datum holding a copy of `values`, in a buffer on the node of worker 0
-    /// (where the control program runs).
+    /// Creates a datum holding a copy of `values`: versioned, in a buffer on the node
+    /// of worker 0 (where the control program runs), or shared under a shared data
+    /// model, as [`Runtime::data`].
     pub fn data_from<T: Element>(
         &self,
         name: impl Into<String>,
         values: &[T],
     ) -> Result<Data<T>, Error> {
-        let name = name.into();
+        let shared = self.shared.default_policy.map(|p| (&self.shared, p));
+        self.datum_from(name.into(), values, shared)
+    }
+
+    /// Creates a *shared* datum of `len` elements under any configuration: one
+    /// zero-filled buffer placed now by `policy` (interleaved, bound to a node, in one
+    /// block per node, or by first touch) and updated in place by the tasks that write
+    /// it. Its accesses keep their views (`&[T]`, `&mut [T]`); a write then sees the
+    /// current contents, and waits for the previous writer and for the readers of the
+    /// previous contents (no renaming). A node outside the topology is an error.
+    ///
+    /// ```
+    /// use locus::{RegionPolicy, Runtime, Topology};
+    /// let rt = Runtime::builder().topology(Topology::from_spec("2x1")?).build()?;
+    /// let grid = rt.shared::<u64>("grid", 1024, RegionPolicy::Interleave)?;
+    /// rt.run(|s| {
+    ///     s.spawn("fill", grid.write(), |_, g| g.fill(7)).unwrap();
+    ///     s.spawn("bump", grid.read_write(), |_, g| g[0] += 1).unwrap();
+    /// })?;
+    /// assert_eq!(&rt.fetch(&grid)?[..2], &[8, 7]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shared<T: Element>(
+        &self,
+        name: impl Into<String>,
+        len: usize,
+        policy: RegionPolicy,
+    ) -> Result<Data<T>, Error> {
+        Ok(Data::from_inner(Arc::new(DataInner::create(
+            self.id,
+            name.into(),
+            len,
+            std::mem::size_of::<T>(),
+            &self.versions,
+            Some((&self.shared, policy)),
+        )?)))
+    }
+
+    /// A shared datum holding a copy of `values`, placed by `policy` (see
+    /// [`Runtime::shared`]). The copy is made by the calling thread after placement, so
+    /// a first-touch datum lands on the caller's node.
+    pub fn shared_from<T: Element>(
+        &self,
+        name: impl Into<String>,
+        values: &[T],
+        policy: RegionPolicy,
+    ) -> Result<Data<T>, Error> {
+        self.datum_from(name.into(), values, Some((&self.shared, policy)))
+    }
+
+    /// A datum holding a copy of `values`, versioned or shared.
+    fn datum_from<T: Element>(
+        &self,
+        name: String,
+        values: &[T],
+        shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
+    ) -> Result<Data<T>, Error> {
         let bytes = std::mem::size_of_val(values);
-        let initial = Version::initial(bytes, &self.versions);
         if self.pools().config().accounting_only {
             return Err(Error::Config(format!(
                 "data_from({name}): this runtime's buffers hold no memory (a simulation \
                  with skipped bodies); create data with `data` instead"
             )));
         }
+        let inner = DataInner::create(
+            self.id,
+            name.clone(),
+            values.len(),
+            std::mem::size_of::<T>(),
+            &self.versions,
+            shared,
+        )?;
+        let initial = inner.current();
         let node = self.engine.worker_node()[0];
-        let block = initial
+        let buffer = initial
             .buffer_or_alloc(|| self.pools().alloc(node, bytes))
             .map_err(|e| Error::OutOfMemory {
                 task: format!("data_from({name})"),
                 bytes,
                 message: e.to_string(),
             })?;
-        // SAFETY: the block was just allocated for this version and holds `bytes` bytes;
-        // no task can reach it before the handle is returned.
+        if let Some(shared) = buffer.shared() {
+            shared.touch(0, bytes, node);
+        }
+        // SAFETY: the buffer was just made for this datum and holds `bytes` bytes; no
+        // task can reach it before the handle is returned.
         unsafe {
-            std::ptr::copy_nonoverlapping(values.as_ptr().cast::<u8>(), block.as_mut_ptr(), bytes)
+            std::ptr::copy_nonoverlapping(values.as_ptr().cast::<u8>(), buffer.as_mut_ptr(), bytes)
         };
-        Ok(self.new_data(name, values.len(), initial))
+        Ok(Data::from_inner(Arc::new(inner)))
     }
 
     /// A copy of the datum's current contents. Call it outside runs: during a run of
@@ -470,8 +612,8 @@ impl Runtime {
             });
         }
         let mut out = vec![T::zeroed(); inner.len];
-        if let Some(block) = version.buffer() {
-            if block.is_accounted_only() {
+        if let Some(buffer) = version.buffer() {
+            if buffer.is_accounted_only() {
                 return Err(Error::Config(format!(
                     "fetch({}): the buffer holds no memory (a simulation with skipped \
                      bodies)",
@@ -482,7 +624,7 @@ impl Runtime {
             // SAFETY: the version is produced, so nothing writes its buffer any more;
             // the buffer holds the datum's `bytes` bytes and `out` as many.
             unsafe {
-                std::ptr::copy_nonoverlapping(block.as_ptr(), bytes.as_mut_ptr(), bytes.len())
+                std::ptr::copy_nonoverlapping(buffer.as_ptr(), bytes.as_mut_ptr(), bytes.len())
             };
         }
         Ok(out)
@@ -510,9 +652,11 @@ impl Runtime {
             self.alloc,
             RunCounters::new(self.workers(), nodes),
             self.versions.clone(),
+            self.shared.clone(),
             self.window,
         ));
         self.pools().reset_peaks();
+        self.shared.reset_peaks();
         self.versions.reset_peak();
         let stats_before = self.pools().stats();
         let versions_before = self.versions.created();
@@ -555,9 +699,16 @@ impl Runtime {
         report.tasks = run.submitted();
         report.add_counters(&run.counters, self.engine.worker_node(), nodes);
         let stats = self.pools().stats();
+        let shared_peaks = self.shared.peaks();
         report.memory = MemoryReport {
-            peak_bytes: stats.iter().map(|s| s.peak).sum(),
-            peak_bytes_per_node: stats.iter().map(|s| s.peak).collect(),
+            peak_bytes: stats.iter().map(|s| s.peak).sum::<u64>()
+                + shared_peaks.iter().sum::<u64>(),
+            peak_bytes_per_node: stats
+                .iter()
+                .zip(&shared_peaks)
+                .map(|(s, shared)| s.peak + shared)
+                .collect(),
+            shared_peak_bytes: shared_peaks.iter().sum(),
             in_use_bytes: stats.iter().map(|s| s.in_use).sum(),
             fallbacks: delta(&stats, &stats_before, |s| s.fallbacks),
             allocations: delta(&stats, &stats_before, |s| s.allocs),
@@ -586,6 +737,13 @@ impl Runtime {
     fn report_skeleton(&self) -> Report {
         let mut settings = Settings::default();
         settings.push("allocation", format!("{:?}", self.alloc).to_lowercase());
+        settings.push(
+            "data",
+            match self.shared.default_policy {
+                None => "versioned".to_string(),
+                Some(policy) => format!("shared, {}", policy.name()),
+            },
+        );
         settings.push(
             "steal",
             match self.steal {

@@ -150,17 +150,15 @@ fn run_inside_a_task_is_refused() {
 }
 
 #[test]
-fn unavailable_configs_and_bad_thread_counts_are_errors() {
+fn impossible_configs_and_bad_thread_counts_are_errors() {
     let topo = Topology::from_spec("2x1").unwrap();
     let err = Runtime::builder()
         .topology(topo.clone())
         .config(Config::ShmBase)
+        .shared_placement(locus::RegionPolicy::Bind(2))
         .build()
         .unwrap_err();
-    assert!(
-        err.to_string().contains("`shm-base` is not available"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("node 2 does not exist"), "{err}");
     for config in [Config::PushOut, Config::PushWeighted] {
         let err = Runtime::builder()
             .topology(topo.clone())

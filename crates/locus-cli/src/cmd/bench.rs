@@ -31,7 +31,7 @@ pub struct Args {
     /// Engine.
     #[arg(long, value_enum, default_value = "threads")]
     pub engine: Engine,
-    /// Also run the peer runtimes (OpenMP tasks, StarPU, oneTBB).
+    /// Also run the peer runtimes (OpenMP tasks with gcc and clang, oneTBB, StarPU, rayon).
     #[arg(long)]
     pub peers: bool,
     /// Directory for the reports.
@@ -40,11 +40,6 @@ pub struct Args {
     /// Only these kernels (comma-separated; default: all nine).
     #[arg(long, hide = true, value_delimiter = ',', value_name = "K,...")]
     pub kernels: Vec<String>,
-}
-
-/// The configurations that are built, in the order of paper 1's Figure 9.
-fn available() -> impl Iterator<Item = Config> {
-    Config::ALL.into_iter().filter(|c| c.is_available())
 }
 
 /// What the options resolve to.
@@ -64,20 +59,8 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             "`locus bench --peers --engine sim` is not built yet: the peers run on real threads only".into(),
         ));
     }
-    if args.peers && !peers::gcc_available() {
-        return Err(Failure::Usage(
-            "--peers: gcc is needed to build the OpenMP peers and was not found".into(),
-        ));
-    }
-    if let Some(c) = args.configs.iter().find(|c| !c.is_available()) {
-        let names: Vec<&str> = available().map(Config::name).collect();
-        return Err(Failure::Usage(format!(
-            "--configs {c}: shared regions are not built yet; available: {}",
-            names.join(", ")
-        )));
-    }
     let asked: Vec<Config> = if args.configs.is_empty() {
-        available().collect()
+        Config::ALL.to_vec()
     } else {
         args.configs.clone()
     };
@@ -274,9 +257,10 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     }
 }
 
-/// `--peers`: builds the OpenMP peers, runs them alternately with Locus under `dsa-opt`
-/// and the configurations named by `--configs`, prints the peer table and writes
-/// `peers.json`; gives the number of rows that failed.
+/// `--peers`: builds the peers (installing their Debian packages when root; a peer that
+/// cannot be built is skipped with a note), runs them alternately with Locus under
+/// `dsa-opt` and the configurations named by `--configs`, prints the peer table and
+/// writes `peers.json`; gives the number of rows that failed.
 fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
     let selected: Vec<&str> = args.kernels.iter().map(|k| k.trim()).collect();
     let kernels = peers::kernels(&selected);
@@ -287,8 +271,19 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
             configs.push(name);
         }
     }
-    eprintln!("locus: building the OpenMP peers with gcc -O2 -fopenmp");
-    let bin = peers::build(&plan.out, &kernels).map_err(Failure::Failed)?;
+    eprintln!(
+        "locus: building the peers ({}) into {}",
+        peers::Peer::ALL.map(peers::Peer::name).join(", "),
+        plan.out.join("peers").display()
+    );
+    let built = peers::build_all(&plan.out, &kernels, true, |note| eprintln!("locus: {note}"));
+    for b in &built {
+        match &b.state {
+            peers::Prepared::Skipped(why) => eprintln!("locus: peer {} skipped: {why}", b.peer),
+            peers::Prepared::Failed(why) => eprintln!("locus: peer {} not built: {why}", b.peer),
+            peers::Prepared::Ready { .. } => {}
+        }
+    }
     let threads = plan.topology.num_cpus();
     let bar = ProgressBar::new((kernels.len() * configs.len() * plan.repetitions) as u64);
     bar.set_style(
@@ -297,7 +292,8 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
             .progress_chars("=> "),
     );
     let rows = peers::compare(
-        &bin,
+        &built,
+        &plan.out,
         &kernels,
         &configs,
         plan.repetitions,
@@ -317,20 +313,26 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
     );
     bar.finish_and_clear();
     for row in &rows {
-        for e in &row.errors {
+        for e in &row.locus_errors {
             eprintln!("locus: {} under {}: {e}", row.kernel, row.config);
+        }
+        for (peer, runs) in &row.peers {
+            if let peers::compare::PeerRuns::Ran { errors, .. } = runs {
+                for e in errors {
+                    eprintln!("locus: peer {peer} on {}: {e}", row.kernel);
+                }
+            }
         }
     }
     println!();
     println!(
-        "Peers: {} ({threads} threads, OMP_PROC_BIND=true) against Locus on {}, median of {} runs, alternating",
-        peers::PEER,
+        "Peers against Locus on {} ({threads} threads each), peer median / Locus median over {} alternating runs (above 1: Locus is faster)",
         plan.topology.name(),
         plan.repetitions
     );
-    print!("{}", peers::table(&rows));
+    print!("{}", peers::table(&rows, &built));
     let path = plan.out.join("peers.json");
-    let report = peers::report(&rows, plan.repetitions, threads);
+    let report = peers::report(&rows, &built, &plan.out, plan.repetitions, threads);
     std::fs::write(&path, format!("{report:#}\n"))
         .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))?;
     Ok(rows.iter().filter(|r| !r.ok()).count())

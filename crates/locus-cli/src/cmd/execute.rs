@@ -3,7 +3,7 @@
 //! report as text or as the JSON object of DESIGN section 6.
 
 use locus::{Config, Runtime, Topology};
-use locus_bench::{Control as BenchControl, Size as BenchSize};
+use locus_bench::{Control as BenchControl, Size as BenchSize, SizeSpec, Workload};
 use serde_json::{json, Map, Value};
 
 use crate::args::{Bench, Control, Size, SizePreset};
@@ -37,35 +37,42 @@ pub fn bench_name(b: Bench) -> &'static str {
     }
 }
 
-/// The problem size the options name: `--preset paper`, or `--param size=tiny|small`;
-/// explicit sizes (`--size`, `--blocks`, ...) are refused until the kernels take them.
-fn size(s: &Size) -> Result<BenchSize, Failure> {
-    if s.size.is_some() || s.blocks.is_some() || s.block_len.is_some() || s.iterations.is_some() {
-        return Err(Failure::Usage(
-            "explicit sizes are not supported yet; use --preset paper or --param size=tiny|small|paper"
-                .into(),
-        ));
-    }
-    let mut size = match s.preset {
-        Some(SizePreset::Paper) => BenchSize::Paper,
-        None => BenchSize::Small,
+/// The problem size the options name: a named size (`--preset paper` or `--param
+/// size=tiny|small|paper`, not both; `small` when neither), then the explicit options
+/// and the other `--param FIELD=VALUE` overrides on top of it. The kernel checks them
+/// ([`locus_bench::Workload::new`]); see `locus_bench::size` for the mapping.
+fn size(s: &Size) -> Result<SizeSpec, Failure> {
+    let mut spec = SizeSpec {
+        base: match s.preset {
+            Some(SizePreset::Paper) => BenchSize::Paper,
+            None => BenchSize::Small,
+        },
+        size: s.size,
+        blocks: s.blocks,
+        block_len: s.block_len,
+        iterations: s.iterations,
+        fields: Vec::new(),
     };
     for (k, v) in &s.params {
-        match k.as_str() {
-            "size" => {
-                size = v
-                    .parse()
-                    .map_err(|e: String| Failure::Usage(format!("--param size: {e}")))?
+        if k == "size" {
+            if s.preset.is_some() {
+                return Err(Failure::Usage(
+                    "--param size and --preset both name a size; give one".into(),
+                ));
             }
-            other => {
-                return Err(Failure::Usage(format!(
-                    "unknown --param `{other}` (known: size)"
-                )))
-            }
+            spec.base = v
+                .parse()
+                .map_err(|e: String| Failure::Usage(format!("--param size: {e}")))?;
+        } else {
+            spec.fields.push((k.clone(), v.clone()));
         }
     }
-    Ok(size)
+    Ok(spec)
 }
+
+/// Problems whose data exceed this are simulated without running the task bodies
+/// (their buffers would not fit this machine): every paper size, no smaller named size.
+const SIM_BODIES_UP_TO: u64 = 1 << 30;
 
 /// The simulator for a problem size: bodies run (and results verify) at small sizes,
 /// and are skipped at paper sizes, whose buffers would not fit this machine.
@@ -91,20 +98,48 @@ pub fn insert_verified(object: &mut Map<String, Value>, outcome: &locus_bench::K
 /// Builds the runtime, runs the benchmark and prints the report. A result that does
 /// not match the sequential reference is a failure (exit status 1), after the report.
 pub fn execute(job: Job<'_>, sim: Option<locus_sim::Sim>) -> Result<(), Failure> {
+    execute_traced(job, sim, None)
+}
+
+/// [`execute`], also writing the run's Chrome trace to `trace` (`locus run --trace`):
+/// the file is created before the run and written after it; either failing is a usage
+/// error (one line, exit status 2).
+pub fn execute_traced(
+    job: Job<'_>,
+    sim: Option<locus_sim::Sim>,
+    trace: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    let cannot_write = |path: &std::path::Path, e: std::io::Error| {
+        Failure::Usage(format!("cannot write the trace to {}: {e}", path.display()))
+    };
+    let recorder = match trace {
+        Some(path) => {
+            std::fs::File::create(path).map_err(|e| cannot_write(path, e))?;
+            Some(std::sync::Arc::new(locus::observe::TraceRecorder::new()))
+        }
+        None => None,
+    };
     let name = bench_name(job.bench);
-    let size = size(job.size)?;
     let control = match job.control {
         Control::Seq => BenchControl::Sequential,
         Control::Parallel => BenchControl::Parallel,
     };
+    let workload = Workload::new(name, &size(job.size)?, control).map_err(|e| match e {
+        locus_bench::Error::Params(message) => Failure::Usage(message),
+        other => Failure::Failed(format!("{name}: {other}")),
+    })?;
     let mut builder = Runtime::builder().topology(job.topology).config(job.config);
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
     }
+    if let Some(recorder) = &recorder {
+        builder = builder.observer(recorder.clone());
+    }
     if let Some(sim) = sim {
-        builder = builder.engine(match size {
-            BenchSize::Paper => sim.bodies(locus::engine::Bodies::Skip),
-            BenchSize::Tiny | BenchSize::Small => sim,
+        builder = builder.engine(if workload.data_bytes() > SIM_BODIES_UP_TO {
+            sim.bodies(locus::engine::Bodies::Skip)
+        } else {
+            sim
         });
     }
     let rt = builder.build().map_err(|e| match e {
@@ -118,8 +153,14 @@ pub fn execute(job: Job<'_>, sim: Option<locus_sim::Sim>) -> Result<(), Failure>
         rt.workers(),
         rt.engine_name()
     );
-    let outcome = locus_bench::run_kernel(name, &rt, size, control)
+    let outcome = workload
+        .run(&rt)
         .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
+    if let (Some(recorder), Some(path)) = (&recorder, trace) {
+        recorder
+            .write_file(path)
+            .map_err(|e| cannot_write(path, e))?;
+    }
     let mut object = Map::new();
     object.insert("bench".into(), json!(name));
     object.insert("params".into(), outcome.params.clone());

@@ -4,7 +4,7 @@
 use locus::Config;
 
 use crate::args::{config_parser, Bench, Control, Size};
-use crate::cmd::execute::{execute, Job};
+use crate::cmd::execute::{execute_traced, Job};
 use crate::cmd::{topology, Failure};
 
 /// Options of `locus run` (DESIGN section 5).
@@ -31,7 +31,7 @@ pub struct Args {
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Write a Chrome trace to FILE.
+    /// Write a Chrome trace of the run to FILE (open it at https://ui.perfetto.dev).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
 }
@@ -39,13 +39,7 @@ pub struct Args {
 /// Runs the benchmark and prints its report.
 pub fn main(args: &Args) -> Result<(), Failure> {
     let topology = topology(&args.topology)?;
-    if args.trace.is_some() {
-        return Err(Failure::Usage(
-            "--trace is not built for the threads engine yet; `locus sim --trace FILE` writes one"
-                .into(),
-        ));
-    }
-    execute(
+    execute_traced(
         Job {
             bench: args.bench,
             config: args.config,
@@ -56,5 +50,6 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             json: args.json,
         },
         None,
+        args.trace.as_deref(),
     )
 }

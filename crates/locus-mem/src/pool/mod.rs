@@ -13,7 +13,7 @@ mod config;
 mod error;
 mod header;
 mod node;
-mod os;
+pub(crate) mod os;
 mod pools;
 mod stats;
 

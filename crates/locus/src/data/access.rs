@@ -11,6 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::handle::{DataInner, Element};
+use super::shared::SharedBuffer;
 use super::version::Version;
 
 /// How a task accesses one datum.
@@ -48,10 +49,34 @@ pub struct Binding {
     pub(crate) input: Option<Arc<Version>>,
     /// The version written (writes and read-writes).
     pub(crate) output: Option<Arc<Version>>,
+    /// Shared data written in place: the version it supersedes, whose writer and
+    /// readers the task waits for.
+    pub(crate) after: Option<Arc<Version>>,
     /// First byte of the accessed part.
     pub(crate) offset: usize,
     /// Bytes accessed.
     pub(crate) bytes: usize,
+}
+
+impl Binding {
+    /// The dependences the task registers for this access: the version it reads, and
+    /// for an in-place write the previous writer (unless read already) and its readers.
+    pub(crate) fn dependences(&self) -> usize {
+        usize::from(self.input.is_some())
+            + self
+                .after
+                .as_ref()
+                .map_or(0, |_| 1 + usize::from(self.mode == Mode::Write))
+    }
+
+    /// The shared buffer the access names, for shared data.
+    pub(crate) fn shared(&self) -> Option<&Arc<SharedBuffer>> {
+        self.input
+            .as_ref()
+            .or(self.output.as_ref())
+            .and_then(|v| v.buffer())
+            .and_then(|b| b.shared())
+    }
 }
 
 /// A declared read of (part of) a datum; the body's view is `&[T]`.
@@ -163,11 +188,12 @@ impl<T: Element> AccessList for Read<T> {
             .and_then(|v| v.buffer())
             .expect("read version has a buffer (runtime invariant)");
         // SAFETY: (1) the caller guarantees the buffer is allocated, holds at least
-        // `offset + bytes` bytes, and is not written while `'a` lasts; (2) pool blocks
-        // are 64-byte aligned and `offset` is a multiple of `size_of::<T>()`, so the
-        // pointer is aligned for `T`; (3) pool memory is always initialised (fresh
-        // mappings are zero-filled, recycled blocks hold earlier bytes) and `T: Pod`
-        // accepts any bytes.
+        // `offset + bytes` bytes, and is not written while `'a` lasts (for shared data,
+        // the writer superseding this version waits for this task); (2) pool blocks are
+        // 64-byte aligned, shared buffers page-aligned, and `offset` is a multiple of
+        // `size_of::<T>()`, so the pointer is aligned for `T`; (3) the memory is always
+        // initialised (fresh mappings are zero-filled, recycled blocks hold earlier
+        // bytes) and `T: Pod` accepts any bytes.
         unsafe {
             std::slice::from_raw_parts(
                 block.as_ptr().add(b.offset).cast::<T>(),
@@ -194,7 +220,10 @@ unsafe fn output_view<T: Element>(b: &Binding) -> &mut [T] {
         .expect("written version has a buffer (runtime invariant)");
     // SAFETY: (1) the caller guarantees exclusive access to the output buffer for `'a`:
     // the version is not produced yet, so no reader has been released, and its producer
-    // is the only task bound to write it; (2) alignment and initialisation as for reads.
+    // is the only task bound to write it; for shared data, whose versions share one
+    // buffer, the producer also waited for the previous writer and for every reader of
+    // the previous version, and a task declares a datum only once when it writes it;
+    // (2) alignment and initialisation as for reads.
     unsafe {
         std::slice::from_raw_parts_mut(
             block.as_mut_ptr().add(b.offset).cast::<T>(),

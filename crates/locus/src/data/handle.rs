@@ -6,8 +6,12 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use locus_mem::region::RegionPolicy;
+
 use super::access::{Read, ReadWrite, Write};
-use super::version::Version;
+use super::shared::{SharedBuffer, SharedSetup};
+use super::version::{Version, VersionCounts};
+use crate::error::Error;
 
 /// The element type of versioned data: plain old data, so that any bytes are a valid
 /// value and buffers can be copied, zeroed and recycled freely.
@@ -32,23 +36,61 @@ pub(crate) struct DataInner {
     pub(crate) elem_size: usize,
     /// The version the next submitted task binds to.
     pub(crate) current: Mutex<Arc<Version>>,
+    /// The buffer every version names, for shared data (updated in place).
+    pub(crate) shared: Option<Arc<SharedBuffer>>,
+    /// Why the datum's memory could not be made, if it could not: tasks declaring it
+    /// are refused.
+    pub(crate) unavailable: Option<String>,
 }
 
 impl DataInner {
-    pub(crate) fn new(
+    /// A new datum of `len` elements, zero until written: versioned, or shared and
+    /// placed by `shared`'s policy.
+    pub(crate) fn create(
         runtime: u64,
         name: String,
         len: usize,
         elem_size: usize,
-        initial: Arc<Version>,
-    ) -> Self {
-        DataInner {
+        versions: &Arc<VersionCounts>,
+        shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
+    ) -> Result<Self, Error> {
+        let bytes = len * elem_size;
+        let buffer = match shared {
+            Some((setup, policy)) => Some(setup.buffer(&name, bytes, policy)?),
+            None => None,
+        };
+        let initial = Version::initial(bytes, versions, buffer.as_ref());
+        Ok(DataInner {
             id: NEXT_DATA_ID.fetch_add(1, Ordering::Relaxed),
             runtime,
             name,
             len,
             elem_size,
             current: Mutex::new(initial),
+            shared: buffer,
+            unavailable: None,
+        })
+    }
+
+    /// As [`create`](Self::create), for the infallible constructors: a datum whose
+    /// memory could not be made is still returned, and refused to every task that
+    /// declares it, with the reason.
+    pub(crate) fn create_or_unavailable(
+        runtime: u64,
+        name: String,
+        len: usize,
+        elem_size: usize,
+        versions: &Arc<VersionCounts>,
+        shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
+    ) -> Self {
+        match Self::create(runtime, name.clone(), len, elem_size, versions, shared) {
+            Ok(inner) => inner,
+            Err(error) => {
+                let mut inner = Self::create(runtime, name, len, elem_size, versions, None)
+                    .expect("versioned data needs no memory at creation");
+                inner.unavailable = Some(error.to_string());
+                inner
+            }
         }
     }
 
@@ -60,6 +102,16 @@ impl DataInner {
     /// The version the next task binds to.
     pub(crate) fn current(&self) -> Arc<Version> {
         lock(&self.current).clone()
+    }
+
+    /// The version a task reading the datum binds to; for shared data the version
+    /// counts the reader, under the same lock as [`supersede`](Self::supersede).
+    pub(crate) fn current_for_read(&self) -> Arc<Version> {
+        let current = lock(&self.current);
+        if self.shared.is_some() {
+            current.add_reader();
+        }
+        current.clone()
     }
 
     /// Makes `next` the current version and returns the one it supersedes.

@@ -6,9 +6,15 @@
 //! node's pool as soon as it is superseded and its last reader has finished: the handle
 //! holds the current version, each task holds the versions it reads and writes, and the
 //! last of them to let go frees the buffer.
+//!
+//! A *shared* datum (config `shm-base`, or [`Runtime::shared`](crate::Runtime::shared))
+//! has one buffer, placed by a policy when it is created and updated in place; its
+//! writers also wait for the previous writer and for the readers of the previous
+//! contents ([`shared`]).
 
 mod access;
 mod handle;
+pub(crate) mod shared;
 pub(crate) mod version;
 
 pub use access::{AccessList, Read, ReadWrite, Write};

@@ -7,6 +7,9 @@
 //! Its buffer is allocated either at submission (immediate allocation) or by the
 //! producer's worker right before the body runs (deferred allocation), and returns to its
 //! node's pool when the last `Arc<Version>` is dropped.
+//!
+//! Every version of a shared datum names the datum's one buffer instead; readers are
+//! then counted, so that the next writer can wait for them (write after read).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -14,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use locus_mem::pool::Block;
 
 use super::handle::lock;
+use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
 
 /// Counts of live versions, shared by all versions of a runtime.
@@ -48,41 +52,147 @@ impl VersionCounts {
 struct State {
     produced: bool,
     waiters: Vec<TaskRef>,
+    /// Shared data: tasks bound to read this version and not finished.
+    readers: usize,
+    /// Shared data: the next writer, waiting for those readers.
+    release_waiters: Vec<TaskRef>,
+}
+
+/// The memory of a version: a block of its own, or the buffer of a shared datum, which
+/// all its versions name.
+pub(crate) enum Buffer {
+    /// A task-private block from a node's pool.
+    Private(Block),
+    /// The one buffer of a shared datum, updated in place.
+    Shared(Arc<SharedBuffer>),
+}
+
+impl Buffer {
+    /// Start of the memory (dangling when it holds none).
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        match self {
+            Buffer::Private(b) => b.as_ptr(),
+            Buffer::Shared(s) => s.region.as_ptr(),
+        }
+    }
+
+    /// Start of the memory, for writing (dangling when it holds none).
+    pub(crate) fn as_mut_ptr(&self) -> *mut u8 {
+        match self {
+            Buffer::Private(b) => b.as_mut_ptr(),
+            Buffer::Shared(s) => s.region.as_ptr(),
+        }
+    }
+
+    /// Whether the buffer is only accounted and holds no memory (a simulation with
+    /// skipped bodies).
+    pub(crate) fn is_accounted_only(&self) -> bool {
+        match self {
+            Buffer::Private(b) => b.is_accounted_only(),
+            Buffer::Shared(s) => s.region.is_accounted_only(),
+        }
+    }
+
+    /// The shared buffer, for shared data.
+    pub(crate) fn shared(&self) -> Option<&Arc<SharedBuffer>> {
+        match self {
+            Buffer::Private(_) => None,
+            Buffer::Shared(s) => Some(s),
+        }
+    }
+
+    /// The node of a private block; for shared data, the node holding most of it.
+    pub(crate) fn main_node(&self) -> usize {
+        match self {
+            Buffer::Private(b) => b.node(),
+            Buffer::Shared(s) => s.main_node(),
+        }
+    }
 }
 
 /// One version of a datum.
 pub(crate) struct Version {
     /// Size of the version's buffer in bytes.
     pub(crate) bytes: usize,
-    buffer: OnceLock<Block>,
+    buffer: OnceLock<Buffer>,
     state: Mutex<State>,
     counts: Arc<VersionCounts>,
 }
 
 impl Version {
-    fn new(bytes: usize, produced: bool, counts: &Arc<VersionCounts>) -> Arc<Self> {
+    fn new(
+        bytes: usize,
+        produced: bool,
+        counts: &Arc<VersionCounts>,
+        shared: Option<&Arc<SharedBuffer>>,
+    ) -> Arc<Self> {
         let live = counts.live.fetch_add(1, Ordering::AcqRel) + 1;
         counts.peak.fetch_max(live, Ordering::AcqRel);
         counts.created.fetch_add(1, Ordering::Relaxed);
+        let buffer = OnceLock::new();
+        if let Some(s) = shared {
+            let _ = buffer.set(Buffer::Shared(s.clone()));
+        }
         Arc::new(Version {
             bytes,
-            buffer: OnceLock::new(),
+            buffer,
             state: Mutex::new(State {
                 produced,
                 waiters: Vec::new(),
+                readers: 0,
+                release_waiters: Vec::new(),
             }),
             counts: counts.clone(),
         })
     }
 
-    /// A version that no task produces: the initial contents of a datum.
-    pub(crate) fn initial(bytes: usize, counts: &Arc<VersionCounts>) -> Arc<Self> {
-        Version::new(bytes, true, counts)
+    /// A version that no task produces: the initial contents of a datum; `shared` names
+    /// the buffer of a shared datum.
+    pub(crate) fn initial(
+        bytes: usize,
+        counts: &Arc<VersionCounts>,
+        shared: Option<&Arc<SharedBuffer>>,
+    ) -> Arc<Self> {
+        Version::new(bytes, true, counts, shared)
     }
 
-    /// A version that its producer, just submitted, will write.
-    pub(crate) fn pending(bytes: usize, counts: &Arc<VersionCounts>) -> Arc<Self> {
-        Version::new(bytes, false, counts)
+    /// A version that its producer, just submitted, will write; `shared` names the
+    /// buffer of a shared datum.
+    pub(crate) fn pending(
+        bytes: usize,
+        counts: &Arc<VersionCounts>,
+        shared: Option<&Arc<SharedBuffer>>,
+    ) -> Arc<Self> {
+        Version::new(bytes, false, counts, shared)
+    }
+
+    /// Shared data: counts one more task bound to read this version. Called under the
+    /// datum's lock, so that no writer supersedes the version meanwhile.
+    pub(crate) fn add_reader(&self) {
+        lock(&self.state).readers += 1;
+    }
+
+    /// Shared data: a reader finished; returns the writer that waited for the last one.
+    pub(crate) fn reader_done(&self) -> Vec<TaskRef> {
+        let mut state = lock(&self.state);
+        state.readers -= 1;
+        if state.readers == 0 {
+            std::mem::take(&mut state.release_waiters)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Shared data: registers the writer that supersedes this version as waiting for its
+    /// readers, unless none is left. Returns whether the task must wait.
+    pub(crate) fn add_release_waiter(&self, task: &TaskRef) -> bool {
+        let mut state = lock(&self.state);
+        if state.readers == 0 {
+            false
+        } else {
+            state.release_waiters.push(task.clone());
+            true
+        }
     }
 
     /// Registers `task` as waiting for this version unless it is already produced.
@@ -110,13 +220,14 @@ impl Version {
     }
 
     /// The buffer, once allocated.
-    pub(crate) fn buffer(&self) -> Option<&Block> {
+    pub(crate) fn buffer(&self) -> Option<&Buffer> {
         self.buffer.get()
     }
 
-    /// The node of the buffer, once allocated.
+    /// The node of the buffer once allocated (for shared data, the node holding most
+    /// of it).
     pub(crate) fn node(&self) -> Option<usize> {
-        self.buffer.get().map(Block::node)
+        self.buffer.get().map(Buffer::main_node)
     }
 
     /// Installs the buffer, allocating it with `alloc` if no other thread has; returns
@@ -125,13 +236,13 @@ impl Version {
     pub(crate) fn buffer_or_alloc<E>(
         &self,
         alloc: impl FnOnce() -> Result<Block, E>,
-    ) -> Result<&Block, E> {
-        if let Some(block) = self.buffer.get() {
-            return Ok(block);
+    ) -> Result<&Buffer, E> {
+        if let Some(buffer) = self.buffer.get() {
+            return Ok(buffer);
         }
         let block = alloc()?;
         // A lost race drops `block` here, which frees it.
-        let _ = self.buffer.set(block);
+        let _ = self.buffer.set(Buffer::Private(block));
         Ok(self.buffer.get().expect("buffer was just installed"))
     }
 }

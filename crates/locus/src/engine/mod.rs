@@ -26,6 +26,7 @@ pub use crate::graph::{
     describe_ready, execute, finish, start, Bodies, CurrentExecutor, EngineEvent, Executor,
     ReadyDescription, Started, Task, TaskRef,
 };
+use crate::observe::Observer;
 use crate::sched::ReadyPolicy;
 
 /// What an engine is started with.
@@ -48,6 +49,10 @@ pub struct EngineSetup {
     pub steal_half: bool,
     /// The per-node pools to create.
     pub pools: PoolConfig,
+    /// Who sees every task run, if anyone ([`crate::observe`]). The engine calls its
+    /// [`attach`](Observer::attach) once its workers are known and fails to start if
+    /// that fails.
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 /// Starts an engine.

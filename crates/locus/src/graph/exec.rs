@@ -11,14 +11,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use locus_mem::pool::{Block, Pools};
+use locus_mem::pool::Pools;
 
 use super::hints::Hints;
 use super::run::RunState;
 use super::scope::TaskCtx;
 use super::task::{Body, Job, Task, TaskRef};
 use crate::config::AllocMode;
-use crate::data::version::Version;
+use crate::data::version::{Buffer, Version};
 use crate::data::{AccessList, Binding, Declared, Mode};
 use crate::error::Error;
 use crate::sched::AccessInfo;
@@ -112,6 +112,12 @@ fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
                 data: d.data.name.clone(),
             });
         }
+        if let Some(reason) = &d.data.unavailable {
+            return Err(Refusal::Invalid(format!(
+                "`{}` has no memory: {reason}",
+                d.data.name
+            )));
+        }
         if d.range.start > d.range.end || d.range.end > d.data.len {
             return Err(Refusal::Invalid(format!(
                 "range {}..{} is out of bounds of `{}` (length {})",
@@ -170,11 +176,12 @@ where
     for d in declared {
         let es = d.data.elem_size;
         let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
-        let (input, output) = match d.mode {
-            Mode::Read => (Some(d.data.current()), None),
+        let shared = d.data.shared.as_ref();
+        let (input, output, after) = match d.mode {
+            Mode::Read => (Some(d.data.current_for_read()), None, None),
             Mode::Write | Mode::ReadWrite => {
-                let next = Version::pending(d.data.bytes(), &run.versions);
-                if run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
+                let next = Version::pending(d.data.bytes(), &run.versions, shared);
+                if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
                     let node = ex.node();
                     if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
                         alloc_failed = Some(Error::OutOfMemory {
@@ -185,18 +192,22 @@ where
                     }
                 }
                 let previous = d.data.supersede(next.clone());
+                // In place, a writer follows the previous writer and its readers.
+                let after = shared.is_some().then(|| previous.clone());
                 let input = (d.mode == Mode::ReadWrite).then_some(previous);
-                (input, Some(next))
+                (input, Some(next), after)
             }
         };
-        inputs += usize::from(input.is_some());
-        bindings.push(Binding {
+        let binding = Binding {
             mode: d.mode,
             input,
             output,
+            after,
             offset,
             bytes,
-        });
+        };
+        inputs += binding.dependences();
+        bindings.push(binding);
     }
     if let Some(error) = alloc_failed {
         // The task stays in the graph so that its readers are released when it is
@@ -226,9 +237,19 @@ where
     ex.submitted(&task);
     // SAFETY: the pending guard taken by `Task::new` is released only below.
     for b in &unsafe { task.job_unshared() }.bindings {
+        // One registration per dependence counted by `Binding::dependences`; each that
+        // finds its dependence satisfied already satisfies it here. None can bring the
+        // count to zero: the guard is still held.
         if let Some(input) = &b.input {
             if !input.add_waiter(&task) {
-                // Cannot reach zero: the guard is still held.
+                let _ = task.satisfy_one();
+            }
+        }
+        if let Some(previous) = &b.after {
+            if b.mode == Mode::Write && !previous.add_waiter(&task) {
+                let _ = task.satisfy_one();
+            }
+            if !previous.add_release_waiter(&task) {
                 let _ = task.satisfy_one();
             }
         }
@@ -274,13 +295,19 @@ fn prepare_buffers(
         .map_err(|e| oom(v.bytes, e))
     };
     for b in bindings {
+        if let Some(shared) = b.shared() {
+            // Shared data is placed at creation (or by this first touch) and updated in
+            // place: nothing to allocate or copy.
+            shared.touch(b.offset, b.bytes, node);
+            continue;
+        }
         if let Some(input) = &b.input {
             // An initial version that was never written reads as zeros.
             zeroed(input)?;
         }
 
         if let Some(output) = &b.output {
-            let out: &Block = output
+            let out = output
                 .buffer_or_alloc(|| ex.pools().alloc(node, output.bytes))
                 .map_err(|e| oom(output.bytes, e))?;
             if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
@@ -290,9 +317,9 @@ fn prepare_buffers(
                     .and_then(|v| v.buffer())
                     .expect("read-write input was allocated above");
                 // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions of
-                // one datum); (2) they are distinct allocations; (3) the input is
-                // produced and no task writes it any more, and the output is written
-                // only by this task, whose body has not started.
+                // one datum); (2) they are distinct allocations (private blocks); (3) the
+                // input is produced and no task writes it any more, and the output is
+                // written only by this task, whose body has not started.
                 unsafe {
                     std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes)
                 };
@@ -314,21 +341,35 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// What the placement policies and the cost model know of a task's accesses: bytes, and
-/// the node of each buffer once it is allocated.
-pub(crate) fn access_infos(bindings: &[Binding]) -> impl Iterator<Item = AccessInfo> + '_ {
-    bindings.iter().flat_map(|b| {
-        let read = b.mode.reads().then(|| AccessInfo {
-            bytes: b.bytes as u64,
-            node: b.input.as_ref().and_then(|v| v.node()),
-            input: true,
-        });
-        let write = b.mode.writes().then(|| AccessInfo {
-            bytes: b.bytes as u64,
-            node: b.output.as_ref().and_then(|v| v.node()),
-            input: false,
-        });
-        read.into_iter().chain(write)
-    })
+/// the node of each buffer once it is allocated. An access to shared data spanning
+/// several nodes is one entry per run of pages on one node.
+pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
+    let mut out = Vec::with_capacity(bindings.len() + 1);
+    for b in bindings {
+        let mut push = |version: Option<&Arc<Version>>, input: bool| match version
+            .and_then(|v| v.buffer())
+        {
+            Some(Buffer::Shared(s)) => s.region.bytes_by_node(b.offset, b.bytes, |node, bytes| {
+                out.push(AccessInfo {
+                    bytes: bytes as u64,
+                    node,
+                    input,
+                })
+            }),
+            buffer => out.push(AccessInfo {
+                bytes: b.bytes as u64,
+                node: buffer.map(Buffer::main_node),
+                input,
+            }),
+        };
+        if b.mode.reads() {
+            push(b.input.as_ref(), true);
+        }
+        if b.mode.writes() {
+            push(b.output.as_ref(), false);
+        }
+    }
+    out
 }
 
 /// Whether task bodies run (the `threads` engine, and the simulator at small sizes) or
@@ -350,8 +391,8 @@ pub struct Started {
 
 impl Started {
     /// The task's accesses: bytes and the node of each buffer.
-    pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> + '_ {
-        access_infos(&self.bindings)
+    pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> {
+        access_infos(&self.bindings).into_iter()
     }
 
     /// The task's cost hint, in nanoseconds of computation.
@@ -399,16 +440,14 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         });
         match outcome {
             Ok(()) => {
-                for b in &bindings {
-                    if b.mode.reads() {
-                        if let Some(n) = b.input.as_ref().and_then(|v| v.node()) {
-                            counters.read_bytes[n].add(b.bytes as u64);
-                        }
-                    }
-                    if b.mode.writes() {
-                        if let Some(n) = b.output.as_ref().and_then(|v| v.node()) {
-                            counters.write_bytes[n].add(b.bytes as u64);
-                        }
+                for a in access_infos(&bindings) {
+                    if let Some(n) = a.node {
+                        let bytes = if a.input {
+                            &counters.read_bytes[n]
+                        } else {
+                            &counters.write_bytes[n]
+                        };
+                        bytes.add(a.bytes);
                     }
                 }
                 counters.tasks.add(1);
@@ -438,11 +477,14 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         hints,
     } = started;
     for b in &bindings {
-        if let Some(output) = &b.output {
-            for waiter in output.publish() {
-                if waiter.satisfy_one() {
-                    ex.activate(waiter);
-                }
+        let released = match (&b.input, b.mode) {
+            (Some(input), Mode::Read) if b.shared().is_some() => input.reader_done(),
+            _ => Vec::new(),
+        };
+        let published = b.output.as_ref().map(|o| o.publish()).unwrap_or_default();
+        for waiter in released.into_iter().chain(published) {
+            if waiter.satisfy_one() {
+                ex.activate(waiter);
             }
         }
     }

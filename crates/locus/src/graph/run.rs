@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::config::AllocMode;
+use crate::data::shared::SharedSetup;
 use crate::data::version::VersionCounts;
 use crate::error::Error;
 use crate::metrics::RunCounters;
@@ -18,6 +19,8 @@ pub(crate) struct RunState {
     pub(crate) counters: RunCounters,
     /// Live versions of the runtime.
     pub(crate) versions: Arc<VersionCounts>,
+    /// Where shared data goes, and whether new data is shared.
+    pub(crate) shared: Arc<SharedSetup>,
     /// Bound on submitted-but-unfinished tasks, if any.
     pub(crate) window: Option<usize>,
     /// Tasks submitted and not finished, the root included.
@@ -36,6 +39,7 @@ impl RunState {
         alloc: AllocMode,
         counters: RunCounters,
         versions: Arc<VersionCounts>,
+        shared: Arc<SharedSetup>,
         window: Option<usize>,
     ) -> Self {
         RunState {
@@ -43,6 +47,7 @@ impl RunState {
             alloc,
             counters,
             versions,
+            shared,
             window,
             outstanding: AtomicUsize::new(0),
             submitted: AtomicU64::new(0),

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::exec::{current_executor, submit};
 use super::hints::{Affinity, Hints};
 use super::run::RunState;
-use crate::data::version::Version;
 use crate::data::{AccessList, Data, DataInner, Element};
 use crate::error::Error;
 
@@ -64,16 +63,18 @@ impl Scope {
         self.task(name, accesses).spawn(body)
     }
 
-    /// Creates a datum of `len` elements, zero until a task writes it.
+    /// Creates a datum of `len` elements, zero until a task writes it: versioned, or
+    /// shared when the configuration's data model is (`shm-base`), as
+    /// [`Runtime::data`](crate::Runtime::data).
     pub fn data<T: Element>(&self, name: impl Into<String>, len: usize) -> Data<T> {
-        let bytes = len * std::mem::size_of::<T>();
-        let initial = Version::initial(bytes, &self.run.versions);
-        Data::from_inner(Arc::new(DataInner::new(
+        let shared = &self.run.shared;
+        Data::from_inner(Arc::new(DataInner::create_or_unavailable(
             self.run.runtime_id,
             name.into(),
             len,
             std::mem::size_of::<T>(),
-            initial,
+            &self.run.versions,
+            shared.default_policy.map(|p| (shared, p)),
         )))
     }
 

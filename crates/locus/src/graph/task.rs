@@ -189,7 +189,7 @@ pub unsafe fn describe_ready(task: &Task, with_accesses: bool) -> ReadyDescripti
     let job = unsafe { task.job_unshared() };
     ReadyDescription {
         accesses: if with_accesses {
-            crate::graph::access_infos(&job.bindings).collect()
+            crate::graph::access_infos(&job.bindings)
         } else {
             Vec::new()
         },

@@ -121,13 +121,16 @@ pub struct Pushes {
     pub started_on_preferred: u64,
 }
 
-/// Memory of the per-node pools during the run.
+/// Memory of the per-node pools, and of shared data, during the run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MemoryReport {
-    /// Highest sum over nodes of bytes in use.
+    /// Highest sum over nodes of pool bytes in use, plus the highest bytes of shared
+    /// data alive (the two peaks may not coincide: an upper bound when both are used).
     pub peak_bytes: u64,
-    /// Highest bytes in use, per node.
+    /// Highest bytes in use per node, pools plus shared data.
     pub peak_bytes_per_node: Vec<u64>,
+    /// Highest bytes of shared data alive (in whole pages), all nodes.
+    pub shared_peak_bytes: u64,
     /// Bytes still in use at the end (held by data handles).
     pub in_use_bytes: u64,
     /// Allocations served by another node than the one asked for.

@@ -8,7 +8,14 @@
 //!   bytes read and written from the node its pools recorded for each buffer; each
 //!   body recounts them from the kernel's page placement of its views. The four
 //!   figures must agree to the byte, for `dsa-base` (immediate allocation, many remote
-//!   accesses), `dfa` and `dsa-opt` (input-only pushing with deferred allocation).
+//!   accesses), `dfa` and `dsa-opt` (input-only pushing with deferred allocation), and
+//!   `shm-base` (shared data interleaved page by page, updated in place) too.
+//! - `runtime.shared.interleave-rule`: the kernel interleaves the pages of a shared
+//!   datum by virtual page number modulo the number of nodes, the rule the runtime
+//!   follows on virtual nodes and in the simulator.
+//! - `runtime.shared.first-touch`: tasks pinned to each node write a part of a
+//!   first-touch datum; the kernel placed each part on its writer's node, and the
+//!   runtime's report counts every write local.
 //! - `runtime.random-dag.<config>`: seeded random task graphs on the four real nodes
 //!   verify against sequential execution.
 
@@ -74,17 +81,7 @@ fn as_bytes(v: &[u64]) -> &[u8] {
 /// reads its datum and its neighbour in one generation and writes its datum of the
 /// next, so every byte it accesses is in a view its body sees.
 fn run_graph(config: Config) -> Result<(locus::Report, Arc<Found>), String> {
-    let rt = Runtime::builder()
-        .topology(Topology::host().map_err(|e| e.to_string())?)
-        .config(config)
-        .build()
-        .map_err(|e| e.to_string())?;
-    if rt.topology().num_nodes() < 2 {
-        return Err(format!(
-            "the host has {} node(s)",
-            rt.topology().num_nodes()
-        ));
-    }
+    let rt = host_runtime(config)?;
     // Written at creation (on node 0's pool), so every page read is present: a datum
     // created empty would be read as zeros from pages nobody touched yet.
     let a: Vec<Data<u64>> = (0..DATA)
@@ -169,7 +166,12 @@ pub fn run(report: &mut Report) {
             report.record("runtime.dfa.outputs-local", outcome);
         }
     }
-    for config in [Config::DsaBase, Config::Dfa, Config::DsaOpt] {
+    for config in [
+        Config::DsaBase,
+        Config::Dfa,
+        Config::DsaOpt,
+        Config::ShmBase,
+    ] {
         let name = format!("runtime.{config}.locality-matches-kernel");
         match run_graph(config) {
             Err(e) => report.record(&name, Err(e)),
@@ -205,7 +207,14 @@ pub fn run(report: &mut Report) {
             }
         }
     }
-    for config in [Config::Dfa, Config::DsaOpt, Config::DsaBase] {
+    report.record("runtime.shared.interleave-rule", interleave_rule());
+    report.record("runtime.shared.first-touch", first_touch());
+    for config in [
+        Config::Dfa,
+        Config::DsaOpt,
+        Config::DsaBase,
+        Config::ShmBase,
+    ] {
         let name = format!("runtime.random-dag.{config}");
         let outcome = Runtime::builder()
             .topology(
@@ -240,5 +249,103 @@ pub fn run(report: &mut Report) {
                 ))
             });
         report.record(&name, outcome);
+    }
+}
+
+fn host_runtime(config: Config) -> Result<Runtime, String> {
+    let rt = Runtime::builder()
+        .topology(Topology::host().map_err(|e| e.to_string())?)
+        .config(config)
+        .build()
+        .map_err(|e| e.to_string())?;
+    if rt.topology().num_nodes() < 2 {
+        return Err(format!(
+            "the host has {} node(s)",
+            rt.topology().num_nodes()
+        ));
+    }
+    Ok(rt)
+}
+
+fn interleave_rule() -> Result<String, String> {
+    let rt = host_runtime(Config::ShmBase)?;
+    let nodes = rt.topology().num_nodes();
+    let pages = 256;
+    let page = placement::page_size();
+    let x = rt
+        .shared::<u8>("x", pages * page, locus::RegionPolicy::Interleave)
+        .map_err(|e| e.to_string())?;
+    // Pages on the rule's node, per node; pages off it.
+    let found = Arc::new(std::sync::Mutex::new((vec![0usize; nodes], 0usize)));
+    let f = found.clone();
+    rt.run(move |s| {
+        s.spawn("look", x.read(), move |_, x| {
+            let statuses = placement::query_nodes(x.as_ptr(), x.len()).unwrap_or_default();
+            let mut f = f.lock().unwrap();
+            for (i, st) in statuses.iter().enumerate() {
+                let vpn = x.as_ptr() as usize / page + i;
+                match st.node() {
+                    Some(n) if n == vpn % nodes => f.0[n] += 1,
+                    _ => f.1 += 1,
+                }
+            }
+        })
+        .map_err(|e| e.to_string())
+    })
+    .map_err(|e| e.to_string())?
+    .value?;
+    let (histogram, off) = found.lock().unwrap().clone();
+    if off == 0 && histogram.iter().sum::<usize>() == pages {
+        Ok(format!(
+            "{pages}/{pages} pages on node (virtual page number mod {nodes}); pages per node \
+             {histogram:?}"
+        ))
+    } else {
+        Err(format!(
+            "{off}/{pages} pages off the rule; on it, per node {histogram:?}"
+        ))
+    }
+}
+
+fn first_touch() -> Result<String, String> {
+    let rt = host_runtime(Config::ShmBase)?;
+    let nodes = rt.topology().num_nodes();
+    let part = 16 * placement::page_size();
+    let parts: Vec<Data<u8>> = (0..nodes)
+        .map(|n| rt.shared(format!("x{n}"), part, locus::RegionPolicy::FirstTouch))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let off = Arc::new(AtomicU64::new(0));
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for (n, x) in parts.iter().enumerate() {
+                s.task("touch", x.write())
+                    .affinity(locus::Affinity::node(n).strict())
+                    .spawn(move |_, x| x.fill(n as u8 + 1))?;
+                let off = off.clone();
+                s.spawn("look", x.read(), move |_, x| {
+                    if !matches!(split_by_node(x, n), Some((_, 0))) {
+                        off.fetch_add(1, Ordering::Relaxed);
+                    }
+                })?;
+            }
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+    finished.value.map_err(|e| e.to_string())?;
+    let off = off.load(Ordering::Relaxed);
+    let l = &finished.report.locality;
+    if off == 0 && l.write_remote_bytes == 0 && l.write_local_bytes == (nodes * part) as u64 {
+        Ok(format!(
+            "{nodes} data of 16 pages, each on its writer's node by the kernel; write \
+             local/remote {}/{} bytes by the runtime",
+            l.write_local_bytes, l.write_remote_bytes
+        ))
+    } else {
+        Err(format!(
+            "{off}/{nodes} data not on their writer's node by the kernel; runtime write \
+             local/remote {}/{}",
+            l.write_local_bytes, l.write_remote_bytes
+        ))
     }
 }

@@ -9,7 +9,10 @@ use crossbeam_deque::{Steal, Worker};
 use locus_mem::pool::Pools;
 
 use super::Registry;
-use crate::graph::{describe_ready, execute, has_affinity, EngineEvent, Executor, TaskRef};
+use crate::graph::{
+    describe_ready, execute, finish, has_affinity, start, Bodies, EngineEvent, Executor, TaskRef,
+};
+use crate::observe::{Observer, TaskBytes, TaskSpan};
 use crate::sched::{KeepReason, Placement, ReadyTask};
 
 /// Rounds of looking for work, yielding in between, before going to sleep.
@@ -50,11 +53,41 @@ impl WorkerThread {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// Runs a ready task here: [`execute`], observed when an observer is installed
+    /// (module doc of the engine, "Observation").
+    #[inline]
+    fn run_task(&self, task: TaskRef) {
+        match &self.registry.observer {
+            None => execute(self, task),
+            Some(observer) => self.run_observed(&**observer, task),
+        }
+    }
+
+    /// [`execute`], with the task's span given to `observer` between the body and the
+    /// publication of its outputs (so before the run can end).
+    #[inline(never)]
+    fn run_observed(&self, observer: &dyn Observer, task: TaskRef) {
+        let start_ns = self.registry.now_ns();
+        let Some(started) = start(self, task, Bodies::Run) else {
+            return;
+        };
+        let end_ns = self.registry.now_ns();
+        observer.task(&TaskSpan {
+            name: started.name(),
+            worker: self.index,
+            node: self.node,
+            start_ns,
+            end_ns,
+            bytes: TaskBytes::of(self.node, started.accesses()),
+        });
+        finish(self, started);
+    }
+
     /// Runs tasks until the runtime terminates.
     pub(crate) fn main_loop(&self) {
         loop {
             if let Some(task) = self.find_work() {
-                execute(self, task);
+                self.run_task(task);
                 continue;
             }
             if self.registry.terminate.load(Ordering::SeqCst) {
@@ -143,14 +176,14 @@ impl WorkerThread {
         for _ in 0..SPIN_ROUNDS {
             std::thread::yield_now();
             if let Some(task) = self.find_work() {
-                execute(self, task);
+                self.run_task(task);
                 return;
             }
         }
         let sleep = &self.registry.sleep;
         let ticket = sleep.ticket();
         if let Some(task) = self.find_work() {
-            execute(self, task);
+            self.run_task(task);
             return;
         }
         sleep.sleep(self.index, ticket, &self.registry.terminate);
@@ -272,7 +305,7 @@ impl Executor for WorkerThread {
     fn help_while(&self, blocked: &dyn Fn() -> bool) {
         while blocked() {
             match self.find_work() {
-                Some(task) => execute(self, task),
+                Some(task) => self.run_task(task),
                 None => std::thread::yield_now(),
             }
         }

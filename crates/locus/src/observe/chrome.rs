@@ -1,11 +1,12 @@
 //! Chrome trace event JSON (the format Perfetto and `chrome://tracing` open), written
 //! as a stream: one row per worker, one complete event per task.
 //!
-//! The writer knows nothing of the simulator: it takes rows, names, nanosecond times
-//! and arguments, so any engine can emit the same format (STYLE rule 14). Times are
-//! printed from integers (microseconds with three decimals), so equal inputs give
-//! byte-identical files.
+//! The writer knows no engine: it takes rows, names, nanosecond times and arguments, so
+//! the `threads` engine (through [`TraceRecorder`](super::TraceRecorder)) and the
+//! simulator emit the same format (STYLE rule 14). Times are printed from integers
+//! (microseconds with three decimals), so equal inputs give byte-identical files.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// Colour names the trace viewers reserve, one per node (modulo their number).
@@ -68,13 +69,36 @@ impl<W: Write> ChromeTrace<W> {
 
     /// Names row `tid` and fixes its position (rows sort by index).
     pub fn thread_name(&mut self, pid: u32, tid: u32, name: &str) -> io::Result<()> {
+        self.sorted_thread_name(pid, tid, tid, name)
+    }
+
+    /// Names row `tid` and places it at `sort_index` (rows sort by index).
+    pub fn sorted_thread_name(
+        &mut self,
+        pid: u32,
+        tid: u32,
+        sort_index: u32,
+        name: &str,
+    ) -> io::Result<()> {
         self.separator()?;
         write!(
             self.out,
             "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}},\n\
-             {{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{tid}}}}}",
+             {{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{sort_index}}}}}",
             quote(name)
         )
+    }
+
+    /// One row per worker, row `w` named `worker W (node N)` after `worker_node[w]`,
+    /// the rows of a node together (by node, then by worker).
+    pub fn worker_rows(&mut self, pid: u32, worker_node: &[usize]) -> io::Result<()> {
+        let mut order: Vec<usize> = (0..worker_node.len()).collect();
+        order.sort_by_key(|&w| (worker_node[w], w));
+        for (rank, &w) in order.iter().enumerate() {
+            let name = format!("worker {w} (node {})", worker_node[w]);
+            self.sorted_thread_name(pid, w as u32, rank as u32, &name)?;
+        }
+        Ok(())
     }
 
     /// A complete event (`ph: X`) on row `tid`, from `start_ns` for `dur_ns`.
@@ -128,9 +152,25 @@ fn micros(ns: u64) -> String {
     format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
-/// A JSON string literal.
+/// A JSON string literal (RFC 8259: quote, backslash and control characters escaped).
 fn quote(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serialises")
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -163,5 +203,35 @@ mod tests {
         assert_eq!(x["ts"].as_f64().unwrap(), 1234.567);
         assert_eq!(x["dur"].as_f64().unwrap(), 1.001);
         assert_eq!(x["args"]["mode"], "run");
+    }
+
+    #[test]
+    fn quotes_every_character_serde_json_reads_back() {
+        let nasty = "a\"b\\c\nd\re\tf\u{1}g\u{1f}h\u{7f}é✓";
+        let back: String = serde_json::from_str(&quote(nasty)).unwrap();
+        assert_eq!(back, nasty);
+    }
+
+    #[test]
+    fn worker_rows_are_grouped_by_node() {
+        let mut t = ChromeTrace::new(Vec::new()).unwrap();
+        // Round-robin placement: workers 0 and 2 on node 0, 1 and 3 on node 1.
+        t.worker_rows(0, &[0, 1, 0, 1]).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&t.finish().unwrap()).unwrap();
+        let events = v["traceEvents"].as_array().unwrap();
+        let index = |tid: u64| {
+            events
+                .iter()
+                .find(|e| e["name"] == "thread_sort_index" && e["tid"] == tid)
+                .unwrap()["args"]["sort_index"]
+                .as_u64()
+                .unwrap()
+        };
+        assert_eq!([index(0), index(2), index(1), index(3)], [0, 1, 2, 3]);
+        let name = events
+            .iter()
+            .find(|e| e["name"] == "thread_name" && e["tid"] == 2)
+            .unwrap();
+        assert_eq!(name["args"]["name"], "worker 2 (node 0)");
     }
 }

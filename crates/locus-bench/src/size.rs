@@ -1,0 +1,427 @@
+//! Problem sizes given on the command line: a named [`Size`], then the generic options
+//! (`--size`, `--blocks`, `--block-len`, `--iterations`) and `--param FIELD=VALUE`
+//! overrides, turned into one workload's `Params` and checked by its `validate`.
+//!
+//! # How the generic options map onto a workload
+//!
+//! A blocked workload cuts each axis of its array (rows and columns, or a 1-D length)
+//! into blocks. On every blocked axis:
+//!
+//! - `--size N` sets the extent of the axis (all axes: a 2-D array becomes `N × N`);
+//! - `--block-len L` sets the block extent on the axis (2-D blocks become `L × L`);
+//! - `--blocks B` sets the number of blocks on the axis: the block extent becomes
+//!   `extent / B` (with `--block-len L` and no `--size`, the extent becomes `B × L`).
+//!
+//! An option not given keeps the named size's value, so `--size N` alone keeps the
+//! block extents (and so the task granularity) and changes the number of blocks.
+//! `--iterations` sets the iteration count. The per-workload fields are listed in each
+//! module's documentation; workloads without blocked axes (`random-dag`, `overhead`)
+//! map `--size` (and `overhead` `--iterations`) onto one field and refuse the others.
+//!
+//! `--param FIELD=VALUE` sets any numeric (or, for `random-dag`'s `hints`, boolean)
+//! field of the workload's `Params` by its serialised name, and wins over the generic
+//! options for that field: `--size 256 --param rows=128` is 128 × 256, `--block-len 8
+//! --param block_cols=16` gives 8 × 16 blocks, and `--blocks 4 --param rows=64` cuts the
+//! 64 rows into 4 blocks. After all overrides the workload's `Params::validate` checks
+//! every constraint its code relies on, and its message names the option that sets
+//! the offending field.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{Control, Size};
+
+/// Most elements of one array of a workload (2^48): bounds the index arithmetic of the
+/// initial values and the references well inside 64 bits.
+pub const MAX_ELEMENTS: u128 = 1 << 48;
+
+/// A problem size: a named [`Size`], then explicit overrides (see the [module
+/// docs](self)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SizeSpec {
+    /// The named size the overrides apply to.
+    pub base: Size,
+    /// `--size N`: the extent of every blocked axis.
+    pub size: Option<usize>,
+    /// `--blocks B`: blocks along every blocked axis.
+    pub blocks: Option<usize>,
+    /// `--block-len L`: the block extent along every blocked axis.
+    pub block_len: Option<usize>,
+    /// `--iterations N`.
+    pub iterations: Option<usize>,
+    /// `--param FIELD=VALUE`, in order.
+    pub fields: Vec<(String, String)>,
+}
+
+impl From<Size> for SizeSpec {
+    fn from(base: Size) -> Self {
+        SizeSpec {
+            base,
+            ..SizeSpec::default()
+        }
+    }
+}
+
+/// One blocked axis of a workload: the fields holding its extent and its block extent.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Axis {
+    /// The axis's extent and block extent are fields (`rows`, `block_rows`).
+    Extent(&'static str, &'static str),
+    /// The number of blocks and the block extent are fields (`jacobi-1d`: `blocks`,
+    /// `block_len`); the extent is their product.
+    Count(&'static str, &'static str),
+}
+
+/// How the generic options map onto a workload's fields.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Options {
+    /// The workload's name, for messages.
+    pub name: &'static str,
+    /// Blocked axes: `--size`, `--blocks` and `--block-len` apply to each.
+    pub axes: &'static [Axis],
+    /// The field `--size` sets when there are no blocked axes.
+    pub size: Option<&'static str>,
+    /// The field `--iterations` sets.
+    pub iterations: Option<&'static str>,
+}
+
+impl Options {
+    /// The option that sets `field`, for messages: `rows (--size)`, `dims (--param dims)`.
+    pub fn label(&self, field: &str) -> String {
+        let mut by = Vec::new();
+        for axis in self.axes {
+            match *axis {
+                Axis::Extent(n, _) if n == field => by.push("--size"),
+                Axis::Extent(_, b) | Axis::Count(_, b) if b == field => by.push("--block-len"),
+                Axis::Count(k, _) if k == field => by.push("--blocks"),
+                _ => {}
+            }
+        }
+        if self.size == Some(field) {
+            by.push("--size");
+        }
+        if self.iterations == Some(field) {
+            by.push("--iterations");
+        }
+        match by.first() {
+            Some(option) => format!("{field} ({option})"),
+            None => format!("{field} (--param {field})"),
+        }
+    }
+
+    /// `Err` unless `value` is at least 1.
+    pub fn positive(&self, field: &str, value: usize) -> Result<(), String> {
+        if value == 0 {
+            Err(format!(
+                "{}: {} must be at least 1",
+                self.name,
+                self.label(field)
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `Err` unless both are at least 1 and `block` divides `extent`.
+    pub fn divides(
+        &self,
+        (n, extent): (&str, usize),
+        (b, block): (&str, usize),
+    ) -> Result<(), String> {
+        self.positive(n, extent)?;
+        self.positive(b, block)?;
+        if extent % block != 0 {
+            return Err(format!(
+                "{}: {} = {extent} is not a multiple of {} = {block}",
+                self.name,
+                self.label(n),
+                self.label(b)
+            ));
+        }
+        Ok(())
+    }
+
+    /// `Err` if the product of `extents` (the elements of one array) exceeds
+    /// [`MAX_ELEMENTS`].
+    pub fn elements(&self, extents: &[usize]) -> Result<(), String> {
+        let total = extents
+            .iter()
+            .fold(1u128, |acc, &e| acc.saturating_mul(e as u128));
+        if total > MAX_ELEMENTS {
+            return Err(format!(
+                "{}: {total} elements are more than the limit of 2^48",
+                self.name
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A workload's parameters, as the size specification builds them.
+pub(crate) trait KernelParams: Serialize + DeserializeOwned {
+    /// How the generic options map onto the fields.
+    const OPTIONS: Options;
+
+    /// The parameters of a named size.
+    fn named(size: Size) -> Self;
+
+    /// Every constraint the workload relies on.
+    fn validate(&self) -> Result<(), String>;
+
+    /// Bytes of the workload's data (one version of its main arrays).
+    fn data_bytes(&self) -> u64;
+}
+
+/// Implements [`KernelParams`] for the `Params` of a workload module, which has
+/// `tiny()`, `Default` (the small size), `validate()` and, unless `paper: none` (then
+/// `Paper` gives the defaults), `paper()`.
+macro_rules! kernel_params {
+    ($options:expr, paper: none, bytes: |$p:ident| $bytes:expr) => {
+        kernel_params!(@impl $options, Params::default(), |$p| $bytes);
+    };
+    ($options:expr, bytes: |$p:ident| $bytes:expr) => {
+        kernel_params!(@impl $options, Params::paper(), |$p| $bytes);
+    };
+    (@impl $options:expr, $paper:expr, |$p:ident| $bytes:expr) => {
+        impl $crate::size::KernelParams for Params {
+            const OPTIONS: $crate::size::Options = $options;
+
+            fn named(size: $crate::Size) -> Self {
+                match size {
+                    $crate::Size::Tiny => Params::tiny(),
+                    $crate::Size::Small => Params::default(),
+                    $crate::Size::Paper => $paper,
+                }
+            }
+
+            fn validate(&self) -> Result<(), String> {
+                Params::validate(self)
+            }
+
+            fn data_bytes(&self) -> u64 {
+                let $p = self;
+                $bytes
+            }
+        }
+    };
+}
+pub(crate) use kernel_params;
+
+/// Bytes of an array of `T` with these extents (saturating).
+pub(crate) fn bytes<T>(extents: &[usize]) -> u64 {
+    extents
+        .iter()
+        .fold(std::mem::size_of::<T>() as u64, |acc, &e| {
+            acc.saturating_mul(e as u64)
+        })
+}
+
+/// The parameters `spec` names for the workload of `P` under `control`: the named size,
+/// then the `--param` fields, then the generic options on the fields `--param` left;
+/// validated.
+pub(crate) fn resolve<P: KernelParams>(spec: &SizeSpec, control: Control) -> Result<P, String> {
+    let o = P::OPTIONS;
+    let name = o.name;
+    let mut object = match serde_json::to_value(P::named(spec.base)) {
+        Ok(Value::Object(m)) => m,
+        _ => unreachable!("parameters serialise to a JSON object"),
+    };
+    let mut by_param: Vec<&str> = Vec::new();
+    for (key, value) in &spec.fields {
+        set_field(&o, &mut object, key, value)?;
+        by_param.push(key);
+    }
+    let by_param = |field: &str| by_param.contains(&field);
+    // A generic option sets a field unless `--param` set it: the specific one wins.
+    let set = |object: &mut Map<String, Value>, field: &str, v: usize| {
+        if !by_param(field) {
+            object.insert(field.to_string(), Value::from(v as u64));
+        }
+    };
+    let generic = [
+        ("--size", spec.size),
+        ("--blocks", spec.blocks),
+        ("--block-len", spec.block_len),
+        ("--iterations", spec.iterations),
+    ];
+    for (option, value) in generic {
+        if value == Some(0) {
+            return Err(format!("{name}: {option} must be at least 1"));
+        }
+    }
+    if o.axes.is_empty() {
+        for (option, value) in &generic[1..3] {
+            if value.is_some() {
+                return Err(format!(
+                    "{name}: {option} means nothing for {name} (it has no blocks){}",
+                    o.size
+                        .map(|f| format!("; --size sets {f}"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        match (o.size, spec.size) {
+            (Some(field), Some(v)) => set(&mut object, field, v),
+            (None, Some(_)) => return Err(format!("{name}: --size means nothing for {name}")),
+            (_, None) => {}
+        }
+    }
+    for axis in o.axes {
+        let (extent, block) = axis_values(&object, *axis);
+        // The options as they apply to this axis: a field `--param` set stays as set
+        // (a block count set by `--param` acts as `--blocks`).
+        let (size, blocks, block_len) = match *axis {
+            Axis::Extent(n, b) => (
+                spec.size.filter(|_| !by_param(n)),
+                spec.blocks,
+                spec.block_len.filter(|_| !by_param(b)),
+            ),
+            Axis::Count(k, b) => (
+                spec.size,
+                if by_param(k) {
+                    Some(extent / block.max(1))
+                } else {
+                    spec.blocks
+                },
+                spec.block_len.filter(|_| !by_param(b)),
+            ),
+        };
+        let (n, b) = match (size, blocks, block_len) {
+            (Some(s), Some(k), Some(l)) => {
+                if s as u128 != k as u128 * l as u128 {
+                    return Err(format!(
+                        "{name}: --size {s} is not --blocks {k} × --block-len {l}"
+                    ));
+                }
+                (s, l)
+            }
+            (Some(s), Some(k), None) => (s, per_block(name, s, &format!("--size {s}"), k)?),
+            (None, Some(k), None) => (
+                extent,
+                per_block(name, extent, &extent_label(&o, *axis), k)?,
+            ),
+            (None, Some(k), Some(l)) => match k.checked_mul(l) {
+                Some(n) => (n, l),
+                None => return Err(format!("{name}: --blocks {k} × --block-len {l} overflows")),
+            },
+            (s, None, l) => (s.unwrap_or(extent), l.unwrap_or(block)),
+        };
+        match *axis {
+            Axis::Extent(nf, bf) => {
+                set(&mut object, nf, n);
+                set(&mut object, bf, b);
+            }
+            Axis::Count(kf, bf) => {
+                o.positive(bf, b)?;
+                if n % b != 0 {
+                    return Err(format!(
+                        "{name}: --size {n} is not a multiple of {} = {b}",
+                        o.label(bf)
+                    ));
+                }
+                set(&mut object, kf, n / b);
+                set(&mut object, bf, b);
+            }
+        }
+    }
+    if let Some(v) = spec.iterations {
+        match o.iterations {
+            Some(field) => set(&mut object, field, v),
+            None => {
+                return Err(format!(
+                    "{name}: --iterations means nothing for {name} (it has no iterations)"
+                ))
+            }
+        }
+    }
+    // Workloads with a control program have a `control` field.
+    if let Some(field) = object.get_mut("control") {
+        *field = serde_json::to_value(control).expect("a control program serialises");
+    }
+    let p: P = serde_json::from_value(Value::Object(object))
+        .map_err(|e| format!("{name}: bad parameters: {e}"))?;
+    p.validate()?;
+    Ok(p)
+}
+
+/// What holds an axis's extent, for messages: `rows (--size)`, or for a [`Axis::Count`]
+/// axis `blocks × block_len`.
+fn extent_label(o: &Options, axis: Axis) -> String {
+    match axis {
+        Axis::Extent(n, _) => o.label(n),
+        Axis::Count(k, b) => format!("{k} × {b}"),
+    }
+}
+
+/// `(extent, block extent)` of an axis in `object`.
+fn axis_values(object: &Map<String, Value>, axis: Axis) -> (usize, usize) {
+    let get = |f: &str| {
+        object
+            .get(f)
+            .and_then(Value::as_u64)
+            .expect("axis fields are numbers") as usize
+    };
+    match axis {
+        Axis::Extent(n, b) => (get(n), get(b)),
+        Axis::Count(k, b) => (get(k).saturating_mul(get(b)), get(b)),
+    }
+}
+
+/// The block extent of `blocks` blocks over `extent`.
+fn per_block(name: &str, extent: usize, what: &str, blocks: usize) -> Result<usize, String> {
+    if extent % blocks != 0 {
+        return Err(format!(
+            "{name}: --blocks {blocks} does not divide {what} = {extent}"
+        ));
+    }
+    Ok(extent / blocks)
+}
+
+/// Sets `key` to `value` in the parameters, keeping the field's JSON type.
+fn set_field(
+    o: &Options,
+    object: &mut Map<String, Value>,
+    key: &str,
+    value: &str,
+) -> Result<(), String> {
+    let name = o.name;
+    let fields = || {
+        object
+            .iter()
+            .filter(|(_, v)| !v.is_string())
+            .map(|(k, _)| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let new = match object.get(key) {
+        None => {
+            return Err(format!(
+                "{name}: unknown --param `{key}` (fields: {}; size=tiny|small|paper)",
+                fields()
+            ))
+        }
+        Some(Value::String(_)) => {
+            return Err(format!("{name}: --param {key}: use --{key}"));
+        }
+        Some(Value::Bool(_)) => match value {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => {
+                return Err(format!(
+                    "{name}: --param {key}={value}: expected true or false"
+                ))
+            }
+        },
+        Some(_) => match value.parse::<u64>() {
+            Ok(v) if usize::try_from(v).is_ok() => Value::from(v),
+            _ => {
+                return Err(format!(
+                    "{name}: --param {key}={value}: expected a non-negative integer"
+                ))
+            }
+        },
+    };
+    object.insert(key.to_string(), new);
+    Ok(())
+}

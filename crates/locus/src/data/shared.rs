@@ -1,0 +1,132 @@
+//! Shared data: one buffer per datum, placed by a policy and updated in place (the SHM
+//! model of DESIGN section 1, config `shm-base`).
+//!
+//! A shared datum keeps the same dependences as a versioned one (readers follow the last
+//! writer submitted before them), plus the ones renaming removes: a writer also waits for
+//! the previous writer to finish (write after write) and for every reader of the
+//! previous contents to finish (write after read). Every version of a shared datum
+//! names the same [`SharedBuffer`], a [`Region`] placed by its [`RegionPolicy`] when the
+//! datum is created; tasks never allocate.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use locus_mem::region::{Region, RegionConfig, RegionPolicy, PAGE};
+
+use crate::error::Error;
+
+/// Where shared data goes on a runtime, and how much of it is alive.
+pub(crate) struct SharedSetup {
+    /// The machine regions are placed on.
+    pub(crate) config: RegionConfig,
+    /// The policy of data created by [`Runtime::data`](crate::Runtime::data) and
+    /// [`Scope::data`](crate::Scope::data) when the configuration's data model is
+    /// shared; `None` when new data are versioned.
+    pub(crate) default_policy: Option<RegionPolicy>,
+    live: Vec<AtomicU64>,
+    peak: Vec<AtomicU64>,
+}
+
+impl SharedSetup {
+    pub(crate) fn new(config: RegionConfig, default_policy: Option<RegionPolicy>) -> Self {
+        let nodes = config.nodes;
+        SharedSetup {
+            config,
+            default_policy,
+            live: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+            peak: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// A zero-filled buffer of `bytes` placed by `policy`.
+    pub(crate) fn buffer(
+        self: &Arc<Self>,
+        name: &str,
+        bytes: usize,
+        policy: RegionPolicy,
+    ) -> Result<Arc<SharedBuffer>, Error> {
+        let region = Region::new(bytes, policy, &self.config).map_err(|e| match e {
+            locus_mem::region::RegionError::NoSuchNode { .. } => {
+                Error::Config(format!("shared datum `{name}`: {e}"))
+            }
+            locus_mem::region::RegionError::Os(os) => Error::OutOfMemory {
+                task: format!("shared datum `{name}`"),
+                bytes,
+                message: os.to_string(),
+            },
+        })?;
+        for (n, pages) in region
+            .pages_per_node(self.config.nodes)
+            .into_iter()
+            .enumerate()
+        {
+            self.add(n, pages);
+        }
+        Ok(Arc::new(SharedBuffer {
+            region,
+            setup: self.clone(),
+        }))
+    }
+
+    /// Counts `pages` more pages alive on `node`.
+    fn add(&self, node: usize, pages: u64) {
+        let bytes = pages * PAGE as u64;
+        let now = self.live[node].fetch_add(bytes, Ordering::AcqRel) + bytes;
+        self.peak[node].fetch_max(now, Ordering::AcqRel);
+    }
+
+    /// Starts a new peak at the bytes alive now.
+    pub(crate) fn reset_peaks(&self) {
+        for (live, peak) in self.live.iter().zip(&self.peak) {
+            peak.store(live.load(Ordering::Acquire), Ordering::Release);
+        }
+    }
+
+    /// Highest bytes of shared data alive per node since the last reset. Counted in whole
+    /// pages; pages placed by first touch count from the task that touched them first.
+    pub(crate) fn peaks(&self) -> Vec<u64> {
+        self.peak
+            .iter()
+            .map(|p| p.load(Ordering::Acquire))
+            .collect()
+    }
+
+    /// Bytes of shared data alive now, all nodes.
+    pub(crate) fn live_bytes(&self) -> u64 {
+        self.live.iter().map(|l| l.load(Ordering::Acquire)).sum()
+    }
+}
+
+/// The memory of one shared datum.
+pub(crate) struct SharedBuffer {
+    pub(crate) region: Region,
+    setup: Arc<SharedSetup>,
+}
+
+impl SharedBuffer {
+    /// Records that a task on `node` touched `offset..offset + len` (first-touch
+    /// placement); newly placed pages count as live on their node.
+    pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) {
+        let placed = self.region.touch(offset, len, node);
+        if placed > 0 {
+            self.setup.add(node, placed as u64);
+        }
+    }
+
+    /// The node holding most of the buffer (the first such node; node 0 when no page is
+    /// placed yet).
+    pub(crate) fn main_node(&self) -> usize {
+        let per_node = self.region.bytes_per_node(self.setup.config.nodes);
+        let max = per_node.iter().copied().max().unwrap_or(0);
+        per_node.iter().position(|&b| b == max).unwrap_or(0)
+    }
+}
+
+impl Drop for SharedBuffer {
+    fn drop(&mut self) {
+        let pages = self.region.pages_per_node(self.setup.config.nodes);
+        for (live, pages) in self.setup.live.iter().zip(pages) {
+            live.fetch_sub(pages * PAGE as u64, Ordering::AcqRel);
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! Observation of runs (STYLE rule 14): the [`Observer`] trait that engines call as
+//! tasks run, and the Chrome trace: its writer ([`ChromeTrace`]) and the observer that
+//! records a run and writes it ([`TraceRecorder`]).
+//!
+//! # Tracing a run
+//!
+//! [`RuntimeBuilder::trace`](crate::RuntimeBuilder::trace) writes a Chrome trace of
+//! every run to a file (each run replaces it); `locus run BENCH --trace FILE` does the
+//! same from the command line. To open it, go to <https://ui.perfetto.dev> and choose
+//! "Open trace file" (or drop the file on the page); `chrome://tracing` opens it too.
+//!
+//! The trace has one row per worker, named `worker W (node N)`, the rows of a node
+//! together, and one slice per task, named after the task and coloured by the node
+//! holding most of the bytes the task accessed (its *data node*; one colour per node, the
+//! same as the simulator's traces). A slice's arguments give the bytes it read and wrote
+//! in memory of its own node (`local`) and of other nodes (`remote`). The root task (the
+//! control program) is a slice too, named `root`.
+//!
+//! ```
+//! use locus::{Config, Runtime, Topology};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let path = std::env::temp_dir().join(format!("locus-doc-trace-{}.json", std::process::id()));
+//! let rt = Runtime::builder()
+//!     .topology(Topology::from_spec("2x1")?)
+//!     .config(Config::Dfa)
+//!     .trace(&path)
+//!     .build()?;
+//! let a = rt.data_from("a", &[1u64; 1024])?;
+//! let b = rt.data::<u64>("b", 1024);
+//! rt.run(|s| s.spawn("double", (a.read(), b.write()), |_, (x, y)| {
+//!     y.iter_mut().zip(x).for_each(|(o, i)| *o = 2 * i);
+//! }))?
+//! .value?;
+//! let trace = std::fs::read_to_string(&path)?;
+//! assert!(trace.contains("\"name\":\"double\""));
+//! # std::fs::remove_file(&path)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Cost
+//!
+//! With no observer, a worker pays one predictable branch per task: no clock read, no
+//! allocation, no lock. With one, it reads the clock twice per task and calls
+//! [`Observer::task`]; the [`TraceRecorder`] appends to a buffer of the calling worker
+//! (its own lock, which no other thread takes during a run, on its own cache line) and
+//! writes the file once the run is over.
+//!
+//! # Writing an observer
+//!
+//! Install one with [`RuntimeBuilder::observer`](crate::RuntimeBuilder::observer). The
+//! engine calls [`Observer::attach`] once when its workers start, then for every run
+//! [`Observer::run_started`], [`Observer::task`] once per task (on the worker that ran
+//! it, after its body and before its outputs are published, so before the run can end),
+//! and [`Observer::run_finished`]. Both engines call it: `threads` in wall-clock
+//! nanoseconds since its workers started, the simulator in simulated nanoseconds since
+//! the run began.
+
+mod chrome;
+mod recorder;
+
+pub use chrome::{node_colour, Arg, ChromeTrace};
+pub use recorder::TraceRecorder;
+
+use crate::sched::AccessInfo;
+
+/// What an engine tells an observer about itself when its workers start.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineView<'a> {
+    /// `threads` or `sim`.
+    pub engine: &'a str,
+    /// The topology's name.
+    pub topology: &'a str,
+    /// Node of each worker; one entry per worker.
+    pub worker_node: &'a [usize],
+}
+
+/// One task that ran on a worker, as an observer sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskSpan<'a> {
+    /// The task's name (`root` for the control program of a run).
+    pub name: &'a str,
+    /// The worker that ran it.
+    pub worker: usize,
+    /// That worker's node.
+    pub node: usize,
+    /// When its worker took it, in nanoseconds on the engine's clock.
+    pub start_ns: u64,
+    /// When its body ended (its outputs are published right after), same clock.
+    pub end_ns: u64,
+    /// The bytes it accessed, by locality.
+    pub bytes: TaskBytes,
+}
+
+/// The bytes a task read and wrote, in memory of its worker's node (local) and of other
+/// nodes (remote), and the node holding most of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskBytes {
+    /// Bytes read from buffers on the worker's node.
+    pub read_local: u64,
+    /// Bytes read from buffers on other nodes.
+    pub read_remote: u64,
+    /// Bytes written to buffers on the worker's node.
+    pub write_local: u64,
+    /// Bytes written to buffers on other nodes.
+    pub write_remote: u64,
+    /// The node holding most of the bytes accessed (the lowest such node on a tie; the
+    /// worker's node for a task without data).
+    pub data_node: usize,
+}
+
+impl TaskBytes {
+    /// Sums the accesses of a task run on `node` (for example `started.accesses()`).
+    /// Accesses whose buffer has no node are left out. Allocates nothing unless the
+    /// task touches more than 16 nodes.
+    pub fn of(node: usize, accesses: impl IntoIterator<Item = AccessInfo>) -> Self {
+        /// Distinct data nodes kept on the stack.
+        const INLINE: usize = 16;
+        let mut bytes = TaskBytes {
+            data_node: node,
+            ..TaskBytes::default()
+        };
+        // Bytes per data node: (node, bytes).
+        let mut inline = [(0usize, 0u64); INLINE];
+        let mut used = 0;
+        let mut spilled: Vec<(usize, u64)> = Vec::new();
+        for a in accesses {
+            let Some(n) = a.node else { continue };
+            match (a.input, n == node) {
+                (true, true) => bytes.read_local += a.bytes,
+                (true, false) => bytes.read_remote += a.bytes,
+                (false, true) => bytes.write_local += a.bytes,
+                (false, false) => bytes.write_remote += a.bytes,
+            }
+            if let Some(e) = inline[..used].iter_mut().find(|e| e.0 == n) {
+                e.1 += a.bytes;
+            } else if used < INLINE {
+                inline[used] = (n, a.bytes);
+                used += 1;
+            } else if let Some(e) = spilled.iter_mut().find(|e| e.0 == n) {
+                e.1 += a.bytes;
+            } else {
+                spilled.push((n, a.bytes));
+            }
+        }
+        // Most bytes; the lowest node on a tie.
+        if let Some(&(n, _)) = inline[..used]
+            .iter()
+            .chain(&spilled)
+            .filter(|e| e.1 > 0)
+            .max_by_key(|e| (e.1, std::cmp::Reverse(e.0)))
+        {
+            bytes.data_node = n;
+        }
+        bytes
+    }
+
+    /// All bytes read and written.
+    pub fn total(&self) -> u64 {
+        self.read_local + self.read_remote + self.write_local + self.write_remote
+    }
+}
+
+/// Sees the tasks of the runs of one runtime (Taskflow's observer; STYLE rule 14).
+///
+/// Calls for different workers may come at the same time from their threads; calls for
+/// one worker come one at a time. See the [module documentation](self) for the order.
+pub trait Observer: Send + Sync {
+    /// The engine's workers started; called once, before any run. An error (for
+    /// example: this observer already watches another runtime) fails the runtime's
+    /// `build`.
+    fn attach(&self, _engine: &EngineView<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A run starts, at `at_ns` on the engine's clock; no task of it has started yet.
+    fn run_started(&self, _at_ns: u64) {}
+
+    /// A task ran on `span.worker`; called on that worker, once per task of the run.
+    fn task(&self, span: &TaskSpan<'_>);
+
+    /// The run ended at `at_ns` on the engine's clock; every [`task`](Self::task) call
+    /// of the run happened before this one.
+    fn run_finished(&self, _at_ns: u64) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(bytes: u64, node: Option<usize>, input: bool) -> AccessInfo {
+        AccessInfo { bytes, node, input }
+    }
+
+    #[test]
+    fn task_bytes_split_by_locality_and_pick_the_heaviest_node() {
+        let accesses = [
+            access(100, Some(1), true),
+            access(30, Some(0), true),
+            access(80, Some(0), false),
+            access(5, None, true),
+        ];
+        let b = TaskBytes::of(0, accesses);
+        assert_eq!(
+            b,
+            TaskBytes {
+                read_local: 30,
+                read_remote: 100,
+                write_local: 80,
+                write_remote: 0,
+                data_node: 0,
+            }
+        );
+        assert_eq!(b.total(), 210);
+        // A tie goes to the lowest node; no data: the worker's own node.
+        let tie = [access(8, Some(3), true), access(8, Some(2), false)];
+        assert_eq!(TaskBytes::of(1, tie).data_node, 2);
+        assert_eq!(TaskBytes::of(1, []).data_node, 1);
+        // More nodes than fit on the stack.
+        let many: Vec<_> = (0..40)
+            .map(|n| access(n as u64 + 1, Some(n), true))
+            .collect();
+        let b = TaskBytes::of(0, many);
+        assert_eq!(b.data_node, 39);
+        assert_eq!(b.read_local, 1);
+        assert_eq!(b.total(), (1..=40).sum::<u64>());
+    }
+}
