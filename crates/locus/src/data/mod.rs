@@ -10,7 +10,7 @@
 //! A *shared* datum (config `shm-base`, or [`Runtime::shared`](crate::Runtime::shared))
 //! has one buffer, placed by a policy when it is created and updated in place; its
 //! writers also wait for the previous writer and for the readers of the previous
-//! contents ([`shared`]).
+//! contents (module `shared`).
 
 mod access;
 mod handle;
