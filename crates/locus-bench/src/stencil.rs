@@ -243,40 +243,46 @@ fn step_block(
     faces: &mut [&mut [f64]],
 ) {
     let b = g.b;
-    let axes: Vec<usize> = (0..3).filter(|&a| g.active(a)).collect();
     let seidel = g.sweep == Sweep::Seidel;
-    let mut nbrs = vec![(0.0, 0.0); axes.len()];
-    if g.dims == 2 && b[1] > 2 && b[2] > 2 {
-        // 2-D blocks row by row, in row-major order: the frame by the general rule, the
-        // interior of each inner row in a loop without branches or coordinate
-        // arithmetic, with the same sums in the same order as `point` (north, centre,
-        // south, then west, east), so results stay bitwise equal.
+    if g.dims == 2 && b[1] > 1 && b[2] > 1 {
+        // 2-D blocks row by row, in row-major order, without coordinate arithmetic: each
+        // row gets its north and south rows (inside the block, a halo row, or the row
+        // itself at the array's edge, where a missing neighbour is the point) and its
+        // west and east values at the ends; the sums are those of `point`, in the same
+        // order (north, centre, south, then west, east), so results stay bitwise equal.
         let row = b[2];
+        let face = |a: usize, hi: bool| halos[2 * a + usize::from(hi)].first().copied();
+        let (north_halo, south_halo) = (face(1, false), face(1, true));
+        let (west_halo, east_halo) = (face(2, false), face(2, true));
         for y in 0..b[1] {
-            if y == 0 || y + 1 == b[1] {
-                for q in y * row..(y + 1) * row {
-                    general_point(g, &axes, &mut nbrs, cur, halos, out, q);
-                }
-                continue;
-            }
-            general_point(g, &axes, &mut nbrs, cur, halos, out, y * row);
             let (done, rest) = out.split_at_mut(y * row);
-            let (north_out, dst) = (&done[(y - 1) * row..], &mut rest[..row]);
-            let north = if seidel {
-                north_out
-            } else {
-                &cur[(y - 1) * row..y * row]
-            };
+            let dst = &mut rest[..row];
             let mid = &cur[y * row..(y + 1) * row];
-            let south = &cur[(y + 1) * row..(y + 2) * row];
+            let north = match y {
+                0 => north_halo.unwrap_or(mid),
+                _ if seidel => &done[(y - 1) * row..],
+                _ => &cur[(y - 1) * row..y * row],
+            };
+            let south = match (y + 1 < b[1], south_halo) {
+                (true, _) => &cur[(y + 1) * row..(y + 2) * row],
+                (false, Some(h)) => h,
+                (false, None) => mid,
+            };
+            let west0 = west_halo.map_or(mid[0], |h| h[y]);
+            let east_last = east_halo.map_or(mid[row - 1], |h| h[y]);
+            dst[0] = (north[0] + mid[0] + south[0] + west0 + mid[1]) / 5.0;
             for x in 1..row - 1 {
                 let west = if seidel { dst[x - 1] } else { mid[x - 1] };
                 let sum = north[x] + mid[x] + south[x];
                 dst[x] = (sum + west + mid[x + 1]) / 5.0;
             }
-            general_point(g, &axes, &mut nbrs, cur, halos, out, (y + 1) * row - 1);
+            let x = row - 1;
+            let west = if seidel { dst[x - 1] } else { mid[x - 1] };
+            dst[x] = (north[x] + mid[x] + south[x] + west + east_last) / 5.0;
         }
     } else {
+        let axes: Vec<usize> = (0..3).filter(|&a| g.active(a)).collect();
+        let mut nbrs = vec![(0.0, 0.0); axes.len()];
         for q in 0..cur.len() {
             general_point(g, &axes, &mut nbrs, cur, halos, out, q);
         }

@@ -36,6 +36,13 @@ enum Command {
     Demo(cmd::demo::Args),
 }
 
+/// Task records are allocated by the worker that submits them and freed by the one that
+/// runs them; mimalloc's thread-free lists make that cheap, where the system allocator
+/// serialises both threads on one arena lock.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of stdout goes away
     // (`locus run ... --json | head -c 100`) instead of failing on a broken pipe.

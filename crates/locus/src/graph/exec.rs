@@ -345,31 +345,36 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// several nodes is one entry per run of pages on one node.
 pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
     let mut out = Vec::with_capacity(bindings.len() + 1);
+    for_each_access(bindings, |a| out.push(a));
+    out
+}
+
+/// Calls `f` with each entry of [`access_infos`], without collecting them.
+fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
     for b in bindings {
-        let mut push = |version: Option<&Arc<Version>>, input: bool| match version
+        let mut access = |version: Option<&Arc<Version>>, input: bool| match version
             .and_then(|v| v.buffer())
         {
             Some(Buffer::Shared(s)) => s.region.bytes_by_node(b.offset, b.bytes, |node, bytes| {
-                out.push(AccessInfo {
+                f(AccessInfo {
                     bytes: bytes as u64,
                     node,
                     input,
                 })
             }),
-            buffer => out.push(AccessInfo {
+            buffer => f(AccessInfo {
                 bytes: b.bytes as u64,
                 node: buffer.map(Buffer::main_node),
                 input,
             }),
         };
         if b.mode.reads() {
-            push(b.input.as_ref(), true);
+            access(b.input.as_ref(), true);
         }
         if b.mode.writes() {
-            push(b.output.as_ref(), false);
+            access(b.output.as_ref(), false);
         }
     }
-    out
 }
 
 /// Whether task bodies run (the `threads` engine, and the simulator at small sizes) or
@@ -440,7 +445,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         });
         match outcome {
             Ok(()) => {
-                for a in access_infos(&bindings) {
+                for_each_access(&bindings, |a| {
                     if let Some(n) = a.node {
                         let bytes = if a.input {
                             &counters.read_bytes[n]
@@ -449,7 +454,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         };
                         bytes.add(a.bytes);
                     }
-                }
+                });
                 counters.tasks.add(1);
                 if let Some(node) = task.preferred_node() {
                     counters.with_preference.add(1);
