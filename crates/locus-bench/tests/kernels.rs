@@ -1,5 +1,5 @@
 //! Every paper-1 kernel verifies at tiny sizes under every configuration of the threads
-//! engine, on one, two and four virtual nodes, with sequential and parallel control
+//! engine, on the host and on one, two and four virtual nodes, with sequential and parallel control
 //! programs; one runtime per (topology, configuration) serves every kernel.
 
 use locus::{Config, Runtime, Topology};
@@ -33,7 +33,7 @@ fn tiny_tasks(name: &str) -> u64 {
 
 #[test]
 fn every_kernel_verifies_under_every_config_and_control() {
-    for spec in ["1x2", "2x1", "4x1"] {
+    for spec in ["host", "1x2", "2x1", "4x1"] {
         for config in CONFIGS {
             let rt = runtime(spec, config);
             for &name in KERNELS {
