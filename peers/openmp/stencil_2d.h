@@ -1,9 +1,7 @@
 /* The shared part of jacobi_2d.c and seidel_2d.c: Locus's 2-D five-point stencil
  * (crates/locus-bench/src/stencil.rs) on one row-major `rows x cols` array of doubles.
- *
- * A point becomes `(n + c + s + w + e) / 5`, summed in that order as Locus does, and a
- * neighbour outside the array is replaced by the point itself; so the results equal
- * Locus's and the sequential references bit for bit. */
+ * The sweep itself, the initial values and the sequential reference are
+ * ../common/stencil_2d_sweep.h, shared with the tbb and starpu peers. */
 #ifndef LOCUS_PEER_STENCIL_2D_H
 #define LOCUS_PEER_STENCIL_2D_H
 
@@ -14,32 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/stencil_2d_sweep.h"
+
 struct grid {
     long rows, cols, block_rows, block_cols, iterations;
 };
 
-/* Locus's initial value of the element at row-major index `i`. */
-static inline double initial(long i) { return (double)((i * 7919) % 1000) / 1000.0; }
-
-static void fill_initial(double *a, long len) {
-    for (long i = 0; i < len; i++) a[i] = initial(i);
-}
-
-/* Updates the points of the block at block coordinates (bi, bj), row-major, reading
- * `src` and writing `dst` (the same array for Gauss-Seidel). */
+/* Updates the points of the block at block coordinates (bi, bj), row by row, reading
+ * `src` and writing `dst` (the same array for Gauss-Seidel): what surrounds the block is
+ * simply the neighbouring memory of the one array, or nothing at its edge. */
 static inline void sweep_block(const struct grid *g, const double *src, double *dst, long bi, long bj) {
-    long n_rows = g->rows, n_cols = g->cols;
-    for (long i = bi * g->block_rows; i < (bi + 1) * g->block_rows; i++) {
-        for (long j = bj * g->block_cols; j < (bj + 1) * g->block_cols; j++) {
-            long p = i * n_cols + j;
-            double c = src[p];
-            double n = i > 0 ? src[p - n_cols] : c;
-            double s = i + 1 < n_rows ? src[p + n_cols] : c;
-            double w = j > 0 ? src[p - 1] : c;
-            double e = j + 1 < n_cols ? src[p + 1] : c;
-            dst[p] = (n + c + s + w + e) / 5.0;
-        }
-    }
+    long i0 = bi * g->block_rows, j0 = bj * g->block_cols, cols = g->cols, p0 = i0 * cols + j0;
+    const double *north = i0 > 0 ? src + p0 - cols : NULL;
+    const double *south = i0 + g->block_rows < g->rows ? src + p0 + g->block_rows * cols : NULL;
+    const double *west = j0 > 0 ? src + p0 - 1 : NULL;
+    const double *east = j0 + g->block_cols < cols ? src + p0 + g->block_cols : NULL;
+    sweep_block_rows(src + p0, dst + p0, cols, g->block_rows, g->block_cols, north, south, west, east);
 }
 
 /* Reads `ROWS COLS BLOCK_ROWS BLOCK_COLS ITERATIONS` (all or none); returns 0 when the

@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     double *want = malloc(len * sizeof(double)), *next = malloc(len * sizeof(double));
     fill_initial(want, len);
     for (long t = 0; t < g.iterations; t++) {
-        sweep_whole(&g, want, next);
+        sweep_whole(g.rows, g.cols, g.block_rows, g.block_cols, want, next);
         double *tmp = want;
         want = next;
         next = tmp;

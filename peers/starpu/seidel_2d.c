@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
 
     double *want = malloc(len * sizeof(double));
     fill_initial(want, len);
-    for (long t = 0; t < g.iterations; t++) sweep_whole(&g, want, want);
+    for (long t = 0; t < g.iterations; t++) sweep_whole(g.rows, g.cols, g.block_rows, g.block_cols, want, want);
     int ok = memcmp(want, a, len * sizeof(double)) == 0;
     print_grid("seidel-2d", threads, &g, wall, ok);
     free(a), free(h), free(want);

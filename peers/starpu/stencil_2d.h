@@ -1,15 +1,14 @@
 /* The shared part of jacobi_2d.c and seidel_2d.c: Locus's 2-D five-point stencil
  * (crates/locus-bench/src/stencil.rs) on one row-major `rows x cols` array of doubles,
- * with one StarPU matrix handle per block.
- *
- * A point becomes `(n + c + s + w + e) / 5`, summed in that order as Locus does, and a
- * neighbour outside the array is replaced by the point itself (built with
- * `-ffp-contract=off`), so the results equal Locus's and the sequential references bit
- * for bit. */
+ * with one StarPU matrix handle per block. The sweep itself, the initial values and the
+ * sequential reference (`sweep_whole`) are ../common/stencil_2d_sweep.h, shared with the
+ * openmp and tbb peers. */
 #ifndef LOCUS_PEER_STARPU_STENCIL_2D_H
 #define LOCUS_PEER_STARPU_STENCIL_2D_H
 
 #include "common.h"
+
+#include "../common/stencil_2d_sweep.h"
 
 struct grid {
     long rows, cols, block_rows, block_cols, iterations;
@@ -22,52 +21,10 @@ static int parse_grid(int argc, char **argv, struct grid *g) {
            g->iterations >= 0 && g->rows % g->block_rows == 0 && g->cols % g->block_cols == 0;
 }
 
-/* Locus's initial value of the element at row-major index `i`. */
-static inline double initial(long i) { return (double)((i * 7919) % 1000) / 1000.0; }
-
-static void fill_initial(double *a, long len) {
-    for (long i = 0; i < len; i++) a[i] = initial(i);
-}
-
-/* The sequential reference: one sweep over the whole array, block by block, from `src`
- * into `dst` (the same array for Gauss-Seidel). */
-static void sweep_whole(const struct grid *g, const double *src, double *dst) {
-    for (long bi = 0; bi < g->rows / g->block_rows; bi++)
-        for (long bj = 0; bj < g->cols / g->block_cols; bj++)
-            for (long i = bi * g->block_rows; i < (bi + 1) * g->block_rows; i++)
-                for (long j = bj * g->block_cols; j < (bj + 1) * g->block_cols; j++) {
-                    long p = i * g->cols + j;
-                    double c = src[p];
-                    double n = i > 0 ? src[p - g->cols] : c;
-                    double s = i + 1 < g->rows ? src[p + g->cols] : c;
-                    double w = j > 0 ? src[p - 1] : c;
-                    double e = j + 1 < g->cols ? src[p + 1] : c;
-                    dst[p] = (n + c + s + w + e) / 5.0;
-                }
-}
-
 /* The neighbours a block has, as bits of a task's argument; the task's buffers are its
  * output block (or its block, read-write, for Gauss-Seidel), then for Jacobi its input
  * block, then the neighbours present in this order. */
 enum { NORTH = 1, SOUTH = 2, WEST = 4, EAST = 8 };
-
-/* One block of the sweep from the buffers of a task: `c` the block read, `dst` the
- * block written (`c` itself in place), `n`/`s`/`w`/`e` the neighbouring blocks or NULL
- * at the array's edge; all with leading dimension `ld`. */
-static void sweep_block(const double *c, double *dst, const double *n, const double *s, const double *w,
-                        const double *e, long br, long bc, long ld) {
-    for (long i = 0; i < br; i++) {
-        for (long j = 0; j < bc; j++) {
-            long p = i * ld + j;
-            double cv = c[p];
-            double nv = i > 0 ? c[p - ld] : n ? n[(br - 1) * ld + j] : cv;
-            double sv = i + 1 < br ? c[p + ld] : s ? s[j] : cv;
-            double wv = j > 0 ? c[p - 1] : w ? w[i * ld + bc - 1] : cv;
-            double ev = j + 1 < bc ? c[p + 1] : e ? e[i * ld] : cv;
-            dst[p] = (nv + cv + sv + wv + ev) / 5.0;
-        }
-    }
-}
 
 /* The kernel of both stencils: `in_place` says whether buffer 0 is also the block read. */
 static void stencil_task(void *buffers[], void *cl_arg, int in_place) {
@@ -81,7 +38,11 @@ static void stencil_task(void *buffers[], void *cl_arg, int in_place) {
     const double *side[4] = {NULL, NULL, NULL, NULL};
     for (int k = 0; k < 4; k++)
         if (neighbours & (1 << k)) side[k] = (const double *)STARPU_MATRIX_GET_PTR(buffers[next++]);
-    sweep_block(c, dst, side[0], side[1], side[2], side[3], br, bc, ld);
+    /* What surrounds the block, from the neighbouring blocks: the north one's last row,
+     * the south one's first, the west one's last column and the east one's first. */
+    const double *north = side[0] ? side[0] + (br - 1) * ld : NULL, *south = side[1];
+    const double *west = side[2] ? side[2] + bc - 1 : NULL, *east = side[3];
+    sweep_block_rows(c, dst, ld, br, bc, north, south, west, east);
 }
 
 /* Registers the blocks of `a` as matrix handles, row-major by block. */

@@ -50,8 +50,7 @@ int main(int argc, char **argv) {
     std::vector<double> want(len), other(len);
     peer::fill_initial(want);
     for (long t = 0; t < g.iterations; t++) {
-        for (long bi = 0; bi < nbi; bi++)
-            for (long bj = 0; bj < nbj; bj++) peer::sweep_block(g, want.data(), other.data(), bi, bj);
+        peer::sweep_whole(g, want.data(), other.data());
         want.swap(other);
     }
     bool ok = std::memcmp(want.data(), buf[g.iterations % 2].data(), len * sizeof(double)) == 0;

@@ -1,14 +1,14 @@
 // The shared part of jacobi_2d.cpp and seidel_2d.cpp: Locus's 2-D five-point stencil
 // (crates/locus-bench/src/stencil.rs) on one row-major `rows x cols` array of doubles.
 //
-// A point becomes `(n + c + s + w + e) / 5`, summed in that order as Locus does, and a
-// neighbour outside the array is replaced by the point itself (built with
-// `-ffp-contract=off`), so the results equal Locus's and the sequential references bit
-// for bit.
+// The sweep itself, the initial values and the sequential reference are
+// ../common/stencil_2d_sweep.h (C, shared with the openmp and starpu peers).
 #ifndef LOCUS_PEER_TBB_STENCIL_2D_H
 #define LOCUS_PEER_TBB_STENCIL_2D_H
 
 #include "common.h"
+
+#include "../common/stencil_2d_sweep.h"
 
 namespace peer {
 
@@ -35,27 +35,24 @@ struct grid {
     }
 };
 
-// Locus's initial value of the element at row-major index `i`.
-inline double initial(long i) { return static_cast<double>((i * 7919) % 1000) / 1000.0; }
+// Fills `a` with Locus's initial values.
+inline void fill_initial(std::vector<double> &a) { ::fill_initial(a.data(), static_cast<long>(a.size())); }
 
-inline void fill_initial(std::vector<double> &a) {
-    for (size_t i = 0; i < a.size(); i++) a[i] = initial(static_cast<long>(i));
+// Updates the points of block (bi, bj), row by row, reading `src` and writing `dst` (the
+// same array for Gauss-Seidel): what surrounds the block is simply the neighbouring
+// memory of the one array, or nothing at its edge.
+inline void sweep_block(const grid &g, const double *src, double *dst, long bi, long bj) {
+    long i0 = bi * g.block_rows, j0 = bj * g.block_cols, p0 = i0 * g.cols + j0;
+    const double *north = i0 > 0 ? src + p0 - g.cols : nullptr;
+    const double *south = i0 + g.block_rows < g.rows ? src + p0 + g.block_rows * g.cols : nullptr;
+    const double *west = j0 > 0 ? src + p0 - 1 : nullptr;
+    const double *east = j0 + g.block_cols < g.cols ? src + p0 + g.block_cols : nullptr;
+    sweep_block_rows(src + p0, dst + p0, g.cols, g.block_rows, g.block_cols, north, south, west, east);
 }
 
-// Updates the points of block (bi, bj), row-major, reading `src` and writing `dst` (the
-// same array for Gauss-Seidel).
-inline void sweep_block(const grid &g, const double *src, double *dst, long bi, long bj) {
-    for (long i = bi * g.block_rows; i < (bi + 1) * g.block_rows; i++) {
-        for (long j = bj * g.block_cols; j < (bj + 1) * g.block_cols; j++) {
-            long p = i * g.cols + j;
-            double c = src[p];
-            double n = i > 0 ? src[p - g.cols] : c;
-            double s = i + 1 < g.rows ? src[p + g.cols] : c;
-            double w = j > 0 ? src[p - 1] : c;
-            double e = j + 1 < g.cols ? src[p + 1] : c;
-            dst[p] = (n + c + s + w + e) / 5.0;
-        }
-    }
+// The sequential reference (each point straight from the definition).
+inline void sweep_whole(const grid &g, const double *src, double *dst) {
+    ::sweep_whole(g.rows, g.cols, g.block_rows, g.block_cols, src, dst);
 }
 
 }  // namespace peer

@@ -1,13 +1,13 @@
 //! `jacobi-2d` (`crates/locus-bench/src/jacobi_2d.rs`) fork-join: every iteration is one
 //! parallel loop over the blocks, each task computing its block of the next array from
-//! the previous one (two arrays, swapped every iteration); the loop's end is the barrier
-//! between iterations.
+//! the previous one row by row (two arrays, swapped every iteration); the loop's end is
+//! the barrier between iterations.
 //!
 //! Verification: bitwise equality with the sequential sweep.
 
 use rayon::prelude::*;
 
-use crate::stencil::{point, sweep_whole, Grid};
+use crate::stencil::{surroundings, sweep_row_from, sweep_whole, Grid};
 use crate::Outcome;
 
 /// Cuts `a` into its blocks: for each block (row-major by block), its rows as slices.
@@ -39,10 +39,9 @@ pub fn run(args: &[String]) -> Result<Outcome, String> {
                 .for_each(|(block, rows)| {
                     let (bi, bj) = (block / across, block % across);
                     for (r, row) in rows.into_iter().enumerate() {
-                        let i = bi * g.block_rows + r;
-                        for (c, v) in row.iter_mut().enumerate() {
-                            *v = point(&g, i, bj * g.block_cols + c, |p| src[p]);
-                        }
+                        let (n, c, s, w0, e_last) =
+                            surroundings(&g, src, bi * g.block_rows + r, bj * g.block_cols);
+                        sweep_row_from(n, c, s, w0, e_last, row);
                     }
                 });
             std::mem::swap(&mut a, &mut b);

@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use crate::stencil::{point, sweep_whole, Grid};
+use crate::stencil::{sweep_row_in_place, sweep_whole, Grid};
 use crate::Outcome;
 
 /// The array, updated in place by the tasks of a wavefront.
@@ -26,22 +26,35 @@ unsafe impl Send for Shared {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for Shared {}
 
-/// Updates block `(bi, bj)` of `a` in place, row-major.
+/// Updates block `(bi, bj)` of `a` in place, row by row: per row its north and south
+/// rows (the row itself at the array's edge) and its end values are chosen once, then
+/// [`sweep_row_in_place`] updates it.
 ///
 /// # Safety
 ///
 /// `a` points to `g.len()` initialised values that outlive the call, and while it runs
 /// no other thread accesses the block, nor writes its four neighbouring blocks.
 unsafe fn sweep_block(g: &Grid, a: Shared, bi: usize, bj: usize) {
+    let (cols, bc, j0) = (g.cols, g.block_cols, bj * g.block_cols);
+    let at = |q: usize| {
+        // SAFETY: every index below is of a point of the array (`q < g.len()`).
+        unsafe { a.0.add(q) }
+    };
     for i in bi * g.block_rows..(bi + 1) * g.block_rows {
-        for j in bj * g.block_cols..(bj + 1) * g.block_cols {
-            // SAFETY: `point` reads the point and its neighbours inside the array (`p` is
-            // below `len`), all in this block or a neighbouring one, which no other thread
-            // writes (the caller's guarantee).
-            let v = point(g, i, j, |p| unsafe { a.0.add(p).read() });
-            // SAFETY: the point is in this block, which no other thread accesses.
-            unsafe { a.0.add(i * g.cols + j).write(v) };
-        }
+        let p = i * cols + j0;
+        // The rows above and below (the row itself at the array's edge) and the points
+        // beside the row's ends (the end points themselves at the edge).
+        let north = if i > 0 { p - cols } else { p };
+        let south = if i + 1 < g.rows { p + cols } else { p };
+        let west = if j0 > 0 { p - 1 } else { p };
+        let east = if j0 + bc < cols { p + bc } else { p + bc - 1 };
+        // SAFETY: both points are in this block or a neighbouring one, which no other
+        // thread writes (the caller's guarantee).
+        let (w0, e_last) = unsafe { (at(west).read(), at(east).read()) };
+        // SAFETY: the rows at `north`, `p` and `south` hold `bc` values each, in this
+        // block or a neighbouring one: no other thread accesses this block nor writes
+        // the others (the caller's guarantee).
+        unsafe { sweep_row_in_place(at(north), at(p), at(south), w0, e_last, bc) };
     }
 }
 

@@ -4,6 +4,13 @@
 //! A point becomes `(n + c + s + w + e) / 5`, summed in that order as Locus does, and a
 //! neighbour outside the array is replaced by the point itself; so the results equal
 //! Locus's and the sequential references bit for bit.
+//!
+//! The tasks sweep a block row by row as Locus's `step_block` does: per row the north
+//! and south rows (the row itself at the array's edge) and the west value of the first
+//! point and the east value of the last are chosen once, then the first point, the
+//! points between without a branch, and the last point ([`sweep_row_from`] for Jacobi,
+//! [`sweep_row_in_place`] for Gauss-Seidel). The sequential reference, [`sweep_whole`],
+//! computes every point from the definition ([`point`]), so it checks them.
 
 /// The array, its blocks and the iterations.
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +95,96 @@ pub fn point(g: &Grid, i: usize, j: usize, get: impl Fn(usize) -> f64) -> f64 {
     let w = if j > 0 { get(p - 1) } else { c };
     let e = if j + 1 < g.cols { get(p + 1) } else { c };
     (n + c + s + w + e) / 5.0
+}
+
+/// Row `i`'s points `j0..j0 + block_cols` of `a` with what surrounds them, as
+/// [`sweep_row_from`] takes them: the rows above and below (the row itself at the array's
+/// edge), the west neighbour of the first point and the east neighbour of the last (the
+/// point itself at the edge).
+pub fn surroundings<'a>(
+    g: &Grid,
+    a: &'a [f64],
+    i: usize,
+    j0: usize,
+) -> (&'a [f64], &'a [f64], &'a [f64], f64, f64) {
+    let (cols, bc) = (g.cols, g.block_cols);
+    let p = i * cols + j0;
+    let c = &a[p..p + bc];
+    let n = if i > 0 {
+        &a[p - cols..p - cols + bc]
+    } else {
+        c
+    };
+    let s = if i + 1 < g.rows {
+        &a[p + cols..p + cols + bc]
+    } else {
+        c
+    };
+    let w0 = if j0 > 0 { a[p - 1] } else { c[0] };
+    let e_last = if j0 + bc < cols { a[p + bc] } else { c[bc - 1] };
+    (n, c, s, w0, e_last)
+}
+
+/// One row of a Jacobi sweep, from `c` into `d` (as long as `c`): `n` and `s` are the rows
+/// above and below (`c` itself at the array's edge), `w0` the west neighbour of the first
+/// point and `e_last` the east neighbour of the last.
+#[inline]
+pub fn sweep_row_from(n: &[f64], c: &[f64], s: &[f64], w0: f64, e_last: f64, d: &mut [f64]) {
+    let last = d.len() - 1;
+    let (n, c, s) = (&n[..=last], &c[..=last], &s[..=last]);
+    if last == 0 {
+        d[0] = (n[0] + c[0] + s[0] + w0 + e_last) / 5.0;
+        return;
+    }
+    d[0] = (n[0] + c[0] + s[0] + w0 + c[1]) / 5.0;
+    for x in 1..last {
+        d[x] = (n[x] + c[x] + s[x] + c[x - 1] + c[x + 1]) / 5.0;
+    }
+    d[last] = (n[last] + c[last] + s[last] + c[last - 1] + e_last) / 5.0;
+}
+
+/// One row of `len` points of a Gauss-Seidel sweep, in place at `c`: `n` is the row above
+/// as this sweep left it and `s` the row below as the previous one did (each `c` itself
+/// at the array's edge, where `n`'s and `s`'s point `x` is read before `c`'s is
+/// written), `w0` the west neighbour of the first point and `e_last` the east neighbour
+/// of the last; a point's west neighbour is the point just updated, carried in `v`.
+///
+/// # Safety
+///
+/// `n`, `c` and `s` each point to `len` (at least 1) initialised values; while the call
+/// runs no other thread accesses `c`'s, nor writes `n`'s and `s`'s.
+#[inline]
+pub unsafe fn sweep_row_in_place(
+    n: *const f64,
+    c: *mut f64,
+    s: *const f64,
+    w0: f64,
+    e_last: f64,
+    len: usize,
+) {
+    // SAFETY: `x < len`, so every read is of one of the `len` values of `n`, `c` or `s`,
+    // which no other thread writes (the caller's guarantee).
+    let at = |p: *const f64, x: usize| unsafe { p.add(x).read() };
+    let c_read = c.cast_const();
+    let last = len - 1;
+    let set = |x: usize, v: f64| {
+        // SAFETY: `x < len`, and no other thread accesses `c`'s values.
+        unsafe { c.add(x).write(v) }
+    };
+    if last == 0 {
+        set(0, (at(n, 0) + at(c_read, 0) + at(s, 0) + w0 + e_last) / 5.0);
+        return;
+    }
+    let mut v = (at(n, 0) + at(c_read, 0) + at(s, 0) + w0 + at(c_read, 1)) / 5.0;
+    set(0, v);
+    for x in 1..last {
+        v = (at(n, x) + at(c_read, x) + at(s, x) + v + at(c_read, x + 1)) / 5.0;
+        set(x, v);
+    }
+    set(
+        last,
+        (at(n, last) + at(c_read, last) + at(s, last) + v + e_last) / 5.0,
+    );
 }
 
 /// The sequential reference: one sweep of the whole array, block by block, row-major
