@@ -11,28 +11,13 @@
 #include <stdint.h>
 
 #include "common.h"
-
-/* Locus's keys for seed 1: SplitMix64's finaliser of `i ^ rotl(seed, 32)`. */
-static uint64_t initial(uint64_t i) {
-    uint64_t z = (i ^ (1ull << 32)) + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static int ascending(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int descending(const void *a, const void *b) { return ascending(b, a); }
+#include "../common/bitonic_blocks.h"
 
 /* Buffer: the block (RW); argument: the direction. */
 static void sort_cpu(void *buffers[], void *cl_arg) {
     int desc;
     starpu_codelet_unpack_args(cl_arg, &desc);
-    qsort((void *)STARPU_VECTOR_GET_PTR(buffers[0]), STARPU_VECTOR_GET_NX(buffers[0]), sizeof(uint64_t),
-          desc ? descending : ascending);
+    sort_block((uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]), STARPU_VECTOR_GET_NX(buffers[0]), desc);
 }
 
 /* Buffers: the lower and the upper block (RW); argument: the direction. */
@@ -41,25 +26,7 @@ static void pair_cpu(void *buffers[], void *cl_arg) {
     starpu_codelet_unpack_args(cl_arg, &desc);
     uint64_t *lo = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[0]), *hi = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[1]);
     long len = STARPU_VECTOR_GET_NX(buffers[0]);
-    for (long i = 0; i < len; i++) {
-        uint64_t a = lo[i], b = hi[i];
-        uint64_t small = a <= b ? a : b, large = a <= b ? b : a;
-        lo[i] = desc ? large : small;
-        hi[i] = desc ? small : large;
-    }
-}
-
-/* The half-cleaners of distances len/2 down to 1 on a bitonic block. */
-static void merge_block(uint64_t *keys, long len, int desc) {
-    for (long d = len / 2; d > 0; d /= 2) {
-        for (long i = 0; i < len; i++) {
-            if ((i & d) == 0 && (keys[i] > keys[i | d]) != desc) {
-                uint64_t t = keys[i];
-                keys[i] = keys[i | d];
-                keys[i | d] = t;
-            }
-        }
-    }
+    pair_blocks(lo, hi, len, desc);
 }
 
 /* Buffer: the block (RW); argument: the direction. */
@@ -74,14 +41,6 @@ static struct starpu_codelet pair_cl = {
     .cpu_funcs = {pair_cpu}, .nbuffers = 2, .modes = {STARPU_RW, STARPU_RW}, .name = "pair"};
 static struct starpu_codelet merge_cl = {
     .cpu_funcs = {merge_cpu}, .nbuffers = 1, .modes = {STARPU_RW}, .name = "merge"};
-
-static int is_power_of_two(long x) { return x > 0 && (x & (x - 1)) == 0; }
-
-static int log2_of(long x) {
-    int n = 0;
-    while ((1L << n) < x) n++;
-    return n;
-}
 
 int main(int argc, char **argv) {
     long len = 1L << 18, block_len = 1L << 12;

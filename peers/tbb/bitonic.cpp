@@ -11,46 +11,16 @@
 #include <cstdint>
 
 #include "common.h"
+#include "../common/bitonic_blocks.h"
 
 namespace {
 
-// Locus's keys for seed 1: SplitMix64's finaliser of `i ^ rotl(seed, 32)`.
-uint64_t initial(uint64_t i) {
-    uint64_t z = (i ^ (1ull << 32)) + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-void sort_block(uint64_t *keys, long len, bool desc) {
+// Step 0 with the standard library's sort.
+void sort_block_std(uint64_t *keys, long len, bool desc) {
     if (desc)
         std::sort(keys, keys + len, [](uint64_t a, uint64_t b) { return a > b; });
     else
         std::sort(keys, keys + len);
-}
-
-void pair_blocks(uint64_t *lo, uint64_t *hi, long len, bool desc) {
-    for (long i = 0; i < len; i++) {
-        uint64_t a = lo[i], b = hi[i];
-        uint64_t small = a <= b ? a : b, large = a <= b ? b : a;
-        lo[i] = desc ? large : small;
-        hi[i] = desc ? small : large;
-    }
-}
-
-// The half-cleaners of distances len/2 down to 1 on a bitonic block.
-void merge_block(uint64_t *keys, long len, bool desc) {
-    for (long d = len / 2; d > 0; d /= 2)
-        for (long i = 0; i < len; i++)
-            if ((i & d) == 0 && (keys[i] > keys[i | d]) != desc) std::swap(keys[i], keys[i | d]);
-}
-
-bool is_power_of_two(long x) { return x > 0 && (x & (x - 1)) == 0; }
-
-int log2_of(long x) {
-    int n = 0;
-    while ((1L << n) < x) n++;
-    return n;
 }
 
 }  // namespace
@@ -79,7 +49,7 @@ int main(int argc, char **argv) {
     std::vector<long> last(nb, peer::dag::none);
     for (long b = 0; b < nb; b++) {
         bool down = desc(bits, b);
-        last[b] = dag.add([data, b, block_len, down] { sort_block(data + b * block_len, block_len, down); }, {});
+        last[b] = dag.add([data, b, block_len, down] { sort_block_std(data + b * block_len, block_len, down); }, {});
     }
     for (int k = bits + 1; k <= m + bits; k++) {
         for (int j = k - 1; j >= bits; j--) {

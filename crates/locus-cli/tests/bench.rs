@@ -4,12 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn locus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locus"))
-        .args(args)
-        .output()
-        .expect("the locus binary runs")
-}
+mod common;
+use common::locus;
 
 /// A fresh directory under the target's temporary directory.
 fn scratch(name: &str) -> PathBuf {

@@ -1,22 +1,7 @@
 //! The `locus` binary, run as a user would.
 
-use std::process::{Command, Output, Stdio};
-
-fn locus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locus"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the locus binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
+mod common;
+use common::{locus, stderr, stdout};
 
 /// A bad argument: exit status 2, exactly one line on stderr, nothing on stdout.
 fn assert_usage_error(args: &[&str], needle: &str) {
@@ -253,18 +238,15 @@ fn demo_shows_host_and_opteron_64() {
 
 #[test]
 fn shm_base_runs_the_shared_versions() {
-    let out = Command::new(env!("CARGO_BIN_EXE_locus"))
-        .args([
-            "run",
-            "jacobi-2d",
-            "--topology",
-            "2x1",
-            "--config",
-            "shm-base",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = locus(&[
+        "run",
+        "jacobi-2d",
+        "--topology",
+        "2x1",
+        "--config",
+        "shm-base",
+        "--json",
+    ]);
     assert!(
         out.status.success(),
         "{}",

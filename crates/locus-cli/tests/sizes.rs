@@ -3,19 +3,8 @@
 //! verifies at sizes of its own, the report shows the parameters used, and a size the
 //! kernel cannot run is one line on stderr with exit status 2.
 
-use std::process::{Command, Output, Stdio};
-
-fn locus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locus"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the locus binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
+mod common;
+use common::{locus, stderr};
 
 /// Runs `locus <command> <bench> --topology 2x1 --json <size...>` and returns the report.
 fn report(command: &str, bench: &str, size: &[&str]) -> serde_json::Value {

@@ -1,19 +1,9 @@
 //! `locus run --trace FILE` and `locus sim --trace FILE`, run as a user would.
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 
-fn locus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locus"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the locus binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
+mod common;
+use common::{locus, stderr};
 
 fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!(

@@ -62,8 +62,13 @@ impl SharedSetup {
         {
             self.add(n, pages);
         }
+        // Only first touch moves pages after creation: other placements fix the node
+        // that data affinity resolves to once, here, instead of on every activation.
+        let placed_main =
+            (policy != RegionPolicy::FirstTouch).then(|| main_node_of(&region, self.config.nodes));
         Ok(Arc::new(SharedBuffer {
             region,
+            placed_main,
             setup: self.clone(),
         }))
     }
@@ -100,6 +105,8 @@ impl SharedSetup {
 /// The memory of one shared datum.
 pub(crate) struct SharedBuffer {
     pub(crate) region: Region,
+    /// The node holding most of the buffer, when its placement cannot change.
+    placed_main: Option<usize>,
     setup: Arc<SharedSetup>,
 }
 
@@ -116,10 +123,17 @@ impl SharedBuffer {
     /// The node holding most of the buffer (the first such node; node 0 when no page is
     /// placed yet).
     pub(crate) fn main_node(&self) -> usize {
-        let per_node = self.region.bytes_per_node(self.setup.config.nodes);
-        let max = per_node.iter().copied().max().unwrap_or(0);
-        per_node.iter().position(|&b| b == max).unwrap_or(0)
+        self.placed_main
+            .unwrap_or_else(|| main_node_of(&self.region, self.setup.config.nodes))
     }
+}
+
+/// The node holding most of `region` (the first such node; node 0 when no page is
+/// placed yet).
+fn main_node_of(region: &Region, nodes: usize) -> usize {
+    let per_node = region.pages_per_node(nodes);
+    let max = per_node.iter().copied().max().unwrap_or(0);
+    per_node.iter().position(|&p| p == max).unwrap_or(0)
 }
 
 impl Drop for SharedBuffer {
