@@ -177,6 +177,11 @@ impl Task {
 }
 
 /// The steps of the network: every step touches every block once.
+/// Tasks the sort submits, creators excluded.
+pub(crate) fn tasks(p: &Params) -> u64 {
+    steps(p).iter().map(|step| step.len() as u64).sum()
+}
+
 fn steps(p: &Params) -> Vec<Vec<Task>> {
     let nb = p.blocks();
     let (m, b) = (

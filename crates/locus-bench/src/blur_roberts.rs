@@ -115,6 +115,13 @@ impl Params {
     }
 
     /// Blocks down and across.
+    /// Tasks the kernel submits, creators excluded: a blur and a Roberts task per
+    /// block.
+    pub(crate) fn tasks(&self) -> u64 {
+        let (nby, nbx) = self.nb();
+        (2 * nby * nbx) as u64
+    }
+
     fn nb(&self) -> (usize, usize) {
         (self.rows / self.block_rows, self.cols / self.block_cols)
     }

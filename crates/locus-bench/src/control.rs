@@ -86,7 +86,10 @@ pub(crate) fn split(n: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
-/// Spawns a creator task declaring `tokens`; `submit` runs in its nested scope.
+/// Spawns a creator: a control task declaring `tokens`, whose body runs `submit` in
+/// its nested scope. A control task sees no buffer, so creators run even when an engine
+/// skips task bodies (a simulation at paper sizes), and the kernel's tasks are all
+/// submitted whatever the engine.
 ///
 /// A refused declaration inside `submit` has already failed the run, which reports it;
 /// the creator has nothing to add.
@@ -95,7 +98,7 @@ where
     L: locus::AccessList,
     F: FnOnce(&Scope) -> Result<(), locus::Error> + Send + 'static,
 {
-    s.spawn("creator", tokens, move |ctx, _| {
+    s.spawn_control("creator", tokens, move |ctx| {
         let _ = submit(ctx.scope());
     })
 }

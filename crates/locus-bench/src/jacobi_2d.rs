@@ -105,7 +105,7 @@ impl Params {
     }
 
     /// The stencil problem of these parameters.
-    fn grid(&self) -> Grid {
+    pub(crate) fn grid(&self) -> Grid {
         Grid {
             name: "jacobi-2d",
             sweep: Sweep::Jacobi,

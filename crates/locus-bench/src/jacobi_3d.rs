@@ -116,7 +116,7 @@ impl Params {
     }
 
     /// The stencil problem of these parameters.
-    fn grid(&self) -> Grid {
+    pub(crate) fn grid(&self) -> Grid {
         Grid {
             name: "jacobi-3d",
             sweep: Sweep::Jacobi,

@@ -131,6 +131,12 @@ impl Params {
         self.points / self.block_points
     }
 
+    /// Tasks the kernel submits, creators excluded: one per block and one reduction
+    /// per iteration.
+    pub(crate) fn tasks(&self) -> u64 {
+        ((self.blocks() + 1) * self.iterations) as u64
+    }
+
     /// Length of a block's partial sums: `clusters × dims` sums, then `clusters` counts.
     fn partial_len(&self) -> usize {
         self.clusters * (self.dims + 1)

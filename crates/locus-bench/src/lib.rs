@@ -274,6 +274,24 @@ impl Workload {
         }
     }
 
+    /// Tasks the workload's program describes, control tasks (creators) excluded: what
+    /// every run of it must run, whatever the engine and the control program.
+    pub fn kernel_tasks(&self) -> u64 {
+        match self {
+            Workload::RandomDag(p) => p.tasks as u64,
+            Workload::Overhead(p) => overhead::tasks(p),
+            Workload::Jacobi1d(p, control) => stencil::jacobi_1d(p, *control).tasks(),
+            Workload::Jacobi2d(p) => p.grid().tasks(),
+            Workload::Jacobi3d(p) => p.grid().tasks(),
+            Workload::Seidel1d(p) => p.grid().tasks(),
+            Workload::Seidel2d(p) => p.grid().tasks(),
+            Workload::Seidel3d(p) => p.grid().tasks(),
+            Workload::Kmeans(p) => p.tasks(),
+            Workload::BlurRoberts(p) => p.tasks(),
+            Workload::Bitonic(p) => bitonic::tasks(p),
+        }
+    }
+
     /// Runs the workload on `rt` and verifies it.
     ///
     /// `jacobi-1d` runs [`jacobi_1d::run`] under sequential control and, under parallel
@@ -315,6 +333,16 @@ impl Workload {
             Workload::BlurRoberts(p) => blur_roberts::run(rt, p)?,
             Workload::Bitonic(p) => bitonic::run(rt, p)?,
         };
+        // A run that did less (or more) than its program describes is not a result.
+        let expected = self.kernel_tasks();
+        let ran = report.tasks - report.control_tasks;
+        if ran != expected {
+            return Err(Error::TaskCount {
+                bench: self.name(),
+                expected,
+                ran,
+            });
+        }
         Ok(KernelOutcome {
             verified,
             checked: !rt.skips_bodies(),
@@ -374,6 +402,15 @@ pub enum Error {
     /// The parameters are not ones the workload can run; the message names the option
     /// or field (see [`size`]).
     Params(String),
+    /// The run ran a different number of tasks than the program describes.
+    TaskCount {
+        /// The workload.
+        bench: &'static str,
+        /// Tasks the program describes ([`Workload::kernel_tasks`]).
+        expected: u64,
+        /// Tasks the run ran, control tasks excluded.
+        ran: u64,
+    },
 }
 
 impl std::fmt::Display for Error {
@@ -382,6 +419,14 @@ impl std::fmt::Display for Error {
             Error::Setup(e) => write!(f, "{e}"),
             Error::Run(e) => write!(f, "{e}"),
             Error::Params(message) => f.write_str(message),
+            Error::TaskCount {
+                bench,
+                expected,
+                ran,
+            } => write!(
+                f,
+                "{bench}: the run ran {ran} tasks where the program describes {expected}"
+            ),
             Error::UnknownBench(name) => {
                 write!(
                     f,

@@ -119,6 +119,13 @@ pub struct Outcome {
 }
 
 /// Builds, runs and verifies the overhead graph.
+/// Tasks the graph holds: every step of every chain, and per round a source, its fan
+/// and a join.
+pub(crate) fn tasks(p: &Params) -> u64 {
+    (p.chains * p.length + p.rounds * (p.fan + 2)) as u64
+}
+
+/// Builds, runs and verifies the graph.
 pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
     let chains: Vec<_> = (0..p.chains)
         .map(|c| rt.data::<u64>(format!("chain{c}"), 1))

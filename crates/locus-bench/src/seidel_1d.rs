@@ -94,7 +94,7 @@ impl Params {
     }
 
     /// The stencil problem of these parameters.
-    fn grid(&self) -> Grid {
+    pub(crate) fn grid(&self) -> Grid {
         Grid {
             name: "seidel-1d",
             sweep: Sweep::Seidel,

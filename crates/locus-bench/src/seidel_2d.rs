@@ -108,7 +108,7 @@ impl Params {
     }
 
     /// The stencil problem of these parameters.
-    fn grid(&self) -> Grid {
+    pub(crate) fn grid(&self) -> Grid {
         Grid {
             name: "seidel-2d",
             sweep: Sweep::Seidel,

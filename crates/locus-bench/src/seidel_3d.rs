@@ -119,7 +119,7 @@ impl Params {
     }
 
     /// The stencil problem of these parameters.
-    fn grid(&self) -> Grid {
+    pub(crate) fn grid(&self) -> Grid {
         Grid {
             name: "seidel-3d",
             sweep: Sweep::Seidel,

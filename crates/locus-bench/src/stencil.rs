@@ -91,6 +91,11 @@ impl Grid {
         self.nb().iter().product()
     }
 
+    /// Tasks the sweep submits, creators excluded: one per block per iteration.
+    pub(crate) fn tasks(&self) -> u64 {
+        (self.blocks() * self.iterations) as u64
+    }
+
     fn block_len(&self) -> usize {
         self.b.iter().product()
     }

@@ -105,6 +105,11 @@ pub enum RegionError {
     },
     /// The OS refused the mapping or the placement.
     Os(PlacementError),
+    /// The size cannot be mapped, or its table of page nodes cannot be allocated.
+    TooLarge {
+        /// The size asked for, in bytes.
+        len: usize,
+    },
 }
 
 impl std::fmt::Display for RegionError {
@@ -114,6 +119,9 @@ impl std::fmt::Display for RegionError {
                 write!(f, "node {node} does not exist (the machine has {nodes})")
             }
             RegionError::Os(e) => write!(f, "{e}"),
+            RegionError::TooLarge { len } => {
+                write!(f, "{len} bytes cannot be mapped on this machine")
+            }
         }
     }
 }
@@ -143,7 +151,17 @@ impl Region {
             }
         }
         let page_count = len.div_ceil(PAGE);
-        let mapped = page_count * PAGE;
+        let too_large = || RegionError::TooLarge { len };
+        // A mapping's size must fit in `isize` (and so its last page's address).
+        let mapped = page_count
+            .checked_mul(PAGE)
+            .filter(|&m| m <= isize::MAX as usize)
+            .ok_or_else(too_large)?;
+        let mut pages = Vec::new();
+        pages
+            .try_reserve_exact(page_count)
+            .map_err(|_| too_large())?;
+        pages.extend((0..page_count).map(|_| AtomicU16::new(UNTOUCHED)));
         let (ptr, mapped) = if config.accounting_only || mapped == 0 {
             (NonNull::dangling(), 0)
         } else {
@@ -154,7 +172,7 @@ impl Region {
             len,
             mapped,
             policy,
-            pages: (0..page_count).map(|_| AtomicU16::new(UNTOUCHED)).collect(),
+            pages: pages.into_boxed_slice(),
         };
         let first_page = if mapped == 0 {
             NEXT_VIRTUAL_PAGE.fetch_add(page_count as u64, Ordering::Relaxed)

@@ -27,8 +27,8 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use locus::engine::{
-    describe_ready, finish, start, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup,
-    Executor, Started, TaskRef,
+    finish, start, Activated, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup, Executor,
+    Started, TaskRef,
 };
 use locus::observe::{node_colour, Arg, ChromeTrace, EngineView, Observer, TaskBytes, TaskSpan};
 use locus::sched::{KeepReason, LoadView, Placement, ReadyPolicy, ReadyTask, StealPlan};
@@ -168,7 +168,11 @@ impl SimEngine {
     }
 }
 
-impl Engine for SimEngine {
+// SAFETY: `run` steps the simulation until no event is left. Every activated task is
+// queued as an arrival event and run by a simulated worker, inline on this thread, with
+// `start` and then `finish`; a task not ready yet waits for one of those. So when the
+// event queue is empty every task of the run has finished (the runtime checks it too).
+unsafe impl Engine for SimEngine {
     fn name(&self) -> &'static str {
         "sim"
     }
@@ -401,7 +405,7 @@ impl Executor for SimWorker {
         &self.machine.shared.pools
     }
 
-    fn activate(&self, task: TaskRef) {
+    fn activate(&self, task: Activated) {
         self.machine.activate(self.index, task);
     }
 
@@ -409,7 +413,7 @@ impl Executor for SimWorker {
         self.machine.help_while(self.index, blocked);
     }
 
-    fn submitted(&self, task: &TaskRef) {
+    fn submitted(&self, task: &locus::engine::Task) {
         self.machine.submitted(self.index, task);
     }
 }
@@ -943,20 +947,21 @@ impl Machine {
     /// or a `finish` publishing its input): the placement policy decides where it goes,
     /// as in the `threads` engine's `activate`, and it arrives there once `w` has paid
     /// for it.
-    fn activate(&self, w: usize, task: TaskRef) {
+    fn activate(&self, w: usize, task: Activated) {
         let shared = &*self.shared;
         let costs = &shared.costs;
         let node = shared.worker_node[w];
         let policy = &shared.ready_policy;
-        // SAFETY: this worker activated the task and has not queued it yet.
-        let ready = unsafe { describe_ready(&task, true) };
+        let ready = task.describe(true);
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("activation from inline code");
         debug_assert_eq!(frame.worker, w);
         frame.cursor += costs.activate_ns;
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
-        let created = st.created_at.remove(&(Arc::as_ptr(&task) as usize));
+        let created = st
+            .created_at
+            .remove(&(&*task as *const locus::engine::Task as usize));
         let bytes: u64 = ready.accesses.iter().map(|a| a.bytes).sum();
         st.summary.declared_bytes += bytes;
         let id = st.next_id;
@@ -970,8 +975,8 @@ impl Machine {
             allocs: ready.accesses.iter().filter(|a| a.node.is_none()).count() as u64,
         };
         let hinted = ready.affinity.is_some();
-        let dest = if !hinted && !policy.needs_accesses() {
-            Dest::Deque(w)
+        let (dest, task) = if !hinted && !policy.needs_accesses() {
+            (Dest::Deque(w), task.into_task())
         } else {
             let accesses = if policy.needs_accesses() {
                 &ready.accesses[..]
@@ -989,7 +994,8 @@ impl Machine {
                 &Loads(&st.workers),
             );
             task.set_preferred_node(placement.preferred_node(&shared.worker_node, node));
-            match placement {
+            let task = task.into_task();
+            let dest = match placement {
                 Placement::Local(reason) => {
                     if reason == KeepReason::BelowThreshold {
                         task.record(w, EngineEvent::PushKeptLocal);
@@ -1019,7 +1025,8 @@ impl Machine {
                         Dest::NodePrivate(n)
                     }
                 }
-            }
+            };
+            (dest, task)
         };
         // A task made ready by a producer that finished before the task was created
         // (in simulated time) arrives when it is created.
@@ -1031,7 +1038,7 @@ impl Machine {
 
     /// A body (or the control program) on worker `w` submitted `task`: the creation
     /// costs `w` time, and the task cannot be ready before it.
-    fn submitted(&self, w: usize, task: &TaskRef) {
+    fn submitted(&self, w: usize, task: &locus::engine::Task) {
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("submission from inline code");
         debug_assert_eq!(frame.worker, w);
@@ -1039,7 +1046,7 @@ impl Machine {
         self.state
             .borrow_mut()
             .created_at
-            .insert(Arc::as_ptr(task) as usize, frame.cursor);
+            .insert(task as *const locus::engine::Task as usize, frame.cursor);
     }
 
     /// Sends a task to worker `to`'s mailbox, or keeps it when the mailbox is full

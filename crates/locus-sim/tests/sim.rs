@@ -343,3 +343,42 @@ fn every_kernel_verifies_in_the_simulator() {
         }
     }
 }
+
+/// With skipped bodies a parallel control program still runs its creators (control
+/// tasks), so it submits every task of the kernel, as the sequential one does, and its
+/// simulated time stays close to the sequential control's.
+#[test]
+fn parallel_control_simulates_every_task_when_bodies_are_skipped() {
+    use locus_bench::{Control, Size, SizeSpec, Workload, KERNELS};
+    for &name in KERNELS {
+        let mut times = Vec::new();
+        for control in Control::ALL {
+            let rt = runtime(
+                "opteron-64",
+                Config::DsaOpt,
+                Sim::new().bodies(Bodies::Skip),
+            );
+            let workload = Workload::new(name, &SizeSpec::from(Size::Small), control).unwrap();
+            // `run` fails when the run ran another number of tasks than the program
+            // describes.
+            let out = workload
+                .run(&rt)
+                .unwrap_or_else(|e| panic!("{name} ({control}): {e}"));
+            assert!(!out.checked, "{name}: bodies were skipped");
+            let r = &out.report;
+            assert_eq!(r.tasks - r.control_tasks, workload.kernel_tasks(), "{name}");
+            match control {
+                Control::Sequential => assert_eq!(r.control_tasks, 0, "{name}"),
+                Control::Parallel => assert!(r.control_tasks > 0, "{name}"),
+            }
+            times.push(r.wall_s);
+        }
+        let ratio = times[1] / times[0];
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "{name}: parallel control {:.6} s against sequential {:.6} s",
+            times[1],
+            times[0]
+        );
+    }
+}

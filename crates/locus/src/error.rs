@@ -55,6 +55,17 @@ pub enum Error {
         /// The allocator's explanation.
         message: String,
     },
+    /// A datum's size in bytes (elements times element size) overflows the address
+    /// space.
+    #[error("datum `{data}`: {len} elements of {elem_size} bytes overflow the address space")]
+    Size {
+        /// The datum's name.
+        data: String,
+        /// The number of elements asked for.
+        len: usize,
+        /// The size of one element in bytes.
+        elem_size: usize,
+    },
     /// The run has already failed; the task was not submitted.
     #[error("the run has failed; task `{task}` was not submitted")]
     RunFailed {

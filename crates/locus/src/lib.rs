@@ -58,10 +58,13 @@
 //! # Layout
 //!
 //! - [`data`]: handles, versions, access declarations and views.
-//! - [`graph`]: scopes, submission, dependences, execution of a task.
+//! - `graph` (private): scopes, submission, dependences, execution of a task; its
+//!   user-facing types ([`Scope`], [`TaskBuilder`], [`TaskCtx`], [`Affinity`]) are
+//!   re-exported here.
 //! - [`sched`]: pure scheduling policies (victim order, placement of ready tasks).
-//! - [`engine`]: the seam between the runtime and its engines; the default `threads`
-//!   engine (pinned workers, deques, mailboxes, sleep: see its README).
+//! - [`engine`]: the engine contract, the seam between the runtime and the engines
+//!   that run it (the default `threads` engine: pinned workers, deques, mailboxes,
+//!   sleep; the simulator of crate `locus-sim`). Programs never need it.
 //! - [`metrics`]: per-worker counters and the [`Report`].
 //! - [`observe`]: the [`Observer`](observe::Observer) trait engines call as tasks run,
 //!   and the Chrome trace ([`RuntimeBuilder::trace`]; open the file in the Perfetto UI,
@@ -71,7 +74,7 @@ mod config;
 pub mod data;
 pub mod engine;
 mod error;
-pub mod graph;
+mod graph;
 pub mod metrics;
 pub mod observe;
 mod runtime;

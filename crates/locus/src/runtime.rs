@@ -594,8 +594,14 @@ impl Runtime {
         Ok(Data::from_inner(Arc::new(inner)))
     }
 
-    /// A copy of the datum's current contents. Call it outside runs: during a run of
-    /// another thread the current version may not be produced yet, which is an error.
+    /// A copy of the datum's current contents.
+    ///
+    /// Called while another thread runs a program on this runtime, `fetch` waits for
+    /// that run to end (runs are serialised, and a run may write the datum in place or
+    /// not have produced its current version yet), so it never sees a partial write.
+    /// Called from inside a task of a run it is an error: the run could not end
+    /// before it returns. A datum whose size cannot be held in memory
+    /// is an error ([`Error::OutOfMemory`]), never an abort.
     pub fn fetch<T: Element>(&self, data: &Data<T>) -> Result<Vec<T>, Error> {
         let inner = &data.inner;
         if inner.runtime != self.id {
@@ -604,6 +610,24 @@ impl Runtime {
                 data: inner.name.clone(),
             });
         }
+        if current_executor(|_| ()).is_some() {
+            return Err(Error::Declaration {
+                task: "fetch".into(),
+                message: format!(
+                    "`{}` cannot be fetched from inside a task: the run cannot end before \
+                     fetch returns; declare a read of it instead",
+                    inner.name
+                ),
+            });
+        }
+        if let Some(reason) = &inner.unavailable {
+            return Err(Error::Declaration {
+                task: "fetch".into(),
+                message: format!("`{}` has no memory: {reason}", inner.name),
+            });
+        }
+        // Waits for a run in progress on another thread (the doc above).
+        let _no_run = lock_mutex(&self.run_lock);
         let version = inner.current();
         if !version.is_produced() {
             return Err(Error::Declaration {
@@ -611,7 +635,14 @@ impl Runtime {
                 message: format!("`{}` is being written by a run in progress", inner.name),
             });
         }
-        let mut out = vec![T::zeroed(); inner.len];
+        let mut out = Vec::new();
+        out.try_reserve_exact(inner.len)
+            .map_err(|e| Error::OutOfMemory {
+                task: format!("fetch({})", inner.name),
+                bytes: inner.bytes(),
+                message: e.to_string(),
+            })?;
+        out.resize(inner.len, T::zeroed());
         if let Some(buffer) = version.buffer() {
             if buffer.is_accounted_only() {
                 return Err(Error::Config(format!(
@@ -681,22 +712,31 @@ impl Runtime {
                 bindings: Vec::new(),
                 body,
                 hints: Default::default(),
+                control: true,
+                root: true,
             },
             0,
         );
-        run.task_submitted(false);
+        run.task_submitted(None);
         let ready = task.satisfy_one();
         debug_assert!(ready);
         let wall_s = self.engine.run(task);
-        debug_assert_eq!(
-            run.outstanding(),
-            0,
-            "the engine returned with tasks unfinished"
-        );
+        let unfinished = run.outstanding();
+        if unfinished != 0 {
+            // The root's body borrows this stack frame: going on could let it run
+            // against a dead frame (the `Engine` safety contract).
+            eprintln!(
+                "locus: engine `{}` broke its contract: `run` returned with {unfinished} \
+                 task(s) of the run unfinished; aborting",
+                self.engine.name()
+            );
+            std::process::abort();
+        }
 
         let mut report = self.report_skeleton();
         report.wall_s = wall_s;
         report.tasks = run.submitted();
+        report.control_tasks = run.control_submitted();
         report.add_counters(&run.counters, self.engine.worker_node(), nodes);
         let stats = self.pools().stats();
         let shared_peaks = self.shared.peaks();
@@ -789,6 +829,7 @@ impl Runtime {
             settings,
             wall_s: 0.0,
             tasks: 0,
+            control_tasks: 0,
             locality: Default::default(),
             traffic: Vec::new(),
             steals: Default::default(),

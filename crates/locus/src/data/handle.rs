@@ -34,6 +34,9 @@ pub(crate) struct DataInner {
     pub(crate) len: usize,
     /// Size of one element in bytes.
     pub(crate) elem_size: usize,
+    /// `len * elem_size`, checked at creation (saturated for a datum too large to
+    /// exist, which is `unavailable`).
+    bytes: usize,
     /// The version the next submitted task binds to.
     pub(crate) current: Mutex<Arc<Version>>,
     /// The buffer every version names, for shared data (updated in place).
@@ -54,7 +57,7 @@ impl DataInner {
         versions: &Arc<VersionCounts>,
         shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
     ) -> Result<Self, Error> {
-        let bytes = len * elem_size;
+        let bytes = checked_bytes(&name, len, elem_size)?;
         let buffer = match shared {
             Some((setup, policy)) => Some(setup.buffer(&name, bytes, policy)?),
             None => None,
@@ -66,6 +69,7 @@ impl DataInner {
             name,
             len,
             elem_size,
+            bytes,
             current: Mutex::new(initial),
             shared: buffer,
             unavailable: None,
@@ -85,18 +89,24 @@ impl DataInner {
     ) -> Self {
         match Self::create(runtime, name.clone(), len, elem_size, versions, shared) {
             Ok(inner) => inner,
-            Err(error) => {
-                let mut inner = Self::create(runtime, name, len, elem_size, versions, None)
-                    .expect("versioned data needs no memory at creation");
-                inner.unavailable = Some(error.to_string());
-                inner
-            }
+            Err(error) => DataInner {
+                id: NEXT_DATA_ID.fetch_add(1, Ordering::Relaxed),
+                runtime,
+                name,
+                len,
+                elem_size,
+                bytes: len.saturating_mul(elem_size),
+                // Never given a buffer: every task declaring the datum is refused.
+                current: Mutex::new(Version::initial(0, versions, None)),
+                shared: None,
+                unavailable: Some(error.to_string()),
+            },
         }
     }
 
     /// Size of the whole array in bytes.
     pub(crate) fn bytes(&self) -> usize {
-        self.len * self.elem_size
+        self.bytes
     }
 
     /// The version the next task binds to.
@@ -118,6 +128,17 @@ impl DataInner {
     pub(crate) fn supersede(&self, next: Arc<Version>) -> Arc<Version> {
         std::mem::replace(&mut *lock(&self.current), next)
     }
+}
+
+/// `len` elements of `elem_size` bytes, in bytes, or the error naming the datum.
+fn checked_bytes(name: &str, len: usize, elem_size: usize) -> Result<usize, Error> {
+    len.checked_mul(elem_size)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| Error::Size {
+            data: name.to_string(),
+            len,
+            elem_size,
+        })
 }
 
 /// Locks a mutex that no code path poisons while holding it (user code never runs under
@@ -179,7 +200,8 @@ impl<T: Element> Data<T> {
         &self.inner.name
     }
 
-    /// Size of the whole array in bytes.
+    /// Size of the whole array in bytes (saturated at `usize::MAX` for a datum too
+    /// large to exist, which every task declaring it is refused).
     pub fn bytes(&self) -> usize {
         self.inner.bytes()
     }

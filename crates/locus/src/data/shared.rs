@@ -54,6 +54,11 @@ impl SharedSetup {
                 bytes,
                 message: os.to_string(),
             },
+            e @ locus_mem::region::RegionError::TooLarge { .. } => Error::OutOfMemory {
+                task: format!("shared datum `{name}`"),
+                bytes,
+                message: e.to_string(),
+            },
         })?;
         for (n, pages) in region
             .pages_per_node(self.config.nodes)

@@ -1,4 +1,7 @@
-//! Engines: what carries the policies' decisions out and supplies time.
+//! The engine contract: what carries the policies' decisions out and supplies time.
+//!
+//! Programs never need this module: it is the seam between the runtime and the engines
+//! that run it, and what a new engine implements.
 //!
 //! The runtime (data, dependences, versions, policies, metrics) is the same whatever the
 //! engine; an engine only decides *when* and *on which worker* each ready task runs, by
@@ -9,9 +12,54 @@
 //! - The simulator (crate `locus-sim`) implements the same traits: a deterministic
 //!   discrete-event model of a machine, in virtual time.
 //!
-//! An engine implements [`Engine`]; a runtime builder receives an [`EngineFactory`] and
-//! calls it once with the [`EngineSetup`]. Its workers implement [`Executor`] and drive
-//! tasks with [`start`] and [`finish`] (or [`execute`], both at once).
+//! # The contract
+//!
+//! An engine implements [`Engine`] (an `unsafe trait`: the runtime's soundness rests on
+//! its [`run`](Engine::run) returning only once every task of the run has finished); a
+//! runtime builder receives an [`EngineFactory`] and calls it once with the
+//! [`EngineSetup`]. The engine's workers implement [`Executor`], are installed as their
+//! thread's executor with [`CurrentExecutor::enter`] while they run tasks, and:
+//!
+//! 1. receive the run's root task in [`Engine::run`], ready, for worker 0;
+//! 2. receive every other task through [`Executor::activate`] when it becomes ready, as
+//!    an [`Activated`] the placement policy may inspect
+//!    ([`Activated::describe`]) before the engine queues [`Activated::into_task`];
+//! 3. run a ready task with [`start`] (its body, or a skipped body), then complete it
+//!    with [`finish`], on the same worker and thread, which activates its successors;
+//! 4. record what they decided on the task ([`Task::record`]), or fail the run with a
+//!    placement they cannot carry out ([`Task::fail_run`]).
+//!
+//! The runtime checks the contract after every run: an engine whose `run` returned
+//! with a task unfinished makes the process abort with a message, since the run's root
+//! borrows the caller's stack.
+//!
+//! Safe code cannot implement an engine without that promise:
+//!
+//! ```compile_fail
+//! use std::sync::Arc;
+//! use locus::engine::{Engine, TaskRef};
+//! use locus_mem::pool::Pools;
+//!
+//! struct Early(Arc<Pools>);
+//! impl Engine for Early {
+//!     fn name(&self) -> &'static str { "early" }
+//!     fn worker_node(&self) -> &[usize] { &[0] }
+//!     fn pools(&self) -> &Arc<Pools> { &self.0 }
+//!     fn run(&self, _root: TaskRef) -> f64 { 0.0 } // returns before the root ran
+//! }
+//! ```
+//!
+//! and the runtime's internals are not part of the contract: running a task outside
+//! an engine's worker, or reading a task's declarations once it may be queued, are not
+//! possible.
+//!
+//! ```compile_fail
+//! use locus::engine::execute;
+//! ```
+//!
+//! ```compile_fail
+//! use locus::engine::describe_ready;
+//! ```
 
 pub(crate) mod threads;
 
@@ -23,8 +71,8 @@ use locus_topo::{CpuId, Topology};
 use crate::config::StealKind;
 use crate::error::Error;
 pub use crate::graph::{
-    describe_ready, execute, finish, start, Bodies, CurrentExecutor, EngineEvent, Executor,
-    ReadyDescription, Started, Task, TaskRef,
+    finish, start, Activated, Bodies, CurrentExecutor, EngineEvent, Executor, ReadyDescription,
+    Started, Task, TaskRef,
 };
 use crate::observe::Observer;
 use crate::sched::ReadyPolicy;
@@ -68,7 +116,19 @@ pub trait EngineFactory {
 }
 
 /// A started engine. Dropping it shuts its workers down.
-pub trait Engine: Send + Sync {
+///
+/// # Safety
+///
+/// [`run`](Engine::run) must not return before every task of the run has finished:
+/// the root it is given and every task activated through its workers' [`Executor`]s
+/// must have gone through [`start`] and then [`finish`] (a `start` that returned `None`
+/// counts as nothing: the task is run by whoever got its job). The root's body borrows
+/// the stack of the thread that called [`Runtime::run`](crate::Runtime::run), so an
+/// engine that returns early, or keeps a task to run later, would let that body use a
+/// dead stack frame. The runtime checks this after every run and aborts the process if
+/// it does not hold, but the check comes after the fact: implementing this trait is the
+/// promise.
+pub unsafe trait Engine: Send + Sync {
     /// `threads` or `sim`, as shown in reports.
     fn name(&self) -> &'static str;
 
@@ -85,8 +145,8 @@ pub trait Engine: Send + Sync {
     }
 
     /// Runs `root` (the control program, ready, to be run by worker 0) and every task
-    /// it spawns, and returns once all have finished, with the run's duration in seconds
-    /// (wall-clock, or simulated).
+    /// it spawns, and returns once all have finished (the trait's safety contract),
+    /// with the run's duration in seconds (wall-clock, or simulated).
     fn run(&self, root: TaskRef) -> f64;
 }
 

@@ -16,14 +16,15 @@ use locus_mem::pool::Pools;
 use super::hints::Hints;
 use super::run::RunState;
 use super::scope::TaskCtx;
-use super::task::{Body, Job, Task, TaskRef};
+use super::task::{Activated, Body, Job, Task, TaskRef};
 use crate::config::AllocMode;
 use crate::data::version::{Buffer, Version};
 use crate::data::{AccessList, Binding, Declared, Mode};
 use crate::error::Error;
 use crate::sched::AccessInfo;
 
-/// What the dependence tracker needs from the engine running it: one per worker.
+/// What the dependence tracker needs from the engine running it: one per worker (part
+/// of the [engine contract](crate::engine)).
 pub trait Executor {
     /// Index of the calling worker.
     fn worker(&self) -> usize;
@@ -31,15 +32,17 @@ pub trait Executor {
     fn node(&self) -> usize;
     /// The per-node pools.
     fn pools(&self) -> &Arc<Pools>;
-    /// A task became ready on this worker; the scheduling policy decides where it goes.
-    fn activate(&self, task: TaskRef);
+    /// A task became ready on this worker; the scheduling policy decides where it goes
+    /// ([`Activated::describe`] tells it what the task accesses), then the engine
+    /// queues [`Activated::into_task`] there.
+    fn activate(&self, task: Activated);
     /// Runs other ready tasks while `blocked` holds (submission window).
     fn help_while(&self, blocked: &dyn Fn() -> bool);
 
     /// A task was just submitted from this worker, before its dependences are
     /// registered (it may become ready at once, or much later). The simulator charges
     /// the creation here and remembers when it happened; `threads` needs nothing.
-    fn submitted(&self, _task: &TaskRef) {}
+    fn submitted(&self, _task: &Task) {}
 }
 
 thread_local! {
@@ -137,14 +140,23 @@ fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// What a task's body is given.
+pub(crate) enum TaskBody<L: AccessList, F> {
+    /// The views of its declared accesses.
+    Views(L, F),
+    /// Nothing but its context: a control task, whose accesses only order it.
+    Control(Box<dyn FnOnce(&TaskCtx) + Send + 'static>),
+}
+
 /// Submits a task from the calling worker `ex`.
 pub(crate) fn submit<L, F>(
     ex: &dyn Executor,
     run: &Arc<RunState>,
+    throttled: bool,
     name: Cow<'static, str>,
     hints: Hints,
-    accesses: L,
-    body: F,
+    declared: Vec<Declared>,
+    body: TaskBody<L, F>,
 ) -> Result<(), Error>
 where
     L: AccessList,
@@ -155,21 +167,22 @@ where
             task: name.into_owned(),
         });
     }
-    let mut declared = Vec::new();
-    accesses.declare(&mut declared);
     if let Err(refusal) = validate(run, &declared) {
         // The run fails too, so that a misuse cannot go unnoticed.
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
     }
-    if let Some(window) = run.window {
+    if let (Some(window), true) = (run.window, throttled) {
+        // Only the root waits for room (`RuntimeBuilder::window`): no task waits for the
+        // root's outputs, so whatever fills the window can finish without it. A task
+        // spawning children never waits, as its children may need its outputs.
         // `outstanding` counts the root too: more than `window` means `window` tasks.
         if run.outstanding() > window {
             ex.help_while(&|| run.outstanding() > window && !run.is_failed());
         }
     }
 
-    run.task_submitted(true);
+    run.task_submitted(Some(matches!(body, TaskBody::Control(_))));
     let mut bindings = Vec::with_capacity(declared.len());
     let mut inputs = 0;
     let mut alloc_failed = None;
@@ -215,15 +228,25 @@ where
         run.fail(error);
     }
 
-    let body: Body = Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
-        let mut iter = bindings.iter();
-        // SAFETY: `bindings` were made above from `accesses.declare`, in order; `execute`
-        // allocates every buffer before calling the body and runs it only once all input
-        // versions are produced and before the output versions are published, so no
-        // other task writes what the body reads or touches what it writes.
-        let views = unsafe { accesses.views(&mut iter) };
-        body(ctx, views);
-    });
+    let (body, control): (Body, bool) = match body {
+        TaskBody::Views(accesses, body) => (
+            Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
+                let mut iter = bindings.iter();
+                // SAFETY: `bindings` were made above from `accesses.declare`, in order;
+                // `start` allocates every buffer before calling the body and runs it
+                // only once all input versions are produced and before the output
+                // versions are published, so no other task writes what the body reads
+                // or touches what it writes.
+                let views = unsafe { accesses.views(&mut iter) };
+                body(ctx, views);
+            }),
+            bindings.is_empty(),
+        ),
+        TaskBody::Control(body) => (
+            Box::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
+            true,
+        ),
+    };
     let task = Task::new(
         name,
         run.clone(),
@@ -231,6 +254,8 @@ where
             bindings,
             body,
             hints,
+            control,
+            root: false,
         },
         inputs,
     );
@@ -255,7 +280,7 @@ where
         }
     }
     if task.satisfy_one() {
-        ex.activate(task);
+        ex.activate(Activated::new(task));
     }
     Ok(())
 }
@@ -271,9 +296,10 @@ fn prepare_buffers(
     task: &Task,
     bindings: &[Binding],
     bodies: Bodies,
+    control: bool,
 ) -> Result<(), Error> {
-    // Tasks without data (control programs) run whatever the pools hold.
-    if bodies == Bodies::Run && !bindings.is_empty() && ex.pools().config().accounting_only {
+    // Control tasks see no buffer, so they run whatever the pools hold.
+    if bodies == Bodies::Run && !control && ex.pools().config().accounting_only {
         return Err(Error::Config(format!(
             "task `{}`: buffers hold no memory (a simulation with skipped bodies), so its \
              body cannot run",
@@ -327,6 +353,18 @@ fn prepare_buffers(
         }
     }
     Ok(())
+}
+
+/// Drops the body of a task that does not run (a failed run, or skipped bodies): what
+/// it captured is user code too, whose `Drop` may panic; that panic fails the run.
+fn drop_skipped(task: &Task, body: Body) -> Result<(), Error> {
+    catch_unwind(AssertUnwindSafe(move || drop(body))).map_err(|payload| Error::TaskPanicked {
+        task: task.name.to_string(),
+        message: format!(
+            "dropping the task's closure panicked: {}",
+            panic_message(&*payload)
+        ),
+    })
 }
 
 /// The message of a panic payload.
@@ -421,26 +459,30 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         bindings,
         body,
         hints,
+        control,
+        root,
     } = task.take_job()?;
     let run = &task.run;
     let counters = run.counters.worker(ex.worker());
     if run.is_failed() {
         // What the body captured is released before the task counts as finished.
-        drop(body);
+        if let Err(error) = drop_skipped(&task, body) {
+            run.fail(error);
+        }
     } else {
-        let outcome = prepare_buffers(ex, &task, &bindings, bodies).and_then(|()| match bodies {
-            Bodies::Skip => {
-                drop(body);
-                Ok(())
-            }
-            Bodies::Run => {
-                let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node());
-                catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))).map_err(|payload| {
-                    Error::TaskPanicked {
-                        task: task.name.to_string(),
-                        message: panic_message(&*payload),
-                    }
-                })
+        let outcome = prepare_buffers(ex, &task, &bindings, bodies, control).and_then(|()| {
+            // A control task sees no buffer: it runs even when bodies are skipped.
+            match (bodies, control) {
+                (Bodies::Skip, false) => drop_skipped(&task, body),
+                _ => {
+                    let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), root);
+                    catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))).map_err(|payload| {
+                        Error::TaskPanicked {
+                            task: task.name.to_string(),
+                            message: panic_message(&*payload),
+                        }
+                    })
+                }
             }
         });
         match outcome {
@@ -489,7 +531,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         let published = b.output.as_ref().map(|o| o.publish()).unwrap_or_default();
         for waiter in released.into_iter().chain(published) {
             if waiter.satisfy_one() {
-                ex.activate(waiter);
+                ex.activate(Activated::new(waiter));
             }
         }
     }
@@ -501,7 +543,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 }
 
 /// Runs a ready task on the calling worker and completes it.
-pub fn execute(ex: &dyn Executor, task: TaskRef) {
+pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
     if let Some(started) = start(ex, task, Bodies::Run) {
         finish(ex, started);
     }

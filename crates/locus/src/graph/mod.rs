@@ -14,8 +14,8 @@ mod task;
 pub use hints::{Affinity, AffinityTarget};
 pub use scope::{Scope, TaskBuilder, TaskCtx};
 
-pub(crate) use exec::{access_infos, current_executor};
-pub use exec::{execute, finish, start, Bodies, CurrentExecutor, Executor, Started};
+pub(crate) use exec::{access_infos, current_executor, execute};
+pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, Started};
 pub(crate) use run::RunState;
-pub use task::{describe_ready, EngineEvent, ReadyDescription, Task, TaskRef};
-pub(crate) use task::{has_affinity, Body, BodyFor, Job};
+pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
+pub(crate) use task::{Body, BodyFor, Job};

@@ -27,6 +27,8 @@ pub(crate) struct RunState {
     outstanding: AtomicUsize,
     /// Tasks submitted, the root excluded.
     submitted: AtomicU64,
+    /// Of those, control tasks.
+    control_submitted: AtomicU64,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
     done: Mutex<bool>,
@@ -51,6 +53,7 @@ impl RunState {
             window,
             outstanding: AtomicUsize::new(0),
             submitted: AtomicU64::new(0),
+            control_submitted: AtomicU64::new(0),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             done: Mutex::new(false),
@@ -58,12 +61,21 @@ impl RunState {
         }
     }
 
-    /// Counts a new task (the root passes `counted = false`).
-    pub(crate) fn task_submitted(&self, counted: bool) {
+    /// Counts a new task: `Some(control)` for a submitted task, whether it is a
+    /// control task; `None` for the root, which only counts as outstanding.
+    pub(crate) fn task_submitted(&self, counted: Option<bool>) {
         self.outstanding.fetch_add(1, Ordering::AcqRel);
-        if counted {
+        if let Some(control) = counted {
             self.submitted.fetch_add(1, Ordering::Relaxed);
+            if control {
+                self.control_submitted.fetch_add(1, Ordering::Relaxed);
+            }
         }
+    }
+
+    /// Control tasks submitted.
+    pub(crate) fn control_submitted(&self) -> u64 {
+        self.control_submitted.load(Ordering::Acquire)
     }
 
     /// Tasks submitted, the root excluded.

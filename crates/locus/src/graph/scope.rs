@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::exec::{current_executor, submit};
+use super::exec::{current_executor, submit, TaskBody};
 use super::hints::{Affinity, Hints};
 use super::run::RunState;
 use crate::data::{AccessList, Data, DataInner, Element};
@@ -19,14 +19,18 @@ use crate::error::Error;
 /// parallel control program should give each creating task its own data.
 pub struct Scope {
     run: Arc<RunState>,
+    /// Whether submissions wait for room in the run's window: only the run's root does
+    /// (see [`RuntimeBuilder::window`](crate::RuntimeBuilder::window)).
+    throttled: bool,
     /// A scope is only usable on the worker thread it was handed to.
     _not_send: PhantomData<*const ()>,
 }
 
 impl Scope {
-    pub(crate) fn new(run: Arc<RunState>) -> Self {
+    pub(crate) fn new(run: Arc<RunState>, throttled: bool) -> Self {
         Scope {
             run,
+            throttled,
             _not_send: PhantomData,
         }
     }
@@ -61,6 +65,42 @@ impl Scope {
         F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
     {
         self.task(name, accesses).spawn(body)
+    }
+
+    /// Spawns a *control task*: a task whose `accesses` only order it among the other
+    /// tasks (it starts after the writers of what it reads, and its writes order the
+    /// tasks that read them after it), and whose body gets no view, only its context,
+    /// typically to spawn tasks into its nested scope (a parallel control program).
+    /// Since it cannot touch a buffer, a control task runs even when an engine skips
+    /// the bodies of tasks (a simulation at paper sizes). Errors as
+    /// [`spawn`](Self::spawn).
+    ///
+    /// ```
+    /// # use locus::Runtime;
+    /// let rt = Runtime::builder().build()?;
+    /// let token = rt.data::<u64>("token", 1);
+    /// let out = rt.data::<u64>("out", 1);
+    /// rt.run(|s| {
+    ///     let out = out.clone();
+    ///     s.spawn_control("creator", token.write(), move |ctx| {
+    ///         ctx.scope().spawn("work", out.write(), |_, o| o[0] = 7).unwrap();
+    ///     })
+    ///     .unwrap();
+    /// })?;
+    /// assert_eq!(rt.fetch(&out)?, vec![7]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn_control<L, F>(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+        accesses: L,
+        body: F,
+    ) -> Result<(), Error>
+    where
+        L: AccessList,
+        F: FnOnce(&TaskCtx) + Send + 'static,
+    {
+        self.task(name, accesses).spawn_control(body)
     }
 
     /// Creates a datum of `len` elements, zero until a task writes it: versioned, or
@@ -117,10 +157,51 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut task = Some((name, hints, accesses, body));
+        let mut declared = Vec::new();
+        accesses.declare(&mut declared);
+        scope.submit(name, hints, declared, TaskBody::Views(accesses, body))
+    }
+
+    /// Submits the task as a control task, whose body gets no view. See
+    /// [`Scope::spawn_control`].
+    pub fn spawn_control<F>(self, body: F) -> Result<(), Error>
+    where
+        F: FnOnce(&TaskCtx) + Send + 'static,
+    {
+        let TaskBuilder {
+            scope,
+            name,
+            accesses,
+            hints,
+        } = self;
+        let mut declared = Vec::new();
+        accesses.declare(&mut declared);
+        scope.submit::<L, for<'a> fn(&TaskCtx, L::Views<'a>)>(
+            name,
+            hints,
+            declared,
+            TaskBody::Control(Box::new(body)),
+        )
+    }
+}
+
+impl Scope {
+    /// Submits a task from the calling worker thread.
+    fn submit<L, F>(
+        &self,
+        name: Cow<'static, str>,
+        hints: Hints,
+        declared: Vec<crate::data::Declared>,
+        body: TaskBody<L, F>,
+    ) -> Result<(), Error>
+    where
+        L: AccessList,
+        F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+    {
+        let mut task = Some((name, hints, declared, body));
         current_executor(|ex| {
-            let (name, hints, accesses, body) = task.take().expect("taken once");
-            submit(ex, &scope.run, name, hints, accesses, body)
+            let (name, hints, declared, body) = task.take().expect("taken once");
+            submit(ex, &self.run, self.throttled, name, hints, declared, body)
         })
         .unwrap_or_else(|| {
             let (name, ..) = task.take().expect("taken once");
@@ -139,9 +220,9 @@ pub struct TaskCtx {
 }
 
 impl TaskCtx {
-    pub(crate) fn new(run: Arc<RunState>, worker: usize, node: usize) -> Self {
+    pub(crate) fn new(run: Arc<RunState>, worker: usize, node: usize, root: bool) -> Self {
         TaskCtx {
-            scope: Scope::new(run),
+            scope: Scope::new(run, root),
             worker,
             node,
         }

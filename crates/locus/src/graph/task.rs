@@ -33,6 +33,11 @@ pub(crate) struct Job {
     /// Read by the placement policy at activation; like the bindings it may hold data
     /// handles, so it is released with the job, before the task counts as finished.
     pub(crate) hints: Hints,
+    /// Whether the body sees no view (a control task, or a task declaring nothing): it
+    /// then runs even when bodies are skipped, since it cannot touch a buffer.
+    pub(crate) control: bool,
+    /// Whether this is the run's root (its scope waits for room in the window).
+    pub(crate) root: bool,
 }
 
 /// A submitted task, as engines see it: opaque but for its name, the counters an engine
@@ -88,12 +93,6 @@ impl Task {
         // written before the task was shared, and only shared reads happen here.
         let job = unsafe { &*self.job.get() };
         job.as_ref().expect("job present until taken")
-    }
-
-    /// Records the node the placement policy chose; called by the activator before it
-    /// hands the task to a queue (the queue's synchronisation publishes it).
-    pub fn set_preferred_node(&self, node: usize) {
-        self.preferred.store(node, Ordering::Relaxed);
     }
 
     /// The node the placement policy chose, if any.
@@ -177,34 +176,66 @@ pub struct ReadyDescription {
     pub affinity: Option<(Domain, bool)>,
 }
 
-/// Describes a task that the calling worker has just activated, for the placement
-/// policy; `with_accesses` says whether the policy needs the accesses.
-///
-/// # Safety
-///
-/// The caller must have activated `task` (its last dependence was satisfied by this
-/// thread, or it was ready at submission) and not have handed it to any queue yet.
-pub unsafe fn describe_ready(task: &Task, with_accesses: bool) -> ReadyDescription {
-    // SAFETY: forwarded from the caller: nobody can take the job meanwhile.
-    let job = unsafe { task.job_unshared() };
-    ReadyDescription {
-        accesses: if with_accesses {
-            crate::graph::access_infos(&job.bindings)
-        } else {
-            Vec::new()
-        },
-        affinity: job.hints.affinity.as_ref().map(resolve_affinity),
+/// A task that has just become ready on the calling worker and is not in any queue
+/// yet: the placement policy may read its declarations now. Holding it is the proof
+/// that no worker can take the task's job meanwhile; [`into_task`](Self::into_task)
+/// gives the task up to be queued, and ends that right.
+pub struct Activated {
+    task: TaskRef,
+}
+
+impl Activated {
+    /// Wraps a task whose last dependence the calling thread has just satisfied (or
+    /// that was ready at submission), before anything else can reach it as ready.
+    pub(crate) fn new(task: TaskRef) -> Self {
+        Activated { task }
+    }
+
+    /// Describes the task for the placement policy; `with_accesses` says whether the
+    /// policy needs the accesses.
+    pub fn describe(&self, with_accesses: bool) -> ReadyDescription {
+        let job = self.job();
+        ReadyDescription {
+            accesses: if with_accesses {
+                crate::graph::access_infos(&job.bindings)
+            } else {
+                Vec::new()
+            },
+            affinity: job.hints.affinity.as_ref().map(resolve_affinity),
+        }
+    }
+
+    /// Whether the task carries an affinity hint.
+    pub fn has_affinity(&self) -> bool {
+        self.job().hints.affinity.is_some()
+    }
+
+    /// Records the node the placement policy chose for the task (the queue the task
+    /// then goes through publishes it to the worker that runs it).
+    pub fn set_preferred_node(&self, node: usize) {
+        self.task.preferred.store(node, Ordering::Relaxed);
+    }
+
+    /// The task, to be queued: nothing reads its declarations through `self` any more.
+    pub fn into_task(self) -> TaskRef {
+        self.task
+    }
+
+    fn job(&self) -> &Job {
+        // SAFETY: an `Activated` is made only by the thread that made the task ready,
+        // before the task is handed to any queue, and it does not give the task out
+        // but by value (`into_task`). So no worker can take the job while `self`, and
+        // this borrow of it, live.
+        unsafe { self.task.job_unshared() }
     }
 }
 
-/// Whether a task that the calling worker has just activated carries an affinity hint.
-///
-/// # Safety
-///
-/// As for [`describe_ready`].
-pub(crate) unsafe fn has_affinity(task: &Task) -> bool {
-    // SAFETY: forwarded from the caller.
-    unsafe { task.job_unshared() }.hints.affinity.is_some()
+impl std::ops::Deref for Activated {
+    type Target = Task;
+
+    fn deref(&self) -> &Task {
+        &self.task
+    }
 }
 
 /// Resolves an affinity hint when its task becomes ready.

@@ -19,8 +19,12 @@ pub struct Report {
     pub settings: Settings,
     /// Wall-clock time of the run in seconds (simulated time for `sim`).
     pub wall_s: f64,
-    /// Tasks run, the root excluded.
+    /// Tasks run, the root excluded (every task submitted: a run finishes them all).
     pub tasks: u64,
+    /// Of those, control tasks ([`Scope::spawn_control`](crate::Scope::spawn_control)):
+    /// tasks that only submit others, such as the creators of a parallel control
+    /// program.
+    pub control_tasks: u64,
     /// Bytes accessed through runtime-managed buffers, local and remote.
     pub locality: Locality,
     /// `traffic[i][j]`: bytes accessed by tasks running on node `i` in memory of node `j`.

@@ -25,8 +25,8 @@
 //! cost is one predictable branch per task (`WorkerThread::run_task`). Times are
 //! nanoseconds since the engine's workers started.
 //!
-//! [`start`]: crate::graph::start
-//! [`finish`]: crate::graph::finish
+//! [`start`]: crate::engine::start
+//! [`finish`]: crate::engine::finish
 //!
 //! # Shutdown
 //!
@@ -246,7 +246,9 @@ impl ThreadsEngine {
     }
 }
 
-impl Engine for ThreadsEngine {
+// SAFETY: `run` returns only after `wait_done`, i.e. once the run's outstanding count
+// is zero: every task, the root included, has been finished by a worker.
+unsafe impl Engine for ThreadsEngine {
     fn name(&self) -> &'static str {
         "threads"
     }

@@ -9,9 +9,7 @@ use crossbeam_deque::{Steal, Worker};
 use locus_mem::pool::Pools;
 
 use super::Registry;
-use crate::graph::{
-    describe_ready, execute, finish, has_affinity, start, Bodies, EngineEvent, Executor, TaskRef,
-};
+use crate::graph::{execute, finish, start, Activated, Bodies, EngineEvent, Executor, TaskRef};
 use crate::observe::{Observer, TaskBytes, TaskSpan};
 use crate::sched::{KeepReason, Placement, ReadyTask};
 
@@ -239,17 +237,15 @@ impl Executor for WorkerThread {
         &self.registry.pools
     }
 
-    fn activate(&self, task: TaskRef) {
+    fn activate(&self, task: Activated) {
         let registry = &self.registry;
         let policy = &registry.ready_policy;
-        // SAFETY: this worker activated the task and has not queued it yet.
-        let hinted = unsafe { has_affinity(&task) };
+        let hinted = task.has_affinity();
         if !hinted && !policy.needs_accesses() {
-            self.keep(task);
+            self.keep(task.into_task());
             return;
         }
-        // SAFETY: as above.
-        let ready = unsafe { describe_ready(&task, policy.needs_accesses()) };
+        let ready = task.describe(policy.needs_accesses());
         let placement = policy.place(
             self.node,
             &ReadyTask {
@@ -261,6 +257,7 @@ impl Executor for WorkerThread {
             &**registry,
         );
         task.set_preferred_node(placement.preferred_node(&registry.worker_node, self.node));
+        let task = task.into_task();
         match placement {
             Placement::Local(reason) => {
                 if reason == KeepReason::BelowThreshold {

@@ -1,0 +1,275 @@
+//! Soundness and honesty at the edges of the API: an engine that breaks its contract,
+//! `fetch` racing with a run, sizes that overflow, closures that panic when dropped,
+//! control tasks.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use locus::engine::{Engine, EngineFactory, EngineSetup, TaskRef, Threads};
+use locus::{Config, Error, RegionPolicy, Runtime, Topology};
+use locus_mem::pool::Pools;
+
+fn runtime(spec: &str, config: Config) -> Runtime {
+    Runtime::builder()
+        .topology(Topology::from_spec(spec).unwrap())
+        .config(config)
+        .build()
+        .unwrap()
+}
+
+/// Runs the test named `name` of this binary again in a child process with
+/// `LOCUS_TEST_CHILD` set, and returns its exit status and standard error.
+fn in_child(name: &str) -> (std::process::ExitStatus, String) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env("LOCUS_TEST_CHILD", "1")
+        .output()
+        .unwrap();
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn is_child() -> bool {
+    std::env::var_os("LOCUS_TEST_CHILD").is_some()
+}
+
+/// An engine that breaks the contract of [`Engine::run`]: it returns at once, leaving
+/// the root task unrun.
+struct ReturnsEarly(Box<dyn Engine>);
+
+// SAFETY: deliberately broken, to show that the runtime aborts rather than go on. The
+// root task is dropped unrun, so its body (which borrows the caller's stack) is never
+// called after `run` returns.
+unsafe impl Engine for ReturnsEarly {
+    fn name(&self) -> &'static str {
+        "returns-early"
+    }
+    fn worker_node(&self) -> &[usize] {
+        self.0.worker_node()
+    }
+    fn pools(&self) -> &Arc<Pools> {
+        self.0.pools()
+    }
+    fn run(&self, _root: TaskRef) -> f64 {
+        0.0
+    }
+}
+
+struct ReturnsEarlyFactory;
+
+impl EngineFactory for ReturnsEarlyFactory {
+    fn prepare_topology(&self, topology: Topology) -> Result<Topology, Error> {
+        Threads.prepare_topology(topology)
+    }
+    fn start(self: Box<Self>, setup: EngineSetup) -> Result<Box<dyn Engine>, Error> {
+        Ok(Box::new(ReturnsEarly(Box::new(Threads).start(setup)?)))
+    }
+}
+
+#[test]
+fn an_engine_that_returns_early_aborts_the_process() {
+    if is_child() {
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec("1x1").unwrap())
+            .engine(ReturnsEarlyFactory)
+            .build()
+            .unwrap();
+        let ran = AtomicBool::new(false);
+        let _ = rt.run(|_| ran.store(true, Ordering::SeqCst));
+        // Never reached: `run` must not return.
+        println!("run returned; root ran: {}", ran.load(Ordering::SeqCst));
+        std::process::exit(0);
+    }
+    let (status, stderr) = in_child("an_engine_that_returns_early_aborts_the_process");
+    assert!(!status.success(), "the process went on: {stderr}");
+    assert!(
+        stderr.contains("engine `returns-early` broke its contract"),
+        "no message: {stderr}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc_sigabrt()), "{stderr}");
+    }
+}
+
+#[cfg(unix)]
+fn libc_sigabrt() -> i32 {
+    6
+}
+
+#[test]
+fn fetch_from_another_thread_never_sees_a_partial_write() {
+    for shared in [true, false] {
+        let rt = runtime("2x1", Config::DsaOpt);
+        let len = 1 << 14;
+        let x = if shared {
+            rt.shared::<u64>("x", len, RegionPolicy::Interleave)
+                .unwrap()
+        } else {
+            rt.data::<u64>("x", len)
+        };
+        let done = AtomicBool::new(false);
+        std::thread::scope(|t| {
+            t.spawn(|| {
+                for round in 1..=40u64 {
+                    rt.run(|s| {
+                        s.spawn("fill", x.write(), move |_, v| {
+                            for e in v.iter_mut() {
+                                *e = round;
+                                std::hint::black_box(&*e);
+                            }
+                        })
+                        .unwrap();
+                    })
+                    .unwrap();
+                }
+                done.store(true, Ordering::SeqCst);
+            });
+            let mut fetches = 0;
+            while !done.load(Ordering::SeqCst) || fetches < 10 {
+                let v = rt.fetch(&x).unwrap();
+                let first = v[0];
+                assert!(
+                    v.iter().all(|&e| e == first),
+                    "shared: {shared}: torn contents: {first} then {:?}",
+                    v.iter().find(|&&e| e != first)
+                );
+                fetches += 1;
+            }
+        });
+        assert_eq!(rt.fetch(&x).unwrap(), vec![40; len]);
+    }
+}
+
+#[test]
+fn fetch_inside_a_task_is_an_error_not_a_deadlock() {
+    let rt = runtime("1x1", Config::DsaOpt);
+    let x = rt.data_from("x", &[5u32; 4]).unwrap();
+    let result = std::sync::Mutex::new(None);
+    rt.run(|_| *result.lock().unwrap() = Some(rt.fetch(&x)))
+        .unwrap();
+    let err = result.into_inner().unwrap().unwrap().unwrap_err();
+    assert!(err.to_string().contains("inside a task"), "{err}");
+    assert_eq!(rt.fetch(&x).unwrap(), vec![5; 4]);
+}
+
+#[test]
+fn sizes_that_overflow_are_errors_naming_the_datum() {
+    let rt = runtime("2x1", Config::DsaOpt);
+    let huge = rt.data::<u64>("huge", usize::MAX);
+    let err = rt.fetch(&huge).unwrap_err();
+    assert!(
+        err.to_string().contains("huge") && err.to_string().contains(&usize::MAX.to_string()),
+        "{err}"
+    );
+    let refused = rt.run(|s| s.spawn("touch", huge.read(), |_, _| {}));
+    let err = refused.unwrap_err().error;
+    assert!(err.to_string().contains("overflow"), "{err}");
+
+    // 2^61 + 48 elements of 8 bytes wrap to 384 bytes without checking: a task reading
+    // elements 1000..2000 would get a view outside the buffer.
+    let wraps = rt.data::<u64>("wraps", (1 << 61) + 48);
+    assert_eq!(wraps.bytes(), usize::MAX);
+    let outcome = rt.run(|s| {
+        s.spawn("read", wraps.read_range(1000..2000), |_, v| {
+            std::hint::black_box(v.iter().sum::<u64>());
+        })
+    });
+    let err = outcome.unwrap_err().error;
+    assert!(err.to_string().contains("wraps"), "{err}");
+
+    for len in [usize::MAX, usize::MAX / 8, (isize::MAX as usize) + 1] {
+        let err = rt
+            .shared::<u8>("big-shared", len, RegionPolicy::Interleave)
+            .unwrap_err();
+        assert!(err.to_string().contains("big-shared"), "{err}");
+    }
+    let err = rt
+        .shared::<u64>("big-shared", usize::MAX, RegionPolicy::Interleave)
+        .unwrap_err();
+    assert!(matches!(err, Error::Size { .. }), "{err}");
+}
+
+#[test]
+fn fetching_a_datum_larger_than_memory_is_an_error() {
+    let rt = runtime("1x1", Config::DsaOpt);
+    let never_written = rt.data::<u64>("never-written", 1 << 40);
+    match rt.fetch(&never_written) {
+        Err(Error::OutOfMemory { task, bytes, .. }) => {
+            assert_eq!(bytes, 8 << 40);
+            assert!(task.contains("never-written"), "{task}");
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+}
+
+/// Panics when dropped.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("drop of a captured value");
+    }
+}
+
+#[test]
+fn a_closure_that_panics_when_dropped_unrun_fails_the_run() {
+    for config in [Config::DsaBase, Config::DsaOpt, Config::ShmBase] {
+        let rt = runtime("2x1", config);
+        let x = rt.data::<u64>("x", 16);
+        let outcome = rt.run(|s| {
+            s.spawn("fails", x.write(), |_, _| panic!("first failure"))
+                .unwrap();
+            let guard = PanicsOnDrop;
+            // Waits for `fails`: by the time it starts the run has failed, so its body
+            // is dropped unrun, and the drop panics.
+            let _ = s.spawn("skipped", x.read(), move |_, _| {
+                let _keep = &guard;
+            });
+        });
+        let err = outcome.unwrap_err();
+        assert!(
+            err.error.to_string().contains("first failure"),
+            "{config}: {}",
+            err.error
+        );
+        // Everything was released with the last handle.
+        drop(x);
+        assert_eq!(rt.pool_bytes_in_use(), 0, "{config}");
+        assert_eq!(rt.shared_bytes_in_use(), 0, "{config}");
+    }
+}
+
+#[test]
+fn a_control_task_orders_its_children_and_sees_no_buffer() {
+    let rt = runtime("2x1", Config::DsaOpt);
+    let token = rt.data::<u64>("token", 1);
+    let x = rt.data::<u64>("x", 4);
+    let y = rt.data::<u64>("y", 4);
+    rt.run(|s| {
+        let x1 = x.clone();
+        s.spawn_control("make-x", token.write(), move |ctx| {
+            ctx.scope()
+                .spawn("x", x1.write(), |_, v| v.fill(3))
+                .unwrap();
+        })
+        .unwrap();
+        let (x2, y2) = (x.clone(), y.clone());
+        s.spawn_control("make-y", token.read(), move |ctx| {
+            ctx.scope()
+                .spawn("y", (x2.read(), y2.write()), |_, (x, y)| {
+                    for (o, i) in y.iter_mut().zip(x) {
+                        *o = i * 2;
+                    }
+                })
+                .unwrap();
+        })
+        .unwrap();
+    })
+    .unwrap();
+    assert_eq!(rt.fetch(&y).unwrap(), vec![6; 4]);
+}
