@@ -234,6 +234,47 @@ fn demo_shows_host_and_opteron_64() {
     assert!(out.contains("opteron-64 (preset)"), "{out}");
     assert!(out.contains("n3,n5,n7 4.34/2.48"), "{out}");
     assert!(out.contains("laid over this host"), "{out}");
+    // What the demo says of the machine comes from the topology it read.
+    let host = locus_topo::Topology::host().unwrap();
+    let cpus = host.num_cpus();
+    let said = format!(
+        "this host ({cpus} CPU{}, {} NUMA node",
+        if cpus == 1 { "" } else { "s" },
+        host.num_nodes()
+    );
+    assert!(out.contains(&said), "no `{said}` in: {out}");
+    assert!(!out.contains("2-core host"), "{out}");
+}
+
+/// The public documentation speaks of the machine a reader has, not of one machine.
+#[test]
+fn public_docs_do_not_describe_one_development_machine() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // Spelt in two parts so that this file does not match itself.
+    let phrases = [
+        ["this ", "2-core host"].concat(),
+        ["this ", "2-core machine"].concat(),
+    ];
+    let mut offenders = Vec::new();
+    let mut stack = vec![root.join("crates"), root.join("README.md")];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            if path.ends_with("target") {
+                continue;
+            }
+            for entry in std::fs::read_dir(&path).unwrap() {
+                stack.push(entry.unwrap().path());
+            }
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("rs" | "md")) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                if phrases.iter().any(|p| line.contains(p.as_str())) {
+                    offenders.push(format!("{}:{}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:?}");
 }
 
 #[test]

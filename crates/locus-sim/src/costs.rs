@@ -42,7 +42,7 @@ pub struct Costs {
 
 /// Runtime costs. Task creation, activation, start and allocation add up to 1450 ns,
 /// matching `cargo run --release -p locus-bench --example overhead -- 1x1 dsa-base` on
-/// the development host (2 cores, one node, shared with other builds): 1464 ns per task
+/// a 2-core, one-node machine shared with other builds: 1464 ns per task
 /// for one worker, which pays every runtime cost of a task and nothing else; the split
 /// among the four is an estimate. Steal attempts, the spin pause and the wake-up latency
 /// are estimates (an uncontended cache-line transfer; one `sched_yield`; a futex wake-up

@@ -87,4 +87,6 @@ pub use graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx};
 pub use locus_mem::region::RegionPolicy;
 pub use locus_topo::Topology;
 pub use metrics::Report;
-pub use runtime::{Finished, Runtime, RuntimeBuilder};
+pub use runtime::{
+    Finished, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN, DEFAULT_WINDOW_PER_WORKER,
+};

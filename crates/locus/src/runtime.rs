@@ -25,6 +25,20 @@ use crate::sched::{HomeRegions, ReadyPolicy};
 
 static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
 
+/// The default window is this many tasks per worker...
+pub const DEFAULT_WINDOW_PER_WORKER: usize = 64;
+/// ... and at least this many tasks.
+pub const DEFAULT_WINDOW_MIN: usize = 1024;
+
+/// The window a runtime was asked for.
+#[derive(Clone, Copy, Debug)]
+enum WindowSetting {
+    /// [`DEFAULT_WINDOW_PER_WORKER`] tasks per worker, at least [`DEFAULT_WINDOW_MIN`].
+    Default,
+    /// At most this many tasks (`Some`), or no bound (`None`).
+    Chosen(Option<usize>),
+}
+
 /// Builds a [`Runtime`]: topology, configuration, number of workers, window.
 pub struct RuntimeBuilder {
     topology: Option<Topology>,
@@ -38,7 +52,7 @@ pub struct RuntimeBuilder {
     steal_half: bool,
     engine: Option<Box<dyn EngineFactory + Send>>,
     threads: Option<usize>,
-    window: Option<usize>,
+    window: WindowSetting,
     node_limit: Option<u64>,
     shared_placement: RegionPolicy,
     observer: Option<Arc<dyn Observer>>,
@@ -60,7 +74,7 @@ impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
             topology: None,
-            config: Config::DsaBase,
+            config: Config::DsaOpt,
             alloc: None,
             push_threshold: DEFAULT_THRESHOLD_BYTES,
             push_weights: DEFAULT_WEIGHTS,
@@ -70,7 +84,7 @@ impl Default for RuntimeBuilder {
             steal_half: false,
             engine: None,
             threads: None,
-            window: None,
+            window: WindowSetting::Default,
             node_limit: None,
             shared_placement: RegionPolicy::Interleave,
             observer: None,
@@ -87,7 +101,9 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The scheduling configuration; default: `dsa-base`.
+    /// The scheduling configuration; default: `dsa-opt` (input-only work-pushing with
+    /// deferred allocation, the best of paper 1's configurations), as on the command
+    /// line.
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
         self
@@ -129,7 +145,7 @@ impl RuntimeBuilder {
     }
 
     /// Whether a thief first retries the last worker it stole from, before its steal
-    /// plan's order (OpenStream's refinement). Default: off; on this 2-core host the
+    /// plan's order (OpenStream's refinement). Default: off; on a 2-core, one-node machine the
     /// overhead benchmark shows no difference (see the README of the threads engine).
     pub fn last_victim_first(mut self, on: bool) -> Self {
         self.last_victim_first = on;
@@ -137,7 +153,7 @@ impl RuntimeBuilder {
     }
 
     /// Whether a thief takes about half of its victim's deque at once (crossbeam's
-    /// batch steal) instead of one task. Default: off. Measured on this 2-core host
+    /// batch steal) instead of one task. Default: off. Measured on a 2-core, one-node machine
     /// (README of the threads engine): 7-12% less time per task on the overhead graph,
     /// mixed on kernels, locality unchanged; the simulator steals one task at a time.
     pub fn steal_half(mut self, on: bool) -> Self {
@@ -159,10 +175,27 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Bounds the number of submitted-but-unfinished tasks; a submitter over the bound
-    /// runs ready tasks until the run is back under it. Default: unbounded.
-    pub fn window(mut self, tasks: usize) -> Self {
-        self.window = Some(tasks);
+    /// Bounds the number of submitted-but-unfinished tasks (`Some(n)` or just `n`), or
+    /// not (`None`). Default: [`DEFAULT_WINDOW_PER_WORKER`] tasks per worker, at least
+    /// [`DEFAULT_WINDOW_MIN`]: enough look-ahead for the workers, while a long control
+    /// program cannot hold every version it will ever write at once (under immediate
+    /// allocation each submitted writer holds a buffer).
+    ///
+    /// Only the run's root (the control program given to [`Runtime::run`]) waits for
+    /// room: when the run is over the bound, its next submission runs ready tasks until
+    /// the run is back under it. Tasks spawning children never wait, since their
+    /// children may need their outputs: waiting would deadlock. Their children count in
+    /// the window all the same, so the root waits for them too, and the tasks alive at
+    /// once stay within the window plus what the tasks running at that moment spawn.
+    ///
+    /// ```
+    /// # use locus::Runtime;
+    /// let bounded = Runtime::builder().window(16).build()?;
+    /// let unbounded = Runtime::builder().window(None).build()?;
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn window(mut self, tasks: impl Into<Option<usize>>) -> Self {
+        self.window = WindowSetting::Chosen(tasks.into());
         self
     }
 
@@ -263,11 +296,17 @@ impl RuntimeBuilder {
             None => Topology::host()?,
         })?;
         let cpus = worker_cpus(&topology, self.threads)?;
-        if self.window == Some(0) {
-            return Err(Error::Config(
-                "the window must allow at least one task".into(),
-            ));
-        }
+        let window = match self.window {
+            WindowSetting::Chosen(Some(0)) => {
+                return Err(Error::Config(
+                    "the window must allow at least one task".into(),
+                ))
+            }
+            WindowSetting::Chosen(window) => window,
+            WindowSetting::Default => {
+                Some((DEFAULT_WINDOW_PER_WORKER * cpus.len()).max(DEFAULT_WINDOW_MIN))
+            }
+        };
         let worker_node: Vec<usize> = cpus
             .iter()
             .map(|&c| topology.node_of_cpu(c).index())
@@ -338,7 +377,7 @@ impl RuntimeBuilder {
             steal_half: self.steal_half,
             ready_policy,
             topology,
-            window: self.window,
+            window,
             engine,
             versions: Arc::new(VersionCounts::default()),
             shared,
@@ -414,7 +453,8 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// A builder with the defaults: host topology, `dsa-base`, one worker per CPU.
+    /// A builder with the defaults: host topology, `dsa-opt`, one worker per CPU, the
+    /// default window ([`RuntimeBuilder::window`]).
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
     }

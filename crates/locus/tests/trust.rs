@@ -273,3 +273,53 @@ fn a_control_task_orders_its_children_and_sees_no_buffer() {
     .unwrap();
     assert_eq!(rt.fetch(&y).unwrap(), vec![6; 4]);
 }
+
+#[test]
+fn the_library_defaults_to_dsa_opt_and_a_bounded_window() {
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x1").unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(rt.config(), Config::DsaOpt);
+    assert_eq!(rt.allocation(), locus::AllocMode::Deferred);
+    let window = (locus::DEFAULT_WINDOW_PER_WORKER * rt.workers()).max(locus::DEFAULT_WINDOW_MIN);
+    let report = rt.run(|_| ()).unwrap().report;
+    let settings = serde_json::to_value(&report.settings).unwrap();
+    assert_eq!(settings["window"], window.to_string(), "{settings}");
+
+    // The window bounds what a long control program holds: under immediate allocation
+    // every submitted writer holds a buffer until it runs.
+    let peak = |window: Option<Option<usize>>| {
+        let mut b = Runtime::builder()
+            .topology(Topology::from_spec("2x1").unwrap())
+            .config(Config::DsaBase);
+        if let Some(w) = window {
+            b = b.window(w);
+        }
+        let rt = b.build().unwrap();
+        let x = rt.data::<u64>("x", 512);
+        let report = rt
+            .run(|s| {
+                // Holds the chain back while the control program submits.
+                s.spawn("gate", x.write(), |_, v| {
+                    std::thread::sleep(std::time::Duration::from_millis(500));
+                    v.fill(0)
+                })
+                .unwrap();
+                for _ in 0..5000 {
+                    s.spawn("step", x.read_write(), |_, v| v[0] += 1).unwrap();
+                }
+            })
+            .unwrap()
+            .report;
+        assert_eq!(rt.fetch(&x).unwrap()[0], 5000);
+        report.versions.peak_live
+    };
+    let bounded = peak(None);
+    assert!(
+        bounded <= window + 8,
+        "default window: {bounded} versions alive"
+    );
+    let unbounded = peak(Some(None));
+    assert!(unbounded > 4000, "no window: {unbounded} versions alive");
+}

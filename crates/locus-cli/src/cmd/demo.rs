@@ -69,10 +69,15 @@ pub fn main(_args: &Args) -> Result<(), Failure> {
         let time = row("jacobi-2d", &rt, Size::Small, base)?;
         base.get_or_insert(time);
     }
+    let (cpus, nodes) = (host.num_cpus(), host.num_nodes());
     println!(
         "\nr_loc_rt: local bytes over all bytes accessed through runtime buffers; wall: \
-         real time on this 2-core host (virtual nodes share its one real node) or \
-         simulated time. `locus run`, `locus sim` and `--json` give the full reports."
+         real time on this host ({cpus} {}, {nodes} NUMA {}; virtual nodes share its real \
+         {}) or simulated time. `locus run`, `locus sim` and `--json` give the full \
+         reports.",
+        if cpus == 1 { "CPU" } else { "CPUs" },
+        if nodes == 1 { "node" } else { "nodes" },
+        if nodes == 1 { "node" } else { "nodes" },
     );
     Ok(())
 }
