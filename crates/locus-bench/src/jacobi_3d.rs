@@ -143,15 +143,47 @@ kernel_params!(
     bytes: |p| crate::size::bytes::<f64>(&[p.depth, p.rows, p.cols])
 );
 
-/// The sequential reference (the parameters must pass [`Params::validate`]):
-/// the whole array, row-major (out of place: every point from the previous iteration).
+/// The sequential reference: the whole `depth × rows × cols` array, row-major, swept
+/// `iterations` times out of place, every point
+/// `(up + c + down + north + south + west + east) / 7` summed in that order (axes
+/// slowest first, lower neighbour before upper) from the previous iteration's values,
+/// the point itself in place of a neighbour outside the array.
+///
+/// # Panics
+///
+/// If the parameters do not pass [`Params::validate`].
 pub fn reference(p: &Params) -> Vec<f64> {
-    stencil::reference(&p.grid())
+    if let Err(e) = p.validate() {
+        panic!("{e}");
+    }
+    let (d, h, w) = (p.depth, p.rows, p.cols);
+    let plane = h * w;
+    let mut a: Vec<f64> = (0..d * plane).map(stencil::initial).collect();
+    let mut next = vec![0.0; d * plane];
+    for _ in 0..p.iterations {
+        for z in 0..d {
+            for y in 0..h {
+                for x in 0..w {
+                    let i = z * plane + y * w + x;
+                    let c = a[i];
+                    let up = if z > 0 { a[i - plane] } else { c };
+                    let down = if z + 1 < d { a[i + plane] } else { c };
+                    let north = if y > 0 { a[i - w] } else { c };
+                    let south = if y + 1 < h { a[i + w] } else { c };
+                    let west = if x > 0 { a[i - 1] } else { c };
+                    let east = if x + 1 < w { a[i + 1] } else { c };
+                    next[i] = (up + c + down + north + south + west + east) / 7.0;
+                }
+            }
+        }
+        std::mem::swap(&mut a, &mut next);
+    }
+    a
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with
 /// [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
-    stencil::run(rt, &p.grid())
+    stencil::run(rt, &p.grid(), || reference(p))
 }

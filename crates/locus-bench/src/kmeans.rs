@@ -16,9 +16,10 @@
 //! tokens order them: the band creators of iteration `i` follow the reduction creator of
 //! `i - 1`, which follows every band creator of `i - 1` (see [`crate::control`]).
 //!
-//! Verification: bitwise equality of the final centroids and assignments with a
-//! sequential run of the same per-block and reduction functions (float sums are taken
-//! in the same order: points in block order, then blocks in order).
+//! Verification: bitwise equality of the final centroids and assignments with
+//! [`reference()`], a sequential loop over all the points written from the definition
+//! (float sums are taken in the same order: points in block order, then blocks in
+//! order).
 //!
 //! # Sizes
 //!
@@ -231,25 +232,68 @@ pub fn reduce(p: &Params, partials: &[&[f32]], centroids: &mut [f32]) {
     }
 }
 
-/// The sequential reference: the final centroids and every block's final assignments.
+/// The sequential reference: the final centroids (`clusters × dims`, row-major) and the
+/// final assignment of every point, in point order.
+///
+/// Each iteration assigns every point, in order, to the centroid at the least squared
+/// Euclidean distance (the squares of the differences summed over the dimensions in
+/// order; ties to the lower index), then moves every centroid to the mean of its points
+/// (a centroid without points stays). The sums of a cluster's points are taken block by
+/// block, as the tasks take them: each block's sums from zero in point order, then the
+/// blocks' sums from zero in block order; the counts likewise, as `f32`.
 ///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> (Vec<f32>, Vec<Vec<u32>>) {
+pub fn reference(p: &Params) -> (Vec<f32>, Vec<u32>) {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
-    let blocks: Vec<Vec<f32>> = (0..p.blocks()).map(|b| initial_block(p, b)).collect();
+    let (d, k) = (p.dims, p.clusters);
+    let points: Vec<f32> = (0..p.blocks()).flat_map(|b| initial_block(p, b)).collect();
     let mut centroids = initial_centroids(p);
-    let mut assign = vec![vec![0u32; p.block_points]; p.blocks()];
-    let mut partials = vec![vec![0.0f32; p.partial_len()]; p.blocks()];
+    let mut assign = vec![0u32; p.points];
     for _ in 0..p.iterations {
-        for b in 0..p.blocks() {
-            assign_block(p, &blocks[b], &centroids, &mut assign[b], &mut partials[b]);
+        let mut sums = vec![0.0f32; k * d];
+        let mut counts = vec![0.0f32; k];
+        for block in 0..p.blocks() {
+            let mut block_sums = vec![0.0f32; k * d];
+            let mut block_counts = vec![0.0f32; k];
+            for i in block * p.block_points..(block + 1) * p.block_points {
+                let x = &points[i * d..(i + 1) * d];
+                let mut nearest = 0;
+                let mut least = f32::INFINITY;
+                for c in 0..k {
+                    let mut dist = 0.0f32;
+                    for j in 0..d {
+                        let diff = x[j] - centroids[c * d + j];
+                        dist += diff * diff;
+                    }
+                    if dist < least {
+                        least = dist;
+                        nearest = c;
+                    }
+                }
+                assign[i] = nearest as u32;
+                for j in 0..d {
+                    block_sums[nearest * d + j] += x[j];
+                }
+                block_counts[nearest] += 1.0;
+            }
+            for (s, b) in sums.iter_mut().zip(&block_sums) {
+                *s += b;
+            }
+            for (n, b) in counts.iter_mut().zip(&block_counts) {
+                *n += b;
+            }
         }
-        let refs: Vec<&[f32]> = partials.iter().map(Vec::as_slice).collect();
-        reduce(p, &refs, &mut centroids);
+        for c in 0..k {
+            if counts[c] > 0.0 {
+                for j in 0..d {
+                    centroids[c * d + j] = sums[c * d + j] / counts[c];
+                }
+            }
+        }
     }
     (centroids, assign)
 }
@@ -298,8 +342,17 @@ fn submit_reduce(s: &Scope, p: &Params, h: &Handles) -> Result<(), locus::Error>
     )
 }
 
-/// Builds, runs and verifies the clustering.
+/// Builds, runs and verifies the clustering against [`reference()`], bit for bit.
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    run_against(rt, p, || reference(p))
+}
+
+/// [`run`], comparing the result with `want()`: the centroids and the assignments.
+pub(crate) fn run_against(
+    rt: &Runtime,
+    p: &Params,
+    want: impl FnOnce() -> (Vec<f32>, Vec<u32>),
+) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let nb = p.blocks();
     let points0 = (0..nb)
@@ -363,13 +416,13 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     if rt.skips_bodies() {
         return Ok(crate::Outcome::unchecked(report));
     }
-    let (want_centroids, want_assign) = reference(p);
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    let mut verified = bits(&rt.fetch(&h.centroids)?) == bits(&want_centroids);
-    if p.iterations > 0 {
-        for (d, want) in h.assign.iter().zip(&want_assign) {
-            verified &= rt.fetch(d)? == *want;
-        }
+    let (want_centroids, want_assign) = want();
+    let mut check = crate::verify::Check::new();
+    check.all("centroids", &rt.fetch(&h.centroids)?, &want_centroids);
+    for (b, d) in h.assign.iter().enumerate() {
+        check.block("assignments", &rt.fetch(d)?, &want_assign, |i| {
+            b * p.block_points + i
+        });
     }
-    Ok(crate::Outcome { verified, report })
+    Ok(crate::Outcome::checked(report, check.finish()))
 }

@@ -14,6 +14,11 @@
 //! - [`blur_roberts`]: a Gaussian blur then a Roberts cross over image blocks.
 //! - [`bitonic`]: a blocked bitonic sorting network over 64-bit integers.
 //!
+//! Every reference is its own sequential loop over the whole problem, written from the
+//! kernel's definition and calling none of the functions the task bodies run; it does
+//! the same floating-point operations in the same order, so results are compared bit
+//! for bit ([`verify`]) and a failure names the first differing element.
+//!
 //! The paper-1 kernels (section 4.3) run through one dispatch point, [`run_kernel`], at
 //! a [`Size`] and under a [`Control`] program ([`control`]). A [`Workload`] runs any of
 //! them at a [`SizeSpec`]: a named size with explicit overrides (`--size`, `--blocks`,
@@ -34,9 +39,11 @@ pub mod seidel_2d;
 pub mod seidel_3d;
 pub mod size;
 mod stencil;
+pub mod verify;
 
 pub use control::Control;
 pub use size::SizeSpec;
+pub use verify::Mismatch;
 
 use locus::Runtime;
 use serde::Serialize;
@@ -103,8 +110,10 @@ impl std::str::FromStr for Size {
 /// Outcome of one run of a kernel.
 #[derive(Debug)]
 pub struct Outcome {
-    /// Whether the result equals the sequential reference (see each kernel's rule).
+    /// Whether the result equals the sequential reference bit for bit.
     pub verified: bool,
+    /// The first element that differs from the reference, when one does.
+    pub mismatch: Option<Mismatch>,
     /// The run's report.
     pub report: locus::Report,
 }
@@ -114,6 +123,16 @@ impl Outcome {
     pub(crate) fn unchecked(report: locus::Report) -> Self {
         Outcome {
             verified: false,
+            mismatch: None,
+            report,
+        }
+    }
+
+    /// The outcome of a run compared with its reference: verified when nothing differs.
+    pub(crate) fn checked(report: locus::Report, mismatch: Option<Mismatch>) -> Self {
+        Outcome {
+            verified: mismatch.is_none(),
+            mismatch,
             report,
         }
     }
@@ -127,6 +146,8 @@ pub struct KernelOutcome {
     /// Whether the result was checked at all: not when the engine skipped the task
     /// bodies (a simulation at paper size), then `verified` is false.
     pub checked: bool,
+    /// The first element that differs from the reference, when one does.
+    pub mismatch: Option<Mismatch>,
     /// The run's report.
     pub report: locus::Report,
     /// The parameters the kernel ran with, control program included.
@@ -298,11 +319,16 @@ impl Workload {
     /// control, the same blocks, halos and arithmetic through the stencil engine of the
     /// other stencils, with creators per band of blocks.
     pub fn run(&self, rt: &Runtime) -> Result<KernelOutcome, Error> {
-        let Outcome { verified, report } = match self {
+        let Outcome {
+            verified,
+            mismatch,
+            report,
+        } = match self {
             Workload::RandomDag(p) => {
                 let out = random_dag::run(rt, p)?;
                 Outcome {
                     verified: out.verified,
+                    mismatch: out.mismatch,
                     report: out.report,
                 }
             }
@@ -310,6 +336,7 @@ impl Workload {
                 let out = overhead::run(rt, p)?;
                 Outcome {
                     verified: out.verified,
+                    mismatch: out.mismatch,
                     report: out.report,
                 }
             }
@@ -317,12 +344,15 @@ impl Workload {
                 let out = jacobi_1d::run(rt, p)?;
                 Outcome {
                     verified: out.verified,
+                    mismatch: out.mismatch,
                     report: out.report,
                 }
             }
             Workload::Jacobi1d(p, control @ Control::Parallel) => {
                 p.validate().map_err(Error::Params)?;
-                stencil::run(rt, &stencil::jacobi_1d(p, *control))?
+                stencil::run(rt, &stencil::jacobi_1d(p, *control), || {
+                    jacobi_1d::reference(p)
+                })?
             }
             Workload::Jacobi2d(p) => jacobi_2d::run(rt, p)?,
             Workload::Jacobi3d(p) => jacobi_3d::run(rt, p)?,
@@ -346,6 +376,7 @@ impl Workload {
         Ok(KernelOutcome {
             verified,
             checked: !rt.skips_bodies(),
+            mismatch,
             report,
             params: self.params(),
         })
@@ -480,5 +511,186 @@ pub(crate) fn finished<R>(
             error,
             report: Box::new(finished.report),
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every workload compares its result with its reference bit for bit and names the
+    //! first differing element: the task versions run against their reference with one
+    //! element changed in its lowest bit (one unit in the last place for a float) fail
+    //! at exactly that element, and pass against the reference as it is.
+
+    use locus::{Config, Runtime, Topology};
+
+    use crate::verify::tests::flip;
+    use crate::verify::Exact;
+    use crate::*;
+
+    /// Runs a workload at its tiny size under `control`, against its reference with the
+    /// element `flipped` (if any) changed by [`flip`]; gives the outcome and the part
+    /// of the result that was changed.
+    type Perturbed = fn(&Runtime, Control, Option<usize>) -> (Outcome, &'static str);
+
+    fn flip_at<T: Exact>(mut v: Vec<T>, at: Option<usize>) -> Vec<T> {
+        if let Some(i) = at {
+            v[i] = flip(v[i]);
+        }
+        v
+    }
+
+    fn outcome(out: jacobi_1d::Outcome) -> Outcome {
+        Outcome {
+            verified: out.verified,
+            mismatch: out.mismatch,
+            report: out.report,
+        }
+    }
+
+    fn table() -> Vec<(&'static str, usize, Perturbed)> {
+        vec![
+            ("jacobi-1d", 37, |rt, control, at| {
+                let p = jacobi_1d::Params::tiny();
+                let want = || flip_at(jacobi_1d::reference(&p), at);
+                let out = match control {
+                    Control::Sequential => outcome(jacobi_1d::run_against(rt, &p, want).unwrap()),
+                    Control::Parallel => {
+                        stencil::run(rt, &stencil::jacobi_1d(&p, control), want).unwrap()
+                    }
+                };
+                (out, "array")
+            }),
+            ("jacobi-2d", 77, |rt, control, at| {
+                let p = jacobi_2d::Params {
+                    control,
+                    ..jacobi_2d::Params::tiny()
+                };
+                let want = || flip_at(jacobi_2d::reference(&p), at);
+                (stencil::run(rt, &p.grid(), want).unwrap(), "array")
+            }),
+            ("jacobi-3d", 300, |rt, control, at| {
+                let p = jacobi_3d::Params {
+                    control,
+                    ..jacobi_3d::Params::tiny()
+                };
+                let want = || flip_at(jacobi_3d::reference(&p), at);
+                (stencil::run(rt, &p.grid(), want).unwrap(), "array")
+            }),
+            ("seidel-1d", 41, |rt, control, at| {
+                let p = seidel_1d::Params {
+                    control,
+                    ..seidel_1d::Params::tiny()
+                };
+                let want = || flip_at(seidel_1d::reference(&p), at);
+                (stencil::run(rt, &p.grid(), want).unwrap(), "array")
+            }),
+            ("seidel-2d", 130, |rt, control, at| {
+                let p = seidel_2d::Params {
+                    control,
+                    ..seidel_2d::Params::tiny()
+                };
+                let want = || flip_at(seidel_2d::reference(&p), at);
+                (stencil::run(rt, &p.grid(), want).unwrap(), "array")
+            }),
+            ("seidel-3d", 257, |rt, control, at| {
+                let p = seidel_3d::Params {
+                    control,
+                    ..seidel_3d::Params::tiny()
+                };
+                let want = || flip_at(seidel_3d::reference(&p), at);
+                (stencil::run(rt, &p.grid(), want).unwrap(), "array")
+            }),
+            ("kmeans", 7, |rt, control, at| {
+                let p = kmeans::Params {
+                    control,
+                    ..kmeans::Params::tiny()
+                };
+                let want = || {
+                    let (centroids, assign) = kmeans::reference(&p);
+                    (flip_at(centroids, at), assign)
+                };
+                (kmeans::run_against(rt, &p, want).unwrap(), "centroids")
+            }),
+            ("kmeans", 120, |rt, control, at| {
+                let p = kmeans::Params {
+                    control,
+                    ..kmeans::Params::tiny()
+                };
+                let want = || {
+                    let (centroids, assign) = kmeans::reference(&p);
+                    (centroids, flip_at(assign, at))
+                };
+                (kmeans::run_against(rt, &p, want).unwrap(), "assignments")
+            }),
+            ("blur-roberts", 101, |rt, control, at| {
+                let p = blur_roberts::Params {
+                    control,
+                    ..blur_roberts::Params::tiny()
+                };
+                let want = || flip_at(blur_roberts::reference(&p), at);
+                (blur_roberts::run_against(rt, &p, want).unwrap(), "image")
+            }),
+            ("bitonic", 99, |rt, control, at| {
+                let p = bitonic::Params {
+                    control,
+                    ..bitonic::Params::tiny()
+                };
+                let want = || flip_at(bitonic::reference(&p), at);
+                (bitonic::run_against(rt, &p, want).unwrap(), "keys")
+            }),
+            ("random-dag", 0, |rt, _, at| {
+                let p = random_dag::Params::tiny();
+                let want = |program: &random_dag::Program| {
+                    let mut data = random_dag::reference(program);
+                    data[1] = flip_at(std::mem::take(&mut data[1]), at);
+                    data
+                };
+                let out = random_dag::run_against(rt, &p, want).unwrap();
+                let out = Outcome {
+                    verified: out.verified,
+                    mismatch: out.mismatch,
+                    report: out.report,
+                };
+                (out, "datum 1")
+            }),
+            ("overhead", 2, |rt, _, at| {
+                let p = overhead::Params::tiny();
+                let want = || {
+                    let (chains, total) = overhead::reference(&p);
+                    (flip_at(chains, at), total)
+                };
+                let out = overhead::run_against(rt, &p, want).unwrap();
+                let out = Outcome {
+                    verified: out.verified,
+                    mismatch: out.mismatch,
+                    report: out.report,
+                };
+                (out, "chains")
+            }),
+        ]
+    }
+
+    #[test]
+    fn every_workload_finds_the_first_element_that_differs_by_one_bit() {
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec("2x1").unwrap())
+            .config(Config::DsaOpt)
+            .build()
+            .unwrap();
+        let table = table();
+        for &name in BENCHES {
+            assert!(table.iter().any(|(n, ..)| *n == name), "{name} is tested");
+        }
+        for (name, at, run) in table {
+            for control in Control::ALL {
+                let (out, _) = run(&rt, control, None);
+                assert!(out.verified, "{name} ({control})");
+                assert_eq!(out.mismatch, None, "{name} ({control})");
+                let (out, what) = run(&rt, control, Some(at));
+                assert!(!out.verified, "{name} ({control})");
+                let m = out.mismatch.expect("a mismatch");
+                assert_eq!((m.what.as_str(), m.index), (what, at), "{name} ({control})");
+            }
+        }
     }
 }

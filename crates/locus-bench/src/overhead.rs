@@ -88,18 +88,23 @@ fn step(x: u64, k: u64) -> u64 {
     x.wrapping_mul(3).wrapping_add(k)
 }
 
-/// The expected final values: one per chain, then the fan total.
+/// The expected final values: one per chain, then the fan total. Chain `c` starts at 0
+/// and its step `i` maps `x` to `3x + (c × length + i)`; round `r` (from 1) adds
+/// `3r + k` for every `k` below `fan` to the total; all modulo 2^64.
 pub fn reference(p: &Params) -> (Vec<u64>, u64) {
-    let chains = (0..p.chains)
-        .map(|c| (0..p.length).fold(0u64, |x, i| step(x, (c * p.length + i) as u64)))
-        .collect();
-    let total = (0..p.rounds).fold(0u64, |acc, r| {
-        let s = r as u64 + 1;
-        let sum: u64 = (0..p.fan)
-            .map(|i| step(s, i as u64))
-            .fold(0, u64::wrapping_add);
-        acc.wrapping_add(sum)
-    });
+    let mut chains = vec![0u64; p.chains];
+    for (c, x) in chains.iter_mut().enumerate() {
+        for i in 0..p.length {
+            let k = (c * p.length + i) as u64;
+            *x = x.wrapping_mul(3).wrapping_add(k);
+        }
+    }
+    let mut total = 0u64;
+    for r in 1..=p.rounds as u64 {
+        for k in 0..p.fan as u64 {
+            total = total.wrapping_add(r.wrapping_mul(3).wrapping_add(k));
+        }
+    }
     (chains, total)
 }
 
@@ -108,6 +113,9 @@ pub fn reference(p: &Params) -> (Vec<u64>, u64) {
 pub struct Outcome {
     /// Whether every value matched the reference.
     pub verified: bool,
+    /// The first value that differs from the reference (`chains` or `total`), if one
+    /// does.
+    pub mismatch: Option<crate::Mismatch>,
     /// Tasks run.
     pub tasks: u64,
     /// Wall time of the run in seconds.
@@ -118,15 +126,23 @@ pub struct Outcome {
     pub report: locus::Report,
 }
 
-/// Builds, runs and verifies the overhead graph.
 /// Tasks the graph holds: every step of every chain, and per round a source, its fan
 /// and a join.
 pub(crate) fn tasks(p: &Params) -> u64 {
     (p.chains * p.length + p.rounds * (p.fan + 2)) as u64
 }
 
-/// Builds, runs and verifies the graph.
+/// Builds, runs and verifies the overhead graph against [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
+    run_against(rt, p, || reference(p))
+}
+
+/// [`run`], comparing the result with `want()`.
+pub(crate) fn run_against(
+    rt: &Runtime,
+    p: &Params,
+    want: impl FnOnce() -> (Vec<u64>, u64),
+) -> Result<Outcome, crate::Error> {
     let chains: Vec<_> = (0..p.chains)
         .map(|c| rt.data::<u64>(format!("chain{c}"), 1))
         .collect();
@@ -173,6 +189,7 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
         let (tasks, wall_s) = (report.tasks, report.wall_s);
         return Ok(Outcome {
             verified: false,
+            mismatch: None,
             tasks,
             wall_s,
             ns_per_task: if tasks == 0 {
@@ -183,15 +200,17 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
             report,
         });
     }
-    let (want_chains, want_total) = reference(p);
-    let mut verified = true;
-    for (d, want) in chains.iter().zip(&want_chains) {
-        verified &= rt.fetch(d)?[0] == *want;
+    let (want_chains, want_total) = want();
+    let mut check = crate::verify::Check::new();
+    for (c, d) in chains.iter().enumerate() {
+        check.block("chains", &rt.fetch(d)?, &want_chains, |_| c);
     }
-    verified &= rt.fetch(&total)?[0] == want_total;
+    check.all("total", &rt.fetch(&total)?, &[want_total]);
+    let mismatch = check.finish();
     let (tasks, wall_s) = (report.tasks, report.wall_s);
     Ok(Outcome {
-        verified,
+        verified: mismatch.is_none(),
+        mismatch,
         tasks,
         wall_s,
         ns_per_task: if tasks == 0 {

@@ -2,8 +2,8 @@
 //!
 //! Every task reads a few data (some through a sub-range), writes one or two others
 //! whole, and may read-write one more; its body combines its inputs into its outputs
-//! deterministically. The same program runs sequentially on plain vectors to give the
-//! reference, so any lost or reordered dependence shows as a mismatch.
+//! deterministically. The same program runs sequentially on plain vectors, from its own
+//! loop, to give the reference, so any lost or reordered dependence shows as a mismatch.
 //!
 //! # Sizes
 //!
@@ -185,9 +185,9 @@ fn mix(a: u64, b: u64) -> u64 {
         .rotate_left(29)
 }
 
-/// The body shared by the runtime and the reference: every output element depends on
-/// the task's salt, its position, one element of each input and, for a read-write, its
-/// previous value.
+/// The body of every task: every output element depends on the task's salt, its
+/// position, one element of each input and, for a read-write, its previous value.
+/// [`reference()`] computes the same from its own loop.
 pub fn apply(
     salt: u64,
     inputs: &[&[u64]],
@@ -207,27 +207,42 @@ pub fn apply(
     }
 }
 
-/// Runs the program sequentially on plain vectors (all data start at zero).
+/// Runs the program sequentially on plain vectors (all data start at zero), task by
+/// task in submission order, from the definition of a task's body (see [`apply`]),
+/// written out here again: with `m(a, b) = rotl29((a ^ rotl17(b)) × 0x9E3779B97F4A7C15)`
+/// and `f(i)` the fold of `m` over the task's inputs in order, starting from its salt,
+/// with input `x` contributing `x[i mod len(x)]`, element `i` of the task's `k`-th
+/// written datum becomes `m(f(i), k)` and element `i` of its read-write datum `o`
+/// becomes `m(o, f(i))`.
 pub fn reference(program: &Program) -> Vec<Vec<u64>> {
+    let m = |a: u64, b: u64| {
+        (a ^ b.rotate_left(17))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29)
+    };
     let mut data: Vec<Vec<u64>> = program.lens.iter().map(|&l| vec![0; l]).collect();
     for t in &program.tasks {
+        // Every input is read before any output is written (a task never writes what
+        // it reads).
         let inputs: Vec<Vec<u64>> = t
             .reads
             .iter()
             .map(|(d, r)| data[*d][r.clone()].to_vec())
             .collect();
-        let input_refs: Vec<&[u64]> = inputs.iter().map(Vec::as_slice).collect();
-        let mut outs: Vec<Vec<u64>> = t.writes.iter().map(|&d| vec![0; program.lens[d]]).collect();
-        let mut rw = t.read_write.map(|d| data[d].clone());
-        {
-            let mut out_refs: Vec<&mut [u64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-            apply(t.salt, &input_refs, &mut out_refs, rw.as_deref_mut());
+        let fold = |i: usize| {
+            let mut acc = t.salt;
+            for x in &inputs {
+                acc = m(acc, x[i % x.len()]);
+            }
+            acc
+        };
+        for (k, &d) in t.writes.iter().enumerate() {
+            data[d] = (0..program.lens[d]).map(|i| m(fold(i), k as u64)).collect();
         }
-        for (&d, o) in t.writes.iter().zip(outs) {
-            data[d] = o;
-        }
-        if let (Some(d), Some(v)) = (t.read_write, rw) {
-            data[d] = v;
+        if let Some(d) = t.read_write {
+            for (i, o) in data[d].iter_mut().enumerate() {
+                *o = m(*o, fold(i));
+            }
         }
     }
     data
@@ -315,14 +330,24 @@ pub struct Outcome {
     pub verified: bool,
     /// Data whose contents differ from the reference.
     pub mismatches: usize,
+    /// The first differing element (of the lowest-numbered such datum), if any.
+    pub mismatch: Option<crate::Mismatch>,
     /// The run's report.
     pub report: locus::Report,
 }
 
-/// Generates, runs and verifies one random graph.
+/// Generates, runs and verifies one random graph against [`reference()`].
 pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, crate::Error> {
+    run_against(rt, params, reference)
+}
+
+/// [`run`], comparing the result with `want(program)`.
+pub(crate) fn run_against(
+    rt: &Runtime,
+    params: &Params,
+    want: impl FnOnce(&Program) -> Vec<Vec<u64>>,
+) -> Result<Outcome, crate::Error> {
     let program = generate(params);
-    let expected = reference(&program);
     let handles = Handles::new(rt, &program);
     let (workers, nodes) = (rt.workers(), rt.topology().num_nodes());
     let finished = rt.run(|s| submit(s, &program, &handles, workers, nodes))?;
@@ -331,14 +356,24 @@ pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, crate::Error> {
         return Ok(Outcome {
             verified: false,
             mismatches: 0,
+            mismatch: None,
             report,
         });
     }
+    let expected = want(&program);
     let got = handles.fetch(rt)?;
-    let mismatches = got.iter().zip(&expected).filter(|(g, e)| g != e).count();
+    let mut mismatches = 0;
+    let mut mismatch = None;
+    for (d, (g, e)) in got.iter().zip(&expected).enumerate() {
+        if let Some(m) = crate::verify::first_mismatch(&format!("datum {d}"), g, e) {
+            mismatches += 1;
+            mismatch.get_or_insert(m);
+        }
+    }
     Ok(Outcome {
-        verified: mismatches == 0,
+        verified: mismatches == 0 && got.len() == expected.len(),
         mismatches,
+        mismatch,
         report,
     })
 }

@@ -117,15 +117,34 @@ kernel_params!(
     bytes: |p| crate::size::bytes::<f64>(&[p.len])
 );
 
-/// The sequential reference (the parameters must pass [`Params::validate`]):
-/// the whole array, swept in place from left to right.
+/// The sequential reference: the whole array swept `iterations` times in place from
+/// left to right, `a[i] = (a[i - 1] + a[i] + a[i + 1]) / 3` summed in that order (the
+/// left neighbour already this iteration's), the point itself in place of a neighbour
+/// outside the array.
+///
+/// # Panics
+///
+/// If the parameters do not pass [`Params::validate`].
 pub fn reference(p: &Params) -> Vec<f64> {
-    stencil::reference(&p.grid())
+    if let Err(e) = p.validate() {
+        panic!("{e}");
+    }
+    let n = p.len;
+    let mut a: Vec<f64> = (0..n).map(stencil::initial).collect();
+    for _ in 0..p.iterations {
+        for i in 0..n {
+            let c = a[i];
+            let left = if i > 0 { a[i - 1] } else { c };
+            let right = if i + 1 < n { a[i + 1] } else { c };
+            a[i] = (left + c + right) / 3.0;
+        }
+    }
+    a
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with
 /// [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
-    stencil::run(rt, &p.grid())
+    stencil::run(rt, &p.grid(), || reference(p))
 }

@@ -134,15 +134,40 @@ kernel_params!(
     bytes: |p| crate::size::bytes::<f64>(&[p.rows, p.cols])
 );
 
-/// The sequential reference (the parameters must pass [`Params::validate`]):
-/// the whole array, row-major (in place: lower neighbours already updated in this iteration).
+/// The sequential reference: the whole `rows × cols` array, row-major, swept
+/// `iterations` times in place in row-major order: every point becomes
+/// `(n + c + s + w + e) / 5` summed in that order, where the north and west neighbours
+/// are already this iteration's and the point itself stands in for a neighbour outside
+/// the array.
+///
+/// # Panics
+///
+/// If the parameters do not pass [`Params::validate`].
 pub fn reference(p: &Params) -> Vec<f64> {
-    stencil::reference(&p.grid())
+    if let Err(e) = p.validate() {
+        panic!("{e}");
+    }
+    let (h, w) = (p.rows, p.cols);
+    let mut a: Vec<f64> = (0..h * w).map(stencil::initial).collect();
+    for _ in 0..p.iterations {
+        for y in 0..h {
+            for x in 0..w {
+                let i = y * w + x;
+                let c = a[i];
+                let north = if y > 0 { a[i - w] } else { c };
+                let south = if y + 1 < h { a[i + w] } else { c };
+                let west = if x > 0 { a[i - 1] } else { c };
+                let east = if x + 1 < w { a[i + 1] } else { c };
+                a[i] = (north + c + south + west + east) / 5.0;
+            }
+        }
+    }
+    a
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with
 /// [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
-    stencil::run(rt, &p.grid())
+    stencil::run(rt, &p.grid(), || reference(p))
 }

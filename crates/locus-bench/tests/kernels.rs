@@ -41,7 +41,12 @@ fn every_kernel_verifies_under_every_config_and_control() {
                     let out = run_kernel(name, &rt, Size::Tiny, control).unwrap_or_else(|e| {
                         panic!("{name} ({control}) under {config} on {spec}: {e}")
                     });
-                    assert!(out.verified, "{name} ({control}) under {config} on {spec}");
+                    assert!(
+                        out.verified && out.mismatch.is_none(),
+                        "{name} ({control}) under {config} on {spec}: {}",
+                        out.mismatch
+                            .map_or("not verified".into(), |m| m.to_string())
+                    );
                     assert_eq!(
                         out.params["control"],
                         serde_json::to_value(control).unwrap()
@@ -89,7 +94,7 @@ fn other_workloads_run_through_the_dispatch() {
     let rt = runtime("2x1", Config::Dfa);
     for &name in BENCHES.iter().filter(|n| !KERNELS.contains(n)) {
         let out = run_kernel(name, &rt, Size::Tiny, Control::Sequential).unwrap();
-        assert!(out.verified, "{name}");
+        assert!(out.verified, "{name}: {:?}", out.mismatch);
     }
     assert!(matches!(
         run_kernel("quicksort", &rt, Size::Tiny, Control::Sequential),

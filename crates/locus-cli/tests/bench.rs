@@ -189,3 +189,111 @@ fn peers_run_beside_locus() {
     }
     assert!(!report.contains("\"peer_verified\": false"), "{report}");
 }
+
+/// Runs whose task bodies were skipped computed nothing: the table, the run reports,
+/// `summary.json` and the progress lines say `skipped`, none says verified, and the
+/// command still succeeds. `--bodies skip` (hidden) makes such runs at quick sizes, as
+/// the paper suite does in the simulator.
+#[test]
+fn skipped_bodies_are_reported_as_skipped_never_verified() {
+    let dir = scratch("bench-skipped");
+    let out = locus(&[
+        "bench",
+        "--engine",
+        "sim",
+        "--bodies",
+        "skip",
+        "--configs",
+        "dsa-base,dsa-opt",
+        "--kernels",
+        "jacobi-1d,kmeans",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("jacobi-1d") || l.starts_with("kmeans"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    for row in &rows {
+        assert!(row.trim_end().ends_with("  skipped"), "{stdout}");
+        assert!(!row.contains("yes"), "{stdout}");
+    }
+    assert!(
+        stdout.contains("4 of 4 runs skipped their task bodies"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("task bodies skipped"), "{stderr}");
+
+    for kernel in ["jacobi-1d", "kmeans"] {
+        for config in ["dsa-base", "dsa-opt"] {
+            let path = dir.join(format!("{kernel}.{config}.1.json"));
+            let run: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert!(run["verified"].is_null(), "{run}");
+            assert_eq!(run["bodies"], "skipped");
+            assert!(run["tasks"].as_u64().unwrap() > 0);
+        }
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["runs"], 4);
+    assert_eq!(summary["failed_runs"], 0);
+    assert_eq!(summary["skipped_runs"], 4);
+    assert_eq!(summary["verified_runs"], 0);
+    let rows = summary["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for row in rows {
+        assert_ne!(row["verified"], true, "{row}");
+        assert!(row["verified"].is_null(), "{row}");
+        assert_eq!(row["bodies"], "skipped", "{row}");
+        assert_eq!(row["verified_runs"], 0, "{row}");
+        assert_eq!(row["skipped_runs"], 1, "{row}");
+    }
+}
+
+/// `--bodies` only means something in the simulator.
+#[test]
+fn bodies_on_threads_is_refused() {
+    let out = locus(&["bench", "--bodies", "skip", "--kernels", "bitonic"]);
+    assert_one_line_usage_error(&out, "--bodies");
+}
+
+/// `locus sim` at a size whose bodies are skipped says so in text and JSON, claims no
+/// verification, and succeeds.
+#[test]
+fn a_skipped_simulation_claims_no_verification() {
+    let args = [
+        "sim",
+        "jacobi-1d",
+        "--topology",
+        "2x1",
+        "--size",
+        "268435456",
+        "--blocks",
+        "4",
+        "--iterations",
+        "1",
+    ];
+    let out = locus(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = stdout.lines().next().unwrap();
+    assert!(first.contains("task bodies were skipped"), "{stdout}");
+    assert!(!stdout.contains("verified against"), "{stdout}");
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let out = locus(&json_args);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["verified"].is_null(), "{v}");
+    assert_eq!(v["bodies"], "skipped");
+    assert_eq!(v["tasks"], 4);
+}

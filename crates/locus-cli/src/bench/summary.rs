@@ -2,6 +2,10 @@
 //! medians over its repetitions, the speedup over `dsa-base`, the peak memory and, for
 //! memory-bound kernels on the threads engine, the bandwidth achieved as a fraction of
 //! the STREAM triad. Rendered as a text table (stdout) and as `summary.json`.
+//!
+//! A run whose task bodies were skipped (paper sizes in the simulator) computed no
+//! result, so it is never counted as verified: it is `skipped`, neither verified nor
+//! failed.
 
 use std::fmt::Write as _;
 
@@ -33,12 +37,35 @@ pub struct Run {
     pub outcome: Result<KernelOutcome, String>,
 }
 
+/// What a run established about its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The result equals the sequential reference.
+    Verified,
+    /// The task bodies were skipped: there is no result to verify.
+    Skipped,
+    /// The result differs from the sequential reference.
+    Mismatch,
+    /// The run could not be carried out.
+    Error,
+}
+
+impl Verdict {
+    /// Whether the run failed: a mismatch or an error (a skipped run did not fail).
+    pub fn failed(self) -> bool {
+        matches!(self, Verdict::Mismatch | Verdict::Error)
+    }
+}
+
 impl Run {
-    /// Whether the run finished with a result equal to the sequential reference.
-    pub fn verified(&self) -> bool {
-        // Runs whose bodies were skipped (paper sizes in the simulator) have nothing to
-        // verify and count as passed; their reports say `"verified": null`.
-        matches!(&self.outcome, Ok(o) if o.verified || !o.checked)
+    /// What the run established about its result.
+    pub fn verdict(&self) -> Verdict {
+        match &self.outcome {
+            Err(_) => Verdict::Error,
+            Ok(o) if !o.checked => Verdict::Skipped,
+            Ok(o) if o.verified => Verdict::Verified,
+            Ok(_) => Verdict::Mismatch,
+        }
     }
 }
 
@@ -59,6 +86,8 @@ pub struct Row {
     pub runs: usize,
     /// Repetitions verified against the sequential reference.
     pub verified: usize,
+    /// Repetitions whose task bodies were skipped (not verified, not failed).
+    pub skipped: usize,
     /// Median (wall or simulated) time in seconds over the finished repetitions.
     pub median_s: Option<f64>,
     /// Median time of `dsa-base` over this row's median time.
@@ -78,9 +107,51 @@ pub struct Row {
 }
 
 impl Row {
-    /// Whether every repetition ran and was verified.
+    /// Whether no repetition failed: every one ran and was verified or skipped its
+    /// bodies.
     pub fn ok(&self) -> bool {
-        self.runs > 0 && self.verified == self.runs
+        self.runs > 0 && self.verified + self.skipped == self.runs
+    }
+
+    /// `Some(true)` when every repetition was verified, `Some(false)` when one failed,
+    /// `None` when none failed but some skipped their bodies (nothing to verify).
+    pub fn verified(&self) -> Option<bool> {
+        if !self.ok() {
+            Some(false)
+        } else if self.skipped > 0 {
+            None
+        } else {
+            Some(true)
+        }
+    }
+
+    /// Whether the task bodies ran: `run`, `skipped`, or `partly skipped`.
+    pub fn bodies(&self) -> &'static str {
+        match self.skipped {
+            0 => "run",
+            s if s == self.runs => "skipped",
+            _ => "partly skipped",
+        }
+    }
+
+    /// The verdict as the table shows it: `yes`, `skipped`, `NO (2/3)`, `ERROR`.
+    pub fn verdict(&self) -> String {
+        if !self.ok() {
+            if self.error.is_some() && self.verified == 0 {
+                "ERROR".to_string()
+            } else {
+                format!("NO ({}/{})", self.verified, self.runs)
+            }
+        } else if self.skipped == self.runs {
+            "skipped".to_string()
+        } else if self.skipped > 0 {
+            format!(
+                "yes ({}/{}), {} skipped",
+                self.verified, self.runs, self.skipped
+            )
+        } else {
+            "yes".to_string()
+        }
     }
 }
 
@@ -125,7 +196,14 @@ pub fn rows(
                 kernel: kernel.to_string(),
                 config: config.clone(),
                 runs: mine.len(),
-                verified: mine.iter().filter(|r| r.verified()).count(),
+                verified: mine
+                    .iter()
+                    .filter(|r| r.verdict() == Verdict::Verified)
+                    .count(),
+                skipped: mine
+                    .iter()
+                    .filter(|r| r.verdict() == Verdict::Skipped)
+                    .count(),
                 median_s,
                 speedup: None,
                 r_loc_rt: median(&mut locs),
@@ -195,13 +273,7 @@ pub fn table(rows: &[Row], simulated: bool) -> String {
                 r.stream_fraction.map(|f| format!("{:.0}%", f * 100.0)),
             ));
         }
-        line.push(if r.ok() {
-            "yes".to_string()
-        } else if r.error.is_some() && r.verified == 0 {
-            "ERROR".to_string()
-        } else {
-            format!("NO ({}/{})", r.verified, r.runs)
-        });
+        line.push(r.verdict());
         cells.push(line);
     }
     let cols = cells[0].len();
@@ -237,14 +309,18 @@ pub fn table(rows: &[Row], simulated: bool) -> String {
     out
 }
 
-/// A row as an object of `summary.json`.
+/// A row as an object of `summary.json`: `verified` is `true` only when every
+/// repetition was verified, `null` (with `bodies` saying `skipped`) when bodies were
+/// skipped and none failed.
 pub fn row_json(r: &Row) -> Value {
     json!({
         "bench": r.kernel,
         "config": r.config,
         "runs": r.runs,
         "verified_runs": r.verified,
-        "verified": r.ok(),
+        "skipped_runs": r.skipped,
+        "verified": r.verified(),
+        "bodies": r.bodies(),
         "median_s": r.median_s,
         "speedup_over_dsa_base": r.speedup,
         "r_loc_rt": r.r_loc_rt,
@@ -294,5 +370,72 @@ mod tests {
         assert!(t.contains("sim time s"));
         assert!(t.contains("2.00x") && t.contains("NO (2/3)"), "{t}");
         assert!(!t.contains("STREAM"));
+    }
+
+    /// A run of `kernel` at the tiny size in the simulator, its bodies run or skipped.
+    fn simulated(kernel: &'static str, config: &str, bodies: locus::engine::Bodies) -> Run {
+        let rt = locus::Runtime::builder()
+            .topology(locus::Topology::from_spec("2x1").unwrap())
+            .config(config.parse().unwrap())
+            .engine(locus_sim::Sim::new().bodies(bodies))
+            .build()
+            .unwrap();
+        let outcome = locus_bench::run_kernel(
+            kernel,
+            &rt,
+            locus_bench::Size::Tiny,
+            locus_bench::Control::Sequential,
+        )
+        .map_err(|e| e.to_string());
+        Run {
+            kernel,
+            config: config.to_string(),
+            outcome,
+        }
+    }
+
+    #[test]
+    fn skipped_bodies_are_never_verified() {
+        use locus::engine::Bodies::{Run as Ran, Skip};
+        let runs = vec![
+            simulated("kmeans", "dsa-base", Skip),
+            simulated("kmeans", "dsa-opt", Ran),
+            simulated("kmeans", "dfa", Skip),
+            simulated("kmeans", "dfa", Ran),
+        ];
+        let verdicts: Vec<Verdict> = runs.iter().map(Run::verdict).collect();
+        assert_eq!(
+            verdicts,
+            [
+                Verdict::Skipped,
+                Verdict::Verified,
+                Verdict::Skipped,
+                Verdict::Verified
+            ]
+        );
+        assert!(!Verdict::Skipped.failed());
+        let configs = ["dsa-base", "dsa-opt", "dfa"].map(String::from);
+        let rows = rows(&runs, &["kmeans"], &configs, None);
+        let t = table(&rows, true);
+        let line = |config: &str| {
+            t.lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(config))
+                .unwrap()
+                .trim_end()
+                .to_string()
+        };
+        assert!(line("dsa-base").ends_with("  skipped"), "{t}");
+        assert!(line("dsa-opt").ends_with("  yes"), "{t}");
+        assert!(line("dfa").ends_with("yes (1/2), 1 skipped"), "{t}");
+        let json: Vec<Value> = rows.iter().map(row_json).collect();
+        assert_eq!(json[0]["verified"], Value::Null);
+        assert_eq!(json[0]["bodies"], "skipped");
+        assert_eq!(json[0]["skipped_runs"], 1);
+        assert_eq!(json[0]["verified_runs"], 0);
+        assert_eq!(json[1]["verified"], true);
+        assert_eq!(json[1]["bodies"], "run");
+        assert_eq!(json[2]["verified"], Value::Null);
+        assert_eq!(json[2]["bodies"], "partly skipped");
+        assert!(rows.iter().all(Row::ok));
     }
 }

@@ -84,11 +84,15 @@ pub fn sim_for(size: BenchSize) -> locus_sim::Sim {
     }
 }
 
-/// `"verified": true|false`, or `null` with `"bodies": "skipped"` when the bodies were
-/// skipped and there is nothing to verify.
+/// `"verified": true|false` (with `"mismatch"` naming the first differing element when
+/// false), or `null` with `"bodies": "skipped"` when the bodies were skipped and there
+/// is nothing to verify.
 pub fn insert_verified(object: &mut Map<String, Value>, outcome: &locus_bench::KernelOutcome) {
     if outcome.checked {
         object.insert("verified".into(), json!(outcome.verified));
+        if let Some(m) = &outcome.mismatch {
+            object.insert("mismatch".into(), json!(m.to_string()));
+        }
     } else {
         object.insert("verified".into(), Value::Null);
         object.insert("bodies".into(), json!("skipped"));
@@ -182,7 +186,11 @@ pub fn execute_traced(
         Ok(())
     } else {
         Err(Failure::Failed(format!(
-            "{name}: the result does not match the sequential reference"
+            "{name}: the result does not match the sequential reference{}",
+            outcome
+                .mismatch
+                .as_ref()
+                .map_or(String::new(), |m| format!(" ({m})"))
         )))
     }
 }
