@@ -123,7 +123,7 @@ fn scratch_file(tag: &str) -> PathBuf {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 4000, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Any text at all.
     #[test]
@@ -180,7 +180,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Distance files with arbitrary content (comments, junk, bytes that are not UTF-8,
     /// huge numbers), and valid matrices written row by row.
