@@ -465,6 +465,10 @@ fn axis_values(object: &Map<String, Value>, axis: Axis) -> (usize, usize) {
 
 /// The block extent of `blocks` blocks over `extent`.
 fn per_block(name: &str, extent: usize, what: &str, blocks: usize) -> Result<usize, String> {
+    // No blocks (`--param blocks=0` on a block-count axis) cut nothing.
+    if blocks == 0 {
+        return Err(format!("{name}: the number of blocks must be at least 1"));
+    }
     if extent % blocks != 0 {
         return Err(format!(
             "{name}: --blocks {blocks} does not divide {what} = {extent}"

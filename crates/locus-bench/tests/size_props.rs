@@ -341,6 +341,21 @@ fn sizes_past_the_limits_name_the_fields_and_the_values() {
 }
 
 #[test]
+fn zero_blocks_set_by_param_are_refused() {
+    for size in [None, Some(64)] {
+        let m = error(
+            "jacobi-1d",
+            SizeSpec {
+                size,
+                fields: vec![("blocks".into(), "0".into())],
+                ..SizeSpec::from(Size::Small)
+            },
+        );
+        assert!(m.contains("blocks") && m.contains("at least 1"), "{m}");
+    }
+}
+
+#[test]
 fn text_that_would_break_the_line_is_escaped() {
     let m = error(
         "jacobi-2d",
