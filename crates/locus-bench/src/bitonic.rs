@@ -106,7 +106,8 @@ impl Params {
                 self.len
             ));
         }
-        o.elements(&[self.len])
+        o.elements::<u64>(&[("len", self.len)])?;
+        o.blocks(&[("len", self.len, "block_len", self.block_len)])
     }
 
     fn blocks(&self) -> usize {

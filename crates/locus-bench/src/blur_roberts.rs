@@ -107,11 +107,18 @@ impl Params {
         o.divides(("cols", self.cols), ("block_cols", self.block_cols))?;
         if (self.rows as u128) * (self.cols as u128) > 1 << 32 {
             return Err(format!(
-                "blur-roberts: {} × {} pixels are more than 2^32",
-                self.rows, self.cols
+                "blur-roberts: {} × {} = {} × {} pixels are more than 2^32",
+                o.label("rows"),
+                o.label("cols"),
+                self.rows,
+                self.cols
             ));
         }
-        Ok(())
+        o.elements::<f64>(&[("rows", self.rows), ("cols", self.cols)])?;
+        o.blocks(&[
+            ("rows", self.rows, "block_rows", self.block_rows),
+            ("cols", self.cols, "block_cols", self.block_cols),
+        ])
     }
 
     /// Blocks down and across.

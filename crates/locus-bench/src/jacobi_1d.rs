@@ -74,7 +74,8 @@ impl Params {
         o.positive("blocks", self.blocks)?;
         o.positive("block_len", self.block_len)?;
         o.positive("iterations", self.iterations)?;
-        o.elements(&[self.blocks, self.block_len])
+        o.elements::<f64>(&[("blocks", self.blocks), ("block_len", self.block_len)])?;
+        o.count("blocks", &[("blocks", self.blocks)])
     }
 }
 

@@ -112,7 +112,16 @@ impl Params {
         o.divides(("rows", self.rows), ("block_rows", self.block_rows))?;
         o.divides(("cols", self.cols), ("block_cols", self.block_cols))?;
         o.positive("iterations", self.iterations)?;
-        o.elements(&[self.depth, self.rows, self.cols])
+        o.elements::<f64>(&[
+            ("depth", self.depth),
+            ("rows", self.rows),
+            ("cols", self.cols),
+        ])?;
+        o.blocks(&[
+            ("depth", self.depth, "block_depth", self.block_depth),
+            ("rows", self.rows, "block_rows", self.block_rows),
+            ("cols", self.cols, "block_cols", self.block_cols),
+        ])
     }
 
     /// The stencil problem of these parameters.

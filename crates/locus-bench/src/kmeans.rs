@@ -124,8 +124,13 @@ impl Params {
                 self.clusters
             ));
         }
-        o.elements(&[self.points, self.dims])?;
-        o.elements(&[self.clusters, self.dims + 1])
+        o.elements::<f32>(&[("points", self.points), ("dims", self.dims)])?;
+        // The partial sums: `clusters × dims` sums, then `clusters` counts.
+        o.elements::<f32>(&[
+            ("clusters", self.clusters),
+            ("dims", self.dims.saturating_add(1)),
+        ])?;
+        o.blocks(&[("points", self.points, "block_points", self.block_points)])
     }
 
     fn blocks(&self) -> usize {

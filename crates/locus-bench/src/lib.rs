@@ -101,7 +101,8 @@ impl std::str::FromStr for Size {
             "small" => Ok(Size::Small),
             "paper" => Ok(Size::Paper),
             _ => Err(format!(
-                "unknown size `{s}` (expected tiny, small or paper)"
+                "unknown size `{}` (expected tiny, small or paper)",
+                size::one_line(s)
             )),
         }
     }

@@ -62,8 +62,10 @@ impl Params {
         o.positive("length", self.length)?;
         o.positive("rounds", self.rounds)?;
         o.positive("fan", self.fan)?;
-        o.elements(&[self.chains, self.length])?;
-        o.elements(&[self.rounds, self.fan.saturating_add(2)])
+        o.count("data", &[("chains", self.chains)])?;
+        o.count("data", &[("fan", self.fan)])?;
+        o.tasks(&[("chains", self.chains), ("length", self.length)])?;
+        o.tasks(&[("rounds", self.rounds), ("fan", self.fan.saturating_add(2))])
     }
 
     /// Number of tasks of the graph.

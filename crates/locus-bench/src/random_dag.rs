@@ -74,7 +74,9 @@ impl Params {
                 self.data
             ));
         }
-        o.elements(&[self.data, self.max_len])
+        o.count("tasks", &[("tasks", self.tasks)])?;
+        o.count("data", &[("data", self.data)])?;
+        o.elements::<u64>(&[("data", self.data), ("max_len", self.max_len)])
     }
 }
 

@@ -90,7 +90,8 @@ impl Params {
         let o = <Self as KernelParams>::OPTIONS;
         o.divides(("len", self.len), ("block_len", self.block_len))?;
         o.positive("iterations", self.iterations)?;
-        o.elements(&[self.len])
+        o.elements::<f64>(&[("len", self.len)])?;
+        o.blocks(&[("len", self.len, "block_len", self.block_len)])
     }
 
     /// The stencil problem of these parameters.

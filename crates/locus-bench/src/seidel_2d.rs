@@ -104,7 +104,11 @@ impl Params {
         o.divides(("rows", self.rows), ("block_rows", self.block_rows))?;
         o.divides(("cols", self.cols), ("block_cols", self.block_cols))?;
         o.positive("iterations", self.iterations)?;
-        o.elements(&[self.rows, self.cols])
+        o.elements::<f64>(&[("rows", self.rows), ("cols", self.cols)])?;
+        o.blocks(&[
+            ("rows", self.rows, "block_rows", self.block_rows),
+            ("cols", self.cols, "block_cols", self.block_cols),
+        ])
     }
 
     /// The stencil problem of these parameters.

@@ -25,6 +25,14 @@
 //! 64 rows into 4 blocks. After all overrides the workload's `Params::validate` checks
 //! every constraint its code relies on, and its message names the option that sets
 //! the offending field.
+//!
+//! Sizes are bounded so that no count overflows and no run exhausts memory before its
+//! first task: one array holds at most [`MAX_ELEMENTS`] elements (and its bytes fit in
+//! `usize`), and a workload cuts an array into at most [`MAX_BLOCKS`] blocks (or
+//! creates that many data or tasks up front). The products are computed with checked
+//! arithmetic, and a refusal names the fields and their values, e.g. `jacobi-2d: rows
+//! (--size) / block_rows (--block-len) × cols (--size) / block_cols (--block-len) = 8192
+//! × 8192 = 67108864 blocks, more than the limit of 2^24`.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -35,6 +43,12 @@ use crate::{Control, Size};
 /// Most elements of one array of a workload (2^48): bounds the index arithmetic of the
 /// initial values and the references well inside 64 bits.
 pub const MAX_ELEMENTS: u128 = 1 << 48;
+
+/// Most blocks of one array, and most data or tasks a workload creates before its
+/// tasks run (random-dag's data and tasks, overhead's chains and fan): 2^24. Each is a
+/// datum or task record of its own, so more would exhaust the memory of the machine
+/// before the first task runs, whatever the data's size.
+pub const MAX_BLOCKS: u128 = 1 << 24;
 
 /// A problem size: a named [`Size`], then explicit overrides (see the [module
 /// docs](self)).
@@ -142,20 +156,101 @@ impl Options {
         Ok(())
     }
 
-    /// `Err` if the product of `extents` (the elements of one array) exceeds
-    /// [`MAX_ELEMENTS`].
-    pub fn elements(&self, extents: &[usize]) -> Result<(), String> {
-        let total = extents
-            .iter()
-            .fold(1u128, |acc, &e| acc.saturating_mul(e as u128));
-        if total > MAX_ELEMENTS {
-            return Err(format!(
-                "{}: {total} elements are more than the limit of 2^48",
-                self.name
-            ));
+    /// `Err` if the elements of one array of `T` with these extents (fields and values)
+    /// exceed [`MAX_ELEMENTS`], or its bytes do not fit in `usize`. The message names
+    /// the fields and their values.
+    pub fn elements<T>(&self, extents: &[(&str, usize)]) -> Result<(), String> {
+        let factors: Vec<(String, usize)> =
+            extents.iter().map(|&(f, v)| (self.label(f), v)).collect();
+        let total = self.product("elements", &factors, MAX_ELEMENTS, "2^48")?;
+        let bytes = total.checked_mul(std::mem::size_of::<T>() as u128);
+        match bytes.and_then(|b| usize::try_from(b).ok()) {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "{}: {} = {total} elements of {} bytes do not fit in this machine's address space",
+                self.name,
+                labels(&factors),
+                std::mem::size_of::<T>()
+            )),
         }
-        Ok(())
     }
+
+    /// `Err` if the blocks `(extent field, extent, block field, block)` cut along each
+    /// axis (`extent / block` each; the blocks must divide) exceed [`MAX_BLOCKS`].
+    pub fn blocks(&self, axes: &[(&str, usize, &str, usize)]) -> Result<(), String> {
+        let factors: Vec<(String, usize)> = axes
+            .iter()
+            .map(|&(n, extent, b, block)| {
+                (
+                    format!("{} / {}", self.label(n), self.label(b)),
+                    extent.checked_div(block).unwrap_or(0),
+                )
+            })
+            .collect();
+        self.product("blocks", &factors, MAX_BLOCKS, "2^24")
+            .map(drop)
+    }
+
+    /// `Err` if the things counted by `fields` (values multiplied) exceed
+    /// [`MAX_BLOCKS`]: what a workload creates before its tasks run.
+    pub fn count(&self, what: &str, fields: &[(&str, usize)]) -> Result<(), String> {
+        let factors: Vec<(String, usize)> =
+            fields.iter().map(|&(f, v)| (self.label(f), v)).collect();
+        self.product(what, &factors, MAX_BLOCKS, "2^24").map(drop)
+    }
+
+    /// `Err` if the tasks counted by `fields` (values multiplied) exceed
+    /// [`MAX_ELEMENTS`], which keeps task indices well inside 64 bits.
+    pub fn tasks(&self, fields: &[(&str, usize)]) -> Result<(), String> {
+        let factors: Vec<(String, usize)> =
+            fields.iter().map(|&(f, v)| (self.label(f), v)).collect();
+        self.product("tasks", &factors, MAX_ELEMENTS, "2^48")
+            .map(drop)
+    }
+
+    /// The product of the factors' values, computed without overflow; `Err` naming the
+    /// factors and values if it exceeds `limit`.
+    fn product(
+        &self,
+        what: &str,
+        factors: &[(String, usize)],
+        limit: u128,
+        limit_text: &str,
+    ) -> Result<u128, String> {
+        let total = factors
+            .iter()
+            .try_fold(1u128, |acc, &(_, v)| acc.checked_mul(v as u128));
+        match total {
+            Some(total) if total <= limit => Ok(total),
+            _ => {
+                let values = factors
+                    .iter()
+                    .map(|(_, v)| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" × ");
+                let total = total.map_or_else(|| "more than 2^128".to_string(), |t| t.to_string());
+                let equals = if factors.len() > 1 {
+                    format!("{values} = {total}")
+                } else {
+                    total
+                };
+                Err(format!(
+                    "{}: {} = {equals} {what}, more than the limit of {limit_text}",
+                    self.name,
+                    labels(factors)
+                ))
+            }
+        }
+    }
+}
+
+/// `rows (--size) × cols (--size)`.
+fn labels(factors: &[(String, usize)]) -> String {
+    factors
+        .iter()
+        .map(|(label, _)| label.as_str())
+        .collect::<Vec<_>>()
+        .join(" × ")
 }
 
 /// A workload's parameters, as the size specification builds them.
@@ -370,12 +465,30 @@ fn axis_values(object: &Map<String, Value>, axis: Axis) -> (usize, usize) {
 
 /// The block extent of `blocks` blocks over `extent`.
 fn per_block(name: &str, extent: usize, what: &str, blocks: usize) -> Result<usize, String> {
+    // No blocks (`--param blocks=0` on a block-count axis) cut nothing.
+    if blocks == 0 {
+        return Err(format!("{name}: the number of blocks must be at least 1"));
+    }
     if extent % blocks != 0 {
         return Err(format!(
             "{name}: --blocks {blocks} does not divide {what} = {extent}"
         ));
     }
     Ok(extent / blocks)
+}
+
+/// `text` with control characters (and Unicode line separators) escaped, so that a
+/// message quoting what the user typed stays on one line.
+pub(crate) fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Sets `key` to `value` in the parameters, keeping the field's JSON type.
@@ -386,6 +499,7 @@ fn set_field(
     value: &str,
 ) -> Result<(), String> {
     let name = o.name;
+    let (shown_key, shown_value) = (one_line(key), one_line(value));
     let fields = || {
         object
             .iter()
@@ -397,19 +511,19 @@ fn set_field(
     let new = match object.get(key) {
         None => {
             return Err(format!(
-                "{name}: unknown --param `{key}` (fields: {}; size=tiny|small|paper)",
+                "{name}: unknown --param `{shown_key}` (fields: {}; size=tiny|small|paper)",
                 fields()
             ))
         }
         Some(Value::String(_)) => {
-            return Err(format!("{name}: --param {key}: use --{key}"));
+            return Err(format!("{name}: --param {shown_key}: use --{shown_key}"));
         }
         Some(Value::Bool(_)) => match value {
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
             _ => {
                 return Err(format!(
-                    "{name}: --param {key}={value}: expected true or false"
+                    "{name}: --param {shown_key}={shown_value}: expected true or false"
                 ))
             }
         },
@@ -417,7 +531,7 @@ fn set_field(
             Ok(v) if usize::try_from(v).is_ok() => Value::from(v),
             _ => {
                 return Err(format!(
-                    "{name}: --param {key}={value}: expected a non-negative integer"
+                    "{name}: --param {shown_key}={shown_value}: expected a non-negative integer"
                 ))
             }
         },

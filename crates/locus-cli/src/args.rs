@@ -160,6 +160,32 @@ pub struct Size {
 fn key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("`{s}` is not KEY=VALUE")),
+        _ => Err(format!("`{}` is not KEY=VALUE", s.escape_debug())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 4000,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// `--param` text is a trimmed key and value, or one non-empty error line.
+        #[test]
+        fn any_param_text_is_a_pair_or_one_line(s in "\\PC{0,12}|[\\s\\S]{0,8}|[a-z]{0,4}=[0-9\\n ]{0,4}") {
+            match key_value(&s) {
+                Ok((k, v)) => {
+                    prop_assert!(!k.is_empty() && k == k.trim() && v == v.trim());
+                    prop_assert!(s.contains('='));
+                }
+                Err(m) => prop_assert!(!m.is_empty() && !m.contains('\n') && !m.contains('\r'), "{m:?}"),
+            }
+        }
     }
 }

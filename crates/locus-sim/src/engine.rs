@@ -129,8 +129,9 @@ impl SimEngine {
             .map(|n| (0..workers).filter(|&w| worker_node[w] == n).collect())
             .collect();
         if let Some(path) = &sim.trace {
-            // Fails at `build`, clearly, rather than after the run.
-            std::fs::File::create(path).map_err(|e| {
+            // Fails at `build`, clearly, rather than after the run; a trace already
+            // there stays until the run replaces it.
+            locus::observe::check_replaceable(path).map_err(|e| {
                 Error::Config(format!("cannot write the trace to {}: {e}", path.display()))
             })?;
         }
@@ -230,41 +231,43 @@ fn write_trace(
     spans: &[Span],
     summary: &Summary,
 ) -> std::io::Result<()> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut t = ChromeTrace::new(file)?;
-    t.process_name(
-        0,
-        &format!(
-            "locus sim: {} ({} workers), makespan {} ns",
-            shared.topology.name(),
-            shared.worker_node.len(),
-            summary.makespan_ns
-        ),
-    )?;
-    t.worker_rows(0, &shared.worker_node)?;
-    for s in spans {
-        let category = format!("data on node {}", s.data_node);
-        t.complete(
+    // Whole or not at all: a temporary file beside `path`, renamed over it when done.
+    locus::observe::replace_file(path, |file| {
+        let mut t = ChromeTrace::new(file)?;
+        t.process_name(
             0,
-            s.worker as u32,
-            &s.name,
-            &category,
-            Some(node_colour(s.data_node)),
-            s.start_ns,
-            s.end_ns - s.start_ns,
-            &[
-                ("task", Arg::Int(s.id)),
-                ("data_node", Arg::Int(s.data_node as u64)),
-                ("worker_node", Arg::Int(s.node as u64)),
-                ("bytes", Arg::Int(s.bytes)),
-                ("isolated_ns", Arg::Int(s.isolated_ns)),
-                ("ready_ns", Arg::Int(s.ready_ns)),
-                ("body", Arg::Str(if s.body_ran { "run" } else { "skipped" })),
-            ],
+            &format!(
+                "locus sim: {} ({} workers), makespan {} ns",
+                shared.topology.name(),
+                shared.worker_node.len(),
+                summary.makespan_ns
+            ),
         )?;
-    }
-    t.finish()?;
-    Ok(())
+        t.worker_rows(0, &shared.worker_node)?;
+        for s in spans {
+            let category = format!("data on node {}", s.data_node);
+            t.complete(
+                0,
+                s.worker as u32,
+                &s.name,
+                &category,
+                Some(node_colour(s.data_node)),
+                s.start_ns,
+                s.end_ns - s.start_ns,
+                &[
+                    ("task", Arg::Int(s.id)),
+                    ("data_node", Arg::Int(s.data_node as u64)),
+                    ("worker_node", Arg::Int(s.node as u64)),
+                    ("bytes", Arg::Int(s.bytes)),
+                    ("isolated_ns", Arg::Int(s.isolated_ns)),
+                    ("ready_ns", Arg::Int(s.ready_ns)),
+                    ("body", Arg::Str(if s.body_ran { "run" } else { "skipped" })),
+                ],
+            )?;
+        }
+        t.finish()?;
+        Ok(())
+    })
 }
 
 /// What the simulator keeps about a queued task.

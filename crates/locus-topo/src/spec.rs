@@ -22,9 +22,10 @@ use crate::topology::{Parts, Source, Topology, MAX_CPUS, MAX_NODES};
 /// Parses a spec (see the module documentation).
 pub(crate) fn from_spec(spec: &str) -> Result<Topology, TopoError> {
     let spec = spec.trim();
+    // Messages are one line: control characters of the spec are shown escaped.
     let malformed = |reason: &str| TopoError::MalformedSpec {
-        spec: spec.to_string(),
-        reason: reason.to_string(),
+        spec: one_line(spec),
+        reason: one_line(reason),
     };
     if spec.is_empty() {
         return Err(malformed(
@@ -64,6 +65,14 @@ pub(crate) fn from_spec(spec: &str) -> Result<Topology, TopoError> {
         Some(text) => {
             let text = text.trim();
             let values = match text.strip_prefix('@') {
+                Some(path) if path.trim().is_empty() => {
+                    return Err(malformed("`@` names no distance file"))
+                }
+                Some(path) if path.chars().any(breaks_line) => {
+                    return Err(malformed(
+                        "the distance file's name has a control character",
+                    ))
+                }
                 Some(path) => read_distance_file(Path::new(path.trim()))?,
                 None => parse_numbers(text).map_err(|reason| malformed(&reason))?,
             };
@@ -101,6 +110,25 @@ fn synthetic_parts(
         distances,
         costs: None,
     })
+}
+
+/// Whether `c` would break a one-line message: a control character or a Unicode line
+/// or paragraph separator.
+fn breaks_line(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// `text` with the characters that would break a one-line message escaped (`\n`).
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if breaks_line(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn count(s: &str) -> Option<usize> {
@@ -149,7 +177,7 @@ pub(crate) fn parse_numbers(text: &str) -> Result<Vec<u32>, String> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             s.parse::<u32>()
-                .map_err(|_| format!("distance `{s}` is not a non-negative integer"))
+                .map_err(|_| format!("distance `{}` is not a non-negative integer", one_line(s)))
         })
         .collect()
 }

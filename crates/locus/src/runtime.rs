@@ -217,8 +217,12 @@ impl RuntimeBuilder {
     /// Writes a Chrome trace of every run to `path` (each run replaces the file): one
     /// row per worker, one slice per task, coloured by the node of its data; open it in
     /// the Perfetto UI (<https://ui.perfetto.dev>, "Open trace file"). See
-    /// [`crate::observe`]. `build` creates the file, and fails with [`Error::Config`]
-    /// if it cannot; an error writing it after a run is printed on stderr (install a
+    /// [`crate::observe`]. Each run's trace replaces the file whole, once written
+    /// ([`observe::replace_file`](crate::observe::replace_file)): a run that is killed
+    /// or fails to write it leaves the previous file. `build` checks that the file can be
+    /// written without creating or truncating it ([`observe::check_replaceable`](
+    /// crate::observe::check_replaceable)), and fails with [`Error::Config`] if it
+    /// cannot; an error writing it after a run is printed on stderr (install a
     /// [`TraceRecorder`] with [`observer`](Self::observer) to handle it yourself).
     /// Both engines honour it. Default: no trace. Replaces an observer set before.
     pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
@@ -279,8 +283,9 @@ impl RuntimeBuilder {
         let observer = match (self.observer, &self.trace) {
             (Some(observer), _) => Some(observer),
             (None, Some(path)) => {
-                // Fails early, and clearly, on a path that cannot be written.
-                std::fs::File::create(path).map_err(|e| {
+                // Fails early, and clearly, on a path that cannot be written; a trace
+                // already there stays until a run replaces it.
+                crate::observe::check_replaceable(path).map_err(|e| {
                     Error::Config(format!("cannot write the trace to {}: {e}", path.display()))
                 })?;
                 Some(Arc::new(TraceRecorder::to_file(path.clone())) as Arc<dyn Observer>)

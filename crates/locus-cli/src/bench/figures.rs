@@ -41,7 +41,7 @@ pub fn write_all(
     let mut written = Vec::new();
     let mut write = |name: String, svg: String| -> std::io::Result<()> {
         let path = dir.join(name);
-        std::fs::write(&path, svg)?;
+        crate::cmd::bench::write_whole(&path, &svg)?;
         written.push(path);
         Ok(())
     };

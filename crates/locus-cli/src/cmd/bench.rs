@@ -39,7 +39,12 @@ pub struct Args {
     /// Also run the peer runtimes (OpenMP tasks with gcc and clang, oneTBB, StarPU, rayon).
     #[arg(long)]
     pub peers: bool,
-    /// Directory for the reports.
+    /// Directory for the reports (default: bench-out).
+    ///
+    /// Before writing, the files a previous `locus bench` left there are removed: run
+    /// reports (KERNEL.CONFIG.N.json), summary.json, peers.json and the pictures
+    /// (speedup.svg, locality.svg, traffic-CONFIG.svg); other files are left alone.
+    /// Each file is written to a temporary file and renamed into place when complete.
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
     /// Only these benchmarks (comma-separated; default: the nine kernels; `overhead` and
@@ -148,6 +153,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let plan = plan(args)?;
     let io = |what: &Path, e: std::io::Error| Failure::Failed(format!("{}: {e}", what.display()));
     std::fs::create_dir_all(&plan.out).map_err(|e| io(&plan.out, e))?;
+    clear_previous(&plan.out).map_err(|e| io(&plan.out, e))?;
     let engine = match plan.engine {
         Engine::Threads => "threads",
         Engine::Sim => "sim",
@@ -198,7 +204,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
                 let path = plan
                     .out
                     .join(format!("{kernel}.{config_name}.{repetition}.json"));
-                std::fs::write(&path, format!("{object}\n")).map_err(|e| io(&path, e))?;
+                write_whole(&path, &format!("{object}\n")).map_err(|e| io(&path, e))?;
                 let run = Run {
                     kernel,
                     config: config_name.clone(),
@@ -275,8 +281,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
 
     let summary_path = plan.out.join("summary.json");
     let summary_json = summary_object(&plan, suite, engine, size_name, &rows, &runs, stream);
-    std::fs::write(&summary_path, format!("{summary_json:#}\n"))
-        .map_err(|e| io(&summary_path, e))?;
+    write_whole(&summary_path, &format!("{summary_json:#}\n")).map_err(|e| io(&summary_path, e))?;
     let kernels: Vec<String> = plan.kernels.iter().map(|k| k.to_string()).collect();
     let machine = format!("{}, {engine} engine", plan.topology.name());
     let pictures = figures::write_all(&plan.out, &rows, &kernels, &configs, &machine)
@@ -385,9 +390,62 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
     print!("{}", peers::table(&rows, &built));
     let path = plan.out.join("peers.json");
     let report = peers::report(&rows, &built, &plan.out, plan.repetitions, threads);
-    std::fs::write(&path, format!("{report:#}\n"))
+    write_whole(&path, &format!("{report:#}\n"))
         .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))?;
     Ok(rows.iter().filter(|r| !r.ok()).count())
+}
+
+/// Writes `text` to `path` whole or not at all (a temporary file renamed into place).
+pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    locus::observe::replace_file(path, |out| std::io::Write::write_all(out, text.as_bytes()))
+}
+
+/// Whether `name` is a file `locus bench` writes into its output directory: a run
+/// report `KERNEL.CONFIG.N.json`, `summary.json`, `peers.json`, `speedup.svg`,
+/// `locality.svg` or `traffic-CONFIG.svg`, or the temporary file of one of them
+/// (`.NAME.tmp-...`) that an interrupted run left.
+fn owned_by_bench(name: &str) -> bool {
+    let name = match name.strip_prefix('.').and_then(|n| n.split_once(".tmp-")) {
+        Some((base, _)) => base,
+        None => name,
+    };
+    let config = |c: &str| Config::ALL.iter().any(|k| k.name() == c);
+    if ["summary.json", "peers.json", "speedup.svg", "locality.svg"].contains(&name) {
+        return true;
+    }
+    if let Some(c) = name
+        .strip_prefix("traffic-")
+        .and_then(|n| n.strip_suffix(".svg"))
+    {
+        return config(c);
+    }
+    let Some(stem) = name.strip_suffix(".json") else {
+        return false;
+    };
+    let mut parts = stem.splitn(3, '.');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(kernel), Some(c), Some(n)) => {
+            BENCHES.contains(&kernel)
+                && config(c)
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+        }
+        _ => false,
+    }
+}
+
+/// Removes from `dir` the files a previous `locus bench` wrote there (see
+/// [`owned_by_bench`]), so that the directory shows this run only; every other file
+/// (and the peers' build directory) is left alone.
+fn clear_previous(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let owned = entry.file_name().to_str().is_some_and(owned_by_bench);
+        if owned && entry.file_type()?.is_file() {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// `1 node`, `8 nodes`.

@@ -70,6 +70,37 @@ fn size(s: &Size) -> Result<SizeSpec, Failure> {
     Ok(spec)
 }
 
+/// A `threads` run holds its data at least twice (the runtime's versions and the
+/// sequential reference) in this machine's memory: a size whose data do not fit is a
+/// bad argument, refused before anything is allocated (`locus sim` models larger
+/// problems without their memory).
+fn fits_in_memory(name: &str, workload: &Workload) -> Result<(), Failure> {
+    // SAFETY: `sysconf` only reads system constants; no memory of ours is involved.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let (Ok(pages), Ok(page)) = (u64::try_from(pages), u64::try_from(page)) else {
+        return Ok(());
+    };
+    let memory = pages.saturating_mul(page);
+    let needed = workload.data_bytes().saturating_mul(2);
+    if memory > 0 && needed > memory {
+        return Err(Failure::Usage(format!(
+            "{name}: the data take {} and a run holds them twice, more than this machine's {} of memory; `locus sim` models larger problems",
+            gib(workload.data_bytes()),
+            gib(memory)
+        )));
+    }
+    Ok(())
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
 /// Problems whose data exceed this are simulated without running the task bodies
 /// (their buffers would not fit this machine): every paper size, no smaller named size.
 const SIM_BODIES_UP_TO: u64 = 1 << 30;
@@ -106,7 +137,8 @@ pub fn execute(job: Job<'_>, sim: Option<locus_sim::Sim>) -> Result<(), Failure>
 }
 
 /// [`execute`], also writing the run's Chrome trace to `trace` (`locus run --trace`):
-/// the file is created before the run and written after it; either failing is a usage
+/// whether the file can be written is checked before the run (without touching a
+/// previous trace) and the file is replaced whole after it; either failing is a usage
 /// error (one line, exit status 2).
 pub fn execute_traced(
     job: Job<'_>,
@@ -118,7 +150,9 @@ pub fn execute_traced(
     };
     let recorder = match trace {
         Some(path) => {
-            std::fs::File::create(path).map_err(|e| cannot_write(path, e))?;
+            // Checks the file can be written without truncating a previous trace: the
+            // recorder replaces it whole after the run.
+            locus::observe::check_replaceable(path).map_err(|e| cannot_write(path, e))?;
             Some(std::sync::Arc::new(locus::observe::TraceRecorder::new()))
         }
         None => None,
@@ -132,6 +166,9 @@ pub fn execute_traced(
         locus_bench::Error::Params(message) => Failure::Usage(message),
         other => Failure::Failed(format!("{name}: {other}")),
     })?;
+    if sim.is_none() {
+        fits_in_memory(name, &workload)?;
+    }
     let mut builder = Runtime::builder().topology(job.topology).config(job.config);
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);

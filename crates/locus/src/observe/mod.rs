@@ -6,7 +6,9 @@
 //!
 //! [`RuntimeBuilder::trace`](crate::RuntimeBuilder::trace) writes a Chrome trace of
 //! every run to a file (each run replaces it); `locus run BENCH --trace FILE` does the
-//! same from the command line. To open it, go to <https://ui.perfetto.dev> and choose
+//! same from the command line. The file is replaced whole or not at all
+//! ([`replace_file`]): the trace goes to a temporary file beside it, renamed over it once
+//! complete, so a run that is killed or cannot write its trace leaves the previous one. To open it, go to <https://ui.perfetto.dev> and choose
 //! "Open trace file" (or drop the file on the page); `chrome://tracing` opens it too.
 //!
 //! The trace has one row per worker, named `worker W (node N)`, the rows of a node
@@ -58,9 +60,11 @@
 //! the run began.
 
 mod chrome;
+mod file;
 mod recorder;
 
 pub use chrome::{node_colour, Arg, ChromeTrace};
+pub use file::{check_replaceable, replace_file};
 pub use recorder::TraceRecorder;
 
 use crate::sched::AccessInfo;

@@ -91,9 +91,10 @@ impl TraceRecorder {
     }
 
     /// A recorder that writes the trace of every run to `path` when the run ends
-    /// (replacing the file); an error then is printed on stderr in one line. Nothing is
-    /// checked here: [`RuntimeBuilder::trace`](crate::RuntimeBuilder::trace) checks
-    /// that the file can be created before the workers start.
+    /// (replacing the file whole, see [`write_file`](Self::write_file)); an error then is
+    /// printed on stderr in one line. Nothing is checked here:
+    /// [`RuntimeBuilder::trace`](crate::RuntimeBuilder::trace) checks that the file can
+    /// be written before the workers start.
     pub fn to_file(path: impl Into<PathBuf>) -> Self {
         TraceRecorder {
             path: Some(path.into()),
@@ -173,10 +174,12 @@ impl TraceRecorder {
         Ok(())
     }
 
-    /// Writes the trace of the last run to the file at `path` (see [`write`](Self::write)).
+    /// Writes the trace of the last run to the file at `path` (see [`write`](Self::write)),
+    /// whole or not at all: through a temporary file beside it, renamed over it once
+    /// complete ([`replace_file`](super::replace_file)); on an error a previous file at
+    /// `path` is left as it was.
     pub fn write_file(&self, path: impl AsRef<Path>) -> io::Result<()> {
-        let file = std::fs::File::create(path)?;
-        self.write(io::BufWriter::new(file))
+        super::replace_file(path.as_ref(), |out| self.write(out))
     }
 }
 

@@ -1,0 +1,151 @@
+//! Files written whole or not at all: traces and reports go to a temporary file beside
+//! their destination (`.NAME.tmp-PID-N` in the same directory) and are renamed over it
+//! only once complete, so a run that is killed or fails while writing leaves the
+//! previous file as it was, never a truncated one.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The temporary file beside `path` that [`replace_file`] writes first:
+/// `DIR/.NAME.tmp-PID-N`, unique within this process.
+fn temp_path(path: &Path) -> io::Result<PathBuf> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path names a directory, not a file",
+        )
+    })?;
+    let mut temp = std::ffi::OsString::from(".");
+    temp.push(name);
+    temp.push(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    Ok(path.with_file_name(temp))
+}
+
+/// Checks that [`replace_file`] could write `path`, without touching `path` itself:
+/// creates the temporary file beside it, then removes it. An existing file at `path`
+/// is left as it is, and none is created.
+///
+/// ```
+/// let dir = std::env::temp_dir();
+/// locus::observe::check_replaceable(&dir.join("locus-doc-trace.json")).unwrap();
+/// assert!(locus::observe::check_replaceable(std::path::Path::new("/nonexistent/t.json")).is_err());
+/// ```
+pub fn check_replaceable(path: &Path) -> io::Result<()> {
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path is a directory",
+        ));
+    }
+    let temp = temp_path(path)?;
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
+    std::fs::remove_file(&temp)
+}
+
+/// Writes `path` whole or not at all: `write` fills a temporary file in the same
+/// directory, which is flushed to disk and renamed over `path` only when `write`
+/// succeeded. On any error the temporary file is removed and a previous file at `path`
+/// is left as it was.
+///
+/// ```
+/// use std::io::Write;
+///
+/// let path = std::env::temp_dir().join(format!("locus-doc-{}.json", std::process::id()));
+/// locus::observe::replace_file(&path, |out| out.write_all(b"{}\n")).unwrap();
+/// let failed = locus::observe::replace_file(&path, |out| {
+///     out.write_all(b"{\"half\":")?;
+///     Err(std::io::Error::other("interrupted"))
+/// });
+/// assert!(failed.is_err());
+/// assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn replace_file(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let temp = temp_path(path)?;
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
+    let written = (|| {
+        let mut out = BufWriter::new(file);
+        write(&mut out)?;
+        out.flush()?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        // On disk before the rename, so that the name never points at missing data.
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        // The error that matters is the one of the write; the file may be gone already.
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("locus-file-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_check_neither_creates_nor_truncates() {
+        let dir = scratch("check");
+        let path = dir.join("trace.json");
+        check_replaceable(&path).unwrap();
+        assert!(entries(&dir).is_empty());
+        std::fs::write(&path, "previous").unwrap();
+        check_replaceable(&path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous");
+        assert_eq!(entries(&dir), ["trace.json"]);
+        assert!(check_replaceable(&dir.join("missing/trace.json")).is_err());
+        assert!(check_replaceable(&dir).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_previous_file_and_no_temporary() {
+        let dir = scratch("replace");
+        let path = dir.join("summary.json");
+        std::fs::write(&path, "previous").unwrap();
+        let e = replace_file(&path, |out| {
+            out.write_all(&[b'x'; 100_000])?;
+            Err(io::Error::other("stopped"))
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "stopped");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous");
+        assert_eq!(entries(&dir), ["summary.json"]);
+        replace_file(&path, |out| out.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(entries(&dir), ["summary.json"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
