@@ -132,6 +132,19 @@ impl Sleep {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::thread::JoinHandle;
+    use std::time::{Duration, Instant};
+
+    /// Joins `handle`, failing the test if the thread has not finished within 10 s: a
+    /// lost wake-up must fail the test, not hang the suite.
+    fn join_within<T>(handle: JoinHandle<T>, what: &str) -> T {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !handle.is_finished() {
+            assert!(Instant::now() < deadline, "{what}: still asleep after 10 s");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        handle.join().unwrap()
+    }
 
     /// A producer that announces work after a sleeper took its ticket always gets the
     /// sleeper out of `sleep`, whatever the interleaving.
@@ -154,7 +167,7 @@ mod tests {
             }
             work.store(true, Ordering::SeqCst);
             sleep.new_work(Some(0));
-            sleeper.join().unwrap();
+            join_within(sleeper, &format!("round {round}: a lost wake-up"));
         }
     }
 
@@ -173,8 +186,8 @@ mod tests {
             .collect();
         terminate.store(true, Ordering::SeqCst);
         sleep.wake_all();
-        for h in handles {
-            h.join().unwrap();
+        for (w, h) in handles.into_iter().enumerate() {
+            join_within(h, &format!("worker {w} after wake_all"));
         }
     }
 }
