@@ -66,6 +66,16 @@ pub enum Error {
         /// The size of one element in bytes.
         elem_size: usize,
     },
+    /// A shared datum was being written in place by a task that panicked: its contents
+    /// may be partly written. Reads are refused until a task writes it whole
+    /// ([`Data::write`](crate::Data::write)).
+    #[error("`{data}` may be partly written: task `{task}` panicked while writing it in place; write it whole before reading it")]
+    Poisoned {
+        /// The datum.
+        data: String,
+        /// The task that panicked.
+        task: String,
+    },
     /// The run has already failed; the task was not submitted.
     #[error("the run has failed; task `{task}` was not submitted")]
     RunFailed {

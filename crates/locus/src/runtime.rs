@@ -673,6 +673,12 @@ impl Runtime {
         }
         // Waits for a run in progress on another thread (the doc above).
         let _no_run = lock_mutex(&self.run_lock);
+        if let Some(task) = inner.shared.as_ref().and_then(|s| s.poisoned_by()) {
+            return Err(Error::Poisoned {
+                data: inner.name.clone(),
+                task,
+            });
+        }
         let version = inner.current();
         if !version.is_produced() {
             return Err(Error::Declaration {
@@ -710,6 +716,23 @@ impl Runtime {
     /// it spawns tasks into the scope it gets. Returns when every task has finished,
     /// with `root`'s value and the report, or the run's first error (a task's panic, a
     /// refused declaration) with the report. Runs of one runtime are serialised.
+    ///
+    /// # What a failed run leaves behind
+    ///
+    /// Once a task fails (its body panics, its declaration is refused, a buffer cannot
+    /// be allocated), the tasks not started yet are drained without running, and every
+    /// buffer they held is freed. Then:
+    ///
+    /// - a versioned datum keeps its last complete version: the contents written by
+    ///   the last of its writers whose body ran to its end (or its initial contents).
+    ///   A writer that panicked part-way through, or never ran, leaves no trace; the
+    ///   next run and [`fetch`](Self::fetch) see the complete version. (To allow this
+    ///   a superseded version lives until its successor's writer finishes.)
+    /// - a shared datum is updated in place, so a writer that never ran leaves the
+    ///   previous contents, but one that panicked while writing it may have written
+    ///   part of it: the datum is then *poisoned*. `fetch` returns
+    ///   [`Error::Poisoned`] naming the task, and tasks reading it are refused, until a
+    ///   task writes it whole ([`Data::write`](crate::Data::write)).
     pub fn run<R, F>(&self, root: F) -> Result<Finished<R>, RunError>
     where
         F: FnOnce(&Scope) -> R + Send,

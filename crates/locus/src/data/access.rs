@@ -44,6 +44,8 @@ pub struct Declared {
 /// One access bound to versions at submission (opaque outside the crate).
 #[doc(hidden)]
 pub struct Binding {
+    /// The datum (moved from the declaration).
+    pub(crate) data: Arc<DataInner>,
     pub(crate) mode: Mode,
     /// The version read (reads and read-writes).
     pub(crate) input: Option<Arc<Version>>,

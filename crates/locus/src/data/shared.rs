@@ -75,6 +75,7 @@ impl SharedSetup {
             region,
             placed_main,
             setup: self.clone(),
+            poisoned: std::sync::Mutex::new(None),
         }))
     }
 
@@ -113,9 +114,27 @@ pub(crate) struct SharedBuffer {
     /// The node holding most of the buffer, when its placement cannot change.
     placed_main: Option<usize>,
     setup: Arc<SharedSetup>,
+    /// The task that panicked while writing the buffer in place, if one did since the
+    /// last whole write: the contents may be partly written.
+    poisoned: std::sync::Mutex<Option<String>>,
 }
 
 impl SharedBuffer {
+    /// Marks the contents as possibly partly written by `task`, which panicked.
+    pub(crate) fn poison(&self, task: &str) {
+        *crate::data::lock_mutex(&self.poisoned) = Some(task.to_string());
+    }
+
+    /// A whole write completed: the contents are whole again.
+    pub(crate) fn clear_poison(&self) {
+        *crate::data::lock_mutex(&self.poisoned) = None;
+    }
+
+    /// The task that left the contents partly written, if any.
+    pub(crate) fn poisoned_by(&self) -> Option<String> {
+        crate::data::lock_mutex(&self.poisoned).clone()
+    }
+
     /// Records that a task on `node` touched `offset..offset + len` (first-touch
     /// placement); newly placed pages count as live on their node.
     pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) {

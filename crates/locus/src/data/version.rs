@@ -10,6 +10,17 @@
 //!
 //! Every version of a shared datum names the datum's one buffer instead; readers are
 //! then counted, so that the next writer can wait for them (write after read).
+//!
+//! # Failed producers
+//!
+//! A pending version of versioned data keeps the version it superseded (its
+//! *fallback*) until its producer completes. If the producer's body ran to its end, the
+//! version is *committed* and lets the fallback go; if it panicked, or never ran because
+//! its run had failed, the version is *abandoned*: it is still published (so that the
+//! failed run drains), but the datum resolves to its last committed version the next
+//! time it is bound or fetched ([`Version::committed`]). A failed run thus leaves every
+//! versioned datum with its last complete contents; the cost is that a superseded
+//! version lives until its successor's producer finishes.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -51,6 +62,10 @@ impl VersionCounts {
 
 struct State {
     produced: bool,
+    /// Published by a producer that did not complete (see the module doc).
+    abandoned: bool,
+    /// The version this one superseded, until this one is committed.
+    fallback: Option<Arc<Version>>,
     waiters: Vec<TaskRef>,
     /// Shared data: tasks bound to read this version and not finished.
     readers: usize,
@@ -138,6 +153,8 @@ impl Version {
             buffer,
             state: Mutex::new(State {
                 produced,
+                abandoned: false,
+                fallback: None,
                 waiters: Vec::new(),
                 readers: 0,
                 release_waiters: Vec::new(),
@@ -164,6 +181,30 @@ impl Version {
         shared: Option<&Arc<SharedBuffer>>,
     ) -> Arc<Self> {
         Version::new(bytes, false, counts, shared)
+    }
+
+    /// Keeps `previous`, the version this pending one supersedes, until this one is
+    /// committed (module doc, "Failed producers").
+    pub(crate) fn keep_fallback(&self, previous: Arc<Version>) {
+        lock(&self.state).fallback = Some(previous);
+    }
+
+    /// The last committed version: this one, or, for a version whose producer did not
+    /// complete, its fallback's last committed version. A version still pending is its
+    /// own answer (its producer may yet complete).
+    pub(crate) fn committed(self: &Arc<Self>) -> Arc<Version> {
+        let mut v = self.clone();
+        loop {
+            let next = {
+                let state = lock(&v.state);
+                match (&state.fallback, state.abandoned) {
+                    (Some(previous), true) => previous.clone(),
+                    _ => break,
+                }
+            };
+            v = next;
+        }
+        v
     }
 
     /// Shared data: counts one more task bound to read this version. Called under the
@@ -208,10 +249,22 @@ impl Version {
     }
 
     /// Marks the version produced and returns the tasks that waited for it.
-    pub(crate) fn publish(&self) -> Vec<TaskRef> {
+    /// `complete` says whether its producer's body ran to its end: the version is then
+    /// committed and lets its fallback go, or else abandoned (module doc).
+    pub(crate) fn publish(&self, complete: bool) -> Vec<TaskRef> {
         let mut state = lock(&self.state);
         state.produced = true;
-        std::mem::take(&mut state.waiters)
+        let fallback = if complete {
+            state.fallback.take()
+        } else {
+            state.abandoned = true;
+            None
+        };
+        let waiters = std::mem::take(&mut state.waiters);
+        drop(state);
+        // The superseded version may go back to its pool now, outside the lock.
+        drop(fallback);
+        waiters
     }
 
     /// Whether the producer has finished.

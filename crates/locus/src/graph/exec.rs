@@ -121,6 +121,17 @@ fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
                 d.data.name
             )));
         }
+        if let (Some(shared), true) = (&d.data.shared, d.mode.reads()) {
+            if let Some(task) = shared.poisoned_by() {
+                return Err(Refusal::Invalid(
+                    Error::Poisoned {
+                        data: d.data.name.clone(),
+                        task,
+                    }
+                    .to_string(),
+                ));
+            }
+        }
         if d.range.start > d.range.end || d.range.end > d.data.len {
             return Err(Refusal::Invalid(format!(
                 "range {}..{} is out of bounds of `{}` (length {})",
@@ -205,6 +216,11 @@ where
                     }
                 }
                 let previous = d.data.supersede(next.clone());
+                if shared.is_none() {
+                    // Kept until `next` is committed: a failed run leaves the datum
+                    // with its last complete version (`data::version`).
+                    next.keep_fallback(previous.clone());
+                }
                 // In place, a writer follows the previous writer and its readers.
                 let after = shared.is_some().then(|| previous.clone());
                 let input = (d.mode == Mode::ReadWrite).then_some(previous);
@@ -212,6 +228,7 @@ where
             }
         };
         let binding = Binding {
+            data: d.data,
             mode: d.mode,
             input,
             output,
@@ -430,6 +447,21 @@ pub struct Started {
     task: TaskRef,
     bindings: Vec<Binding>,
     hints: Hints,
+    completion: Completion,
+}
+
+/// How far a started task got, which decides what its outputs become.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Completion {
+    /// The body ran to its end (or was skipped by a simulation, which writes nothing
+    /// by design): its versions are committed.
+    Done,
+    /// The body did not run (the run had failed, or its buffers could not be made):
+    /// its versioned outputs are abandoned, shared data untouched.
+    NotRun,
+    /// The body panicked, maybe after writing part of its outputs: its versioned
+    /// outputs are abandoned, the shared data it writes poisoned.
+    Panicked,
 }
 
 impl Started {
@@ -464,6 +496,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
     } = task.take_job()?;
     let run = &task.run;
     let counters = run.counters.worker(ex.worker());
+    let mut completion = Completion::NotRun;
     if run.is_failed() {
         // What the body captured is released before the task counts as finished.
         if let Err(error) = drop_skipped(&task, body) {
@@ -477,6 +510,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                 _ => {
                     let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), root);
                     catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))).map_err(|payload| {
+                        completion = Completion::Panicked;
                         Error::TaskPanicked {
                             task: task.name.to_string(),
                             message: panic_message(&*payload),
@@ -487,6 +521,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         });
         match outcome {
             Ok(()) => {
+                completion = Completion::Done;
                 for_each_access(&bindings, |a| {
                     if let Some(n) = a.node {
                         let bytes = if a.input {
@@ -512,6 +547,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         task,
         bindings,
         hints,
+        completion,
     })
 }
 
@@ -522,13 +558,31 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         task,
         bindings,
         hints,
+        completion,
     } = started;
     for b in &bindings {
         let released = match (&b.input, b.mode) {
             (Some(input), Mode::Read) if b.shared().is_some() => input.reader_done(),
             _ => Vec::new(),
         };
-        let published = b.output.as_ref().map(|o| o.publish()).unwrap_or_default();
+        if let (Some(shared), true) = (b.shared(), b.mode.writes()) {
+            match completion {
+                Completion::Panicked => shared.poison(&task.name),
+                // A whole write replaces whatever a failed writer left.
+                Completion::Done if b.mode == Mode::Write => shared.clear_poison(),
+                _ => {}
+            }
+        }
+        let published = b
+            .output
+            .as_ref()
+            .map(|o| o.publish(completion == Completion::Done))
+            .unwrap_or_default();
+        if completion != Completion::Done && b.output.is_some() && b.shared().is_none() {
+            // The datum goes back to its last committed version now, so that the
+            // abandoned one is freed with the task (`data::version`).
+            b.data.settle();
+        }
         for waiter in released.into_iter().chain(published) {
             if waiter.satisfy_one() {
                 ex.activate(Activated::new(waiter));
