@@ -342,6 +342,8 @@ struct WorkerState {
     mailbox: VecDeque<Queued>,
     /// Pushes on their way to the mailbox (count against its capacity).
     mailbox_incoming: usize,
+    /// Tasks on their way to the deque or the private queue.
+    arriving: usize,
     private: VecDeque<Queued>,
     activity: Activity,
     last_victim: Option<usize>,
@@ -426,8 +428,10 @@ struct Loads<'a>(&'a [WorkerState]);
 
 impl LoadView for Loads<'_> {
     fn load(&self, w: usize) -> usize {
+        // Tasks already sent count: a burst of activations placed at one instant must
+        // see the load the earlier ones add, as the `threads` engine's queues do.
         let s = &self.0[w];
-        s.deque.len() + s.mailbox.len() + s.private.len()
+        s.deque.len() + s.mailbox.len() + s.private.len() + s.mailbox_incoming + s.arriving
     }
 }
 
@@ -456,6 +460,7 @@ impl Machine {
                     deque: VecDeque::new(),
                     mailbox: VecDeque::new(),
                     mailbox_incoming: 0,
+                    arriving: 0,
                     private: VecDeque::new(),
                     activity: Activity::Searching,
                     last_victim: None,
@@ -496,6 +501,7 @@ impl Machine {
             control: true,
             allocs: 0,
         };
+        st.workers[0].arriving += 1;
         st.events.push(
             0,
             Event::Arrive(Dest::Private(0), Queued { task: root, meta }),
@@ -543,6 +549,7 @@ impl Machine {
         let st = &mut *st;
         match dest {
             Dest::Deque(w) => {
+                st.workers[w].arriving -= 1;
                 st.workers[w].deque.push_back(task);
                 st.stealable += 1;
                 if let Some(&s) = st.asleep.first() {
@@ -559,6 +566,7 @@ impl Machine {
                 }
             }
             Dest::Private(w) => {
+                st.workers[w].arriving -= 1;
                 st.workers[w].private.push_back(task);
                 if st.asleep.contains(&w) {
                     self.wake(st, w, st.now);
@@ -1035,6 +1043,9 @@ impl Machine {
         // (in simulated time) arrives when it is created.
         let arrive = frame.cursor.max(created.unwrap_or(0));
         meta.ready_ns = arrive;
+        if let Dest::Deque(x) | Dest::Private(x) = dest {
+            st.workers[x].arriving += 1;
+        }
         st.events
             .push(arrive, Event::Arrive(dest, Queued { task, meta }));
     }

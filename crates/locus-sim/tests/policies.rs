@@ -691,8 +691,6 @@ fn node_limit_falls_back_to_the_nearest_node() {
 }
 
 #[test]
-#[ignore = "the simulator's least-loaded choice does not count tasks still arriving: every \
-            task one body activates goes to the same home worker (see the report)"]
 fn home_spreads_a_burst_of_tasks_over_the_home_nodes_workers() {
     // Each node's consumers, activated one after the other by the control program,
     // go to the least-loaded worker of their home node, so both workers of every node
