@@ -323,3 +323,24 @@ fn the_library_defaults_to_dsa_opt_and_a_bounded_window() {
     let unbounded = peak(Some(None));
     assert!(unbounded > 4000, "no window: {unbounded} versions alive");
 }
+
+#[test]
+fn a_task_writing_a_datum_larger_than_memory_fails_the_run_cleanly() {
+    for config in [Config::DsaBase, Config::DsaOpt] {
+        let rt = runtime("2x1", config);
+        let big = rt.data::<u8>("big", (isize::MAX as usize) / 2);
+        let err = rt
+            .run(|s| s.spawn("fill", big.write(), |_, v| v[0] = 1))
+            .unwrap_err()
+            .error;
+        match err {
+            Error::OutOfMemory { task, bytes, .. } => {
+                assert_eq!(task, "fill", "{config}");
+                assert_eq!(bytes, (isize::MAX as usize) / 2, "{config}");
+            }
+            other => panic!("{config}: expected OutOfMemory, got {other:?}"),
+        }
+        drop(big);
+        assert_eq!(rt.pool_bytes_in_use(), 0, "{config}");
+    }
+}
