@@ -81,7 +81,7 @@ mod runtime;
 pub mod sched;
 
 pub use config::{AllocMode, Config, StealKind};
-pub use data::{AccessList, Data, Element, Read, ReadWrite, Write};
+pub use data::{AccessList, Data, Element, Read, ReadWrite, Weak, Write};
 pub use error::{Error, RunError};
 pub use graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx};
 pub use locus_mem::region::RegionPolicy;

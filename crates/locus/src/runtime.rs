@@ -686,30 +686,9 @@ impl Runtime {
                 message: format!("`{}` is being written by a run in progress", inner.name),
             });
         }
-        let mut out = Vec::new();
-        out.try_reserve_exact(inner.len)
-            .map_err(|e| Error::OutOfMemory {
-                task: format!("fetch({})", inner.name),
-                bytes: inner.bytes(),
-                message: e.to_string(),
-            })?;
-        out.resize(inner.len, T::zeroed());
-        if let Some(buffer) = version.buffer() {
-            if buffer.is_accounted_only() {
-                return Err(Error::Config(format!(
-                    "fetch({}): the buffer holds no memory (a simulation with skipped \
-                     bodies)",
-                    inner.name
-                )));
-            }
-            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
-            // SAFETY: the version is produced, so nothing writes its buffer any more;
-            // the buffer holds the datum's `bytes` bytes and `out` as many.
-            unsafe {
-                std::ptr::copy_nonoverlapping(buffer.as_ptr(), bytes.as_mut_ptr(), bytes.len())
-            };
-        }
-        Ok(out)
+        // SAFETY: no run is in progress (the lock above), so nothing writes the
+        // version's buffer.
+        unsafe { inner.copy_out(&version) }
     }
 
     /// Runs a program: `root` is the control program, run as the root task on worker 0;
@@ -784,6 +763,7 @@ impl Runtime {
                 root: true,
             },
             0,
+            None,
         );
         run.task_submitted(None);
         let ready = task.satisfy_one();

@@ -40,8 +40,9 @@ fn a_writer_spawning_readers_of_its_output_finishes_under_a_small_window() {
                 let x = rt.data::<u64>("x", 4);
                 let outs: Vec<_> = (0..3).map(|i| rt.data::<u64>(format!("o{i}"), 4)).collect();
                 let (x2, outs2) = (x.clone(), outs.clone());
+                let weak: Vec<_> = outs.iter().map(|o| o.weak_write()).collect();
                 rt.run(move |s| {
-                    s.spawn("parent", x2.write(), move |ctx, v| {
+                    s.spawn("parent", (x2.write(), weak), move |ctx, (v, _)| {
                         v.fill(5);
                         // The children wait for the parent's output: a parent waiting
                         // for window room here would wait for ever.

@@ -37,6 +37,8 @@ impl Mode {
 pub struct Declared {
     pub(crate) data: Arc<DataInner>,
     pub(crate) mode: Mode,
+    /// A weak access: handed to the task's children only (see [`Weak`]).
+    pub(crate) weak: bool,
     /// Element range; the whole array for writes.
     pub(crate) range: Range<usize>,
 }
@@ -47,7 +49,10 @@ pub struct Binding {
     /// The datum (moved from the declaration).
     pub(crate) data: Arc<DataInner>,
     pub(crate) mode: Mode,
-    /// The version read (reads and read-writes).
+    /// A weak access: the task neither waits for it nor sees it; its children do.
+    pub(crate) weak: bool,
+    /// The version read (reads and read-writes; for a weak write, the version it
+    /// supersedes, which its children start from).
     pub(crate) input: Option<Arc<Version>>,
     /// The version written (writes and read-writes).
     pub(crate) output: Option<Arc<Version>>,
@@ -64,6 +69,9 @@ impl Binding {
     /// The dependences the task registers for this access: the version it reads, and
     /// for an in-place write the previous writer (unless read already) and its readers.
     pub(crate) fn dependences(&self) -> usize {
+        if self.weak {
+            return 0;
+        }
         usize::from(self.input.is_some())
             + self
                 .after
@@ -130,6 +138,25 @@ impl<T> ReadWrite<T> {
     }
 }
 
+/// A *weak* access to a datum ([`Data::weak_read`](crate::Data::weak_read),
+/// [`weak_write`](crate::Data::weak_write),
+/// [`weak_read_write`](crate::Data::weak_read_write)): the task only hands it to the
+/// children it spawns. The task neither waits for the datum's writers nor sees the
+/// datum (its view is `()`); its children may access the datum as the weak access
+/// allows, and wait for what they need; the task's successors wait for the
+/// children's accesses. This is how a task that only spawns children declares what
+/// they touch (OmpSs-2's weak accesses).
+pub struct Weak {
+    data: Arc<DataInner>,
+    mode: Mode,
+}
+
+impl Weak {
+    pub(crate) fn new(data: Arc<DataInner>, mode: Mode) -> Self {
+        Weak { data, mode }
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
 }
@@ -178,6 +205,7 @@ impl<T: Element> AccessList for Read<T> {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Read,
+            weak: false,
             range: self.range.clone(),
         });
     }
@@ -241,6 +269,7 @@ impl<T: Element> AccessList for Write<T> {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Write,
+            weak: false,
             range: 0..self.data.len,
         });
     }
@@ -258,6 +287,7 @@ impl<T: Element> AccessList for ReadWrite<T> {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::ReadWrite,
+            weak: false,
             range: 0..self.data.len,
         });
     }
@@ -265,6 +295,26 @@ impl<T: Element> AccessList for ReadWrite<T> {
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
         unsafe { output_view(next_binding(bindings)) }
+    }
+}
+
+impl sealed::Sealed for Weak {}
+
+impl AccessList for Weak {
+    type Views<'a> = ();
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        out.push(Declared {
+            data: self.data.clone(),
+            mode: self.mode,
+            weak: true,
+            range: 0..self.data.len,
+        });
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) {
+        // The task sees nothing of a weak access: its binding is skipped.
+        next_binding(bindings);
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use locus_mem::region::RegionPolicy;
 
-use super::access::{Read, ReadWrite, Write};
+use super::access::{Mode, Read, ReadWrite, Weak, Write};
 use super::shared::{SharedBuffer, SharedSetup};
 use super::version::{Version, VersionCounts};
 use crate::error::Error;
@@ -118,6 +118,45 @@ impl DataInner {
             *current = committed;
         }
         current
+    }
+
+    /// A copy of `version`'s contents (zeros for an initial version never written).
+    ///
+    /// # Safety
+    ///
+    /// `version` is a produced version of this datum, and nothing writes its buffer
+    /// until the copy returns (no run in progress, or no task of the run that could).
+    pub(crate) unsafe fn copy_out<T: Element>(&self, version: &Version) -> Result<Vec<T>, Error> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.len)
+            .map_err(|e| Error::OutOfMemory {
+                task: format!("fetch({})", self.name),
+                bytes: self.bytes(),
+                message: e.to_string(),
+            })?;
+        out.resize(self.len, T::zeroed());
+        if let Some(buffer) = version.buffer() {
+            if buffer.is_accounted_only() {
+                return Err(Error::Config(format!(
+                    "fetch({}): the buffer holds no memory (a simulation with skipped \
+                     bodies)",
+                    self.name
+                )));
+            }
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            // SAFETY: the caller guarantees nothing writes the buffer meanwhile; the
+            // buffer holds the datum's `bytes` bytes and `out` as many.
+            unsafe {
+                std::ptr::copy_nonoverlapping(buffer.as_ptr(), bytes.as_mut_ptr(), bytes.len())
+            };
+        }
+        Ok(out)
+    }
+
+    /// Makes `version` the current one: a datum created in a task's scope follows
+    /// what the task's children wrote, once the task is complete.
+    pub(crate) fn follow(&self, version: Arc<Version>) {
+        *lock(&self.current) = version;
     }
 
     /// Resolves the current version to the last committed one now, after a writer
@@ -246,5 +285,22 @@ impl<T: Element> Data<T> {
     /// the current one.
     pub fn read_write(&self) -> ReadWrite<T> {
         ReadWrite::new(self.inner.clone())
+    }
+
+    /// Declares a weak read ([`Weak`]): the task's children may read the datum.
+    pub fn weak_read(&self) -> Weak {
+        Weak::new(self.inner.clone(), Mode::Read)
+    }
+
+    /// Declares a weak write ([`Weak`]): the task's children may write the datum (and
+    /// read what earlier children wrote); its successors see the last child's write.
+    pub fn weak_write(&self) -> Weak {
+        Weak::new(self.inner.clone(), Mode::Write)
+    }
+
+    /// Declares a weak read-write ([`Weak`]): the task's children may read and write
+    /// the datum, starting from its current contents.
+    pub fn weak_read_write(&self) -> Weak {
+        Weak::new(self.inner.clone(), Mode::ReadWrite)
     }
 }

@@ -17,7 +17,7 @@ mod handle;
 pub(crate) mod shared;
 pub(crate) mod version;
 
-pub use access::{AccessList, Read, ReadWrite, Write};
+pub use access::{AccessList, Read, ReadWrite, Weak, Write};
 pub use handle::{Data, Element};
 
 pub(crate) use access::Mode;

@@ -130,6 +130,10 @@ pub(crate) struct Version {
     /// Size of the version's buffer in bytes.
     pub(crate) bytes: usize,
     buffer: OnceLock<Buffer>,
+    /// The version whose contents this one stands for, when it holds none of its own:
+    /// a task's version of a datum its children wrote after it, or the starting point
+    /// of a task's children on the task's own output (nested tasks, `graph::domain`).
+    forward: OnceLock<Arc<Version>>,
     state: Mutex<State>,
     counts: Arc<VersionCounts>,
 }
@@ -151,6 +155,7 @@ impl Version {
         Arc::new(Version {
             bytes,
             buffer,
+            forward: OnceLock::new(),
             state: Mutex::new(State {
                 produced,
                 abandoned: false,
@@ -181,6 +186,16 @@ impl Version {
         shared: Option<&Arc<SharedBuffer>>,
     ) -> Arc<Self> {
         Version::new(bytes, false, counts, shared)
+    }
+
+    /// The runtime's counts of live versions.
+    pub(crate) fn counts(&self) -> &Arc<VersionCounts> {
+        &self.counts
+    }
+
+    /// Whether tasks wait for this version to be produced.
+    pub(crate) fn has_waiters(&self) -> bool {
+        !lock(&self.state).waiters.is_empty()
     }
 
     /// Keeps `previous`, the version this pending one supersedes, until this one is
@@ -272,15 +287,31 @@ impl Version {
         lock(&self.state).produced
     }
 
-    /// The buffer, once allocated.
+    /// The version holding this one's contents: itself, or where its forwards lead.
+    fn holder(&self) -> &Version {
+        let mut v = self;
+        while let Some(next) = v.forward.get() {
+            v = next;
+        }
+        v
+    }
+
+    /// Makes this version stand for `target`'s contents (see `forward`). A version
+    /// forwards at most once, and never to itself.
+    pub(crate) fn forward_to(&self, target: Arc<Version>) {
+        debug_assert!(!std::ptr::eq(target.holder(), self), "a forward loop");
+        let _ = self.forward.set(target);
+    }
+
+    /// The buffer, once allocated (the buffer of the version it forwards to, if any).
     pub(crate) fn buffer(&self) -> Option<&Buffer> {
-        self.buffer.get()
+        self.holder().buffer.get()
     }
 
     /// The node of the buffer once allocated (for shared data, the node holding most
     /// of it).
     pub(crate) fn node(&self) -> Option<usize> {
-        self.buffer.get().map(Buffer::main_node)
+        self.buffer().map(Buffer::main_node)
     }
 
     /// Installs the buffer, allocating it with `alloc` if no other thread has; returns
@@ -290,13 +321,16 @@ impl Version {
         &self,
         alloc: impl FnOnce() -> Result<Block, E>,
     ) -> Result<&Buffer, E> {
-        if let Some(buffer) = self.buffer.get() {
+        // A forwarding version's memory is its holder's (an initial version its
+        // forwarder stands for may have none yet).
+        let holder = self.holder();
+        if let Some(buffer) = holder.buffer.get() {
             return Ok(buffer);
         }
         let block = alloc()?;
         // A lost race drops `block` here, which frees it.
-        let _ = self.buffer.set(Buffer::Private(block));
-        Ok(self.buffer.get().expect("buffer was just installed"))
+        let _ = holder.buffer.set(Buffer::Private(block));
+        Ok(holder.buffer.get().expect("buffer was just installed"))
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use locus_mem::pool::Pools;
 
+use super::domain::{Domain, Entry};
 use super::hints::Hints;
 use super::run::RunState;
 use super::scope::TaskCtx;
@@ -159,11 +160,87 @@ pub(crate) enum TaskBody<L: AccessList, F> {
     Control(Box<dyn FnOnce(&TaskCtx) + Send + 'static>),
 }
 
-/// Submits a task from the calling worker `ex`.
+/// The task in whose domain a scope binds its tasks (`graph::domain`).
+#[derive(Clone)]
+pub(crate) struct Owner {
+    pub(crate) task: TaskRef,
+    /// The owner's bindings while its body runs, to make its domain on the first
+    /// spawn; `None` when the domain exists already (the children of a control task
+    /// go to the domain of the control task's parent).
+    pub(crate) bindings: Option<NonNull<[Binding]>>,
+}
+
+impl Owner {
+    /// The owner's domain if it has one already.
+    pub(crate) fn existing_domain(&self) -> Option<&Domain> {
+        self.task.domain.get()
+    }
+
+    /// Whether the scope is the owner's own (its body runs), not a control task's.
+    pub(crate) fn is_own(&self) -> bool {
+        self.bindings.is_some()
+    }
+
+    /// The owner's domain, made on first use.
+    pub(crate) fn domain_or_refusal(&self) -> Result<&Domain, Error> {
+        self.domain().map_err(|r| r.into_error(&self.task.name))
+    }
+
+    /// The owner's domain, made on first use.
+    fn domain(&self) -> Result<&Domain, Refusal> {
+        match self.bindings {
+            // SAFETY: the pointer is set by `start` to the bindings of the task whose
+            // body is running, and only that body's context reaches it; they live in
+            // `start`'s frame until the body returns.
+            Some(bindings) => Ok(self
+                .task
+                .domain
+                .get_or_init(|| Domain::new(unsafe { bindings.as_ref() }))),
+            None => self.task.domain.get().ok_or_else(|| {
+                Refusal::Invalid(format!(
+                    "the scope of `{}` has no domain (a runtime bug)",
+                    self.task.name
+                ))
+            }),
+        }
+    }
+}
+
+/// Checks a child's declarations against its parent's domain: every datum declared by
+/// the parent (or created in its scope), written only if the parent writes it.
+fn validate_nested(
+    owner: &TaskRef,
+    entries: &[Entry],
+    declared: &[Declared],
+) -> Result<(), Refusal> {
+    for d in declared {
+        match entries.iter().find(|e| e.data.id == d.data.id) {
+            None => {
+                return Err(Refusal::Invalid(format!(
+                    "`{}` is not declared by the parent task `{}`: a child may only access \
+                     data its parent declared (weakly or not) or created in its scope",
+                    d.data.name, owner.name
+                )))
+            }
+            Some(e) if d.mode.writes() && !e.writable => {
+                return Err(Refusal::Invalid(format!(
+                    "`{}` is only read by the parent task `{}`: a child cannot write it",
+                    d.data.name, owner.name
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Submits a task from the calling worker `ex`, into the domain of `owner` if any.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn submit<L, F>(
     ex: &dyn Executor,
     run: &Arc<RunState>,
     throttled: bool,
+    owner: Option<&Owner>,
     name: Cow<'static, str>,
     hints: Hints,
     declared: Vec<Declared>,
@@ -178,7 +255,19 @@ where
             task: name.into_owned(),
         });
     }
-    if let Err(refusal) = validate(run, &declared) {
+    let domain = match owner.map(Owner::domain).transpose() {
+        Ok(domain) => domain,
+        Err(refusal) => {
+            run.fail(refusal.clone().into_error(&name));
+            return Err(refusal.into_error(&name));
+        }
+    };
+    let mut entries = domain.map(Domain::entries);
+    let checked = validate(run, &declared).and_then(|()| match (owner, &entries) {
+        (Some(owner), Some(entries)) => validate_nested(&owner.task, entries, &declared),
+        _ => Ok(()),
+    });
+    if let Err(refusal) = checked {
         // The run fails too, so that a misuse cannot go unnoticed.
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
@@ -194,6 +283,9 @@ where
     }
 
     run.task_submitted(Some(matches!(body, TaskBody::Control(_))));
+    if let Some(domain) = domain {
+        domain.child_submitted();
+    }
     let mut bindings = Vec::with_capacity(declared.len());
     let mut inputs = 0;
     let mut alloc_failed = None;
@@ -201,11 +293,31 @@ where
         let es = d.data.elem_size;
         let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
         let shared = d.data.shared.as_ref();
+        // The version the task binds to: the run-wide current one, or its parent's
+        // domain's.
+        let mut entry = entries.as_mut().map(|e| {
+            e.iter_mut()
+                .find(|e| e.data.id == d.data.id)
+                .expect("validated")
+        });
         let (input, output, after) = match d.mode {
-            Mode::Read => (Some(d.data.current_for_read()), None, None),
+            Mode::Read => match &mut entry {
+                None => (Some(d.data.current_for_read()), None, None),
+                Some(entry) => {
+                    if shared.is_some() {
+                        entry.current.add_reader();
+                    }
+                    (Some(entry.current.clone()), None, None)
+                }
+            },
             Mode::Write | Mode::ReadWrite => {
                 let next = Version::pending(d.data.bytes(), &run.versions, shared);
-                if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
+                // A weak write's version stands for its children's: no buffer of its own.
+                if shared.is_none()
+                    && !d.weak
+                    && run.alloc == AllocMode::Immediate
+                    && alloc_failed.is_none()
+                {
                     let node = ex.node();
                     if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
                         alloc_failed = Some(Error::OutOfMemory {
@@ -215,7 +327,10 @@ where
                         });
                     }
                 }
-                let previous = d.data.supersede(next.clone());
+                let previous = match &mut entry {
+                    None => d.data.supersede(next.clone()),
+                    Some(entry) => std::mem::replace(&mut entry.current, next.clone()),
+                };
                 if shared.is_none() {
                     // Kept until `next` is committed: a failed run leaves the datum
                     // with its last complete version (`data::version`).
@@ -223,13 +338,15 @@ where
                 }
                 // In place, a writer follows the previous writer and its readers.
                 let after = shared.is_some().then(|| previous.clone());
-                let input = (d.mode == Mode::ReadWrite).then_some(previous);
+                // A weak write keeps what it supersedes: its children start from it.
+                let input = (d.mode == Mode::ReadWrite || d.weak).then_some(previous);
                 (input, Some(next), after)
             }
         };
         let binding = Binding {
             data: d.data,
             mode: d.mode,
+            weak: d.weak,
             input,
             output,
             after,
@@ -275,13 +392,18 @@ where
             root: false,
         },
         inputs,
+        owner.map(|o| o.task.clone()),
     );
+    drop(entries);
     ex.submitted(&task);
     // SAFETY: the pending guard taken by `Task::new` is released only below.
     for b in &unsafe { task.job_unshared() }.bindings {
         // One registration per dependence counted by `Binding::dependences`; each that
         // finds its dependence satisfied already satisfies it here. None can bring the
-        // count to zero: the guard is still held.
+        // count to zero: the guard is still held. A weak access registers nothing.
+        if b.weak {
+            continue;
+        }
         if let Some(input) = &b.input {
             if !input.add_waiter(&task) {
                 let _ = task.satisfy_one();
@@ -338,6 +460,10 @@ fn prepare_buffers(
         .map_err(|e| oom(v.bytes, e))
     };
     for b in bindings {
+        if b.weak {
+            // The task does not see what it declares weakly.
+            continue;
+        }
         if let Some(shared) = b.shared() {
             // Shared data is placed at creation (or by this first touch) and updated in
             // place: nothing to allocate or copy.
@@ -406,7 +532,7 @@ pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
 
 /// Calls `f` with each entry of [`access_infos`], without collecting them.
 fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
-    for b in bindings {
+    for b in bindings.iter().filter(|b| !b.weak) {
         let mut access = |version: Option<&Arc<Version>>, input: bool| match version
             .and_then(|v| v.buffer())
         {
@@ -452,7 +578,7 @@ pub struct Started {
 
 /// How far a started task got, which decides what its outputs become.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Completion {
+pub(crate) enum Completion {
     /// The body ran to its end (or was skipped by a simulation, which writes nothing
     /// by design): its versions are committed.
     Done,
@@ -508,7 +634,20 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             match (bodies, control) {
                 (Bodies::Skip, false) => drop_skipped(&task, body),
                 _ => {
-                    let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), root);
+                    // A task's children go to its domain; a control task's to its
+                    // parent's (module doc of `graph::domain`).
+                    let owner = if control {
+                        task.parent.clone().map(|task| Owner {
+                            task,
+                            bindings: None,
+                        })
+                    } else {
+                        Some(Owner {
+                            task: task.clone(),
+                            bindings: Some(NonNull::from(&bindings[..])),
+                        })
+                    };
+                    let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), root, owner);
                     catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))).map_err(|payload| {
                         completion = Completion::Panicked;
                         Error::TaskPanicked {
@@ -552,7 +691,9 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
 }
 
 /// Completes a started task: publishes the versions it wrote, activates the tasks that
-/// waited for them, releases what it held and counts it finished.
+/// waited for them, releases what it held and counts it finished. A task whose body
+/// spawned children publishes its outputs only once they are complete too
+/// (`graph::domain`).
 pub fn finish(ex: &dyn Executor, started: Started) {
     let Started {
         task,
@@ -560,12 +701,48 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         hints,
         completion,
     } = started;
+    drop(hints);
+    let mut complete = match task.domain.get() {
+        None => {
+            release(ex, &task, bindings, completion);
+            Some(task.clone())
+        }
+        Some(domain) => {
+            // The children may read the task's outputs now.
+            for waiter in domain.body_done(bindings, completion) {
+                if waiter.satisfy_one() {
+                    ex.activate(Activated::new(waiter));
+                }
+            }
+            domain.close_one().then(|| task.clone())
+        }
+    };
+    // Completing a task may complete its parent, and so on up.
+    while let Some(done) = complete.take() {
+        // A leaf was released above; a task with children is released now.
+        if let Some(domain) = done.domain.get() {
+            let (bindings, completion) = domain.complete();
+            release(ex, &done, bindings, completion);
+        }
+        if let Some(parent) = &done.parent {
+            let domain = parent.domain.get().expect("a parent has a domain");
+            if domain.close_one() {
+                complete = Some(parent.clone());
+            }
+        }
+    }
+    task.run.task_finished();
+}
+
+/// Publishes what a complete task wrote, releases what it read, and activates the
+/// tasks that waited for either.
+fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: Completion) {
     for b in &bindings {
         let released = match (&b.input, b.mode) {
             (Some(input), Mode::Read) if b.shared().is_some() => input.reader_done(),
             _ => Vec::new(),
         };
-        if let (Some(shared), true) = (b.shared(), b.mode.writes()) {
+        if let (Some(shared), true) = (b.shared(), b.mode.writes() && !b.weak) {
             match completion {
                 Completion::Panicked => shared.poison(&task.name),
                 // A whole write replaces whatever a failed writer left.
@@ -592,8 +769,6 @@ pub fn finish(ex: &dyn Executor, started: Started) {
     // Releases the versions this task held: superseded ones with no other reader go
     // back to their pool now.
     drop(bindings);
-    drop(hints);
-    task.run.task_finished();
 }
 
 /// Runs a ready task on the calling worker and completes it.

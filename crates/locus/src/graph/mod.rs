@@ -5,6 +5,7 @@
 //! This module carries no scheduling decision and knows no thread: it reaches the engine
 //! that runs it through the [`Executor`] trait.
 
+mod domain;
 mod exec;
 mod hints;
 mod run;

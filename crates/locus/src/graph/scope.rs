@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::exec::{current_executor, submit, TaskBody};
+use super::exec::{current_executor, submit, Owner, TaskBody};
 use super::hints::{Affinity, Hints};
 use super::run::RunState;
 use crate::data::{AccessList, Data, DataInner, Element};
@@ -19,6 +19,9 @@ use crate::error::Error;
 /// parallel control program should give each creating task its own data.
 pub struct Scope {
     run: Arc<RunState>,
+    /// The task whose domain the scope's tasks bind in; `None` for the run's control
+    /// program, whose tasks bind to the run-wide current versions.
+    owner: Option<Owner>,
     /// Whether submissions wait for room in the run's window: only the run's root does
     /// (see [`RuntimeBuilder::window`](crate::RuntimeBuilder::window)).
     throttled: bool,
@@ -27,9 +30,10 @@ pub struct Scope {
 }
 
 impl Scope {
-    pub(crate) fn new(run: Arc<RunState>, throttled: bool) -> Self {
+    pub(crate) fn new(run: Arc<RunState>, throttled: bool, owner: Option<Owner>) -> Self {
         Scope {
             run,
+            owner,
             throttled,
             _not_send: PhantomData,
         }
@@ -106,16 +110,25 @@ impl Scope {
     /// Creates a datum of `len` elements, zero until a task writes it: versioned, or
     /// shared when the configuration's data model is (`shm-base`), as
     /// [`Runtime::data`](crate::Runtime::data).
+    ///
+    /// Created in a task's scope, the datum belongs to the task's domain: the task's
+    /// children may read and write it, the task reads their results with
+    /// [`TaskCtx::fetch`], and once the task is complete the datum holds what its
+    /// children wrote last.
     pub fn data<T: Element>(&self, name: impl Into<String>, len: usize) -> Data<T> {
         let shared = &self.run.shared;
-        Data::from_inner(Arc::new(DataInner::create_or_unavailable(
+        let inner = Arc::new(DataInner::create_or_unavailable(
             self.run.runtime_id,
             name.into(),
             len,
             std::mem::size_of::<T>(),
             &self.run.versions,
             shared.default_policy.map(|p| (shared, p)),
-        )))
+        ));
+        if let Some(domain) = self.owner.as_ref().and_then(|o| o.domain_or_refusal().ok()) {
+            domain.add_local(inner.clone());
+        }
+        Data::from_inner(inner)
     }
 
     /// Whether the run has failed (a task panicked or a declaration was refused).
@@ -201,7 +214,16 @@ impl Scope {
         let mut task = Some((name, hints, declared, body));
         current_executor(|ex| {
             let (name, hints, declared, body) = task.take().expect("taken once");
-            submit(ex, &self.run, self.throttled, name, hints, declared, body)
+            submit(
+                ex,
+                &self.run,
+                self.throttled,
+                self.owner.as_ref(),
+                name,
+                hints,
+                declared,
+                body,
+            )
         })
         .unwrap_or_else(|| {
             let (name, ..) = task.take().expect("taken once");
@@ -209,6 +231,16 @@ impl Scope {
                 "task `{name}`: spawned outside a worker thread"
             )))
         })
+    }
+}
+
+/// Runs other tasks on the calling worker while `blocked` holds.
+fn help_while(blocked: &dyn Fn() -> bool) {
+    if current_executor(|ex| ex.help_while(blocked)).is_none() {
+        // Not on a worker: cannot happen for a task body; wait politely.
+        while blocked() {
+            std::thread::yield_now();
+        }
     }
 }
 
@@ -220,17 +252,146 @@ pub struct TaskCtx {
 }
 
 impl TaskCtx {
-    pub(crate) fn new(run: Arc<RunState>, worker: usize, node: usize, root: bool) -> Self {
+    pub(crate) fn new(
+        run: Arc<RunState>,
+        worker: usize,
+        node: usize,
+        root: bool,
+        owner: Option<Owner>,
+    ) -> Self {
         TaskCtx {
-            scope: Scope::new(run, root),
+            scope: Scope::new(run, root, owner),
             worker,
             node,
         }
     }
 
-    /// The scope for spawning child tasks (a parallel control program).
+    /// The scope for spawning child tasks. A task's children bind to its *domain*: the
+    /// data it declared (strongly, or weakly with [`Data::weak_read`] and the like) and
+    /// the data created in this scope, and the task's successors see what its children
+    /// wrote. A control task's children go to its parent's scope instead (see
+    /// [`Scope::spawn_control`]).
     pub fn scope(&self) -> &Scope {
         &self.scope
+    }
+
+    /// Waits until every child spawned so far is complete (taskwait). The calling
+    /// worker runs other tasks meanwhile, so a wait never blocks a thread; waits nest on
+    /// the worker's stack, one frame per task waiting on it at once.
+    ///
+    /// In the run's control program it waits for every task submitted so far.
+    ///
+    /// Errors: children that need this task's own outputs cannot run before its body
+    /// returns, so waiting for them is refused (declare the access weak instead, or do
+    /// not wait); a control task cannot wait (its children are its parent's); after a
+    /// failed run, [`Error::RunFailed`].
+    pub fn wait(&self) -> Result<(), Error> {
+        let run = &self.scope.run;
+        match &self.scope.owner {
+            None if self.scope.throttled => {
+                // The root: every task but itself.
+                help_while(&|| run.outstanding() > 1);
+            }
+            Some(owner) if owner.is_own() => {
+                if let Some(domain) = owner.existing_domain() {
+                    if let Some(data) = domain.children_wait_for_owner() {
+                        return Err(Error::Declaration {
+                            task: owner.task.name.to_string(),
+                            message: format!(
+                                "waits for children that read `{data}`, which this task \
+                                 writes: they can start only once its body returns; declare \
+                                 the access weak, or do not wait"
+                            ),
+                        });
+                    }
+                    help_while(&|| domain.children_open());
+                }
+            }
+            _ => {
+                return Err(Error::Declaration {
+                    task: "control task".into(),
+                    message: "a control task's children belong to its parent's scope; it \
+                              cannot wait for them"
+                        .into(),
+                })
+            }
+        }
+        if run.is_failed() {
+            return Err(Error::RunFailed {
+                task: "wait".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Waits for the children (as [`wait`](Self::wait)), then returns a copy of
+    /// `data` as they left it: a datum created in this task's scope, or one the task
+    /// declared (weakly or not) and that its children wrote. This is how a child's
+    /// result flows back to its parent (recursive divide and conquer).
+    ///
+    /// ```
+    /// # use locus::Runtime;
+    /// let rt = Runtime::builder().build()?;
+    /// let out = rt.data::<u64>("out", 1);
+    /// rt.run(|s| {
+    ///     s.spawn("parent", out.write(), |ctx, out| {
+    ///         let half = ctx.scope().data::<u64>("half", 1);
+    ///         ctx.scope().spawn("child", half.write(), |_, h| h[0] = 21).unwrap();
+    ///         out[0] = 2 * ctx.fetch(&half).unwrap()[0];
+    ///     })
+    ///     .unwrap();
+    /// })?;
+    /// assert_eq!(rt.fetch(&out)?, vec![42]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fetch<T: Element>(&self, data: &Data<T>) -> Result<Vec<T>, Error> {
+        self.wait()?;
+        let inner = &data.inner;
+        let refuse = |message: String| Error::Declaration {
+            task: "fetch".into(),
+            message,
+        };
+        let version = match &self.scope.owner {
+            None => inner.current(),
+            Some(owner) => {
+                let Some(domain) = owner.existing_domain() else {
+                    return Err(refuse(format!(
+                        "`{}` was neither written by a child nor created in this scope",
+                        inner.name
+                    )));
+                };
+                let entries = domain.entries();
+                let Some(entry) = entries.iter().find(|e| e.data.id == inner.id) else {
+                    return Err(refuse(format!(
+                        "`{}` is not declared by this task nor created in its scope",
+                        inner.name
+                    )));
+                };
+                if entry
+                    .start
+                    .as_ref()
+                    .is_some_and(|s| Arc::ptr_eq(s, &entry.current))
+                {
+                    return Err(refuse(format!(
+                        "`{}` is this task's own output and no child wrote it: read it \
+                         through the task's view",
+                        inner.name
+                    )));
+                }
+                entry.current.clone()
+            }
+        };
+        if let Some(task) = inner.shared.as_ref().and_then(|s| s.poisoned_by()) {
+            return Err(Error::Poisoned {
+                data: inner.name.clone(),
+                task,
+            });
+        }
+        // SAFETY: every child is complete (the wait above) and the version is theirs
+        // or older, so no task writes its buffer while this task's body runs: later
+        // writers of the datum are this task's successors, or children it has not
+        // spawned yet.
+        unsafe { inner.copy_out(&version) }
     }
 
     /// Index of the worker running the task.

@@ -52,6 +52,11 @@ pub struct Task {
     /// Set by the one `take_job` that gets the job.
     taken: AtomicBool,
     job: UnsafeCell<Option<Job>>,
+    /// The task whose domain the task was bound in (`graph::domain`): it is not
+    /// complete before this one is. `None` for the tasks of the run's control program.
+    pub(crate) parent: Option<TaskRef>,
+    /// What the task hands to its children, once its body spawns one.
+    pub(crate) domain: std::sync::OnceLock<super::domain::Domain>,
 }
 
 // SAFETY: `job` is the only field that is not `Sync`. It is written once, before the task
@@ -69,6 +74,7 @@ impl Task {
         run: Arc<RunState>,
         job: Job,
         inputs: usize,
+        parent: Option<TaskRef>,
     ) -> TaskRef {
         Arc::new(Task {
             name,
@@ -77,6 +83,8 @@ impl Task {
             preferred: AtomicUsize::new(NO_PREFERENCE),
             taken: AtomicBool::new(false),
             job: UnsafeCell::new(Some(job)),
+            parent,
+            domain: std::sync::OnceLock::new(),
         })
     }
 

@@ -1,0 +1,200 @@
+//! Nested tasks: what a task hands to its children, and when it is complete.
+//!
+//! A task's body may spawn children into its nested scope. The children do not bind to
+//! the run-wide current versions of their data, as the tasks spawned by the run's
+//! control program do, but to the task's *domain*: the data the task declared (strongly
+//! or weakly, [`Weak`](crate::data::Weak)) and the data created in its scope, each
+//! with the version the next child binds to. A child declaring a datum the task did not
+//! declare, or writing one the task only reads, is refused at spawn.
+//!
+//! - On a datum the task reads, the children start from the version the task reads.
+//! - On a datum the task writes strongly, the children start from the task's own
+//!   output, which they can see once the task's body has returned (the body holds it
+//!   mutably until then): a *start* version made for them forwards to the task's
+//!   output and is published when the body returns.
+//! - On a datum the task declares weakly, the children start from the version the task
+//!   would have read: the task neither waits for it nor sees it.
+//!
+//! The task is *complete* once its body has returned and every child is complete. Only
+//! then are its outputs published to its successors and its reads released: the
+//! version of each datum it writes then forwards to the last version its children
+//! wrote, so its successors see the children's writes. A leaf task is complete when its
+//! body returns, as before nesting existed.
+//!
+//! [`TaskCtx::wait`](crate::TaskCtx::wait) lets a body wait for its children (taskwait);
+//! the waiting worker runs other tasks meanwhile, so waits nest on the worker's stack:
+//! the stack holds at most one frame per task waiting at once on that worker.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::data::version::Version;
+use crate::data::{lock_mutex, Binding, DataInner, Mode};
+
+/// One datum of a domain.
+pub(crate) struct Entry {
+    pub(crate) data: Arc<DataInner>,
+    /// The version the next child binds to.
+    pub(crate) current: Arc<Version>,
+    /// Whether children may write the datum.
+    pub(crate) writable: bool,
+    /// The owner's output version of the datum, which its successors bind to.
+    pub(crate) output: Option<Arc<Version>>,
+    /// The start version made for the children on the owner's strong output.
+    pub(crate) start: Option<Arc<Version>>,
+    /// A datum created in the owner's scope: its run-wide version follows the
+    /// children's writes at completion.
+    pub(crate) local: bool,
+}
+
+/// What a task hands to its children (module doc).
+pub(crate) struct Domain {
+    entries: Mutex<Vec<Entry>>,
+    /// One while the owner's body runs, plus one per child not complete.
+    open: AtomicUsize,
+    /// The owner's bindings and how its body ended, from the body's end to completion.
+    deferred: Mutex<Option<(Vec<Binding>, super::exec::Completion)>>,
+}
+
+impl Domain {
+    /// The domain of a task whose body is running, from its bindings.
+    pub(crate) fn new(bindings: &[Binding]) -> Self {
+        let mut entries: Vec<Entry> = Vec::with_capacity(bindings.len());
+        for b in bindings {
+            if entries.iter().any(|e| e.data.id == b.data.id) {
+                // Declared twice: two reads (a write is declared once).
+                continue;
+            }
+            let entry = match (b.mode, b.weak) {
+                (Mode::Read, _) => Entry {
+                    data: b.data.clone(),
+                    current: b.input.clone().expect("a read binds an input"),
+                    writable: false,
+                    output: None,
+                    start: None,
+                    local: false,
+                },
+                (_, true) => Entry {
+                    data: b.data.clone(),
+                    current: b
+                        .input
+                        .clone()
+                        .expect("a weak write binds what it supersedes"),
+                    writable: true,
+                    output: b.output.clone(),
+                    start: None,
+                    local: false,
+                },
+                (_, false) => {
+                    let output = b.output.clone().expect("a write binds an output");
+                    let shared = b.data.shared.as_ref();
+                    let start = Version::pending(output.bytes, output.counts(), shared);
+                    if shared.is_none() {
+                        start.forward_to(output.clone());
+                    }
+                    Entry {
+                        data: b.data.clone(),
+                        current: start.clone(),
+                        writable: true,
+                        output: Some(output),
+                        start: Some(start),
+                        local: false,
+                    }
+                }
+            };
+            entries.push(entry);
+        }
+        Domain {
+            entries: Mutex::new(entries),
+            open: AtomicUsize::new(1),
+            deferred: Mutex::new(None),
+        }
+    }
+
+    /// The entries, for binding a child's accesses.
+    pub(crate) fn entries(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
+        lock_mutex(&self.entries)
+    }
+
+    /// A child was submitted: the owner is not complete before it is.
+    pub(crate) fn child_submitted(&self) {
+        self.open.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether children are not complete yet (the owner's body still running).
+    pub(crate) fn children_open(&self) -> bool {
+        self.open.load(Ordering::Acquire) > 1
+    }
+
+    /// Closes one of the owner's parts (its body, or a child); returns whether the
+    /// owner is now complete.
+    pub(crate) fn close_one(&self) -> bool {
+        // AcqRel: what the closing part did happens before the completion.
+        self.open.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
+    /// Whether a child waits for the owner's own output, which is produced only when
+    /// the owner's body returns: waiting for the children would never end.
+    pub(crate) fn children_wait_for_owner(&self) -> Option<String> {
+        self.entries()
+            .iter()
+            .find(|e| e.start.as_ref().is_some_and(|s| s.has_waiters()))
+            .map(|e| e.data.name.clone())
+    }
+
+    /// The owner's body returned: the start versions are published (children may read
+    /// the owner's outputs now), and its bindings are kept until completion. Returns
+    /// the children that waited for the start versions.
+    pub(crate) fn body_done(
+        &self,
+        bindings: Vec<Binding>,
+        completion: super::exec::Completion,
+    ) -> Vec<crate::graph::TaskRef> {
+        let starts: Vec<Arc<Version>> = self
+            .entries()
+            .iter()
+            .filter_map(|e| e.start.clone())
+            .collect();
+        *lock_mutex(&self.deferred) = Some((bindings, completion));
+        let complete = completion == super::exec::Completion::Done;
+        starts.iter().flat_map(|s| s.publish(complete)).collect()
+    }
+
+    /// The owner is complete: forwards each output to the last version the children
+    /// wrote, lets local data follow them, and returns the owner's bindings, with
+    /// whether every version it leaves is complete.
+    pub(crate) fn complete(&self) -> (Vec<Binding>, super::exec::Completion) {
+        let (bindings, completion) = lock_mutex(&self.deferred)
+            .take()
+            .expect("the body's end comes before completion");
+        let entries = std::mem::take(&mut *self.entries());
+        for e in entries {
+            // The last complete write of the children (a failed run abandons the
+            // writes of the children that panicked or never ran).
+            let last = e.current.committed();
+            if let Some(output) = &e.output {
+                let is_start = e.start.as_ref().is_some_and(|s| Arc::ptr_eq(s, &last));
+                if !is_start && !Arc::ptr_eq(output, &last) && e.data.shared.is_none() {
+                    output.forward_to(last.clone());
+                }
+            }
+            if e.local {
+                e.data.follow(last);
+            }
+        }
+        (bindings, completion)
+    }
+
+    /// Adds a datum created in the owner's scope.
+    pub(crate) fn add_local(&self, data: Arc<DataInner>) {
+        let current = data.current();
+        self.entries().push(Entry {
+            data,
+            current,
+            writable: true,
+            output: None,
+            start: None,
+            local: true,
+        });
+    }
+}
