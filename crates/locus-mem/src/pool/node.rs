@@ -106,6 +106,21 @@ impl NodePool {
         Ok(())
     }
 
+    /// Reserves as many whole `unit`s as fit, up to `max` bytes; returns the bytes
+    /// reserved.
+    pub(crate) fn reserve_up_to(&mut self, max: u64, unit: u64) -> u64 {
+        let room = self.limit.map_or(u64::MAX, |limit| {
+            limit.saturating_sub(self.stats.in_use.saturating_add(self.stats.reserved))
+        });
+        let got = if room >= max {
+            max
+        } else {
+            room / unit.max(1) * unit.max(1)
+        };
+        self.stats.reserved += got;
+        got
+    }
+
     /// Gives back `bytes` reserved by [`NodePool::reserve`].
     pub(crate) fn unreserve(&mut self, bytes: u64) {
         debug_assert!(

@@ -301,7 +301,18 @@ impl Pools {
         })
     }
 
-    /// Gives back `bytes` that [`Pools::reserve`] or [`Pools::reserve_on`] counted on
+    /// Reserves on `node` as many whole `unit`s of bytes as fit under its limit, up to
+    /// `max` bytes (all of them if they fit), and returns the bytes reserved; 0 for a
+    /// node out of range. For memory that may be spread over several nodes.
+    pub fn reserve_up_to(&self, node: usize, max: u64, unit: u64) -> u64 {
+        if node >= self.nodes.len() {
+            return 0;
+        }
+        self.lock(node).reserve_up_to(max, unit)
+    }
+
+    /// Gives back `bytes` that [`Pools::reserve`], [`Pools::reserve_on`] or
+    /// [`Pools::reserve_up_to`] counted on
     /// `node` (the node they returned or were given). A node out of range is ignored.
     pub fn unreserve(&self, node: usize, bytes: u64) {
         if node < self.nodes.len() {
@@ -773,6 +784,12 @@ mod tests {
         assert_eq!((s[0].in_use, s[1].in_use), (0, 4096));
         assert_eq!(s[0].fallbacks, 2);
         pools.unreserve(0, 8192);
+        // Up to a limit, in whole units.
+        assert_eq!(pools.reserve_up_to(0, 1 << 20, 3000), 6000);
+        assert_eq!(pools.reserve_up_to(0, 1 << 20, 3000), 0);
+        pools.unreserve(0, 6000);
+        assert_eq!(pools.reserve_up_to(0, 100, 3000), 100);
+        pools.unreserve(0, 100);
         assert_eq!(pools.alloc(0, 4096).unwrap().node(), 0);
         pools.unreserve(1, 4096);
         assert_eq!(pools.stats()[1].reserved, 0);
