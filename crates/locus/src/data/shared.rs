@@ -217,7 +217,14 @@ impl SharedSetup {
         Ok(Arc::new(SharedBuffer {
             region,
             placed_main,
-            reserved: Mutex::new(reserved),
+            reservation: Mutex::new(Reservation {
+                unplaced: if policy == RegionPolicy::FirstTouch {
+                    reserved.clone()
+                } else {
+                    vec![0; reserved.len()]
+                },
+                reserved,
+            }),
             setup: self.clone(),
         }))
     }
@@ -256,11 +263,18 @@ pub(crate) struct SharedBuffer {
     pub(crate) region: Region,
     /// The node holding most of the buffer, when its placement cannot change.
     placed_main: Option<usize>,
-    /// Pages reserved against each node's limit: placed there, or (first touch) not
-    /// placed yet. First touches take this lock, so that the pages they place and the
-    /// reservations they move agree.
-    reserved: Mutex<Vec<u64>>,
+    /// The pages reserved against each node's limit. First touches take this lock, so
+    /// that the pages they place and the reservations they move agree.
+    reservation: Mutex<Reservation>,
     setup: Arc<SharedSetup>,
+}
+
+/// The pages of a shared datum reserved against the node limits, per node.
+struct Reservation {
+    /// Pages reserved on each node: placed there, or not placed yet.
+    reserved: Vec<u64>,
+    /// Of `reserved`, the pages no task has touched yet (first touch; zero otherwise).
+    unplaced: Vec<u64>,
 }
 
 impl SharedBuffer {
@@ -274,18 +288,12 @@ impl SharedBuffer {
         }
         let setup = &self.setup;
         let nodes = setup.config.nodes;
-        let mut reserved = lock_mutex(&self.reserved);
+        let mut guard = lock_mutex(&self.reservation);
+        let Reservation { reserved, unplaced } = &mut *guard;
         let untouched = self.region.untouched_pages(offset, len) as u64;
         if untouched == 0 {
             return;
         }
-        // Unplaced reservations per node: reserved minus placed.
-        let placed_before = self.region.pages_per_node(nodes);
-        let mut unplaced: Vec<u64> = reserved
-            .iter()
-            .zip(&placed_before)
-            .map(|(r, p)| r.saturating_sub(*p))
-            .collect();
         let order = setup.nearest_first(node);
         let mut mine = untouched.min(unplaced[node]);
         unplaced[node] -= mine;
@@ -351,7 +359,7 @@ impl Drop for SharedBuffer {
         for (live, pages) in self.setup.live.iter().zip(pages) {
             live.fetch_sub(pages * PAGE as u64, Ordering::AcqRel);
         }
-        self.setup.release(&lock_mutex(&self.reserved));
+        self.setup.release(&lock_mutex(&self.reservation).reserved);
     }
 }
 
