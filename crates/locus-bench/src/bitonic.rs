@@ -125,33 +125,47 @@ kernel_params!(
     bytes: |p| crate::size::bytes::<u64>(&[p.len])
 );
 
+/// The initial key of element `i`.
+fn initial_key(p: &Params, i: usize) -> u64 {
+    let mut z = (i as u64 ^ p.seed.rotate_left(32)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The initial keys of block `b`.
-fn initial_block(p: &Params, b: usize) -> Vec<u64> {
+fn initial_block(p: &Params, b: usize) -> Result<Vec<u64>, crate::Error> {
     let first = b * p.block_len;
-    (first..first + p.block_len)
-        .map(|i| {
-            let mut z = (i as u64 ^ p.seed.rotate_left(32)).wrapping_add(0x9E37_79B9_7F4A_7C15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        })
-        .collect()
+    crate::alloc::collected(
+        "the initial keys of a block",
+        p.block_len,
+        (first..first + p.block_len).map(|i| initial_key(p, i)),
+    )
 }
 
 /// The sequential reference: the keys sorted ascending, by the standard library's
-/// stable sort over the whole array (the tasks run a sorting network and, inside a
-/// block, the unstable sort; for integers both give the one sorted order).
+/// unstable sort over the whole array, which needs no memory beyond the keys (the tasks
+/// run a sorting network and, inside a block, the same sort; for integers every sort
+/// gives the one sorted order).
+///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if the keys cannot be allocated.
 ///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<u64> {
+pub fn reference(p: &Params) -> Result<Vec<u64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
-    let mut keys: Vec<u64> = (0..p.blocks()).flat_map(|b| initial_block(p, b)).collect();
-    keys.sort();
-    keys
+    let mut keys = crate::alloc::collected(
+        "the bitonic reference's keys",
+        p.len,
+        (0..p.len).map(|i| initial_key(p, i)),
+    )?;
+    keys.sort_unstable();
+    Ok(keys)
 }
 
 /// One task of the network.
@@ -300,7 +314,7 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
 pub(crate) fn run_against(
     rt: &Runtime,
     p: &Params,
-    want: impl FnOnce() -> Vec<u64>,
+    want: impl FnOnce() -> Result<Vec<u64>, crate::Error>,
 ) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let nb = p.blocks();
@@ -350,7 +364,7 @@ pub(crate) fn run_against(
         return Ok(crate::Outcome::unchecked(report));
     }
     let result = &blocks[steps.len() % 2];
-    let want = want();
+    let want = want()?;
     let mut check = crate::verify::Check::new();
     for (b, d) in result.iter().enumerate() {
         check.block("keys", &rt.fetch(d)?, &want, |i| b * p.block_len + i);
@@ -371,7 +385,9 @@ mod tests {
                 block_len,
                 ..Params::tiny()
             };
-            let mut cur: Vec<Vec<u64>> = (0..p.blocks()).map(|b| initial_block(&p, b)).collect();
+            let mut cur: Vec<Vec<u64>> = (0..p.blocks())
+                .map(|b| initial_block(&p, b).unwrap())
+                .collect();
             for step in steps(&p) {
                 let mut next = cur.clone();
                 for task in step {
@@ -397,7 +413,7 @@ mod tests {
             }
             assert_eq!(
                 cur.concat(),
-                reference(&p),
+                reference(&p).unwrap(),
                 "{len} keys in blocks of {block_len}"
             );
         }

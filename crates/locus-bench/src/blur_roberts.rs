@@ -171,15 +171,20 @@ pub fn roberts_point(c: f64, e: f64, s: f64, se: f64) -> f64 {
 /// neighbourhood row by row), the Roberts cross of a blurred pixel
 /// `|b(y, x) - b(y+1, x+1)| + |b(y+1, x) - b(y, x+1)|`.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its images cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<f64> {
+pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
+    use crate::alloc::filled;
     let (h, w) = (p.rows, p.cols);
-    let mut img = vec![0.0; h * w];
+    let mut img = filled("the blur-roberts reference's image", h * w, 0.0)?;
     for y in 0..h {
         for x in 0..w {
             img[y * w + x] = initial(p, y, x);
@@ -188,7 +193,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
     // Clamped neighbour coordinates: the previous and next row or column.
     let prev = |i: usize| i.saturating_sub(1);
     let next = |i: usize, n: usize| (i + 1).min(n - 1);
-    let mut blurred = vec![0.0; h * w];
+    let mut blurred = filled("the blur-roberts reference's blurred image", h * w, 0.0)?;
     for y in 0..h {
         let (n, s) = (prev(y) * w, next(y, h) * w);
         let c = y * w;
@@ -206,7 +211,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
                 / 16.0;
         }
     }
-    let mut out = vec![0.0; h * w];
+    let mut out = filled("the blur-roberts reference's result", h * w, 0.0)?;
     for y in 0..h {
         let (c, s) = (y * w, next(y, h) * w);
         for x in 0..w {
@@ -216,7 +221,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
             out[c + x] = diagonal.abs() + anti.abs();
         }
     }
-    out
+    Ok(out)
 }
 
 /// A block and the halos around it, resolving image coordinates relative to the block.
@@ -389,7 +394,7 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
 pub(crate) fn run_against(
     rt: &Runtime,
     p: &Params,
-    want: impl FnOnce() -> Vec<f64>,
+    want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
 ) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let (nby, nbx) = p.nb();
@@ -405,12 +410,18 @@ pub(crate) fn run_against(
                 image.push(rt.data(format!("image{bi}.{bj}"), br * bc));
                 continue;
             }
-            let block: Vec<f64> = (0..br * bc)
-                .map(|q| initial(p, bi * br + q / bc, bj * bc + q % bc))
-                .collect();
+            let block: Vec<f64> = crate::alloc::collected(
+                "the initial values of a block",
+                br * bc,
+                (0..br * bc).map(|q| initial(p, bi * br + q / bc, bj * bc + q % bc)),
+            )?;
             for (side, cols) in image_cols.iter_mut().enumerate() {
                 let x = if side == 0 { 0 } else { bc - 1 };
-                let col: Vec<f64> = (0..br).map(|ly| block[ly * bc + x]).collect();
+                let col: Vec<f64> = crate::alloc::collected(
+                    "the initial values of a block's column",
+                    br,
+                    (0..br).map(|ly| block[ly * bc + x]),
+                )?;
                 cols.push(rt.data_from(format!("image{bi}.{bj}.col{side}"), &col)?);
             }
             image.push(rt.data_from(format!("image{bi}.{bj}"), &block)?);
@@ -478,7 +489,7 @@ pub(crate) fn run_against(
     if rt.skips_bodies() {
         return Ok(crate::Outcome::unchecked(report));
     }
-    let want = want();
+    let want = want()?;
     let mut check = crate::verify::Check::new();
     for (b, d) in h.out.iter().enumerate() {
         let (bi, bj) = (b / nbx, b % nbx);

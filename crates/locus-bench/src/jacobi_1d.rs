@@ -116,16 +116,21 @@ pub fn step_block(cur: &[f64], left: Option<f64>, right: Option<f64>, out: &mut 
 /// `iterations` times out of place, `a'[i] = (a[i - 1] + a[i] + a[i + 1]) / 3` summed
 /// left to right, with `a[i]` itself in place of a neighbour outside the array.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its arrays cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<f64> {
+pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
     let n = p.blocks * p.block_len;
-    let mut a: Vec<f64> = (0..n).map(initial).collect();
-    let mut next = vec![0.0; n];
+    let mut a: Vec<f64> =
+        crate::alloc::collected("the jacobi-1d reference's array", n, (0..n).map(initial))?;
+    let mut next = crate::alloc::filled("the jacobi-1d reference's second array", n, 0.0)?;
     for _ in 0..p.iterations {
         for i in 0..n {
             let left = if i > 0 { a[i - 1] } else { a[i] };
@@ -134,7 +139,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
         }
         std::mem::swap(&mut a, &mut next);
     }
-    a
+    Ok(a)
 }
 
 /// Outcome of one run.
@@ -158,15 +163,17 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
 pub(crate) fn run_against(
     rt: &Runtime,
     p: &Params,
-    want: impl FnOnce() -> Vec<f64>,
+    want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
 ) -> Result<Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let cur: Vec<Data<f64>> = (0..p.blocks)
         .map(|b| {
             crate::initial(rt, format!("block{b}"), p.block_len, || {
-                (0..p.block_len)
-                    .map(|i| initial(b * p.block_len + i))
-                    .collect()
+                crate::alloc::collected(
+                    "the initial values of a block",
+                    p.block_len,
+                    (0..p.block_len).map(|i| initial(b * p.block_len + i)),
+                )
             })
         })
         .collect::<Result<_, _>>()?;
@@ -210,7 +217,7 @@ pub(crate) fn run_against(
         });
     }
     let result = if p.iterations % 2 == 0 { &cur } else { &next };
-    let want = want();
+    let want = want()?;
     let mut check = crate::verify::Check::new();
     for (b, d) in result.iter().enumerate() {
         check.block("array", &rt.fetch(d)?, &want, |i| b * n + i);

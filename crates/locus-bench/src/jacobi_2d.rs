@@ -140,16 +140,24 @@ kernel_params!(
 /// order from the previous iteration's values, the point itself in place of a
 /// neighbour outside the array.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its arrays cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<f64> {
+pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
     let (h, w) = (p.rows, p.cols);
-    let mut a: Vec<f64> = (0..h * w).map(stencil::initial).collect();
-    let mut next = vec![0.0; h * w];
+    let mut a: Vec<f64> = crate::alloc::collected(
+        "the jacobi-2d reference's array",
+        h * w,
+        (0..h * w).map(stencil::initial),
+    )?;
+    let mut next = crate::alloc::filled("the jacobi-2d reference's second array", h * w, 0.0)?;
     for _ in 0..p.iterations {
         for y in 0..h {
             for x in 0..w {
@@ -164,7 +172,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
         }
         std::mem::swap(&mut a, &mut next);
     }
-    a
+    Ok(a)
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with

@@ -158,17 +158,25 @@ kernel_params!(
 /// slowest first, lower neighbour before upper) from the previous iteration's values,
 /// the point itself in place of a neighbour outside the array.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its arrays cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<f64> {
+pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
     let (d, h, w) = (p.depth, p.rows, p.cols);
     let plane = h * w;
-    let mut a: Vec<f64> = (0..d * plane).map(stencil::initial).collect();
-    let mut next = vec![0.0; d * plane];
+    let mut a: Vec<f64> = crate::alloc::collected(
+        "the jacobi-3d reference's array",
+        d * plane,
+        (0..d * plane).map(stencil::initial),
+    )?;
+    let mut next = crate::alloc::filled("the jacobi-3d reference's second array", d * plane, 0.0)?;
     for _ in 0..p.iterations {
         for z in 0..d {
             for y in 0..h {
@@ -187,7 +195,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
         }
         std::mem::swap(&mut a, &mut next);
     }
-    a
+    Ok(a)
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with

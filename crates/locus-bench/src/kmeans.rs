@@ -167,26 +167,41 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The points of block `b`, row-major: a few blurred groups around integer centres.
-fn initial_block(p: &Params, b: usize) -> Vec<f32> {
-    let first = b * p.block_points;
-    (first..first + p.block_points)
-        .flat_map(|i| {
-            (0..p.dims).map(move |j| {
-                let centre = ((i % 7) * (j + 3) % 5) as f32;
-                let noise = (mix((i * p.dims + j) as u64) >> 40) as f32 / (1u64 << 24) as f32;
-                centre + noise
-            })
-        })
-        .collect()
+/// Coordinate `j` of point `i`: a few blurred groups around integer centres.
+fn initial_coord(p: &Params, i: usize, j: usize) -> f32 {
+    let centre = ((i % 7) * (j + 3) % 5) as f32;
+    let noise = (mix((i * p.dims + j) as u64) >> 40) as f32 / (1u64 << 24) as f32;
+    centre + noise
+}
+
+/// The first `count` points, from point `first` on, row-major.
+fn initial_points(
+    p: &Params,
+    what: &str,
+    first: usize,
+    count: usize,
+) -> Result<Vec<f32>, crate::Error> {
+    let d = p.dims;
+    crate::alloc::collected(
+        what,
+        count * d,
+        (first * d..(first + count) * d).map(|q| initial_coord(p, q / d, q % d)),
+    )
+}
+
+/// The points of block `b`, row-major.
+fn initial_block(p: &Params, b: usize) -> Result<Vec<f32>, crate::Error> {
+    initial_points(
+        p,
+        "the initial points of a block",
+        b * p.block_points,
+        p.block_points,
+    )
 }
 
 /// Initial centroids: the first `clusters` points.
-fn initial_centroids(p: &Params) -> Vec<f32> {
-    (0..p.blocks())
-        .flat_map(|b| initial_block(p, b))
-        .take(p.clusters * p.dims)
-        .collect()
+fn initial_centroids(p: &Params) -> Result<Vec<f32>, crate::Error> {
+    initial_points(p, "the initial centroids", 0, p.clusters)
 }
 
 /// One block's work: nearest centroid of each point (squared Euclidean distance, ties
@@ -247,23 +262,32 @@ pub fn reduce(p: &Params, partials: &[&[f32]], centroids: &mut [f32]) {
 /// block, as the tasks take them: each block's sums from zero in point order, then the
 /// blocks' sums from zero in block order; the counts likewise, as `f32`.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its vectors cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> (Vec<f32>, Vec<u32>) {
+pub fn reference(p: &Params) -> Result<(Vec<f32>, Vec<u32>), crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
+    use crate::alloc::filled;
     let (d, k) = (p.dims, p.clusters);
-    let points: Vec<f32> = (0..p.blocks()).flat_map(|b| initial_block(p, b)).collect();
-    let mut centroids = initial_centroids(p);
-    let mut assign = vec![0u32; p.points];
+    let points = initial_points(p, "the kmeans reference's points", 0, p.points)?;
+    let mut centroids = initial_centroids(p)?;
+    let mut assign = filled("the kmeans reference's assignments", p.points, 0u32)?;
+    let mut sums = filled("the kmeans reference's sums", k * d, 0.0f32)?;
+    let mut counts = filled("the kmeans reference's counts", k, 0.0f32)?;
+    let mut block_sums = filled("the kmeans reference's block sums", k * d, 0.0f32)?;
+    let mut block_counts = filled("the kmeans reference's block counts", k, 0.0f32)?;
     for _ in 0..p.iterations {
-        let mut sums = vec![0.0f32; k * d];
-        let mut counts = vec![0.0f32; k];
+        sums.fill(0.0);
+        counts.fill(0.0);
         for block in 0..p.blocks() {
-            let mut block_sums = vec![0.0f32; k * d];
-            let mut block_counts = vec![0.0f32; k];
+            block_sums.fill(0.0);
+            block_counts.fill(0.0);
             for i in block * p.block_points..(block + 1) * p.block_points {
                 let x = &points[i * d..(i + 1) * d];
                 let mut nearest = 0;
@@ -300,7 +324,7 @@ pub fn reference(p: &Params) -> (Vec<f32>, Vec<u32>) {
             }
         }
     }
-    (centroids, assign)
+    Ok((centroids, assign))
 }
 
 /// The data of one run.
@@ -356,7 +380,7 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
 pub(crate) fn run_against(
     rt: &Runtime,
     p: &Params,
-    want: impl FnOnce() -> (Vec<f32>, Vec<u32>),
+    want: impl FnOnce() -> Result<(Vec<f32>, Vec<u32>), crate::Error>,
 ) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let nb = p.blocks();
@@ -378,7 +402,7 @@ pub(crate) fn run_against(
         partial: (0..nb)
             .map(|b| rt.data(format!("partial{b}"), p.partial_len()))
             .collect(),
-        centroids: crate::initial(rt, "centroids", initial_centroids(p).len(), || {
+        centroids: crate::initial(rt, "centroids", p.clusters * p.dims, || {
             initial_centroids(p)
         })?,
     });
@@ -421,7 +445,7 @@ pub(crate) fn run_against(
     if rt.skips_bodies() {
         return Ok(crate::Outcome::unchecked(report));
     }
-    let (want_centroids, want_assign) = want();
+    let (want_centroids, want_assign) = want()?;
     let mut check = crate::verify::Check::new();
     check.all("centroids", &rt.fetch(&h.centroids)?, &want_centroids);
     for (b, d) in h.assign.iter().enumerate() {

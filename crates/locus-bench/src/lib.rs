@@ -25,6 +25,7 @@
 //! `--block-len`, `--iterations`, `--param FIELD=VALUE`), validated before anything
 //! runs ([`size`] gives the rules, each kernel's module docs its mapping).
 
+mod alloc;
 pub mod bitonic;
 pub mod blur_roberts;
 pub mod control;
@@ -434,6 +435,15 @@ pub enum Error {
     /// The parameters are not ones the workload can run; the message names the option
     /// or field (see [`size`]).
     Params(String),
+    /// A buffer of the workload itself (initial data, the sequential reference, a
+    /// vector of the verification) could not be allocated: the host has not that much
+    /// memory, or a limit on the process forbids it.
+    OutOfMemory {
+        /// What the buffer holds.
+        what: String,
+        /// Its size in bytes.
+        bytes: u64,
+    },
     /// The run ran a different number of tasks than the program describes.
     TaskCount {
         /// The workload.
@@ -451,6 +461,11 @@ impl std::fmt::Display for Error {
             Error::Setup(e) => write!(f, "{e}"),
             Error::Run(e) => write!(f, "{e}"),
             Error::Params(message) => f.write_str(message),
+            Error::OutOfMemory { what, bytes } => write!(
+                f,
+                "cannot allocate {bytes} bytes for {what}: the host refused the memory \
+                 (too little memory, or a limit on the process's address space)"
+            ),
             Error::TaskCount {
                 bench,
                 expected,
@@ -486,19 +501,19 @@ impl From<locus::RunError> for Error {
 
 /// A datum holding `values()`, or, when the runtime skips task bodies (a simulation
 /// whose buffers hold no memory), an empty datum of `len` elements: the values are then
-/// neither computed nor stored.
+/// neither computed nor stored. `values` allocates fallibly ([`alloc`]).
 pub(crate) fn initial<T: locus::Element>(
     rt: &Runtime,
     name: impl Into<String>,
     len: usize,
-    values: impl FnOnce() -> Vec<T>,
-) -> Result<locus::Data<T>, locus::Error> {
+    values: impl FnOnce() -> Result<Vec<T>, Error>,
+) -> Result<locus::Data<T>, Error> {
     if rt.skips_bodies() {
         Ok(rt.data(name, len))
     } else {
-        let v = values();
+        let v = values()?;
         debug_assert_eq!(v.len(), len);
-        rt.data_from(name, &v)
+        Ok(rt.data_from(name, &v)?)
     }
 }
 
@@ -552,7 +567,7 @@ mod tests {
         vec![
             ("jacobi-1d", 37, |rt, control, at| {
                 let p = jacobi_1d::Params::tiny();
-                let want = || flip_at(jacobi_1d::reference(&p), at);
+                let want = || Ok(flip_at(jacobi_1d::reference(&p)?, at));
                 let out = match control {
                     Control::Sequential => outcome(jacobi_1d::run_against(rt, &p, want).unwrap()),
                     Control::Parallel => {
@@ -566,7 +581,7 @@ mod tests {
                     control,
                     ..jacobi_2d::Params::tiny()
                 };
-                let want = || flip_at(jacobi_2d::reference(&p), at);
+                let want = || Ok(flip_at(jacobi_2d::reference(&p)?, at));
                 (stencil::run(rt, &p.grid(), want).unwrap(), "array")
             }),
             ("jacobi-3d", 300, |rt, control, at| {
@@ -574,7 +589,7 @@ mod tests {
                     control,
                     ..jacobi_3d::Params::tiny()
                 };
-                let want = || flip_at(jacobi_3d::reference(&p), at);
+                let want = || Ok(flip_at(jacobi_3d::reference(&p)?, at));
                 (stencil::run(rt, &p.grid(), want).unwrap(), "array")
             }),
             ("seidel-1d", 41, |rt, control, at| {
@@ -582,7 +597,7 @@ mod tests {
                     control,
                     ..seidel_1d::Params::tiny()
                 };
-                let want = || flip_at(seidel_1d::reference(&p), at);
+                let want = || Ok(flip_at(seidel_1d::reference(&p)?, at));
                 (stencil::run(rt, &p.grid(), want).unwrap(), "array")
             }),
             ("seidel-2d", 130, |rt, control, at| {
@@ -590,7 +605,7 @@ mod tests {
                     control,
                     ..seidel_2d::Params::tiny()
                 };
-                let want = || flip_at(seidel_2d::reference(&p), at);
+                let want = || Ok(flip_at(seidel_2d::reference(&p)?, at));
                 (stencil::run(rt, &p.grid(), want).unwrap(), "array")
             }),
             ("seidel-3d", 257, |rt, control, at| {
@@ -598,7 +613,7 @@ mod tests {
                     control,
                     ..seidel_3d::Params::tiny()
                 };
-                let want = || flip_at(seidel_3d::reference(&p), at);
+                let want = || Ok(flip_at(seidel_3d::reference(&p)?, at));
                 (stencil::run(rt, &p.grid(), want).unwrap(), "array")
             }),
             ("kmeans", 7, |rt, control, at| {
@@ -607,8 +622,8 @@ mod tests {
                     ..kmeans::Params::tiny()
                 };
                 let want = || {
-                    let (centroids, assign) = kmeans::reference(&p);
-                    (flip_at(centroids, at), assign)
+                    let (centroids, assign) = kmeans::reference(&p)?;
+                    Ok((flip_at(centroids, at), assign))
                 };
                 (kmeans::run_against(rt, &p, want).unwrap(), "centroids")
             }),
@@ -618,8 +633,8 @@ mod tests {
                     ..kmeans::Params::tiny()
                 };
                 let want = || {
-                    let (centroids, assign) = kmeans::reference(&p);
-                    (centroids, flip_at(assign, at))
+                    let (centroids, assign) = kmeans::reference(&p)?;
+                    Ok((centroids, flip_at(assign, at)))
                 };
                 (kmeans::run_against(rt, &p, want).unwrap(), "assignments")
             }),
@@ -628,7 +643,7 @@ mod tests {
                     control,
                     ..blur_roberts::Params::tiny()
                 };
-                let want = || flip_at(blur_roberts::reference(&p), at);
+                let want = || Ok(flip_at(blur_roberts::reference(&p)?, at));
                 (blur_roberts::run_against(rt, &p, want).unwrap(), "image")
             }),
             ("bitonic", 99, |rt, control, at| {
@@ -636,15 +651,15 @@ mod tests {
                     control,
                     ..bitonic::Params::tiny()
                 };
-                let want = || flip_at(bitonic::reference(&p), at);
+                let want = || Ok(flip_at(bitonic::reference(&p)?, at));
                 (bitonic::run_against(rt, &p, want).unwrap(), "keys")
             }),
             ("random-dag", 0, |rt, _, at| {
                 let p = random_dag::Params::tiny();
                 let want = |program: &random_dag::Program| {
-                    let mut data = random_dag::reference(program);
+                    let mut data = random_dag::reference(program)?;
                     data[1] = flip_at(std::mem::take(&mut data[1]), at);
-                    data
+                    Ok(data)
                 };
                 let out = random_dag::run_against(rt, &p, want).unwrap();
                 let out = Outcome {
@@ -657,8 +672,8 @@ mod tests {
             ("overhead", 2, |rt, _, at| {
                 let p = overhead::Params::tiny();
                 let want = || {
-                    let (chains, total) = overhead::reference(&p);
-                    (flip_at(chains, at), total)
+                    let (chains, total) = overhead::reference(&p)?;
+                    Ok((flip_at(chains, at), total))
                 };
                 let out = overhead::run_against(rt, &p, want).unwrap();
                 let out = Outcome {

@@ -93,8 +93,12 @@ fn step(x: u64, k: u64) -> u64 {
 /// The expected final values: one per chain, then the fan total. Chain `c` starts at 0
 /// and its step `i` maps `x` to `3x + (c × length + i)`; round `r` (from 1) adds
 /// `3r + k` for every `k` below `fan` to the total; all modulo 2^64.
-pub fn reference(p: &Params) -> (Vec<u64>, u64) {
-    let mut chains = vec![0u64; p.chains];
+///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if the chains' values cannot be allocated.
+pub fn reference(p: &Params) -> Result<(Vec<u64>, u64), crate::Error> {
+    let mut chains = crate::alloc::filled("the overhead reference's chains", p.chains, 0u64)?;
     for (c, x) in chains.iter_mut().enumerate() {
         for i in 0..p.length {
             let k = (c * p.length + i) as u64;
@@ -107,7 +111,7 @@ pub fn reference(p: &Params) -> (Vec<u64>, u64) {
             total = total.wrapping_add(r.wrapping_mul(3).wrapping_add(k));
         }
     }
-    (chains, total)
+    Ok((chains, total))
 }
 
 /// Outcome of one overhead run.
@@ -143,7 +147,7 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
 pub(crate) fn run_against(
     rt: &Runtime,
     p: &Params,
-    want: impl FnOnce() -> (Vec<u64>, u64),
+    want: impl FnOnce() -> Result<(Vec<u64>, u64), crate::Error>,
 ) -> Result<Outcome, crate::Error> {
     let chains: Vec<_> = (0..p.chains)
         .map(|c| rt.data::<u64>(format!("chain{c}"), 1))
@@ -202,7 +206,7 @@ pub(crate) fn run_against(
             report,
         });
     }
-    let (want_chains, want_total) = want();
+    let (want_chains, want_total) = want()?;
     let mut check = crate::verify::Check::new();
     for (c, d) in chains.iter().enumerate() {
         check.block("chains", &rt.fetch(d)?, &want_chains, |_| c);

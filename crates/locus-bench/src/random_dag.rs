@@ -216,21 +216,29 @@ pub fn apply(
 /// with input `x` contributing `x[i mod len(x)]`, element `i` of the task's `k`-th
 /// written datum becomes `m(f(i), k)` and element `i` of its read-write datum `o`
 /// becomes `m(o, f(i))`.
-pub fn reference(program: &Program) -> Vec<Vec<u64>> {
+///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if the data cannot be allocated.
+pub fn reference(program: &Program) -> Result<Vec<Vec<u64>>, crate::Error> {
+    use crate::alloc::{collected, copied, filled, with_capacity};
     let m = |a: u64, b: u64| {
         (a ^ b.rotate_left(17))
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
             .rotate_left(29)
     };
-    let mut data: Vec<Vec<u64>> = program.lens.iter().map(|&l| vec![0; l]).collect();
+    let mut data: Vec<Vec<u64>> =
+        with_capacity("the random-dag reference's data", program.lens.len())?;
+    for &len in &program.lens {
+        data.push(filled("a datum of the random-dag reference", len, 0)?);
+    }
     for t in &program.tasks {
         // Every input is read before any output is written (a task never writes what
         // it reads).
-        let inputs: Vec<Vec<u64>> = t
-            .reads
-            .iter()
-            .map(|(d, r)| data[*d][r.clone()].to_vec())
-            .collect();
+        let mut inputs: Vec<Vec<u64>> = with_capacity("a task's inputs", t.reads.len())?;
+        for (d, r) in &t.reads {
+            inputs.push(copied("a task's input", &data[*d][r.clone()])?);
+        }
         let fold = |i: usize| {
             let mut acc = t.salt;
             for x in &inputs {
@@ -239,7 +247,12 @@ pub fn reference(program: &Program) -> Vec<Vec<u64>> {
             acc
         };
         for (k, &d) in t.writes.iter().enumerate() {
-            data[d] = (0..program.lens[d]).map(|i| m(fold(i), k as u64)).collect();
+            let len = program.lens[d];
+            data[d] = collected(
+                "a datum of the random-dag reference",
+                len,
+                (0..len).map(|i| m(fold(i), k as u64)),
+            )?;
         }
         if let Some(d) = t.read_write {
             for (i, o) in data[d].iter_mut().enumerate() {
@@ -247,7 +260,7 @@ pub fn reference(program: &Program) -> Vec<Vec<u64>> {
             }
         }
     }
-    data
+    Ok(data)
 }
 
 /// The handles of a program's data in one runtime.
@@ -347,7 +360,7 @@ pub fn run(rt: &Runtime, params: &Params) -> Result<Outcome, crate::Error> {
 pub(crate) fn run_against(
     rt: &Runtime,
     params: &Params,
-    want: impl FnOnce(&Program) -> Vec<Vec<u64>>,
+    want: impl FnOnce(&Program) -> Result<Vec<Vec<u64>>, crate::Error>,
 ) -> Result<Outcome, crate::Error> {
     let program = generate(params);
     let handles = Handles::new(rt, &program);
@@ -362,7 +375,7 @@ pub(crate) fn run_against(
             report,
         });
     }
-    let expected = want(&program);
+    let expected = want(&program)?;
     let got = handles.fetch(rt)?;
     let mut mismatches = 0;
     let mut mismatch = None;

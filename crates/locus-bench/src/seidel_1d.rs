@@ -123,15 +123,23 @@ kernel_params!(
 /// left neighbour already this iteration's), the point itself in place of a neighbour
 /// outside the array.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its arrays cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<f64> {
+pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
     let n = p.len;
-    let mut a: Vec<f64> = (0..n).map(stencil::initial).collect();
+    let mut a: Vec<f64> = crate::alloc::collected(
+        "the seidel-1d reference's array",
+        n,
+        (0..n).map(stencil::initial),
+    )?;
     for _ in 0..p.iterations {
         for i in 0..n {
             let c = a[i];
@@ -140,7 +148,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
             a[i] = (left + c + right) / 3.0;
         }
     }
-    a
+    Ok(a)
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with

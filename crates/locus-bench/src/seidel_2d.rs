@@ -144,15 +144,23 @@ kernel_params!(
 /// are already this iteration's and the point itself stands in for a neighbour outside
 /// the array.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its arrays cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<f64> {
+pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
     let (h, w) = (p.rows, p.cols);
-    let mut a: Vec<f64> = (0..h * w).map(stencil::initial).collect();
+    let mut a: Vec<f64> = crate::alloc::collected(
+        "the seidel-2d reference's array",
+        h * w,
+        (0..h * w).map(stencil::initial),
+    )?;
     for _ in 0..p.iterations {
         for y in 0..h {
             for x in 0..w {
@@ -166,7 +174,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
             }
         }
     }
-    a
+    Ok(a)
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with

@@ -162,16 +162,24 @@ kernel_params!(
 /// west) are already this iteration's and the point itself stands in for a neighbour
 /// outside the array.
 ///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if its arrays cannot be allocated.
+///
 /// # Panics
 ///
 /// If the parameters do not pass [`Params::validate`].
-pub fn reference(p: &Params) -> Vec<f64> {
+pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
     if let Err(e) = p.validate() {
         panic!("{e}");
     }
     let (d, h, w) = (p.depth, p.rows, p.cols);
     let plane = h * w;
-    let mut a: Vec<f64> = (0..d * plane).map(stencil::initial).collect();
+    let mut a: Vec<f64> = crate::alloc::collected(
+        "the seidel-3d reference's array",
+        d * plane,
+        (0..d * plane).map(stencil::initial),
+    )?;
     for _ in 0..p.iterations {
         for z in 0..d {
             for y in 0..h {
@@ -189,7 +197,7 @@ pub fn reference(p: &Params) -> Vec<f64> {
             }
         }
     }
-    a
+    Ok(a)
 }
 
 /// Builds, runs and verifies the stencil; `verified` means bitwise equality with

@@ -293,7 +293,7 @@ struct Set {
 impl Set {
     /// Set `k`; the first holds the initial values (unless the runtime skips bodies:
     /// then both are created empty).
-    fn new(rt: &Runtime, g: &Grid, k: usize) -> Result<Set, locus::Error> {
+    fn new(rt: &Runtime, g: &Grid, k: usize) -> Result<Set, crate::Error> {
         let (nb, bl) = (g.nb(), g.block_len());
         let gst = strides(g.n);
         let mut blocks = Vec::with_capacity(g.blocks());
@@ -317,12 +317,14 @@ impl Set {
                 }
                 continue;
             }
-            let init: Vec<f64> = (0..bl)
-                .map(|q| {
+            let init: Vec<f64> = crate::alloc::collected(
+                "the initial values of a block",
+                bl,
+                (0..bl).map(|q| {
                     let c = coords(q, g.b);
                     initial((0..3).map(|a| (bc[a] * g.b[a] + c[a]) * gst[a]).sum())
-                })
-                .collect();
+                }),
+            )?;
             for (a, sides) in faces
                 .iter_mut()
                 .enumerate()
@@ -330,7 +332,8 @@ impl Set {
             {
                 for (s, v) in sides.iter_mut().enumerate() {
                     let side = if s == 0 { 0 } else { g.b[a] - 1 };
-                    let mut face = vec![0.0; g.face_len(a)];
+                    let mut face =
+                        crate::alloc::filled("the initial values of a face", g.face_len(a), 0.0)?;
                     for (f, q) in face_points(a, side, g.b) {
                         face[f] = init[q];
                     }
@@ -415,7 +418,7 @@ pub(crate) fn jacobi_1d(p: &crate::jacobi_1d::Params, control: Control) -> Grid 
 pub(crate) fn run(
     rt: &Runtime,
     g: &Grid,
-    want: impl FnOnce() -> Vec<f64>,
+    want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
 ) -> Result<crate::Outcome, crate::Error> {
     g.check();
     let sets = Arc::new([Set::new(rt, g, 0)?, Set::new(rt, g, 1)?]);
@@ -459,7 +462,7 @@ pub(crate) fn run(
         return Ok(crate::Outcome::unchecked(report));
     }
     let result = &sets[g.iterations % 2];
-    let want = want();
+    let want = want()?;
     let gst = strides(g.n);
     let mut check = crate::verify::Check::new();
     for (blk, d) in result.blocks.iter().enumerate() {

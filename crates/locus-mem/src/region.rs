@@ -144,10 +144,36 @@ impl Region {
         policy: RegionPolicy,
         config: &RegionConfig,
     ) -> Result<Self, RegionError> {
+        Self::new_admitted(len, policy, config, |_| Ok(()))
+    }
+
+    /// Like [`Region::new`], with a say for the caller before any page exists: once the
+    /// region is mapped and its table follows the policy's rule, `admit` gets the pages
+    /// the rule puts on each node (none for first touch). If it refuses, the region is
+    /// unmapped, untouched, and its error returned; else the pages are placed. On real
+    /// nodes the kernel's table, read back afterwards, can differ from the rule's where a
+    /// node could not take its pages. The runtime admits a region against its per-node
+    /// limits this way.
+    ///
+    /// ```
+    /// use locus_mem::region::{Region, RegionConfig, RegionError, RegionPolicy};
+    /// let config = RegionConfig { os_nodes: None, nodes: 2, accounting_only: false };
+    /// let refused = Region::new_admitted(8 * 4096, RegionPolicy::Interleave, &config, |pages| {
+    ///     assert_eq!(pages, &[4, 4]);
+    ///     Err(RegionError::TooLarge { len: 8 * 4096 })
+    /// });
+    /// assert!(refused.is_err());
+    /// ```
+    pub fn new_admitted<E: From<RegionError>>(
+        len: usize,
+        policy: RegionPolicy,
+        config: &RegionConfig,
+        admit: impl FnOnce(&[u64]) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let nodes = config.nodes.max(1);
         if let RegionPolicy::Bind(node) = policy {
             if node >= nodes {
-                return Err(RegionError::NoSuchNode { node, nodes });
+                return Err(RegionError::NoSuchNode { node, nodes }.into());
             }
         }
         let page_count = len.div_ceil(PAGE);
@@ -189,6 +215,7 @@ impl Region {
             };
             slot.store(node.map_or(UNTOUCHED, |n| n as u16), Ordering::Relaxed);
         }
+        admit(&region.pages_per_node(nodes))?;
         if let (Some(os_nodes), true) = (&config.os_nodes, mapped > 0) {
             region.place(os_nodes).map_err(RegionError::Os)?;
         }
@@ -275,14 +302,86 @@ impl Region {
         if self.policy != RegionPolicy::FirstTouch || len == 0 {
             return 0;
         }
-        let pages = offset / PAGE..(offset + len).div_ceil(PAGE).min(self.pages.len());
-        self.pages[pages]
+        self.pages[Self::page_range(offset, len, self.pages.len())]
             .iter()
             .filter(|slot| {
                 slot.compare_exchange(UNTOUCHED, node as u16, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
             })
             .count()
+    }
+
+    /// Pages within `offset..offset + len` that no task has touched yet (first-touch
+    /// regions; 0 under other policies).
+    pub fn untouched_pages(&self, offset: usize, len: usize) -> usize {
+        if self.policy != RegionPolicy::FirstTouch || len == 0 {
+            return 0;
+        }
+        self.pages[Self::page_range(offset, len, self.pages.len())]
+            .iter()
+            .filter(|slot| slot.load(Ordering::Relaxed) == UNTOUCHED)
+            .count()
+    }
+
+    /// Like [`Region::touch`], but the pages no task touched before go where `plan`
+    /// says, in address order: the first `plan[0].1` of them on node `plan[0].0`, the
+    /// next `plan[1].1` on `plan[1].0`, and so on; pages beyond the plan go to `node`.
+    /// On real nodes (`os_nodes`, the OS node of each node, as in [`RegionConfig`]),
+    /// pages planned on another node than `node` are bound there (`mbind`) before
+    /// `node`'s task writes them, so its first touch faults them on the planned node.
+    /// Returns the pages placed on each node, indexed by node (`plan`'s nodes must be
+    /// below `nodes`).
+    pub fn touch_planned(
+        &self,
+        offset: usize,
+        len: usize,
+        node: usize,
+        plan: &[(usize, usize)],
+        os_nodes: Option<&[usize]>,
+        nodes: usize,
+    ) -> Vec<u64> {
+        let mut placed = vec![0u64; nodes.max(node + 1)];
+        if self.policy != RegionPolicy::FirstTouch || len == 0 {
+            return placed;
+        }
+        let mut plan = plan.iter().copied().filter(|&(_, pages)| pages > 0);
+        let mut current = plan.next();
+        for page in Self::page_range(offset, len, self.pages.len()) {
+            let target = current.map_or(node, |(target, _)| target);
+            let slot = &self.pages[page];
+            if slot
+                .compare_exchange(
+                    UNTOUCHED,
+                    target as u16,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_err()
+            {
+                // Touched before: not ours to place.
+                continue;
+            }
+            if let Some((_, left)) = &mut current {
+                *left -= 1;
+                if *left == 0 {
+                    current = plan.next();
+                }
+            }
+            placed[target] += 1;
+            if let (Some(os_nodes), true) = (os_nodes, target != node && self.mapped > 0) {
+                // SAFETY: `page` is a page of this mapping.
+                let at = unsafe { self.ptr.as_ptr().add(page * PAGE) };
+                // A refusal leaves the page to first touch on `node`: the table is then
+                // off by that page, which is harmless to the program.
+                let _ = placement::bind(at, PAGE, os_nodes[target], BindMode::PolicyOnly);
+            }
+        }
+        placed
+    }
+
+    /// The pages holding bytes `offset..offset + len`, within `pages`.
+    fn page_range(offset: usize, len: usize, pages: usize) -> std::ops::Range<usize> {
+        (offset / PAGE).min(pages)..offset.saturating_add(len).div_ceil(PAGE).min(pages)
     }
 
     /// Calls `f(node, bytes)` for each run of pages on one node within
@@ -409,6 +508,42 @@ mod tests {
             runs,
             vec![(Some(1), PAGE), (Some(3), 2 * PAGE), (None, PAGE)]
         );
+    }
+
+    #[test]
+    fn planned_touch_places_untouched_pages_by_the_plan() {
+        let r = Region::new(6 * PAGE, RegionPolicy::FirstTouch, &virtual_nodes(3)).unwrap();
+        assert_eq!(r.touch(PAGE, 1, 0), 1);
+        assert_eq!(r.untouched_pages(0, 4 * PAGE), 3);
+        // Pages 0, 2, 3 are untouched: one planned on node 2, then node 1, the rest on
+        // the toucher's node.
+        let placed = r.touch_planned(0, 4 * PAGE, 0, &[(2, 1), (1, 1)], None, 3);
+        assert_eq!(placed, vec![1, 1, 1]);
+        let nodes: Vec<_> = (0..6).map(|p| r.node_of(p * PAGE)).collect();
+        assert_eq!(nodes, vec![Some(2), Some(0), Some(1), Some(0), None, None]);
+        assert_eq!(r.untouched_pages(0, 6 * PAGE), 2);
+        assert_eq!(r.touch_planned(0, 6 * PAGE, 1, &[], None, 3), vec![0, 2, 0]);
+        let bound = Region::new(PAGE, RegionPolicy::Bind(0), &virtual_nodes(2)).unwrap();
+        assert_eq!(bound.untouched_pages(0, PAGE), 0);
+    }
+
+    #[test]
+    fn admission_sees_the_rule_and_can_refuse() {
+        let config = virtual_nodes(2);
+        let mut seen = Vec::new();
+        let r = Region::new_admitted(10 * PAGE, RegionPolicy::Blocked, &config, |p| {
+            seen = p.to_vec();
+            Ok::<(), RegionError>(())
+        })
+        .unwrap();
+        assert_eq!(seen, vec![5, 5]);
+        assert_eq!(r.pages_per_node(2), vec![5, 5]);
+        let e = Region::new_admitted(PAGE, RegionPolicy::Bind(1), &config, |p| {
+            assert_eq!(p, &[0, 1]);
+            Err(RegionError::TooLarge { len: 1 })
+        })
+        .unwrap_err();
+        assert_eq!(e, RegionError::TooLarge { len: 1 });
     }
 
     #[test]

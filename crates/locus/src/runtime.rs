@@ -199,8 +199,15 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Limits the bytes in use per node pool; allocations beyond it fall back to the
-    /// nearest node that can supply them. Default: no limit.
+    /// Limits the memory of each node: the bytes of task buffers in use from the node's
+    /// pool plus the pages of shared data placed on the node (or, for first touch,
+    /// reserved there until touched). A buffer beyond it falls back to the nearest node
+    /// that has room, and a task whose buffer fits nowhere fails with
+    /// [`Error::OutOfMemory`]. Shared data behaves the same way where its policy names
+    /// one node: a datum bound to a node goes to the nearest node with room for all its
+    /// pages, and a first touch places pages on the nearest node with room; interleaved
+    /// and blocked data need room for their share on every node. Shared data that fits
+    /// nowhere is refused with [`Error::OutOfMemory`] naming the datum. Default: no limit.
     pub fn node_limit(mut self, bytes: u64) -> Self {
         self.node_limit = Some(bytes);
         self
@@ -364,6 +371,7 @@ impl RuntimeBuilder {
                 accounting_only: pool_config.accounting_only,
             },
             config.shared_data().then_some(self.shared_placement),
+            engine.pools().clone(),
         ));
         if let RegionPolicy::Bind(node) = self.shared_placement {
             if node >= nodes {
@@ -787,6 +795,8 @@ impl Runtime {
         report.control_tasks = run.control_submitted();
         report.add_counters(&run.counters, self.engine.worker_node(), nodes);
         let stats = self.pools().stats();
+        // Cached chunks beyond what this run needed at its peak go back to the OS.
+        self.pools().trim();
         let shared_peaks = self.shared.peaks();
         report.memory = MemoryReport {
             peak_bytes: stats.iter().map(|s| s.peak).sum::<u64>()

@@ -34,4 +34,13 @@ pub enum AllocError {
         #[source]
         os: Option<PlacementError>,
     },
+    /// [`super::Pools::reserve_on`]: the bytes do not fit under the node's
+    /// `node_limit`.
+    #[error("node {node} has no room for {bytes} more bytes under its limit")]
+    NodeFull {
+        /// The node asked for.
+        node: usize,
+        /// Bytes asked for.
+        bytes: u64,
+    },
 }

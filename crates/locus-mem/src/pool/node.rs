@@ -54,6 +54,11 @@ pub(crate) struct NodePool {
     free: [Option<NonNull<Header>>; NUM_CLASSES],
     frontier: [Option<Frontier>; NUM_CLASSES],
     chunks: Vec<Chunk>,
+    /// Per size class: bytes of live blocks, their peak since the last peak reset, and
+    /// chunks mapped. What [`NodePool::trim`] keeps is decided per class from these.
+    class_in_use: [u64; NUM_CLASSES],
+    class_peak: [u64; NUM_CLASSES],
+    class_chunks: [u64; NUM_CLASSES],
     /// Counters; `fallbacks` lives outside the mutex and is not kept here.
     pub(crate) stats: NodeStats,
 }
@@ -72,14 +77,63 @@ impl NodePool {
             free: [None; NUM_CLASSES],
             frontier: [None; NUM_CLASSES],
             chunks: Vec::new(),
+            class_in_use: [0; NUM_CLASSES],
+            class_peak: [0; NUM_CLASSES],
+            class_chunks: [0; NUM_CLASSES],
             stats: NodeStats::default(),
         }
     }
 
-    fn admits(&self, bytes: usize) -> bool {
+    /// Whether `bytes` more fit under the node's limit, with the blocks in use and the
+    /// bytes reserved for memory the pools did not supply (README, "Reservations").
+    fn admits(&self, bytes: u64) -> bool {
         self.limit.map_or(true, |limit| {
-            self.stats.in_use.saturating_add(bytes as u64) <= limit
+            self.stats
+                .in_use
+                .saturating_add(self.stats.reserved)
+                .saturating_add(bytes)
+                <= limit
         })
+    }
+
+    /// Counts `bytes` of memory the pools did not supply (pages of a shared region)
+    /// against the node's limit, if they fit (README, "Reservations").
+    pub(crate) fn reserve(&mut self, bytes: u64) -> Result<(), Refusal> {
+        if !self.admits(bytes) {
+            return Err(Refusal::Limit);
+        }
+        self.stats.reserved += bytes;
+        Ok(())
+    }
+
+    /// Reserves as many whole `unit`s as fit, up to `max` bytes; returns the bytes
+    /// reserved.
+    pub(crate) fn reserve_up_to(&mut self, max: u64, unit: u64) -> u64 {
+        let room = self.limit.map_or(u64::MAX, |limit| {
+            limit.saturating_sub(self.stats.in_use.saturating_add(self.stats.reserved))
+        });
+        let got = if room >= max {
+            max
+        } else {
+            room / unit.max(1) * unit.max(1)
+        };
+        self.stats.reserved += got;
+        got
+    }
+
+    /// Gives back `bytes` reserved by [`NodePool::reserve`].
+    pub(crate) fn unreserve(&mut self, bytes: u64) {
+        debug_assert!(
+            bytes <= self.stats.reserved,
+            "unreserving more than reserved"
+        );
+        self.stats.reserved = self.stats.reserved.saturating_sub(bytes);
+    }
+
+    /// Starts a new peak, of the node and of each class, at the bytes in use now.
+    pub(crate) fn reset_peaks(&mut self) {
+        self.stats.peak = self.stats.in_use;
+        self.class_peak = self.class_in_use;
     }
 
     fn count_alloc(&mut self, bytes: usize) {
@@ -104,7 +158,7 @@ impl NodePool {
     /// Accounts a block of `capacity` bytes that holds no memory (accounting-only
     /// pools).
     pub(crate) fn take_accounted(&mut self, capacity: usize, reused: bool) -> Result<(), Refusal> {
-        if !self.admits(capacity) {
+        if !self.admits(capacity as u64) {
             return Err(Refusal::Limit);
         }
         if reused {
@@ -123,7 +177,7 @@ impl NodePool {
     /// chunk, else from a new chunk (README, "Refill protocol").
     pub(crate) fn take(&mut self, class: usize) -> Result<Taken, Refusal> {
         let bytes = class_bytes(class);
-        if !self.admits(bytes) {
+        if !self.admits(bytes as u64) {
             return Err(Refusal::Limit);
         }
         let (header, fresh) = if let Some(h) = self.free[class] {
@@ -137,6 +191,7 @@ impl NodePool {
                 let len = chunk_bytes(class, placement::page_size());
                 let base = self.map_bound(len)?;
                 self.chunks.push(Chunk { base, len, class });
+                self.class_chunks[class] += 1;
                 self.stats.chunks += 1;
                 self.stats.os_bytes += len as u64;
                 self.stats.cached += (slots_per_chunk(class) * bytes) as u64;
@@ -172,6 +227,8 @@ impl NodePool {
         };
         self.stats.cached -= bytes as u64;
         self.count_alloc(bytes);
+        self.class_in_use[class] += bytes as u64;
+        self.class_peak[class] = self.class_peak[class].max(self.class_in_use[class]);
         Ok(Taken {
             // SAFETY: `header` is the header of a slot.
             user: unsafe { Header::user(header) },
@@ -183,7 +240,7 @@ impl NodePool {
     /// Maps a big block of `capacity` bytes (a multiple of the page size) on its own,
     /// with one page in front holding the header.
     pub(crate) fn take_big(&mut self, capacity: usize) -> Result<Taken, Refusal> {
-        if !self.admits(capacity) {
+        if !self.admits(capacity as u64) {
             return Err(Refusal::Limit);
         }
         let page = placement::page_size();
@@ -228,6 +285,7 @@ impl NodePool {
         self.free[class] = Some(header);
         self.stats.in_use -= bytes;
         self.stats.cached += bytes;
+        self.class_in_use[class] -= bytes;
     }
 
     /// Accounts a big block of `capacity` bytes mapped as `map_len` bytes, which the
@@ -240,65 +298,106 @@ impl NodePool {
 
     /// Unmaps every chunk whose blocks are all free (README, "Giving memory back").
     pub(crate) fn release_cached(&mut self) {
-        // 1. Count the free slots of each chunk: free-list blocks and uncarved slots.
-        let mut free_slots: HashMap<NonNull<u8>, usize> = HashMap::new();
         for class in 0..NUM_CLASSES {
-            let mut cursor = self.free[class];
-            while let Some(h) = cursor {
-                // SAFETY: free-list headers are owned by the pool and initialised.
-                let h = unsafe { h.as_ref() };
-                *free_slots.entry(h.chunk).or_default() += 1;
-                cursor = h.next;
+            self.release_idle(class, 0);
+        }
+    }
+
+    /// Unmaps the idle chunks of each class beyond what the class's peak since the last
+    /// peak reset needs on top of its blocks in use now (README, "Giving memory back").
+    pub(crate) fn trim(&mut self) {
+        for class in 0..NUM_CLASSES {
+            let need = self.class_peak[class].saturating_sub(self.class_in_use[class]);
+            self.release_idle(class, need);
+        }
+    }
+
+    /// Bytes of `class` ready for reuse: free-list blocks and uncarved slots.
+    fn class_cached(&self, class: usize) -> u64 {
+        let per_chunk = (slots_per_chunk(class) * class_bytes(class)) as u64;
+        self.class_chunks[class] * per_chunk - self.class_in_use[class]
+    }
+
+    /// Unmaps idle chunks of `class` (chunks with no live block), coldest first, as long
+    /// as the class still caches at least `keep` bytes afterwards.
+    fn release_idle(&mut self, class: usize, keep: u64) {
+        let per_chunk = (slots_per_chunk(class) * class_bytes(class)) as u64;
+        let mut cached = self.class_cached(class);
+        // The common case, and the only cost of a trim in a steady state: no chunk can go.
+        if cached < keep.saturating_add(per_chunk) {
+            return;
+        }
+        // 1. Count the free slots of each chunk of the class, and the order in which its
+        //    chunks first appear: the frontier, then the free list from its head (the
+        //    most recently freed, likely cached, blocks come first).
+        let mut free_slots: HashMap<NonNull<u8>, usize> = HashMap::new();
+        let mut order: Vec<NonNull<u8>> = Vec::new();
+        if let Some(f) = self.frontier[class] {
+            free_slots.insert(f.chunk, f.slots - f.next);
+            order.push(f.chunk);
+        }
+        let mut cursor = self.free[class];
+        while let Some(h) = cursor {
+            // SAFETY: free-list headers are owned by the pool and initialised.
+            let h = unsafe { h.as_ref() };
+            let count = free_slots.entry(h.chunk).or_insert_with(|| {
+                order.push(h.chunk);
+                0
+            });
+            *count += 1;
+            cursor = h.next;
+        }
+        // 2. The idle chunks to unmap, coldest (last to appear) first.
+        let slots = slots_per_chunk(class);
+        let mut idle: HashSet<NonNull<u8>> = HashSet::new();
+        for chunk in order.iter().rev() {
+            if cached < keep.saturating_add(per_chunk) {
+                break;
             }
-            if let Some(f) = self.frontier[class] {
-                *free_slots.entry(f.chunk).or_default() += f.slots - f.next;
+            if free_slots[chunk] == slots {
+                idle.insert(*chunk);
+                cached -= per_chunk;
             }
         }
-        // 2. The chunks with no live block.
-        let idle: HashSet<NonNull<u8>> = self
-            .chunks
-            .iter()
-            .filter(|c| free_slots.get(&c.base) == Some(&slots_per_chunk(c.class)))
-            .map(|c| c.base)
-            .collect();
         if idle.is_empty() {
             return;
         }
-        // 3. Unlink their blocks from the free lists, keeping the order of the rest.
-        for class in 0..NUM_CLASSES {
-            let mut kept: Vec<NonNull<Header>> = Vec::new();
-            let mut cursor = self.free[class];
-            while let Some(h) = cursor {
-                // SAFETY: as in step 1.
-                let r = unsafe { h.as_ref() };
-                cursor = r.next;
-                if !idle.contains(&r.chunk) {
-                    kept.push(h);
-                }
+        // 3. Unlink their blocks from the free list, keeping the order of the rest.
+        let mut kept: Vec<NonNull<Header>> = Vec::new();
+        let mut cursor = self.free[class];
+        while let Some(h) = cursor {
+            // SAFETY: as in step 1.
+            let r = unsafe { h.as_ref() };
+            cursor = r.next;
+            if !idle.contains(&r.chunk) {
+                kept.push(h);
             }
-            let mut head = None;
-            for h in kept.into_iter().rev() {
-                // SAFETY: `h` is a free block of this pool; relinking it is ours to do.
-                unsafe { (*h.as_ptr()).next = head };
-                head = Some(h);
-            }
-            self.free[class] = head;
-            if self.frontier[class].is_some_and(|f| idle.contains(&f.chunk)) {
-                self.frontier[class] = None;
-            }
+        }
+        let mut head = None;
+        for h in kept.into_iter().rev() {
+            // SAFETY: `h` is a free block of this pool; relinking it is ours to do.
+            unsafe { (*h.as_ptr()).next = head };
+            head = Some(h);
+        }
+        self.free[class] = head;
+        if self.frontier[class].is_some_and(|f| idle.contains(&f.chunk)) {
+            self.frontier[class] = None;
         }
         // 4. Unmap them.
         let stats = &mut self.stats;
+        let class_chunks = &mut self.class_chunks[class];
         self.chunks.retain(|c| {
-            if !idle.contains(&c.base) {
+            if c.class != class || !idle.contains(&c.base) {
                 return true;
             }
             // SAFETY: the chunk is a mapping of this pool with no live block and no
             // block left in a free list or frontier.
             unsafe { os::unmap(c.base, c.len) };
+            *class_chunks -= 1;
             stats.chunks -= 1;
+            stats.released_chunks += 1;
             stats.os_bytes -= c.len as u64;
-            stats.cached -= (slots_per_chunk(c.class) * class_bytes(c.class)) as u64;
+            stats.cached -= per_chunk;
             false
         });
     }

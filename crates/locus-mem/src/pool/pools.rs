@@ -161,12 +161,7 @@ impl Pools {
         bytes: usize,
         fill: Fill,
     ) -> Result<Block, AllocError> {
-        if node >= self.nodes.len() {
-            return Err(AllocError::InvalidNode {
-                node,
-                nodes: self.nodes.len(),
-            });
-        }
+        self.check_node(node)?;
         if bytes == 0 {
             self.lock(node).stats.allocs += 1;
             return Ok(Block::empty(node));
@@ -264,12 +259,75 @@ impl Pools {
             .collect()
     }
 
-    /// Sets every node's peak to its current in-use bytes.
+    /// Sets every node's peak to its current in-use bytes (and the peak of each size
+    /// class, which [`Pools::trim`] goes by).
     pub fn reset_peaks(&self) {
         for n in 0..self.nodes.len() {
-            let mut pool = self.lock(n);
-            pool.stats.peak = pool.stats.in_use;
+            self.lock(n).reset_peaks();
         }
+    }
+
+    /// Counts `bytes` of memory the pools did not supply (the pages of a shared region
+    /// placed on `node`) against `node`'s limit, so that pool blocks and that memory
+    /// together stay within [`PoolConfig::node_limit`]. Without fallback: if the bytes
+    /// do not fit, nothing is counted and the result is [`AllocError::NodeFull`]. Give
+    /// them back with [`Pools::unreserve`] (README, "Reservations").
+    pub fn reserve_on(&self, node: usize, bytes: u64) -> Result<(), AllocError> {
+        self.check_node(node)?;
+        self.lock(node)
+            .reserve(bytes)
+            .map_err(|_| AllocError::NodeFull { node, bytes })
+    }
+
+    /// Like [`Pools::reserve_on`], falling back as allocations do: if `node` has no
+    /// room, the nearest node of its fallback list that has takes the bytes, and a
+    /// fallback is counted at `node`. Returns the node that took them, or
+    /// [`AllocError::Exhausted`] if none could.
+    pub fn reserve(&self, node: usize, bytes: u64) -> Result<usize, AllocError> {
+        self.check_node(node)?;
+        let order = iter::once(node).chain(self.config.fallback[node].iter().copied());
+        for supplier in order {
+            if self.lock(supplier).reserve(bytes).is_ok() {
+                if supplier != node {
+                    self.nodes[node].fallbacks.fetch_add(1, Ordering::Relaxed);
+                }
+                return Ok(supplier);
+            }
+        }
+        Err(AllocError::Exhausted {
+            node,
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            os: None,
+        })
+    }
+
+    /// Reserves on `node` as many whole `unit`s of bytes as fit under its limit, up to
+    /// `max` bytes (all of them if they fit), and returns the bytes reserved; 0 for a
+    /// node out of range. For memory that may be spread over several nodes.
+    pub fn reserve_up_to(&self, node: usize, max: u64, unit: u64) -> u64 {
+        if node >= self.nodes.len() {
+            return 0;
+        }
+        self.lock(node).reserve_up_to(max, unit)
+    }
+
+    /// Gives back `bytes` that [`Pools::reserve`], [`Pools::reserve_on`] or
+    /// [`Pools::reserve_up_to`] counted on
+    /// `node` (the node they returned or were given). A node out of range is ignored.
+    pub fn unreserve(&self, node: usize, bytes: u64) {
+        if node < self.nodes.len() {
+            self.lock(node).unreserve(bytes);
+        }
+    }
+
+    fn check_node(&self, node: usize) -> Result<(), AllocError> {
+        if node >= self.nodes.len() {
+            return Err(AllocError::InvalidNode {
+                node,
+                nodes: self.nodes.len(),
+            });
+        }
+        Ok(())
     }
 
     /// Bytes in use over all nodes (size-class bytes of live blocks).
@@ -283,6 +341,36 @@ impl Pools {
     pub fn release_cached(&self) {
         for n in 0..self.nodes.len() {
             self.lock(n).release_cached();
+        }
+    }
+
+    /// Gives back to the OS the cached memory that the peak since the last
+    /// [`Pools::reset_peaks`] does not need (README, "Giving memory back"): on every
+    /// node and for every size class, chunks with no live block are unmapped, coldest
+    /// first, as long as the class keeps at least its peak bytes in use minus its bytes
+    /// in use now ready for reuse. A class whose cache is already within a chunk of that
+    /// is not walked, so a trim after a run like the previous one makes no system call
+    /// and takes a few loads per class. The runtime trims at the end of every run.
+    ///
+    /// ```
+    /// use locus_mem::pool::{PoolConfig, Pools};
+    /// let pools = Pools::new(PoolConfig::virtual_nodes(1))?;
+    /// let big: Vec<_> = (0..8).map(|_| pools.alloc(0, 1 << 20)).collect::<Result<_, _>>()?;
+    /// drop(big);
+    /// pools.reset_peaks(); // a new, smaller phase begins
+    /// let small = pools.alloc(0, 1 << 20)?;
+    /// drop(small);
+    /// pools.trim();
+    /// // One 1 MiB block was needed since the reset: one chunk of that class is kept.
+    /// assert_eq!(pools.stats()[0].chunks, 1);
+    /// # Ok::<(), locus_mem::pool::AllocError>(())
+    /// ```
+    pub fn trim(&self) {
+        if self.config.accounting_only {
+            return;
+        }
+        for n in 0..self.nodes.len() {
+            self.lock(n).trim();
         }
     }
 }
@@ -595,6 +683,120 @@ mod tests {
         let b = pools.alloc(0, 1 << 20).unwrap();
         assert_eq!(pools.stats()[0].chunks, 1);
         drop(b);
+    }
+
+    #[test]
+    fn trim_keeps_what_the_peak_since_the_reset_needs() {
+        use crate::pool::class::{chunk_bytes, slots_per_chunk};
+        let pools = virtual_pools(1);
+        let page = placement::page_size();
+        let (mib, small) = (class_of(1 << 20).unwrap(), class_of(4096).unwrap());
+        assert_eq!(slots_per_chunk(mib), 1);
+        // A large phase: 16 blocks of 1 MiB and 2000 of 4 KiB; one small block stays.
+        let keep = pools.alloc(0, 4096).unwrap();
+        let large: Vec<Block> = (0..16).map(|_| pools.alloc(0, 1 << 20).unwrap()).collect();
+        let many: Vec<Block> = (0..2000).map(|_| pools.alloc(0, 4096).unwrap()).collect();
+        drop((large, many));
+        let before = pools.stats()[0];
+        let small_chunks = 2001u64.div_ceil(slots_per_chunk(small) as u64);
+        assert_eq!(before.chunks, 16 + small_chunks);
+        // Trimmed against its own peak, the phase keeps everything it used.
+        pools.trim();
+        assert_eq!(pools.stats()[0], before);
+
+        // A small phase: two 1 MiB blocks at once, no 4 KiB block.
+        pools.reset_peaks();
+        for _ in 0..3 {
+            let pair = (
+                pools.alloc(0, 1 << 20).unwrap(),
+                pools.alloc(0, 1 << 20).unwrap(),
+            );
+            drop(pair);
+        }
+        pools.trim();
+        let s = pools.stats()[0];
+        // Two 1 MiB chunks for the phase's peak, and the chunk holding `keep`.
+        assert_eq!(s.chunks, 3, "{s:?}");
+        assert_eq!(s.released_chunks, 14 + small_chunks - 1);
+        assert_eq!(
+            s.cached,
+            (2 << 20) + (slots_per_chunk(small) as u64 - 1) * 4096,
+            "{s:?}"
+        );
+        assert_eq!(
+            s.os_bytes,
+            2 * chunk_bytes(mib, page) as u64 + chunk_bytes(small, page) as u64
+        );
+        assert_eq!(s.in_use, 4096);
+
+        // The same small phase again maps nothing new and trims nothing: no churn.
+        pools.reset_peaks();
+        let pair = (
+            pools.alloc(0, 1 << 20).unwrap(),
+            pools.alloc(0, 1 << 20).unwrap(),
+        );
+        drop(pair);
+        pools.trim();
+        let again = pools.stats()[0];
+        assert_eq!(
+            (again.chunks, again.released_chunks),
+            (3, s.released_chunks)
+        );
+        assert_eq!(again.reused, s.reused + 2);
+
+        // Nothing needed since the reset: only the chunk with a live block stays.
+        pools.reset_peaks();
+        pools.trim();
+        assert_eq!(pools.stats()[0].chunks, 1);
+        drop(keep);
+        pools.trim();
+        // `keep` counts in the class's peak since the reset until the next one.
+        assert_eq!(pools.stats()[0].chunks, 1);
+        pools.reset_peaks();
+        pools.trim();
+        let s = pools.stats()[0];
+        assert_eq!((s.chunks, s.cached, s.os_bytes), (0, 0, 0));
+    }
+
+    #[test]
+    fn reservations_count_against_the_limit() {
+        let pools = Pools::new(PoolConfig::virtual_nodes(2).with_node_limit(8192)).unwrap();
+        pools.reserve_on(0, 8192).unwrap();
+        assert_eq!(
+            pools.reserve_on(0, 1).unwrap_err(),
+            AllocError::NodeFull { node: 0, bytes: 1 }
+        );
+        // Pool blocks and reservations share the limit.
+        let b = pools.alloc(0, 4096).unwrap();
+        assert_eq!((b.node(), b.fell_back()), (1, true));
+        // A reservation falls back like a block, and counts a fallback at its node.
+        assert_eq!(pools.reserve(0, 4096).unwrap(), 1);
+        assert!(matches!(
+            pools.reserve(0, 1),
+            Err(AllocError::Exhausted {
+                node: 0,
+                bytes: 1,
+                os: None
+            })
+        ));
+        let s = pools.stats();
+        assert_eq!((s[0].reserved, s[1].reserved), (8192, 4096));
+        assert_eq!((s[0].in_use, s[1].in_use), (0, 4096));
+        assert_eq!(s[0].fallbacks, 2);
+        pools.unreserve(0, 8192);
+        // Up to a limit, in whole units.
+        assert_eq!(pools.reserve_up_to(0, 1 << 20, 3000), 6000);
+        assert_eq!(pools.reserve_up_to(0, 1 << 20, 3000), 0);
+        pools.unreserve(0, 6000);
+        assert_eq!(pools.reserve_up_to(0, 100, 3000), 100);
+        pools.unreserve(0, 100);
+        assert_eq!(pools.alloc(0, 4096).unwrap().node(), 0);
+        pools.unreserve(1, 4096);
+        assert_eq!(pools.stats()[1].reserved, 0);
+        assert!(matches!(
+            pools.reserve_on(2, 1),
+            Err(AllocError::InvalidNode { node: 2, nodes: 2 })
+        ));
     }
 
     #[test]

@@ -13,6 +13,12 @@ pub struct NodeStats {
     pub peak: u64,
     /// Chunks currently mapped from the OS for the free lists of this node.
     pub chunks: u64,
+    /// Chunks given back to the OS so far by [`super::Pools::trim`] and
+    /// [`super::Pools::release_cached`].
+    pub released_chunks: u64,
+    /// Bytes counted against the node's limit for memory the pools did not supply
+    /// (pages of shared regions), through [`super::Pools::reserve`]. Not in `in_use`.
+    pub reserved: u64,
     /// Allocations asked of this node that a fallback node supplied (counted here, at
     /// the node that could not supply them).
     pub fallbacks: u64,

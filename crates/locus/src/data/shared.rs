@@ -9,13 +9,32 @@
 //! datum is created; tasks never allocate.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use locus_mem::region::{Region, RegionConfig, RegionPolicy, PAGE};
+use locus_mem::pool::Pools;
+use locus_mem::region::{Region, RegionConfig, RegionError, RegionPolicy, PAGE};
 
+use super::lock_mutex;
 use crate::error::Error;
 
 /// Where shared data goes on a runtime, and how much of it is alive.
+///
+/// Node limits ([`RuntimeBuilder::node_limit`](crate::RuntimeBuilder::node_limit)):
+/// the pages of every shared datum are reserved in the runtime's pools
+/// ([`Pools::reserve`]) on the node that holds them, so that task buffers and shared data
+/// together stay within each node's limit. A datum that does not fit is placed as a pool
+/// block would be, or refused with [`Error::OutOfMemory`] naming it:
+///
+/// - bound to a node: on that node if it has room for all the pages, else on the nearest
+///   node that has (the pools' fallback order); refused if none has;
+/// - interleaved or blocked: the policy spreads the pages over every node, so each node
+///   must have room for its share; refused otherwise;
+/// - first touch: the pages are reserved when the datum is created (node 0 first, then
+///   its nearest nodes, as much as each has room for), and refused if all nodes
+///   together have no room for them. A task's first touch then moves the reservation of
+///   the pages it places to its own node if that node has room, or else places them on
+///   the nearest node that still holds reserved pages of the datum (bound there with
+///   `mbind` on real nodes), so a first touch never exceeds a limit and never fails.
 pub(crate) struct SharedSetup {
     /// The machine regions are placed on.
     pub(crate) config: RegionConfig,
@@ -23,41 +42,165 @@ pub(crate) struct SharedSetup {
     /// [`Scope::data`](crate::Scope::data) when the configuration's data model is
     /// shared; `None` when new data are versioned.
     pub(crate) default_policy: Option<RegionPolicy>,
+    /// The runtime's pools, which hold the node limits the pages are reserved against.
+    pools: Arc<Pools>,
     live: Vec<AtomicU64>,
     peak: Vec<AtomicU64>,
 }
 
+/// Why a region was not made: the region's own error, or a node limit.
+enum Refused {
+    Region(RegionError),
+    Limit(String),
+}
+
+impl From<RegionError> for Refused {
+    fn from(e: RegionError) -> Self {
+        Refused::Region(e)
+    }
+}
+
 impl SharedSetup {
-    pub(crate) fn new(config: RegionConfig, default_policy: Option<RegionPolicy>) -> Self {
+    pub(crate) fn new(
+        config: RegionConfig,
+        default_policy: Option<RegionPolicy>,
+        pools: Arc<Pools>,
+    ) -> Self {
         let nodes = config.nodes;
         SharedSetup {
             config,
             default_policy,
+            pools,
             live: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
             peak: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
-    /// A zero-filled buffer of `bytes` placed by `policy`.
+    /// Nodes to try for `node`, nearest first: itself, its fallback list, then any other
+    /// node.
+    fn nearest_first(&self, node: usize) -> Vec<usize> {
+        let nodes = self.config.nodes;
+        let mut order = vec![node];
+        let fallback = self.pools.config().fallback.get(node);
+        order.extend(
+            fallback
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&n| n < nodes),
+        );
+        order.extend(
+            (0..nodes)
+                .filter(|n| !order.contains(n))
+                .collect::<Vec<_>>(),
+        );
+        order
+    }
+
+    /// Reserves the pages of a datum of `bytes` against the node limits and maps it:
+    /// returns the region and the pages reserved on each node (for first touch, not
+    /// placed yet). See [`SharedSetup`] for what happens at a limit.
+    fn admit(&self, bytes: usize, policy: RegionPolicy) -> Result<(Region, Vec<u64>), Refused> {
+        let nodes = self.config.nodes;
+        let pages = bytes.div_ceil(PAGE) as u64;
+        let page_bytes = PAGE as u64;
+        let mut reserved = vec![0u64; nodes];
+        let made = match policy {
+            RegionPolicy::Bind(node) if node < nodes => {
+                let on = self.pools.reserve(node, pages * page_bytes).map_err(|_| {
+                    Refused::Limit(format!(
+                        "neither node {node} nor any other node has room for its {} pages \
+                         under the node limit",
+                        pages
+                    ))
+                })?;
+                reserved[on] = pages;
+                Region::new(bytes, RegionPolicy::Bind(on), &self.config).map_err(Refused::from)
+            }
+            RegionPolicy::FirstTouch => {
+                let mut left = pages;
+                for node in self.nearest_first(0) {
+                    if left == 0 {
+                        break;
+                    }
+                    let got = self
+                        .pools
+                        .reserve_up_to(node, left * page_bytes, page_bytes);
+                    reserved[node] = got / page_bytes;
+                    left -= got / page_bytes;
+                }
+                if left > 0 {
+                    self.release(&reserved);
+                    return Err(Refused::Limit(format!(
+                        "the nodes together have room for {} of its {pages} pages under \
+                         the node limit",
+                        pages - left
+                    )));
+                }
+                Region::new(bytes, policy, &self.config).map_err(Refused::from)
+            }
+            _ => Region::new_admitted(bytes, policy, &self.config, |planned| {
+                for (node, &p) in planned.iter().enumerate().take(nodes) {
+                    if p > 0 && self.pools.reserve_on(node, p * page_bytes).is_err() {
+                        self.release(&reserved);
+                        reserved.iter_mut().for_each(|r| *r = 0);
+                        return Err(Refused::Limit(format!(
+                            "node {node} has no room for its {p} pages under the node \
+                             limit ({} places pages on every node)",
+                            policy.name()
+                        )));
+                    }
+                    reserved[node] = p;
+                }
+                Ok(())
+            }),
+        };
+        match made {
+            Ok(region) => Ok((region, reserved)),
+            Err(e) => {
+                // Reservations made before the region failed are given back.
+                self.release(&reserved);
+                Err(e)
+            }
+        }
+    }
+
+    /// Gives back `pages[n]` reserved pages on each node `n`.
+    fn release(&self, pages: &[u64]) {
+        for (node, &p) in pages.iter().enumerate() {
+            if p > 0 {
+                self.pools.unreserve(node, p * PAGE as u64);
+            }
+        }
+    }
+
+    /// A zero-filled buffer of `bytes` placed by `policy`, its pages reserved against
+    /// the node limits.
     pub(crate) fn buffer(
         self: &Arc<Self>,
         name: &str,
         bytes: usize,
         policy: RegionPolicy,
     ) -> Result<Arc<SharedBuffer>, Error> {
-        let region = Region::new(bytes, policy, &self.config).map_err(|e| match e {
-            locus_mem::region::RegionError::NoSuchNode { .. } => {
+        let task = || format!("shared datum `{name}`");
+        let (region, reserved) = self.admit(bytes, policy).map_err(|e| match e {
+            Refused::Region(e @ RegionError::NoSuchNode { .. }) => {
                 Error::Config(format!("shared datum `{name}`: {e}"))
             }
-            locus_mem::region::RegionError::Os(os) => Error::OutOfMemory {
-                task: format!("shared datum `{name}`"),
+            Refused::Region(RegionError::Os(os)) => Error::OutOfMemory {
+                task: task(),
                 bytes,
                 message: os.to_string(),
             },
-            e @ locus_mem::region::RegionError::TooLarge { .. } => Error::OutOfMemory {
-                task: format!("shared datum `{name}`"),
+            Refused::Region(e @ RegionError::TooLarge { .. }) => Error::OutOfMemory {
+                task: task(),
                 bytes,
                 message: e.to_string(),
+            },
+            Refused::Limit(message) => Error::OutOfMemory {
+                task: task(),
+                bytes,
+                message,
             },
         })?;
         for (n, pages) in region
@@ -74,6 +217,14 @@ impl SharedSetup {
         Ok(Arc::new(SharedBuffer {
             region,
             placed_main,
+            reservation: Mutex::new(Reservation {
+                unplaced: if policy == RegionPolicy::FirstTouch {
+                    reserved.clone()
+                } else {
+                    vec![0; reserved.len()]
+                },
+                reserved,
+            }),
             setup: self.clone(),
             poisoned: std::sync::Mutex::new(None),
         }))
@@ -113,10 +264,21 @@ pub(crate) struct SharedBuffer {
     pub(crate) region: Region,
     /// The node holding most of the buffer, when its placement cannot change.
     placed_main: Option<usize>,
+    /// The pages reserved against each node's limit. First touches take this lock, so
+    /// that the pages they place and the reservations they move agree.
+    reservation: Mutex<Reservation>,
     setup: Arc<SharedSetup>,
     /// The task that panicked while writing the buffer in place, if one did since the
     /// last whole write: the contents may be partly written.
     poisoned: std::sync::Mutex<Option<String>>,
+}
+
+/// The pages of a shared datum reserved against the node limits, per node.
+struct Reservation {
+    /// Pages reserved on each node: placed there, or not placed yet.
+    reserved: Vec<u64>,
+    /// Of `reserved`, the pages no task has touched yet (first touch; zero otherwise).
+    unplaced: Vec<u64>,
 }
 
 impl SharedBuffer {
@@ -136,11 +298,61 @@ impl SharedBuffer {
     }
 
     /// Records that a task on `node` touched `offset..offset + len` (first-touch
-    /// placement); newly placed pages count as live on their node.
+    /// placement); newly placed pages count as live on their node. Within the node
+    /// limits, as [`SharedSetup`] says: a page goes to `node` if `node` holds an unplaced
+    /// reservation of the datum or has room for one, else to the nearest node holding one.
     pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) {
-        let placed = self.region.touch(offset, len, node);
-        if placed > 0 {
-            self.setup.add(node, placed as u64);
+        if self.region.policy() != RegionPolicy::FirstTouch || len == 0 {
+            return;
+        }
+        let setup = &self.setup;
+        let nodes = setup.config.nodes;
+        let mut guard = lock_mutex(&self.reservation);
+        let Reservation { reserved, unplaced } = &mut *guard;
+        let untouched = self.region.untouched_pages(offset, len) as u64;
+        if untouched == 0 {
+            return;
+        }
+        let order = setup.nearest_first(node);
+        let mut mine = untouched.min(unplaced[node]);
+        unplaced[node] -= mine;
+        let mut rest = untouched - mine;
+        if rest > 0 && setup.pools.reserve_on(node, rest * PAGE as u64).is_ok() {
+            // `node` has room: the pages go there, and as many reserved pages of the
+            // farthest nodes are given back.
+            reserved[node] += rest;
+            mine += rest;
+            for &other in order.iter().rev() {
+                let give = rest.min(unplaced[other]);
+                if give > 0 {
+                    unplaced[other] -= give;
+                    reserved[other] -= give;
+                    setup.pools.unreserve(other, give * PAGE as u64);
+                    rest -= give;
+                }
+            }
+        }
+        let mut plan = vec![(node, mine as usize)];
+        for &other in &order[1..] {
+            let take = rest.min(unplaced[other]);
+            if take > 0 {
+                plan.push((other, take as usize));
+                rest -= take;
+            }
+        }
+        debug_assert_eq!(rest, 0, "every page of a first-touch datum is reserved");
+        let placed = self.region.touch_planned(
+            offset,
+            len,
+            node,
+            &plan,
+            setup.config.os_nodes.as_deref(),
+            nodes,
+        );
+        for (n, &p) in placed.iter().enumerate().take(nodes) {
+            if p > 0 {
+                setup.add(n, p);
+            }
         }
     }
 
@@ -166,5 +378,125 @@ impl Drop for SharedBuffer {
         for (live, pages) in self.setup.live.iter().zip(pages) {
             live.fetch_sub(pages * PAGE as u64, Ordering::AcqRel);
         }
+        self.setup.release(&lock_mutex(&self.reservation).reserved);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locus_mem::pool::PoolConfig;
+
+    const P: u64 = PAGE as u64;
+
+    /// Two virtual nodes of `limit_pages` pages each.
+    fn setup(limit_pages: u64) -> (Arc<Pools>, Arc<SharedSetup>) {
+        let pools =
+            Pools::new(PoolConfig::virtual_nodes(2).with_node_limit(limit_pages * P)).unwrap();
+        let config = RegionConfig {
+            os_nodes: None,
+            nodes: 2,
+            accounting_only: false,
+        };
+        let setup = Arc::new(SharedSetup::new(config, None, pools.clone()));
+        (pools, setup)
+    }
+
+    fn reserved_pages(pools: &Pools) -> Vec<u64> {
+        pools.stats().iter().map(|s| s.reserved / P).collect()
+    }
+
+    fn nodes_of(b: &SharedBuffer) -> Vec<Option<usize>> {
+        (0..b.region.len().div_ceil(PAGE))
+            .map(|p| b.region.node_of(p * PAGE))
+            .collect()
+    }
+
+    #[test]
+    fn first_touch_moves_reservations_within_the_limits() {
+        let (pools, setup) = setup(4);
+        let a = setup
+            .buffer("a", 3 * PAGE, RegionPolicy::FirstTouch)
+            .unwrap();
+        // Reserved at creation, node 0 first.
+        assert_eq!(reserved_pages(&pools), vec![3, 0]);
+        // Node 1 has room: its first touch moves the reservation of its pages there.
+        a.touch(0, 2 * PAGE, 1);
+        assert_eq!(reserved_pages(&pools), vec![1, 2]);
+        a.touch(0, 3 * PAGE, 0);
+        assert_eq!(nodes_of(&a), vec![Some(1), Some(1), Some(0)]);
+        assert_eq!(reserved_pages(&pools), vec![1, 2]);
+
+        // Bound to node 1, which has room for 2 of its 3 pages: the nearest node with
+        // room for all of them takes it, and a fallback is counted at node 1.
+        let b = setup.buffer("b", 3 * PAGE, RegionPolicy::Bind(1)).unwrap();
+        assert_eq!(nodes_of(&b), vec![Some(0); 3]);
+        assert_eq!(b.main_node(), 0);
+        assert_eq!(reserved_pages(&pools), vec![4, 2]);
+        assert_eq!(pools.stats()[1].fallbacks, 1);
+
+        // Node 0 is full: a first touch from node 0 places on node 1, where the datum
+        // holds its reservation.
+        let c = setup
+            .buffer("c", 2 * PAGE, RegionPolicy::FirstTouch)
+            .unwrap();
+        assert_eq!(reserved_pages(&pools), vec![4, 4]);
+        c.touch(0, 2 * PAGE, 0);
+        assert_eq!(nodes_of(&c), vec![Some(1), Some(1)]);
+        assert_eq!(reserved_pages(&pools), vec![4, 4]);
+
+        // Nothing fits any more, in any policy; each refusal names the datum.
+        for policy in [
+            RegionPolicy::FirstTouch,
+            RegionPolicy::Bind(0),
+            RegionPolicy::Interleave,
+            RegionPolicy::Blocked,
+        ] {
+            match setup.buffer("d", PAGE, policy) {
+                Err(Error::OutOfMemory {
+                    task,
+                    bytes,
+                    message,
+                }) => {
+                    assert_eq!((task.as_str(), bytes), ("shared datum `d`", PAGE));
+                    assert!(message.contains("node limit"), "{message}");
+                }
+                Err(e) => panic!("{policy:?}: {e}"),
+                Ok(_) => panic!("{policy:?}: placed beyond the limits"),
+            }
+        }
+        assert_eq!(reserved_pages(&pools), vec![4, 4]);
+        assert_eq!(setup.live_bytes(), 8 * P);
+        drop((a, b, c));
+        assert_eq!(reserved_pages(&pools), vec![0, 0]);
+        assert_eq!(setup.live_bytes(), 0);
+    }
+
+    #[test]
+    fn spread_policies_need_room_on_every_node_and_share_it_with_blocks() {
+        let (pools, setup) = setup(4);
+        let block = pools.alloc(0, 3 * PAGE).unwrap(); // a 16 KiB class block
+        assert_eq!(block.capacity(), 4 * PAGE);
+        // Node 0 is full of pool memory: its share of an interleaved datum does not fit,
+        // and nothing stays reserved on node 1.
+        let e = setup
+            .buffer("x", 4 * PAGE, RegionPolicy::Interleave)
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("node 0 has no room for its 2 pages"),
+            "{e}"
+        );
+        assert_eq!(reserved_pages(&pools), vec![0, 0]);
+        drop(block);
+        let x = setup.buffer("x", 4 * PAGE, RegionPolicy::Blocked).unwrap();
+        assert_eq!(reserved_pages(&pools), vec![2, 2]);
+        // The pages count against the limit of pool blocks too.
+        let b = pools.alloc(0, 2 * PAGE).unwrap();
+        let c = pools.alloc(0, 2 * PAGE).unwrap();
+        assert_eq!((b.node(), c.node(), c.fell_back()), (0, 1, true));
+        assert!(pools.alloc(0, PAGE).is_err());
+        drop((x, b, c));
+        assert_eq!(reserved_pages(&pools), vec![0, 0]);
     }
 }
