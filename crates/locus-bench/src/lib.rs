@@ -24,6 +24,9 @@
 //! them at a [`SizeSpec`]: a named size with explicit overrides (`--size`, `--blocks`,
 //! `--block-len`, `--iterations`, `--param FIELD=VALUE`), validated before anything
 //! runs ([`size`] gives the rules, each kernel's module docs its mapping).
+//!
+//! "Paper 1" is Drebes et al. 2016 (work-pushing and deferred allocation), whose
+//! evaluation these kernels reproduce; `docs/papers.md` of the repository lists it.
 
 mod alloc;
 pub mod bitonic;

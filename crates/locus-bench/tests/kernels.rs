@@ -5,7 +5,7 @@
 use locus::{Config, Runtime, Topology};
 use locus_bench::{run_kernel, Control, Error, Size, BENCHES, KERNELS};
 
-/// Every configuration of DESIGN section 2.
+/// Every configuration (`Config::ALL`; `docs/guide.md`, "Choosing a configuration").
 const CONFIGS: [Config; 9] = Config::ALL;
 
 fn runtime(spec: &str, config: Config) -> Runtime {

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
 
 const TOPOLOGIES: [&str; 3] = ["1x2", "2x1", "4x1"];
-/// Every configuration of DESIGN section 2.
+/// Every configuration (`Config::ALL`; `docs/guide.md`, "Choosing a configuration").
 const CONFIGS: [Config; 9] = Config::ALL;
 
 /// One runtime per (topology, configuration), shared by all cases.

@@ -1,4 +1,4 @@
-//! Option values shared by several subcommands (DESIGN sections 2 and 5).
+//! Option values shared by several subcommands (configurations, benchmarks, sizes).
 
 use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
@@ -37,7 +37,7 @@ pub enum Bench {
     Bitonic,
 }
 
-/// Parses a configuration name of DESIGN section 2 into the runtime's [`Config`]; `--help`
+/// Parses a configuration name ([`Config::name`]) into the runtime's [`Config`]; `--help`
 /// lists the names.
 pub fn config_parser() -> impl clap::builder::TypedValueParser<Value = Config> {
     clap::builder::PossibleValuesParser::new(Config::ALL.map(Config::name))
@@ -56,7 +56,7 @@ pub enum Control {
 /// Named problem sizes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SizePreset {
-    /// The sizes of paper 1's evaluation.
+    /// The sizes of the evaluation of Drebes et al. 2016 (Table 3).
     Paper,
 }
 
@@ -65,7 +65,7 @@ pub enum SizePreset {
 pub enum Suite {
     /// Small sizes, a few minutes.
     Quick,
-    /// Paper 1's sizes.
+    /// The sizes of Drebes et al. 2016 (Table 3).
     Paper,
 }
 
@@ -85,7 +85,8 @@ pub enum Engine {
 /// naming the option.
 #[derive(Clone, Debug, Default, Args)]
 pub struct Size {
-    /// Start from paper 1's Table 3 sizes (default: small sizes, under a second each).
+    /// Start from the sizes of Drebes et al. 2016, Table 3 (default: small sizes, under a
+    /// second each).
     ///
     /// The explicit options below then override them: `--preset paper --iterations 2`
     /// is Table 3 with two iterations. `--param size=tiny|small|paper` names a size too

@@ -1,8 +1,10 @@
-//! The `locus` command line (DESIGN section 5).
+//! The `locus` command line (`README.md`, "Command line"; `docs/guide.md`).
 //!
 //! `main` parses the arguments and hands each subcommand to its own module under
 //! [`cmd`]. Errors come back as [`cmd::Failure`]: a bad argument prints one line on
 //! stderr and exits with status 2, any other failure exits with status 1.
+//!
+//! "Paper 1" and the other papers cited here are listed in `docs/papers.md`.
 
 mod args;
 mod bench;

@@ -3,7 +3,7 @@
 //! - [`placement`]: bind, interleave, query and migrate ranges of memory over the Linux
 //!   memory-policy system calls, and pin threads to CPUs.
 //! - [`pool`]: one memory pool per node with power-of-two size classes (paper 1,
-//!   section 3.1); the runtime allocates every task buffer from them.
+//!   section 3.1; the papers are listed in `docs/papers.md`); the runtime allocates every task buffer from them.
 //! - [`region`]: shared regions placed by a policy (interleave, bind, blocked, first
 //!   touch), with the node of every page.
 //!

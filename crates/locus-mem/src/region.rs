@@ -1,5 +1,5 @@
 //! Shared regions: memory placed by a policy the user chooses, updated in place by the
-//! tasks that use it (DESIGN section 1, "Shared region").
+//! tasks that use it (`docs/architecture.md`, "Shared data").
 //!
 //! A [`Region`] is one anonymous mapping whose pages are placed by a [`RegionPolicy`]:
 //! interleaved over the nodes, bound to one node, cut into one contiguous block per node,

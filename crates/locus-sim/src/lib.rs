@@ -5,7 +5,8 @@
 //! (the 192 cores of `sgi-uv2000` on a laptop), in virtual time. Task bodies are either
 //! executed (small sizes: results verify as on `threads`) or skipped (paper sizes).
 //! The cost model is described in this crate's `README.md`; its constants are in
-//! [`Costs`].
+//! [`Costs`]. "Paper 1" and the other papers cited in this crate are listed in
+//! `docs/papers.md` of the repository.
 //!
 //! # Example
 //!

@@ -1,12 +1,12 @@
 //! Every scheduling policy, observed from outside in the simulator, on synthetic
 //! topologies and on the `opteron-64` preset: work-pushing moves ready tasks to their
-//! data (Drebes et al., "Topology-aware and dependence-aware scheduling and memory
-//! allocation for task-parallel languages", Algorithm 1), hierarchical stealing prefers
-//! victims of the thief's own node, home-based scheduling keeps tasks in their home's
-//! vicinity (Muddukrishna et al., "Locality-aware task scheduling and data distribution
-//! on NUMA systems"), affinity hints land on their target (Virouleau et al.,
-//! "Description, implementation and evaluation of an affinity clause for task
-//! directives"), and `node_limit` falls back to the nearest node.
+//! data (Drebes et al., "Scalable task parallelism for NUMA: a uniform abstraction for
+//! coordinated scheduling and memory management", Algorithm 1), hierarchical stealing
+//! prefers victims of the thief's own node, home-based scheduling keeps tasks in their
+//! home's vicinity (Muddukrishna et al., home-based scheduling, section 3.1), affinity
+//! hints land on their target (Virouleau et al., "Description, implementation and
+//! evaluation of an affinity clause for task directives"), and `node_limit` falls back
+//! to the nearest node. The papers are listed in `docs/papers.md`.
 //!
 //! The simulator is deterministic, so every bound here holds for every run; the bounds
 //! leave room for changes of the cost model, not for chance. `scripts/mutants.sh`

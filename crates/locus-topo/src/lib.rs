@@ -17,6 +17,10 @@
 //! then *virtual nodes*, workers are pinned to real CPUs and buffers and metrics use the
 //! virtual nodes, so every placement decision runs on a one-node machine.
 //!
+//! "Paper 1" and the other papers cited in this crate are listed in `docs/papers.md`
+//! of the repository (paper 1: Drebes et al. 2016, work-pushing and deferred
+//! allocation).
+//!
 //! ```
 //! use locus_topo::{NodeId, Topology};
 //!

@@ -1,4 +1,4 @@
-//! Scheduling configurations (DESIGN section 2) and the settings a runtime is built with.
+//! Scheduling configurations and the settings a runtime is built with.
 //!
 //! A [`Config`] names a combination of a scheduling policy, an allocation mode and a data
 //! model, as in paper 1 section 4.4 and Figure 9. The names are the ones the command line,
@@ -10,7 +10,7 @@ use std::str::FromStr;
 use crate::error::Error;
 use crate::sched::push::{Heuristic, DEFAULT_WEIGHTS};
 
-/// A named scheduling configuration (DESIGN section 2).
+/// A named scheduling configuration (`docs/guide.md`, "Choosing a configuration").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Config {
     /// Random work-stealing that ignores the topology; immediate allocation.
@@ -62,7 +62,7 @@ pub enum StealKind {
 }
 
 impl Config {
-    /// Every configuration, in the order of DESIGN section 2.
+    /// Every configuration, in the order of the table in `docs/guide.md`.
     pub const ALL: [Config; 9] = [
         Config::Ws,
         Config::DsaBase,

@@ -16,6 +16,15 @@
 //! previous writer and for the readers of the previous contents, and the metrics count
 //! its bytes page by page, by the node of each page.
 //!
+//! # Documentation
+//!
+//! Beside this API documentation, the repository's `docs/` directory has
+//! `docs/guide.md` (the programming model, choosing a configuration, every field of
+//! the report, traces, the simulator), `docs/architecture.md` (concepts, crates and
+//! modules, the engine seam, a task's path from `spawn` to a worker and back) and
+//! `docs/papers.md` (the papers this crate cites as "paper 1" to "paper 4", and which
+//! module implements which of their mechanisms).
+//!
 //! # Example
 //!
 //! ```

@@ -1,12 +1,12 @@
 //! Every scheduling policy, observed from outside on the `threads` engine: work-pushing
-//! moves ready tasks to their data (Drebes et al., "Topology-aware and
-//! dependence-aware scheduling and memory allocation for task-parallel languages",
+//! moves ready tasks to their data (Drebes et al., "Scalable task parallelism for NUMA:
+//! a uniform abstraction for coordinated scheduling and memory management",
 //! Algorithm 1), hierarchical stealing prefers victims of the thief's own node,
 //! home-based scheduling keeps tasks in their home's vicinity (Muddukrishna et al.,
-//! "Locality-aware task scheduling and data distribution on NUMA systems"), affinity
-//! hints land on their target (Virouleau et al., "Description, implementation and
-//! evaluation of an affinity clause for task directives"), and the builder's memory
-//! settings (`node_limit`, pools) do what they say.
+//! home-based scheduling, section 3.1), affinity hints land on their target (Virouleau
+//! et al., "Description, implementation and evaluation of an affinity clause for task
+//! directives"), and the builder's memory settings (`node_limit`, pools) do what they
+//! say. The papers are listed in `docs/papers.md`.
 //!
 //! The host has few CPUs and may have one NUMA node, so the topologies here are virtual
 //! nodes laid over it ("2x1", "2x2", "3x1"). What a policy decides at activation is

@@ -24,7 +24,7 @@ use crate::bench::{figures, summary::Row};
 
 use crate::cmd::{topology, Failure};
 
-/// Options of `locus bench` (DESIGN section 5).
+/// Options of `locus bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Which suite.
@@ -473,7 +473,7 @@ fn run_one(plan: &Plan, kernel: &str, c: Config) -> Result<KernelOutcome, String
         .map_err(|e| e.to_string())
 }
 
-/// The run object as `locus run --json` prints it (DESIGN section 6).
+/// The run object as `locus run --json` prints it (`docs/guide.md`, "Reading the report").
 fn run_object(kernel: &str, outcome: &KernelOutcome) -> Value {
     let mut object = Map::new();
     object.insert("bench".into(), json!(kernel));

@@ -1,6 +1,6 @@
 //! Running one benchmark on a runtime, for `locus run` (the `threads` engine) and
 //! `locus sim` (the simulator): building the runtime, verifying, and printing the
-//! report as text or as the JSON object of DESIGN section 6.
+//! report as text or as one JSON object (`docs/guide.md`, "Reading the report").
 
 use locus::{Config, Runtime, Topology};
 use locus_bench::{Control as BenchControl, Size as BenchSize, SizeSpec, Workload};

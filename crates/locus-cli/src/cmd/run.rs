@@ -7,13 +7,13 @@ use crate::args::{config_parser, Bench, Control, Size};
 use crate::cmd::execute::{execute_traced, Job};
 use crate::cmd::{topology, Failure};
 
-/// Options of `locus run` (DESIGN section 5).
+/// Options of `locus run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The benchmark.
     #[arg(value_enum)]
     pub bench: Bench,
-    /// Scheduling configuration (DESIGN section 2).
+    /// Scheduling configuration (see docs/guide.md, "Choosing a configuration").
     #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
     pub config: Config,
     /// `host`, `NxC`, `NxC:d,...`, `NxC:@FILE` or a preset; models run on virtual nodes.

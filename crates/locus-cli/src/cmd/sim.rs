@@ -7,7 +7,7 @@ use crate::args::{config_parser, Bench, Control, Size};
 use crate::cmd::execute::{execute, Job};
 use crate::cmd::{topology, Failure};
 
-/// Options of `locus sim` (DESIGN section 5).
+/// Options of `locus sim`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The benchmark.
@@ -16,7 +16,7 @@ pub struct Args {
     /// The modelled machine: a preset or a spec.
     #[arg(long, value_name = "PRESET|SPEC", required = true)]
     pub topology: String,
-    /// Scheduling configuration (DESIGN section 2).
+    /// Scheduling configuration (see docs/guide.md, "Choosing a configuration").
     #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
     pub config: Config,
     /// Sequential or parallel control program.

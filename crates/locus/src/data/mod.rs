@@ -1,7 +1,7 @@
 //! Versioned data: handles, versions and the access declarations of tasks.
 //!
 //! A [`Data`] handle names a logical array. Every task that writes it creates a new
-//! *version* (renaming, DESIGN section 3); readers bind to the
+//! *version* (renaming); readers bind to the
 //! version that is current when they are submitted. A version's buffer is freed to its
 //! node's pool as soon as it is superseded and its last reader has finished: the handle
 //! holds the current version, each task holds the versions it reads and writes, and the

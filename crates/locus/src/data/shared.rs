@@ -1,5 +1,5 @@
 //! Shared data: one buffer per datum, placed by a policy and updated in place (the SHM
-//! model of DESIGN section 1, config `shm-base`).
+//! model, config `shm-base`; `docs/architecture.md`, "Shared data").
 //!
 //! A shared datum keeps the same dependences as a versioned one (readers follow the last
 //! writer submitted before them), plus the ones renaming removes: a writer also waits for

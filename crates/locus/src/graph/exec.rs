@@ -1,7 +1,7 @@
 //! Submission and execution of tasks, over the [`Executor`] seam of the engines.
 //!
-//! [`submit`] binds a task's declared accesses to versions in submission order (DESIGN
-//! section 3) and registers it with the versions it must wait for; [`execute`] runs a
+//! [`submit`] binds a task's declared accesses to versions in submission order
+//! and registers it with the versions it must wait for; [`execute`] runs a
 //! ready task's body on the calling worker, then publishes the versions it wrote and
 //! activates the tasks that waited for them.
 

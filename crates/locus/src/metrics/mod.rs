@@ -1,4 +1,4 @@
-//! Always-on metrics (STYLE rule 13): each worker counts in its own slot, the report
+//! Always-on metrics: each worker counts in its own slot, the report
 //! sums the slots at the end of a run.
 //!
 //! Every counter of a slot has a single writer, its worker, which updates it with a

@@ -1,10 +1,10 @@
-//! The report of a run (DESIGN section 6).
+//! The report of a run (every field in `docs/guide.md`, "Reading the report").
 
 use serde::Serialize;
 
 use super::RunCounters;
 
-/// Metrics of one run, as printed by `locus run --json` (DESIGN section 6).
+/// Metrics of one run, as printed by `locus run --json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     /// The configuration's name.

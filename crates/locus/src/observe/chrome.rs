@@ -3,7 +3,7 @@
 //!
 //! The writer knows no engine: it takes rows, names, nanosecond times and arguments, so
 //! the `threads` engine (through [`TraceRecorder`](super::TraceRecorder)) and the
-//! simulator emit the same format (STYLE rule 14). Times are printed from integers
+//! simulator emit the same format. Times are printed from integers
 //! (microseconds with three decimals), so equal inputs give byte-identical files.
 
 use std::fmt::Write as _;

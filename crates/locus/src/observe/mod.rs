@@ -1,4 +1,4 @@
-//! Observation of runs (STYLE rule 14): the [`Observer`] trait that engines call as
+//! Observation of runs: the [`Observer`] trait that engines call as
 //! tasks run, and the Chrome trace: its writer ([`ChromeTrace`]) and the observer that
 //! records a run and writes it ([`TraceRecorder`]).
 //!
@@ -166,7 +166,7 @@ impl TaskBytes {
     }
 }
 
-/// Sees the tasks of the runs of one runtime (Taskflow's observer; STYLE rule 14).
+/// Sees the tasks of the runs of one runtime (in the manner of Taskflow's observer).
 ///
 /// Calls for different workers may come at the same time from their threads; calls for
 /// one worker come one at a time. See the [module documentation](self) for the order.

@@ -51,7 +51,7 @@ struct Attached {
     engine: String,
     topology: String,
     worker_node: Vec<usize>,
-    /// One log per worker; during a run only that worker locks it (STYLE rule 4: the
+    /// One log per worker; during a run only that worker locks it (the
     /// lock never bounces between threads, it only makes the read at the end safe).
     logs: Box<[CachePadded<Mutex<WorkerLog>>]>,
 }

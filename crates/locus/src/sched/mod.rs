@@ -1,4 +1,4 @@
-//! Pure scheduling policies (STYLE rules 2-5): events and a read-only view in, decisions
+//! Pure scheduling policies: events and a read-only view in, decisions
 //! out. Nothing here touches threads, atomics, clocks or the operating system, so the
 //! `threads` engine and the simulator drive the same code.
 //!

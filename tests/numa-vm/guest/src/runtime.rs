@@ -3,7 +3,7 @@
 //! - `runtime.dfa.outputs-local`: under deferred allocation every version buffer is
 //!   allocated by the worker that writes it, from its own node's pool; each task body
 //!   asks the kernel where the pages of its output are: all must be on the node of the
-//!   worker running it (paper 1 section 3.2).
+//!   worker running it (Drebes et al. 2016, section 3.2; `docs/papers.md`).
 //! - `runtime.<config>.locality-matches-kernel`: the runtime counts local and remote
 //!   bytes read and written from the node its pools recorded for each buffer; each
 //!   body recounts them from the kernel's page placement of its views. The four

@@ -63,7 +63,7 @@ use worker::WorkerThread;
 /// Capacity of each worker's mailbox of pushed tasks.
 pub(crate) const MAILBOX_CAPACITY: usize = 1024;
 
-/// What other workers see of a worker (STYLE rule 4).
+/// What other workers see of a worker (its own thread's state is in `WorkerThread`).
 pub(crate) struct WorkerShared {
     /// The stealing end of the worker's deque.
     stealer: Stealer<TaskRef>,
@@ -112,7 +112,7 @@ pub(crate) struct ThreadsEngine {
 }
 
 /// Aborts the process if a worker unwinds: user panics are caught at the task boundary,
-/// so an unwinding worker is a runtime bug, and aborting beats a deadlock (STYLE rule 11).
+/// so an unwinding worker is a runtime bug, and aborting beats a deadlock.
 struct AbortOnUnwind;
 
 impl Drop for AbortOnUnwind {

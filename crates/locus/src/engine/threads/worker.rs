@@ -16,7 +16,7 @@ use crate::sched::{KeepReason, Placement, ReadyTask};
 /// Rounds of looking for work, yielding in between, before going to sleep.
 const SPIN_ROUNDS: u32 = 64;
 
-/// The state only the worker's own thread touches (STYLE rule 4); what other workers
+/// The state only the worker's own thread touches; what other workers
 /// see is in [`WorkerShared`](super::WorkerShared), what the pool shares is in the
 /// [`Registry`].
 pub(crate) struct WorkerThread {
