@@ -79,23 +79,55 @@
 //!   and the Chrome trace ([`RuntimeBuilder::trace`]; open the file in the Perfetto UI,
 //!   <https://ui.perfetto.dev>, "Open trace file").
 
+#[cfg(not(loom))]
 mod config;
+#[cfg(not(loom))]
 pub mod data;
+#[cfg(not(loom))]
 pub mod engine;
+#[cfg(not(loom))]
 mod error;
+#[cfg(not(loom))]
 mod graph;
+#[cfg(not(loom))]
 pub mod metrics;
+#[cfg(not(loom))]
 pub mod observe;
+#[cfg(not(loom))]
 mod runtime;
+#[cfg(not(loom))]
 pub mod sched;
+mod sync;
 
-pub use config::{AllocMode, Config, StealKind};
-pub use data::{AccessList, Data, Element, Read, ReadWrite, Weak, Write};
-pub use error::{Error, RunError};
-pub use graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx};
-pub use locus_mem::region::RegionPolicy;
-pub use locus_topo::Topology;
-pub use metrics::Report;
-pub use runtime::{
-    Finished, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN, DEFAULT_WINDOW_PER_WORKER,
+#[cfg(not(loom))]
+pub use {
+    config::{AllocMode, Config, StealKind},
+    data::{AccessList, Data, Element, Read, ReadWrite, Weak, Write},
+    error::{Error, RunError},
+    graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx},
+    locus_mem::region::RegionPolicy,
+    locus_topo::Topology,
+    metrics::Report,
+    runtime::{Finished, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN, DEFAULT_WINDOW_PER_WORKER},
 };
+
+// Under `RUSTFLAGS="--cfg loom"` the crate is only its synchronisation protocols, built on
+// loom's types (module `sync`): the very files of the runtime's modules, compiled here on
+// their own so that the models of `tests/loom.rs` can drive them. Nothing else of the
+// runtime (deques, thread-locals, pools) is loom-aware.
+#[cfg(loom)]
+#[doc(hidden)]
+#[path = "graph/completion.rs"]
+pub mod completion;
+#[cfg(loom)]
+#[doc(hidden)]
+#[path = "data/counts.rs"]
+pub mod counts;
+#[cfg(loom)]
+#[doc(hidden)]
+#[path = "engine/threads/sleep.rs"]
+pub mod sleep;
+#[cfg(loom)]
+#[doc(hidden)]
+#[path = "graph/task_state.rs"]
+pub mod task_state;

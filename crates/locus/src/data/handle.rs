@@ -197,11 +197,8 @@ fn checked_bytes(name: &str, len: usize, elem_size: usize) -> Result<usize, Erro
         })
 }
 
-/// Locks a mutex that no code path poisons while holding it (user code never runs under
-/// the runtime's locks).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+/// Locks a mutex that no code path poisons while holding it.
+pub(crate) use crate::sync::lock;
 
 /// A handle to a versioned logical array of `T`, managed by a [`Runtime`](crate::Runtime).
 ///

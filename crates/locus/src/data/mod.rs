@@ -13,6 +13,7 @@
 //! contents (module `shared`).
 
 mod access;
+mod counts;
 mod handle;
 pub(crate) mod shared;
 pub(crate) mod version;

@@ -22,43 +22,15 @@
 //! versioned datum with its last complete contents; the cost is that a superseded
 //! version lives until its successor's producer finishes.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use locus_mem::pool::Block;
 
+use super::counts::Readers;
+pub(crate) use super::counts::VersionCounts;
 use super::handle::lock;
 use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
-
-/// Counts of live versions, shared by all versions of a runtime.
-#[derive(Default)]
-pub(crate) struct VersionCounts {
-    live: AtomicUsize,
-    peak: AtomicUsize,
-    created: AtomicU64,
-}
-
-impl VersionCounts {
-    /// Versions currently alive (held by a handle or a task).
-    pub(crate) fn live(&self) -> usize {
-        self.live.load(Ordering::Acquire)
-    }
-
-    /// Highest number of live versions since the last [`reset_peak`](Self::reset_peak).
-    pub(crate) fn peak(&self) -> usize {
-        self.peak.load(Ordering::Acquire)
-    }
-
-    /// Versions created since the runtime started.
-    pub(crate) fn created(&self) -> u64 {
-        self.created.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn reset_peak(&self) {
-        self.peak.store(self.live(), Ordering::Release);
-    }
-}
 
 struct State {
     produced: bool,
@@ -67,10 +39,6 @@ struct State {
     /// The version this one superseded, until this one is committed.
     fallback: Option<Arc<Version>>,
     waiters: Vec<TaskRef>,
-    /// Shared data: tasks bound to read this version and not finished.
-    readers: usize,
-    /// Shared data: the next writer, waiting for those readers.
-    release_waiters: Vec<TaskRef>,
 }
 
 /// The memory of a version: a block of its own, or the buffer of a shared datum, which
@@ -135,6 +103,9 @@ pub(crate) struct Version {
     /// of a task's children on the task's own output (nested tasks, `graph::domain`).
     forward: OnceLock<Arc<Version>>,
     state: Mutex<State>,
+    /// Shared data: tasks bound to read this version and not finished, and the next
+    /// writer, waiting for them (module `counts`).
+    readers: Readers<TaskRef>,
     counts: Arc<VersionCounts>,
 }
 
@@ -145,9 +116,7 @@ impl Version {
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> Arc<Self> {
-        let live = counts.live.fetch_add(1, Ordering::AcqRel) + 1;
-        counts.peak.fetch_max(live, Ordering::AcqRel);
-        counts.created.fetch_add(1, Ordering::Relaxed);
+        counts.version_created();
         let buffer = OnceLock::new();
         if let Some(s) = shared {
             let _ = buffer.set(Buffer::Shared(s.clone()));
@@ -161,9 +130,8 @@ impl Version {
                 abandoned: false,
                 fallback: None,
                 waiters: Vec::new(),
-                readers: 0,
-                release_waiters: Vec::new(),
             }),
+            readers: Readers::default(),
             counts: counts.clone(),
         })
     }
@@ -225,30 +193,18 @@ impl Version {
     /// Shared data: counts one more task bound to read this version. Called under the
     /// datum's lock, so that no writer supersedes the version meanwhile.
     pub(crate) fn add_reader(&self) {
-        lock(&self.state).readers += 1;
+        self.readers.add_reader();
     }
 
     /// Shared data: a reader finished; returns the writer that waited for the last one.
     pub(crate) fn reader_done(&self) -> Vec<TaskRef> {
-        let mut state = lock(&self.state);
-        state.readers -= 1;
-        if state.readers == 0 {
-            std::mem::take(&mut state.release_waiters)
-        } else {
-            Vec::new()
-        }
+        self.readers.reader_done()
     }
 
     /// Shared data: registers the writer that supersedes this version as waiting for its
     /// readers, unless none is left. Returns whether the task must wait.
     pub(crate) fn add_release_waiter(&self, task: &TaskRef) -> bool {
-        let mut state = lock(&self.state);
-        if state.readers == 0 {
-            false
-        } else {
-            state.release_waiters.push(task.clone());
-            true
-        }
+        self.readers.add_release_waiter(task)
     }
 
     /// Registers `task` as waiting for this version unless it is already produced.
@@ -336,6 +292,6 @@ impl Version {
 
 impl Drop for Version {
     fn drop(&mut self) {
-        self.counts.live.fetch_sub(1, Ordering::AcqRel);
+        self.counts.version_dropped();
     }
 }

@@ -5,12 +5,14 @@
 //! This module carries no scheduling decision and knows no thread: it reaches the engine
 //! that runs it through the [`Executor`] trait.
 
+mod completion;
 mod domain;
 mod exec;
 mod hints;
 mod run;
 mod scope;
 mod task;
+mod task_state;
 
 pub use hints::{Affinity, AffinityTarget};
 pub use scope::{Scope, TaskBuilder, TaskCtx};

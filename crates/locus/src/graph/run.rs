@@ -1,8 +1,9 @@
 //! The state of one run: outstanding tasks, the first error, and the metrics.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
+use super::completion::Completion;
 use crate::config::AllocMode;
 use crate::data::shared::SharedSetup;
 use crate::data::version::VersionCounts;
@@ -23,16 +24,13 @@ pub(crate) struct RunState {
     pub(crate) shared: Arc<SharedSetup>,
     /// Bound on submitted-but-unfinished tasks, if any.
     pub(crate) window: Option<usize>,
-    /// Tasks submitted and not finished, the root included.
-    outstanding: AtomicUsize,
+    /// Tasks submitted and not finished, the root included, and the run's failure
+    /// (module `completion`).
+    completion: Completion<Error>,
     /// Tasks submitted, the root excluded.
     submitted: AtomicU64,
     /// Of those, control tasks.
     control_submitted: AtomicU64,
-    failed: AtomicBool,
-    error: Mutex<Option<Error>>,
-    done: Mutex<bool>,
-    done_cv: Condvar,
 }
 
 impl RunState {
@@ -51,20 +49,16 @@ impl RunState {
             versions,
             shared,
             window,
-            outstanding: AtomicUsize::new(0),
+            completion: Completion::default(),
             submitted: AtomicU64::new(0),
             control_submitted: AtomicU64::new(0),
-            failed: AtomicBool::new(false),
-            error: Mutex::new(None),
-            done: Mutex::new(false),
-            done_cv: Condvar::new(),
         }
     }
 
     /// Counts a new task: `Some(control)` for a submitted task, whether it is a
     /// control task; `None` for the root, which only counts as outstanding.
     pub(crate) fn task_submitted(&self, counted: Option<bool>) {
-        self.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.completion.task_submitted();
         if let Some(control) = counted {
             self.submitted.fetch_add(1, Ordering::Relaxed);
             if control {
@@ -85,48 +79,32 @@ impl RunState {
 
     /// Tasks submitted and not finished.
     pub(crate) fn outstanding(&self) -> usize {
-        self.outstanding.load(Ordering::Acquire)
+        self.completion.outstanding()
     }
 
     /// Counts a finished task; the last one wakes the thread waiting in
     /// [`wait_done`](Self::wait_done).
     pub(crate) fn task_finished(&self) {
-        // AcqRel: everything the finishing worker did for this task (its counters, the
-        // release of its versions) happens before the waiter sees zero.
-        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut done = crate::data::lock_mutex(&self.done);
-            *done = true;
-            self.done_cv.notify_all();
-        }
+        self.completion.task_finished();
     }
 
     /// Blocks until every task of the run has finished.
     pub(crate) fn wait_done(&self) {
-        let mut done = crate::data::lock_mutex(&self.done);
-        while !*done {
-            done = self
-                .done_cv
-                .wait(done)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
+        self.completion.wait_done();
     }
 
     /// Records the run's first error; later tasks are drained without running.
     pub(crate) fn fail(&self, error: Error) {
-        let mut slot = crate::data::lock_mutex(&self.error);
-        if slot.is_none() {
-            *slot = Some(error);
-        }
-        self.failed.store(true, Ordering::Release);
+        self.completion.fail(error);
     }
 
     /// Whether the run has failed.
     pub(crate) fn is_failed(&self) -> bool {
-        self.failed.load(Ordering::Acquire)
+        self.completion.is_failed()
     }
 
     /// Takes the first error, if any.
     pub(crate) fn take_error(&self) -> Option<Error> {
-        crate::data::lock_mutex(&self.error).take()
+        self.completion.take_error()
     }
 }

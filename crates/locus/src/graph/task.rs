@@ -1,13 +1,13 @@
 //! The task record shared by the dependence tracker and the engine.
 
 use std::borrow::Cow;
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::hints::Hints;
 use super::run::RunState;
 use super::scope::TaskCtx;
+use super::task_state::TaskState;
 use crate::data::Binding;
 use crate::error::Error;
 use crate::graph::hints::{Affinity, AffinityTarget};
@@ -45,27 +45,16 @@ pub(crate) struct Job {
 pub struct Task {
     pub(crate) name: Cow<'static, str>,
     pub(crate) run: Arc<RunState>,
-    /// Unsatisfied dependences, plus one held by the submitter until binding is done.
-    pending: AtomicUsize,
     /// The node the placement policy chose at activation ([`NO_PREFERENCE`] if none).
     preferred: AtomicUsize,
-    /// Set by the one `take_job` that gets the job.
-    taken: AtomicBool,
-    job: UnsafeCell<Option<Job>>,
+    /// Unsatisfied dependences and the job, handed to one worker (module `task_state`).
+    state: TaskState<Job>,
     /// The task whose domain the task was bound in (`graph::domain`): it is not
     /// complete before this one is. `None` for the tasks of the run's control program.
     pub(crate) parent: Option<TaskRef>,
     /// What the task hands to its children, once its body spawns one.
     pub(crate) domain: std::sync::OnceLock<super::domain::Domain>,
 }
-
-// SAFETY: `job` is the only field that is not `Sync`. It is written once, before the task
-// is shared (in `Task::new`); read by the submitter while it still holds the pending
-// guard, or by the activator before it queues the ready task (`job_unshared`, whose
-// contract excludes a concurrent `take_job`); and taken at most once, by the caller that
-// wins the `taken` flag after `pending` reached zero. Those accesses are ordered by the
-// `AcqRel` decrements of `pending`, the flag, and the queues' own synchronisation.
-unsafe impl Sync for Task {}
 
 impl Task {
     /// A task waiting for `inputs` dependences plus the submitter's guard.
@@ -79,10 +68,8 @@ impl Task {
         Arc::new(Task {
             name,
             run,
-            pending: AtomicUsize::new(inputs + 1),
             preferred: AtomicUsize::new(NO_PREFERENCE),
-            taken: AtomicBool::new(false),
-            job: UnsafeCell::new(Some(job)),
+            state: TaskState::new(job, inputs),
             parent,
             domain: std::sync::OnceLock::new(),
         })
@@ -97,10 +84,8 @@ impl Task {
     /// submitter still holding the pending guard (the `+ 1` of [`Task::new`]), or the
     /// activator of the ready task before it hands the task to any queue.
     pub(crate) unsafe fn job_unshared(&self) -> &Job {
-        // SAFETY: per the contract nobody calls `take_job` meanwhile; the job was
-        // written before the task was shared, and only shared reads happen here.
-        let job = unsafe { &*self.job.get() };
-        job.as_ref().expect("job present until taken")
+        // SAFETY: the same contract as `TaskState::job_unshared`.
+        unsafe { self.state.job_unshared() }
     }
 
     /// The node the placement policy chose, if any.
@@ -111,19 +96,13 @@ impl Task {
 
     /// Satisfies one dependence; returns whether the task just became ready.
     pub(crate) fn satisfy_one(&self) -> bool {
-        self.pending.fetch_sub(1, Ordering::AcqRel) == 1
+        self.state.satisfy_one()
     }
 
     /// Takes the job out of a ready task; `None` if the task is not ready or the job
     /// was taken already.
     pub(crate) fn take_job(&self) -> Option<Job> {
-        if self.pending.load(Ordering::Acquire) != 0 || self.taken.swap(true, Ordering::AcqRel) {
-            return None;
-        }
-        // SAFETY: this call won the `taken` flag of a ready task, so no other call takes
-        // the job, and readers through `job_unshared` are done (its contract: they read
-        // only before the ready task is queued, and a task is taken from a queue).
-        unsafe { (*self.job.get()).take() }
+        self.state.take_job()
     }
 
     /// The task's name.

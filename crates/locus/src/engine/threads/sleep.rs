@@ -1,12 +1,10 @@
 //! Sleeping and waking workers without lost wake-ups; the protocol and its proof are in
-//! `README.md` beside this file.
-
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+//! `README.md` beside this file, and the loom models of `tests/loom.rs` check it.
 
 use crossbeam_utils::CachePadded;
 
-use crate::data::lock_mutex;
+use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::{lock, Condvar, Mutex};
 
 #[derive(Default)]
 struct Slot {
@@ -15,40 +13,78 @@ struct Slot {
     cv: Condvar,
 }
 
+/// The epoch and the count of sleepers, packed in one word so that announcing work and
+/// going to sleep are each one read-modify-write of it (README, "State").
+#[derive(Clone, Copy)]
+struct Counters(u64);
+
+impl Counters {
+    /// One more worker asleep or about to be: the low 32 bits count them.
+    const ONE_SLEEPER: u64 = 1;
+    /// One more announcement of work: the high 32 bits count them, wrapping.
+    const ONE_EPOCH: u64 = 1 << 32;
+
+    fn epoch(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    fn sleepers(self) -> u32 {
+        self.0 as u32
+    }
+}
+
+/// The epoch a worker read before its last look for work (step 2 of going to sleep).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ticket(u32);
+
 /// The sleep state of all workers of a runtime.
-pub(crate) struct Sleep {
-    epoch: CachePadded<AtomicU64>,
-    sleepers: CachePadded<AtomicUsize>,
+pub struct Sleep {
+    counters: CachePadded<AtomicU64>,
     slots: Box<[CachePadded<Slot>]>,
 }
 
 impl Sleep {
-    pub(crate) fn new(workers: usize) -> Self {
+    /// The sleep state of `workers` workers, all awake.
+    pub fn new(workers: usize) -> Self {
         Sleep {
-            epoch: CachePadded::new(AtomicU64::new(0)),
-            sleepers: CachePadded::new(AtomicUsize::new(0)),
+            counters: CachePadded::new(AtomicU64::new(0)),
             slots: (0..workers).map(|_| CachePadded::default()).collect(),
         }
     }
 
-    /// Step 2 of going to sleep (README): the epoch before the last look for work.
-    pub(crate) fn ticket(&self) -> u64 {
-        // SeqCst: pairs with the producers' increment (README, "Why no wake-up is lost").
-        self.epoch.load(Ordering::SeqCst)
+    fn counters(&self) -> Counters {
+        Counters(self.counters.load(Ordering::Acquire))
     }
 
-    /// Whether any worker is asleep or about to be.
-    pub(crate) fn has_sleepers(&self) -> bool {
-        self.sleepers.load(Ordering::SeqCst) > 0
+    /// Step 2 of going to sleep (README): the epoch before the last look for work.
+    pub fn ticket(&self) -> Ticket {
+        Ticket(self.counters().epoch())
+    }
+
+    /// Whether any worker is asleep or about to be (a hint: a stale answer costs a
+    /// wake-up or delays one, the announcements of work never rely on it).
+    pub fn has_sleepers(&self) -> bool {
+        self.counters().sleepers() > 0
+    }
+
+    /// Steps 2 and 3 of announcing work (README): bumps the epoch and returns whether
+    /// any worker is asleep or about to be.
+    fn announce(&self) -> bool {
+        // One AcqRel read-modify-write: it reads the latest word, so it sees every
+        // sleeper whose increment came before it, and a sleeper whose increment comes
+        // after it reads the new epoch (README, "Why no wake-up is lost"). Release: the
+        // work pushed before is visible to that sleeper's next look.
+        let before = Counters(
+            self.counters
+                .fetch_add(Counters::ONE_EPOCH, Ordering::AcqRel),
+        );
+        before.sleepers() > 0
     }
 
     /// Announces work made visible by the caller; `owner` names the only worker that may
     /// take it (a mailbox push), if any.
-    pub(crate) fn new_work(&self, owner: Option<usize>) {
-        // SeqCst increment, then SeqCst read of `sleepers`: the producer's half of the
-        // total order that prevents the lost wake-up (README).
-        self.epoch.fetch_add(1, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) == 0 {
+    pub fn new_work(&self, owner: Option<usize>) {
+        if !self.announce() {
             return;
         }
         match owner {
@@ -61,23 +97,21 @@ impl Sleep {
 
     /// Announces work that only `candidates` may take (a strict queue): wakes one of
     /// them if it is asleep.
-    pub(crate) fn new_work_for(&self, candidates: &[usize]) {
-        // The same SeqCst pair as in `new_work`.
-        self.epoch.fetch_add(1, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) == 0 {
+    pub fn new_work_for(&self, candidates: &[usize]) {
+        if !self.announce() {
             return;
         }
         for &w in candidates {
-            if self.slots[w].asleep.load(Ordering::SeqCst) && self.wake(w) {
+            if self.slots[w].asleep.load(Ordering::Acquire) && self.wake(w) {
                 return;
             }
         }
     }
 
     /// Wakes one sleeping worker, if any.
-    pub(crate) fn wake_any(&self) {
+    pub fn wake_any(&self) {
         for w in 0..self.slots.len() {
-            if self.slots[w].asleep.load(Ordering::SeqCst) && self.wake(w) {
+            if self.slots[w].asleep.load(Ordering::Acquire) && self.wake(w) {
                 return;
             }
         }
@@ -86,8 +120,8 @@ impl Sleep {
     /// Wakes worker `w` if it is asleep; returns whether this call woke it.
     fn wake(&self, w: usize) -> bool {
         let slot = &self.slots[w];
-        let mut woken = lock_mutex(&slot.woken);
-        if slot.asleep.load(Ordering::SeqCst) && !*woken {
+        let mut woken = lock(&slot.woken);
+        if slot.asleep.load(Ordering::Acquire) && !*woken {
             *woken = true;
             slot.cv.notify_one();
             true
@@ -97,10 +131,11 @@ impl Sleep {
     }
 
     /// Wakes every worker (termination).
-    pub(crate) fn wake_all(&self) {
-        self.epoch.fetch_add(1, Ordering::SeqCst);
+    pub fn wake_all(&self) {
+        self.counters
+            .fetch_add(Counters::ONE_EPOCH, Ordering::AcqRel);
         for slot in self.slots.iter() {
-            let mut woken = lock_mutex(&slot.woken);
+            let mut woken = lock(&slot.woken);
             *woken = true;
             slot.cv.notify_one();
         }
@@ -108,13 +143,21 @@ impl Sleep {
 
     /// Steps 4 to 7 of going to sleep (README): sleeps unless the epoch moved past
     /// `ticket` or `terminate` is set.
-    pub(crate) fn sleep(&self, w: usize, ticket: u64, terminate: &AtomicBool) {
+    pub fn sleep(&self, w: usize, ticket: Ticket, terminate: &AtomicBool) {
         let slot = &self.slots[w];
-        let mut woken = lock_mutex(&slot.woken);
-        slot.asleep.store(true, Ordering::SeqCst);
-        // SeqCst increment, then SeqCst read of `epoch`: the sleeper's half (README).
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-        if self.epoch.load(Ordering::SeqCst) == ticket && !terminate.load(Ordering::SeqCst) {
+        let mut woken = lock(&slot.woken);
+        // Release, with the increment below: a producer that sees this sleeper counted
+        // also sees `asleep` set.
+        slot.asleep.store(true, Ordering::Release);
+        // The sleeper's half of the one read-modify-write order (see `announce`): counts
+        // this sleeper and reads the epoch at once.
+        let before = Counters(
+            self.counters
+                .fetch_add(Counters::ONE_SLEEPER, Ordering::AcqRel),
+        );
+        // Acquire, pairs with the shutdown's store. A stale `false` only costs a wait:
+        // `wake_all`, called after that store, sets `woken` under this slot's lock.
+        if before.epoch() == ticket.0 && !terminate.load(Ordering::Acquire) {
             while !*woken {
                 woken = slot
                     .cv
@@ -123,12 +166,13 @@ impl Sleep {
             }
         }
         *woken = false;
-        slot.asleep.store(false, Ordering::SeqCst);
-        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        slot.asleep.store(false, Ordering::Release);
+        self.counters
+            .fetch_sub(Counters::ONE_SLEEPER, Ordering::AcqRel);
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

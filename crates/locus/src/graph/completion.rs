@@ -1,0 +1,97 @@
+//! The end of a run that workers race on: the count of outstanding tasks, whose last
+//! decrement wakes the thread waiting for the run, and the run's failure, which a task
+//! records (a panic, a refused declaration) while others are still finishing.
+//!
+//! A failed run is not stopped: the tasks still queued or waiting are drained without
+//! running their bodies, so every version is released and `outstanding` still reaches
+//! zero, exactly once. The error type is generic so that the loom models of
+//! `tests/loom.rs` run this very code (module `sync`).
+
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{lock, Condvar, Mutex};
+
+/// Outstanding tasks, the first error, and the wake-up of the waiting thread.
+pub struct Completion<E> {
+    /// Tasks submitted and not finished.
+    outstanding: AtomicUsize,
+    failed: AtomicBool,
+    error: Mutex<Option<E>>,
+    done: Mutex<bool>,
+    done_cv: Condvar,
+}
+
+impl<E> Default for Completion<E> {
+    fn default() -> Self {
+        Completion {
+            outstanding: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            done: Mutex::new(false),
+            done_cv: Condvar::new(),
+        }
+    }
+}
+
+impl<E> Completion<E> {
+    /// Counts a new task; called by a task of the run (or for the root, before the run
+    /// starts), so the count cannot be zero meanwhile.
+    #[inline]
+    pub fn task_submitted(&self) {
+        self.outstanding.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Tasks submitted and not finished.
+    #[inline]
+    pub fn outstanding(&self) -> usize {
+        self.outstanding.load(Ordering::Acquire)
+    }
+
+    /// Counts a finished task; the last one wakes the thread waiting in
+    /// [`wait_done`](Self::wait_done) and returns `true`.
+    pub fn task_finished(&self) -> bool {
+        // AcqRel: everything the finishing worker did for this task (its counters, the
+        // release of its versions, a failure it recorded) happens before the waiter sees
+        // zero; every decrement reads the previous ones, so the last acquires them all.
+        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut done = lock(&self.done);
+            *done = true;
+            self.done_cv.notify_all();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Blocks until every task of the run has finished.
+    pub fn wait_done(&self) {
+        let mut done = lock(&self.done);
+        while !*done {
+            done = self
+                .done_cv
+                .wait(done)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    /// Records the run's first error; later tasks are drained without running.
+    pub fn fail(&self, error: E) {
+        let mut slot = lock(&self.error);
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        // Release: pairs with the Acquire of `is_failed`, so a task that sees the run
+        // failed also finds its error.
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// Whether the run has failed.
+    #[inline]
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// Takes the first error, if any.
+    pub fn take_error(&self) -> Option<E> {
+        lock(&self.error).take()
+    }
+}
