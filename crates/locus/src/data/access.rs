@@ -69,7 +69,7 @@ impl Binding {
     /// The dependences the task registers for this access: the version it reads, and
     /// for an in-place write the previous writer (unless read already) and its readers.
     pub(crate) fn dependences(&self) -> usize {
-        if self.weak {
+        if self.waits_for_nothing() {
             return 0;
         }
         usize::from(self.input.is_some())
@@ -77,6 +77,14 @@ impl Binding {
                 .after
                 .as_ref()
                 .map_or(0, |_| 1 + usize::from(self.mode == Mode::Write))
+    }
+
+    /// Whether the task registers no dependence for this access: a weak access to
+    /// versioned data. (A weak access to shared data, updated in place, still orders
+    /// the task after the previous writer and its readers, as a strong one does: its
+    /// successors may write in place once it is complete.)
+    pub(crate) fn waits_for_nothing(&self) -> bool {
+        self.weak && self.data.shared.is_none()
     }
 
     /// The shared buffer the access names, for shared data.

@@ -39,6 +39,9 @@ struct State {
     /// The version this one superseded, until this one is committed.
     fallback: Option<Arc<Version>>,
     waiters: Vec<TaskRef>,
+    /// Versions that forward to this one and wait for it to be produced, with whether
+    /// their own producer completed: published with it.
+    chained: Vec<(Arc<Version>, bool)>,
 }
 
 /// The memory of a version: a block of its own, or the buffer of a shared datum, which
@@ -130,6 +133,7 @@ impl Version {
                 abandoned: false,
                 fallback: None,
                 waiters: Vec::new(),
+                chained: Vec::new(),
             }),
             readers: Readers::default(),
             counts: counts.clone(),
@@ -231,11 +235,29 @@ impl Version {
             state.abandoned = true;
             None
         };
-        let waiters = std::mem::take(&mut state.waiters);
+        let mut waiters = std::mem::take(&mut state.waiters);
+        let chained = std::mem::take(&mut state.chained);
         drop(state);
         // The superseded version may go back to its pool now, outside the lock.
         drop(fallback);
+        for (version, own) in chained {
+            waiters.extend(version.publish(own && complete));
+        }
         waiters
+    }
+
+    /// Publishes this version, which its producer has finished with (`complete`: its
+    /// body ran to its end), once the version it forwards to is produced too: at
+    /// once, or when that one is.
+    pub(crate) fn publish_after_forward(self: &Arc<Self>, complete: bool) -> Vec<TaskRef> {
+        if let Some(target) = self.forward.get() {
+            let mut state = lock(&target.state);
+            if !state.produced {
+                state.chained.push((self.clone(), complete));
+                return Vec::new();
+            }
+        }
+        self.publish(complete)
     }
 
     /// Whether the producer has finished.
@@ -253,10 +275,12 @@ impl Version {
     }
 
     /// Makes this version stand for `target`'s contents (see `forward`). A version
-    /// forwards at most once, and never to itself.
+    /// forwards at most once; a target that already stands for this version's own
+    /// contents (its forwards lead back here) leaves it as it is.
     pub(crate) fn forward_to(&self, target: Arc<Version>) {
-        debug_assert!(!std::ptr::eq(target.holder(), self), "a forward loop");
-        let _ = self.forward.set(target);
+        if self.forward.get().is_none() && !std::ptr::eq(target.holder(), self) {
+            let _ = self.forward.set(target);
+        }
     }
 
     /// The buffer, once allocated (the buffer of the version it forwards to, if any).

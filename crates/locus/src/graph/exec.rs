@@ -400,8 +400,9 @@ where
     for b in &unsafe { task.job_unshared() }.bindings {
         // One registration per dependence counted by `Binding::dependences`; each that
         // finds its dependence satisfied already satisfies it here. None can bring the
-        // count to zero: the guard is still held. A weak access registers nothing.
-        if b.weak {
+        // count to zero: the guard is still held. A weak access to versioned data
+        // registers nothing.
+        if b.waits_for_nothing() {
             continue;
         }
         if let Some(input) = &b.input {
@@ -738,6 +739,13 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 /// tasks that waited for either.
 fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: Completion) {
     for b in &bindings {
+        if let (true, Some(output), Some(previous)) = (b.weak, &b.output, &b.input) {
+            if b.data.shared.is_none() {
+                // A weak write no child took up leaves the contents as they were (a
+                // forward set at completion, if a child wrote, comes first).
+                output.forward_to(previous.clone());
+            }
+        }
         let released = match (&b.input, b.mode) {
             (Some(input), Mode::Read) if b.shared().is_some() => input.reader_done(),
             _ => Vec::new(),
@@ -753,7 +761,7 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
         let published = b
             .output
             .as_ref()
-            .map(|o| o.publish(completion == Completion::Done))
+            .map(|o| o.publish_after_forward(completion == Completion::Done))
             .unwrap_or_default();
         if completion != Completion::Done && b.output.is_some() && b.shared().is_none() {
             // The datum goes back to its last committed version now, so that the
