@@ -42,49 +42,23 @@ impl Sleep {
         self.sleepers.load(Ordering::SeqCst) > 0
     }
 
-    /// Announces work made visible by the caller; `owner` names the only worker that may
-    /// take it (a mailbox push), if any.
-    pub(crate) fn new_work(&self, owner: Option<usize>) {
+    /// Announces work made visible by the caller and says whether a worker may be
+    /// asleep; if so, the caller wakes the one it chooses with [`wake`](Self::wake)
+    /// (the engine's `Mechanism` chooses the sleeper nearest to the work).
+    pub(crate) fn announce(&self) -> bool {
         // SeqCst increment, then SeqCst read of `sleepers`: the producer's half of the
         // total order that prevents the lost wake-up (README).
         self.epoch.fetch_add(1, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        match owner {
-            Some(w) => {
-                self.wake(w);
-            }
-            None => self.wake_any(),
-        }
+        self.sleepers.load(Ordering::SeqCst) > 0
     }
 
-    /// Announces work that only `candidates` may take (a strict queue): wakes one of
-    /// them if it is asleep.
-    pub(crate) fn new_work_for(&self, candidates: &[usize]) {
-        // The same SeqCst pair as in `new_work`.
-        self.epoch.fetch_add(1, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        for &w in candidates {
-            if self.slots[w].asleep.load(Ordering::SeqCst) && self.wake(w) {
-                return;
-            }
-        }
-    }
-
-    /// Wakes one sleeping worker, if any.
-    pub(crate) fn wake_any(&self) {
-        for w in 0..self.slots.len() {
-            if self.slots[w].asleep.load(Ordering::SeqCst) && self.wake(w) {
-                return;
-            }
-        }
+    /// Whether worker `w` is asleep or about to be.
+    pub(crate) fn is_asleep(&self, w: usize) -> bool {
+        self.slots[w].asleep.load(Ordering::SeqCst)
     }
 
     /// Wakes worker `w` if it is asleep; returns whether this call woke it.
-    fn wake(&self, w: usize) -> bool {
+    pub(crate) fn wake(&self, w: usize) -> bool {
         let slot = &self.slots[w];
         let mut woken = lock_mutex(&slot.woken);
         if slot.asleep.load(Ordering::SeqCst) && !*woken {
@@ -166,7 +140,9 @@ mod tests {
                 std::thread::yield_now();
             }
             work.store(true, Ordering::SeqCst);
-            sleep.new_work(Some(0));
+            if sleep.announce() {
+                sleep.wake(0);
+            }
             join_within(sleeper, &format!("round {round}: a lost wake-up"));
         }
     }
