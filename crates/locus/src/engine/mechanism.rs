@@ -468,6 +468,7 @@ impl Mechanism {
     fn wake_nearest<Q: Queues>(&self, q: &mut Q, at: Wake) -> Option<usize> {
         let candidates: &[usize] = match at {
             Wake::Near(w) => &self.near[w],
+            // `near[w]` starts with `w` itself.
             Wake::Only(w) => std::slice::from_ref(&self.near[w][0]),
             Wake::Node(n) => &self.workers_of_node[n],
         };
