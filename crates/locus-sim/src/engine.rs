@@ -5,11 +5,11 @@
 //! victims, spin round after spin round), `Asleep`, or `Waking` (woken, looking for
 //! work after the wake-up latency). Its queues are the real engine's: a deque (the
 //! owner takes the newest, thieves the oldest), a bounded mailbox of pushed tasks, a
-//! private queue (strict worker hints, the root), and one strict queue per node. The
-//! find-work order, the placement of activated tasks and the wake-up rules are those
-//! of `locus::engine::threads` (its `worker.rs` and sleep `README.md`), with the same
-//! policy objects ([`ReadyPolicy`], [`StealPlan`]), so that the two engines fill their
-//! reports alike.
+//! private queue (strict worker hints, the root), and one strict queue per node
+//! (`queues.rs`). The find-work chain, the routing of activated tasks and the choice
+//! of whom to wake are not here: they are [`Mechanism`]'s, the code the `threads`
+//! engine runs too, driven over the modelled queues; this file carries their effects
+//! out in simulated time, so that the two engines fill their reports alike.
 //!
 //! A task's life in simulated time (README, "A task's time"):
 //!
@@ -22,27 +22,27 @@
 //! 4. it ends (`End`): its outputs are published, which activates its successors.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
+use locus::engine::mechanism::Queue;
 use locus::engine::{
     finish, start, Activated, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup, Executor,
-    Started, TaskRef,
+    Mechanism, Started, TaskRef,
 };
 use locus::observe::{node_colour, Arg, ChromeTrace, EngineView, Observer, TaskBytes, TaskSpan};
-use locus::sched::{KeepReason, LoadView, Placement, ReadyPolicy, ReadyTask, StealPlan};
 use locus::{Error, Topology};
 use locus_mem::pool::Pools;
 use locus_topo::NodeId;
 use rand::rngs::SmallRng;
-use rand::{RngCore, SeedableRng};
+use rand::SeedableRng;
 
 use crate::builder::{BodiesChoice, Sim};
 use crate::costs::Costs;
 use crate::events::EventQueue;
 use crate::memory::{Memory, UNITS_PER_BYTE};
 use crate::probe::{Probe, Span, Summary};
+use crate::queues::{Charges, Effects, Model, Recorded};
 
 /// What does not change during a run.
 struct Shared {
@@ -55,17 +55,13 @@ struct Shared {
     probe: Option<Probe>,
     topology: Topology,
     worker_node: Vec<usize>,
-    workers_of_node: Vec<Vec<usize>>,
-    plans: Vec<StealPlan>,
-    /// `attempt_ns[i][j]`: one steal attempt by a worker of node `i` on one of node `j`.
-    attempt_ns: Vec<Vec<u64>>,
-    /// A full sweep over a worker's victims.
-    sweep_ns: Vec<u64>,
+    /// Routing, find-work and wake-up choices: the `threads` engine's.
+    mechanism: Mechanism,
+    /// What the queue operations cost.
+    charges: Charges,
     /// Access-cost factors `[executing node][data node]`.
     read_factor: Vec<Vec<f64>>,
     write_factor: Vec<Vec<f64>>,
-    ready_policy: ReadyPolicy,
-    last_victim_first: bool,
     pools: Arc<Pools>,
 }
 
@@ -110,24 +106,34 @@ impl SimEngine {
                     .collect()
             })
             .collect();
+        let mechanism = Mechanism::new(
+            &topology,
+            &setup.worker_node,
+            setup.ready_policy,
+            setup.steal,
+            setup.last_victim_first,
+            setup.steal_half,
+        );
         let worker_node = setup.worker_node;
         let workers = worker_node.len();
-        let plans: Vec<StealPlan> = (0..workers)
-            .map(|w| StealPlan::build(setup.steal, w, &worker_node, &topology))
-            .collect();
-        let sweep_ns = (0..workers)
-            .map(|w| {
-                plans[w]
-                    .classes()
-                    .iter()
-                    .flatten()
-                    .map(|&v| attempt_ns[worker_node[w]][worker_node[v]])
-                    .sum()
-            })
-            .collect();
-        let workers_of_node = (0..nodes)
-            .map(|n| (0..workers).filter(|&w| worker_node[w] == n).collect())
-            .collect();
+        let plans = (0..workers).map(|w| mechanism.plan(w));
+        let charges = Charges {
+            sweep_ns: plans
+                .clone()
+                .enumerate()
+                .map(|(w, plan)| {
+                    plan.classes()
+                        .iter()
+                        .flatten()
+                        .map(|&v| attempt_ns[worker_node[w]][worker_node[v]])
+                        .sum()
+                })
+                .collect(),
+            victims: plans.map(|plan| plan.len()).collect(),
+            attempt_ns,
+            push_ns: costs.push_ns,
+            mailbox_capacity: costs.mailbox_capacity,
+        };
         if let Some(path) = &sim.trace {
             // Fails at `build`, clearly, rather than after the run; a trace already
             // there stays until the run replaces it.
@@ -154,14 +160,10 @@ impl SimEngine {
                 probe: sim.probe,
                 topology,
                 worker_node,
-                workers_of_node,
-                plans,
-                attempt_ns,
-                sweep_ns,
+                mechanism,
+                charges,
                 read_factor,
                 write_factor,
-                ready_policy: setup.ready_policy,
-                last_victim_first: setup.last_victim_first,
                 pools,
             }),
             runs: Mutex::new(0),
@@ -285,22 +287,25 @@ struct Meta {
     allocs: u64,
 }
 
+#[derive(Clone)]
 struct Queued {
     task: TaskRef,
     meta: Meta,
 }
 
-/// Where an activated task goes.
-enum Dest {
-    Deque(usize),
-    Mailbox(usize),
-    Private(usize),
-    NodePrivate(usize),
+impl Recorded for Queued {
+    fn record(&self, worker: usize, event: EngineEvent) {
+        self.task.record(worker, event);
+    }
+
+    fn fail_run(&self, message: String) {
+        self.task.fail_run(message);
+    }
 }
 
 enum Event {
     /// A task becomes visible in a queue.
-    Arrive(Dest, Queued),
+    Arrive(Queue, Queued),
     /// A worker looks for work (spin round `round` since it last had some).
     Look { worker: usize, round: u32 },
     /// A worker takes a task it stole.
@@ -337,16 +342,7 @@ struct Running {
 }
 
 struct WorkerState {
-    node: usize,
-    deque: VecDeque<Queued>,
-    mailbox: VecDeque<Queued>,
-    /// Pushes on their way to the mailbox (count against its capacity).
-    mailbox_incoming: usize,
-    /// Tasks on their way to the deque or the private queue.
-    arriving: usize,
-    private: VecDeque<Queued>,
     activity: Activity,
-    last_victim: Option<usize>,
     running: Option<Running>,
 }
 
@@ -355,12 +351,8 @@ struct State {
     events: EventQueue<Event>,
     rng: SmallRng,
     workers: Vec<WorkerState>,
-    node_private: Vec<VecDeque<Queued>>,
-    /// Sleeping workers not yet woken, by index (wake-ups take the lowest, as the
-    /// `threads` engine's `wake_any` does).
-    asleep: BTreeSet<usize>,
-    /// Tasks in deques and mailboxes, which thieves may take.
-    stealable: usize,
+    /// Every worker's queues, and who sleeps.
+    queues: Model<Queued>,
     memory: Memory,
     next_id: u64,
     skipping: bool,
@@ -423,18 +415,6 @@ impl Executor for SimWorker {
     }
 }
 
-/// Queue lengths for least-loaded choices (home-based scheduling).
-struct Loads<'a>(&'a [WorkerState]);
-
-impl LoadView for Loads<'_> {
-    fn load(&self, w: usize) -> usize {
-        // Tasks already sent count: a burst of activations placed at one instant must
-        // see the load the earlier ones add, as the `threads` engine's queues do.
-        let s = &self.0[w];
-        s.deque.len() + s.mailbox.len() + s.private.len() + s.mailbox_incoming + s.arriving
-    }
-}
-
 /// What the find-work chain found.
 enum Found {
     /// A task, and the time spent stealing it.
@@ -455,21 +435,12 @@ impl Machine {
             workers: shared
                 .worker_node
                 .iter()
-                .map(|&node| WorkerState {
-                    node,
-                    deque: VecDeque::new(),
-                    mailbox: VecDeque::new(),
-                    mailbox_incoming: 0,
-                    arriving: 0,
-                    private: VecDeque::new(),
+                .map(|_| WorkerState {
                     activity: Activity::Searching,
-                    last_victim: None,
                     running: None,
                 })
                 .collect(),
-            node_private: (0..nodes).map(|_| VecDeque::new()).collect(),
-            asleep: BTreeSet::new(),
-            stealable: 0,
+            queues: Model::new(&shared.worker_node, nodes),
             memory: Memory::new(
                 nodes,
                 shared.costs.node_bandwidth_gb_s,
@@ -501,10 +472,10 @@ impl Machine {
             control: true,
             allocs: 0,
         };
-        st.workers[0].arriving += 1;
+        st.queues.sent(Queue::Private(0));
         st.events.push(
             0,
-            Event::Arrive(Dest::Private(0), Queued { task: root, meta }),
+            Event::Arrive(Queue::Private(0), Queued { task: root, meta }),
         );
         for w in 0..self.shared.worker_node.len() {
             st.events.push(
@@ -532,7 +503,7 @@ impl Machine {
             }
         };
         match event {
-            Event::Arrive(dest, task) => self.arrive(dest, task),
+            Event::Arrive(queue, task) => self.arrive(queue, task),
             Event::Look { worker, round } => self.look(worker, round),
             Event::Begin { worker, task } => self.begin(worker, task),
             Event::Memory { worker } => self.start_flows(worker),
@@ -542,52 +513,42 @@ impl Machine {
         true
     }
 
-    /// A task becomes visible; announces it as the `threads` engine does (its sleep
-    /// `README.md`, "Announcing work").
-    fn arrive(&self, dest: Dest, task: Queued) {
+    /// A task becomes visible in `queue` and wakes the sleeper nearest to it that may
+    /// take it (the mechanism's choice, as on `threads`).
+    fn arrive(&self, queue: Queue, task: Queued) {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
-        match dest {
-            Dest::Deque(w) => {
-                st.workers[w].arriving -= 1;
-                st.workers[w].deque.push_back(task);
-                st.stealable += 1;
-                if let Some(&s) = st.asleep.first() {
-                    self.wake(st, s, st.now);
-                }
-            }
-            Dest::Mailbox(w) => {
-                let ws = &mut st.workers[w];
-                ws.mailbox_incoming -= 1;
-                ws.mailbox.push_back(task);
-                st.stealable += 1;
-                if st.asleep.contains(&w) {
-                    self.wake(st, w, st.now);
-                }
-            }
-            Dest::Private(w) => {
-                st.workers[w].arriving -= 1;
-                st.workers[w].private.push_back(task);
-                if st.asleep.contains(&w) {
-                    self.wake(st, w, st.now);
-                }
-            }
-            Dest::NodePrivate(n) => {
-                st.node_private[n].push_back(task);
-                let first = self.shared.workers_of_node[n]
-                    .iter()
-                    .copied()
-                    .find(|w| st.asleep.contains(w));
-                if let Some(w) = first {
-                    self.wake(st, w, st.now);
-                }
-            }
+        st.queues.arrive(queue, task);
+        let owner = match queue {
+            Queue::NodePrivate(n) => self.shared.mechanism.workers_of_node(n)[0],
+            Queue::Deque(w) | Queue::Mailbox(w) | Queue::Private(w) => w,
+        };
+        let mut view = st.queues.view(owner, &mut st.rng, &self.shared.charges);
+        self.shared.mechanism.wake_for(&mut view, queue.wakes());
+        let effects = view.done();
+        let now = st.now;
+        self.carry_out(st, now, 0, effects);
+    }
+
+    /// Carries out what a call of the mechanism by a worker, started at `at`, left:
+    /// pushed tasks arrive once paid for (never before `created`, when the task was
+    /// created), woken workers look for work after the wake-up latency.
+    fn carry_out(&self, st: &mut State, at: u64, created: u64, effects: Effects<Queued>) {
+        st.summary.steal_attempts += effects.steal_attempts;
+        for (after, queue, mut task) in effects.arrivals {
+            // A task made ready by a producer that finished before the task was created
+            // (in simulated time) arrives when it is created.
+            let arrive = (at + after).max(created);
+            task.meta.ready_ns = arrive;
+            st.events.push(arrive, Event::Arrive(queue, task));
+        }
+        for (w, after) in effects.woken {
+            self.wake(st, w, at + after);
         }
     }
 
-    /// Wakes sleeping worker `w` at time `at`: it looks for work after the latency.
+    /// Sleeping worker `w`, woken at time `at`, looks for work after the latency.
     fn wake(&self, st: &mut State, w: usize, at: u64) {
-        st.asleep.remove(&w);
         st.workers[w].activity = Activity::Waking;
         st.summary.wakeups += 1;
         st.events.push(
@@ -630,7 +591,7 @@ impl Machine {
                         );
                     } else {
                         st.workers[w].activity = Activity::Asleep;
-                        st.asleep.insert(w);
+                        st.queues.fall_asleep(w);
                     }
                 }
             }
@@ -647,76 +608,20 @@ impl Machine {
         }
     }
 
-    /// The find-work chain of the `threads` engine, nearest work first: own deque
-    /// (newest), private queue, the node's strict queue, mailbox, then the victims of
-    /// the steal plan (oldest first from their deques, then their mailboxes).
+    /// Worker `w` runs the mechanism's find-work chain over the modelled queues; the
+    /// task found is taken at once and the thief starts it when its steal attempts are
+    /// paid.
     fn find_work(&self, st: &mut State, w: usize) -> Found {
-        let node = st.workers[w].node;
-        if let Some(t) = st.workers[w].deque.pop_back() {
-            st.stealable -= 1;
-            return Found::Task(t, 0);
+        let mut view = st.queues.view(w, &mut st.rng, &self.shared.charges);
+        let found = self.shared.mechanism.find_work(&mut view);
+        let effects = view.done();
+        let spent = effects.spent;
+        let now = st.now;
+        self.carry_out(st, now, 0, effects);
+        match found {
+            Some(task) => Found::Task(task, spent),
+            None => Found::Nothing(spent),
         }
-        if let Some(t) = st.workers[w].private.pop_front() {
-            return Found::Task(t, 0);
-        }
-        if let Some(t) = st.node_private[node].pop_front() {
-            return Found::Task(t, 0);
-        }
-        if let Some(t) = st.workers[w].mailbox.pop_front() {
-            st.stealable -= 1;
-            return Found::Task(t, 0);
-        }
-        self.steal(st, w)
-    }
-
-    /// Tries each victim of the plan once, paying an attempt per victim; the first task
-    /// found is taken at once and the thief starts it when its attempts are paid.
-    fn steal(&self, st: &mut State, w: usize) -> Found {
-        let plan = &self.shared.plans[w];
-        if plan.is_empty() {
-            return Found::Nothing(0);
-        }
-        if st.stealable == 0 {
-            // Every attempt would fail: pay the whole sweep without walking it.
-            st.summary.steal_attempts += plan.len() as u64;
-            return Found::Nothing(self.shared.sweep_ns[w]);
-        }
-        let first = if self.shared.last_victim_first {
-            st.workers[w].last_victim
-        } else {
-            None
-        };
-        let random = st.rng.next_u64();
-        let node = st.workers[w].node;
-        let mut spent = 0;
-        for (class, v) in plan.victims_from(first, random) {
-            st.summary.steal_attempts += 1;
-            spent += self.shared.attempt_ns[node][self.shared.worker_node[v]];
-            let victim = &mut st.workers[v];
-            let Some(task) = victim
-                .deque
-                .pop_front()
-                .or_else(|| victim.mailbox.pop_front())
-            else {
-                continue;
-            };
-            st.stealable -= 1;
-            task.task.record(
-                w,
-                if plan.is_same_node(class) {
-                    EngineEvent::StealSameNode
-                } else {
-                    EngineEvent::StealRemote
-                },
-            );
-            st.workers[w].last_victim = Some(v);
-            // More work may be left for a sleeping worker.
-            if let Some(&s) = st.asleep.first() {
-                self.wake(st, s, st.now + spent);
-            }
-            return Found::Task(task, spent);
-        }
-        Found::Nothing(spent)
     }
 
     /// Whether the next body to start runs or is skipped.
@@ -955,14 +860,11 @@ impl Machine {
     }
 
     /// A task became ready in code running inline on worker `w` (a body spawning it,
-    /// or a `finish` publishing its input): the placement policy decides where it goes,
-    /// as in the `threads` engine's `activate`, and it arrives there once `w` has paid
-    /// for it.
+    /// or a `finish` publishing its input): the mechanism places and routes it, as on
+    /// `threads`, and it arrives in its queue once `w` has paid for it.
     fn activate(&self, w: usize, task: Activated) {
         let shared = &*self.shared;
         let costs = &shared.costs;
-        let node = shared.worker_node[w];
-        let policy = &shared.ready_policy;
         let ready = task.describe(true);
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("activation from inline code");
@@ -977,7 +879,7 @@ impl Machine {
         st.summary.declared_bytes += bytes;
         let id = st.next_id;
         st.next_id += 1;
-        let mut meta = Meta {
+        let meta = Meta {
             id,
             activated_by: Some(frame.task),
             spawned: frame.in_body,
@@ -985,69 +887,14 @@ impl Machine {
             control: ready.accesses.is_empty(),
             allocs: ready.accesses.iter().filter(|a| a.node.is_none()).count() as u64,
         };
-        let hinted = ready.affinity.is_some();
-        let (dest, task) = if !hinted && !policy.needs_accesses() {
-            (Dest::Deque(w), task.into_task())
-        } else {
-            let accesses = if policy.needs_accesses() {
-                &ready.accesses[..]
-            } else {
-                &[]
-            };
-            let placement = policy.place(
-                node,
-                &ReadyTask {
-                    accesses,
-                    affinity: ready.affinity,
-                },
-                &shared.topology,
-                &shared.worker_node,
-                &Loads(&st.workers),
-            );
-            task.set_preferred_node(placement.preferred_node(&shared.worker_node, node));
-            let task = task.into_task();
-            let dest = match placement {
-                Placement::Local(reason) => {
-                    if reason == KeepReason::BelowThreshold {
-                        task.record(w, EngineEvent::PushKeptLocal);
-                    }
-                    Dest::Deque(w)
-                }
-                Placement::Node(n) => {
-                    if !hinted {
-                        task.record(w, EngineEvent::PushAttempted);
-                    }
-                    let candidates = &shared.workers_of_node[n];
-                    if candidates.is_empty() {
-                        // A node with memory and no workers: run where we are.
-                        Dest::Deque(w)
-                    } else {
-                        let pick = (st.rng.next_u64() % candidates.len() as u64) as usize;
-                        self.transfer(st, frame, &task, w, candidates[pick], !hinted)
-                    }
-                }
-                Placement::Worker(x) => self.transfer(st, frame, &task, w, x, false),
-                Placement::StrictWorker(x) => Dest::Private(x),
-                Placement::StrictNode(n) => {
-                    if shared.workers_of_node[n].is_empty() {
-                        task.fail_run(format!("strict affinity to node {n}, which has no workers"));
-                        Dest::Deque(w)
-                    } else {
-                        Dest::NodePrivate(n)
-                    }
-                }
-            };
-            (dest, task)
-        };
-        // A task made ready by a producer that finished before the task was created
-        // (in simulated time) arrives when it is created.
-        let arrive = frame.cursor.max(created.unwrap_or(0));
-        meta.ready_ns = arrive;
-        if let Dest::Deque(x) | Dest::Private(x) = dest {
-            st.workers[x].arriving += 1;
-        }
-        st.events
-            .push(arrive, Event::Arrive(dest, Queued { task, meta }));
+        let mut view = st.queues.view(w, &mut st.rng, &shared.charges);
+        shared
+            .mechanism
+            .activate_described(&mut view, task, &ready, |task| Queued { task, meta });
+        let effects = view.done();
+        let at = frame.cursor;
+        frame.cursor += effects.spent;
+        self.carry_out(st, at, created.unwrap_or(0), effects);
     }
 
     /// A body (or the control program) on worker `w` submitted `task`: the creation
@@ -1061,35 +908,6 @@ impl Machine {
             .borrow_mut()
             .created_at
             .insert(task as *const locus::engine::Task as usize, frame.cursor);
-    }
-
-    /// Sends a task to worker `to`'s mailbox, or keeps it when the mailbox is full
-    /// (paper 1 Algorithm 1, lines 30-32). `pushed` says whether work-pushing decided.
-    fn transfer(
-        &self,
-        st: &mut State,
-        frame: &mut Inline,
-        task: &TaskRef,
-        from: usize,
-        to: usize,
-        pushed: bool,
-    ) -> Dest {
-        if to == from {
-            return Dest::Deque(from);
-        }
-        let target = &mut st.workers[to];
-        if target.mailbox.len() + target.mailbox_incoming >= self.shared.costs.mailbox_capacity {
-            if pushed {
-                task.record(from, EngineEvent::PushRejected);
-            }
-            return Dest::Deque(from);
-        }
-        target.mailbox_incoming += 1;
-        if pushed {
-            task.record(from, EngineEvent::PushTransferred);
-        }
-        frame.cursor += self.shared.costs.push_ns;
-        Dest::Mailbox(to)
     }
 
     /// A body on worker `w` waits for the submission window: simulated time goes on
@@ -1119,20 +937,9 @@ impl Machine {
     fn help_in_place(self: &Rc<Self>, w: usize) -> bool {
         let task = {
             let mut st = self.state.borrow_mut();
-            let st = &mut *st;
-            let node = st.workers[w].node;
-            if let Some(t) = st.workers[w].deque.pop_back() {
-                st.stealable -= 1;
-                Some(t)
-            } else if let Some(t) = st.workers[w].private.pop_front() {
-                Some(t)
-            } else if let Some(t) = st.node_private[node].pop_front() {
-                Some(t)
-            } else if let Some(t) = st.workers[w].mailbox.pop_front() {
-                st.stealable -= 1;
-                Some(t)
-            } else {
-                None
+            match self.find_work(&mut st, w) {
+                Found::Task(task, _) => Some(task),
+                Found::Nothing(_) => None,
             }
         };
         let Some(task) = task else {

@@ -40,7 +40,9 @@
 //! # Layout
 //!
 //! - [`Sim`] (`builder`): the settings, and the [`EngineFactory`](locus::engine::EngineFactory).
-//! - `engine`: the event loop, the workers' queues and states, the executor seam.
+//! - `engine`: the event loop, the workers' states, the executor seam.
+//! - `queues`: the workers' queues, modelled, driven by the shared
+//!   [`Mechanism`](locus::engine::Mechanism) as on `threads`.
 //! - `memory`: memory controllers shared max-min fairly by the tasks using them.
 //! - `events`: the event queue, ordered by `(time, sequence)`.
 //! - [`costs`]: every constant of the model, with its source.
@@ -58,6 +60,7 @@ mod engine;
 mod events;
 mod memory;
 pub mod probe;
+mod queues;
 
 pub use builder::{BodiesChoice, Sim, DEFAULT_SKIP_ABOVE_BYTES};
 pub use costs::Costs;

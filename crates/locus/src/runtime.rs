@@ -155,7 +155,7 @@ impl RuntimeBuilder {
     /// Whether a thief takes about half of its victim's deque at once (crossbeam's
     /// batch steal) instead of one task. Default: off. Measured on a 2-core, one-node machine
     /// (README of the threads engine): 7-12% less time per task on the overhead graph,
-    /// mixed on kernels, locality unchanged; the simulator steals one task at a time.
+    /// mixed on kernels, locality unchanged; the simulator models the same batches.
     pub fn steal_half(mut self, on: bool) -> Self {
         self.steal_half = on;
         self

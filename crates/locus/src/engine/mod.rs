@@ -29,6 +29,12 @@
 //! 4. record what they decided on the task ([`Task::record`]), or fail the run with a
 //!    placement they cannot carry out ([`Task::fail_run`]).
 //!
+//! 5. carry the policies' decisions out with the shared [`Mechanism`]: an engine
+//!    implements [`mechanism::Queues`] over its worker queues, and the mechanism routes
+//!    every activated task ([`Mechanism::activate`]), runs the find-work chain
+//!    ([`Mechanism::find_work`]) and chooses whom to wake ([`Mechanism::wake_for`]),
+//!    so that two engines make the same decisions from the same queues.
+//!
 //! The runtime checks the contract after every run: an engine whose `run` returned
 //! with a task unfinished makes the process abort with a message, since the run's root
 //! borrows the caller's stack.
@@ -61,6 +67,7 @@
 //! use locus::engine::describe_ready;
 //! ```
 
+pub mod mechanism;
 pub(crate) mod threads;
 
 use std::sync::Arc;
@@ -76,6 +83,7 @@ pub use crate::graph::{
 };
 use crate::observe::Observer;
 use crate::sched::ReadyPolicy;
+pub use mechanism::Mechanism;
 
 /// What an engine is started with.
 pub struct EngineSetup {
@@ -92,8 +100,8 @@ pub struct EngineSetup {
     /// Whether a thief tries the last worker it stole from before its plan's order
     /// (OpenStream's refinement).
     pub last_victim_first: bool,
-    /// Whether a steal takes about half of the victim's deque at once (the `threads`
-    /// engine; the simulator steals one task at a time).
+    /// Whether a steal takes about half of the victim's deque at once (crossbeam's
+    /// batch steal, modelled as such by the simulator).
     pub steal_half: bool,
     /// The per-node pools to create.
     pub pools: PoolConfig,

@@ -50,13 +50,13 @@ use crossbeam_deque::{Stealer, Worker};
 use crossbeam_queue::{ArrayQueue, SegQueue};
 use crossbeam_utils::CachePadded;
 use locus_mem::pool::Pools;
-use locus_topo::Topology;
 
+use super::mechanism::Mechanism;
 use super::{Engine, EngineSetup};
 use crate::error::Error;
 use crate::graph::{CurrentExecutor, TaskRef};
 use crate::observe::{EngineView, Observer};
-use crate::sched::{LoadView, ReadyPolicy, StealPlan};
+use crate::sched::LoadView;
 use sleep::Sleep;
 use worker::WorkerThread;
 
@@ -76,19 +76,13 @@ pub(crate) struct WorkerShared {
 
 /// Pool-wide state, shared by all workers.
 pub(crate) struct Registry {
-    pub(crate) topology: Topology,
-    pub(crate) worker_node: Vec<usize>,
-    /// Workers of each node, for pushing and strict node queues.
-    workers_of_node: Vec<Vec<usize>>,
+    /// Routing, find-work and wake-up choices, shared with the simulator
+    /// ([`Mechanism`]); the topology, the node of each worker, the steal plans and the
+    /// placement policy are its.
+    mechanism: Mechanism,
     /// Tasks only workers of the node may run (strict node hints).
     node_private: Vec<CachePadded<SegQueue<TaskRef>>>,
     shared: Vec<CachePadded<WorkerShared>>,
-    steal_plans: Vec<StealPlan>,
-    ready_policy: ReadyPolicy,
-    /// Whether thieves try their last successful victim first.
-    last_victim_first: bool,
-    /// Whether a steal takes about half the victim's deque.
-    steal_half: bool,
     sleep: Sleep,
     pools: Arc<Pools>,
     terminate: AtomicBool,
@@ -130,18 +124,9 @@ impl ThreadsEngine {
         worker_os_cpu: Vec<Option<usize>>,
         pools: Arc<Pools>,
     ) -> Result<Self, Error> {
-        let EngineSetup {
-            topology,
-            worker_node,
-            ready_policy,
-            steal,
-            last_victim_first,
-            steal_half,
-            observer,
-            ..
-        } = setup;
-        let topology = &topology;
-        let n = worker_node.len();
+        let mechanism = Mechanism::for_setup(&setup);
+        let observer = setup.observer;
+        let n = setup.worker_node.len();
         let deques: Vec<Worker<TaskRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
         let shared = deques
             .iter()
@@ -153,25 +138,13 @@ impl ThreadsEngine {
                 })
             })
             .collect();
-        let steal_plans = (0..n)
-            .map(|w| StealPlan::build(steal, w, &worker_node, topology))
-            .collect();
-        let nodes = topology.num_nodes();
-        let workers_of_node = (0..nodes)
-            .map(|node| (0..n).filter(|&w| worker_node[w] == node).collect())
-            .collect();
+        let nodes = setup.topology.num_nodes();
         let registry = Arc::new(Registry {
-            topology: topology.clone(),
-            workers_of_node,
+            mechanism,
             node_private: (0..nodes)
                 .map(|_| CachePadded::new(SegQueue::new()))
                 .collect(),
-            worker_node,
             shared,
-            steal_plans,
-            ready_policy,
-            last_victim_first,
-            steal_half,
             sleep: Sleep::new(n),
             pools,
             terminate: AtomicBool::new(false),
@@ -237,8 +210,8 @@ impl ThreadsEngine {
             observer
                 .attach(&EngineView {
                     engine: "threads",
-                    topology: registry.topology.name(),
-                    worker_node: &registry.worker_node,
+                    topology: registry.mechanism.topology().name(),
+                    worker_node: registry.mechanism.worker_node(),
                 })
                 .map_err(Error::Config)?;
         }
@@ -254,7 +227,7 @@ unsafe impl Engine for ThreadsEngine {
     }
 
     fn worker_node(&self) -> &[usize] {
-        &self.registry.worker_node
+        self.registry.mechanism.worker_node()
     }
 
     fn pools(&self) -> &Arc<Pools> {
@@ -271,7 +244,9 @@ unsafe impl Engine for ThreadsEngine {
             o.run_started(start.duration_since(self.registry.clock).as_nanos() as u64);
         }
         self.registry.shared[0].private.push(root);
-        self.registry.sleep.new_work_for(&[0]);
+        if self.registry.sleep.announce() {
+            self.registry.sleep.wake(0);
+        }
         run.wait_done();
         let end = Instant::now();
         if let Some(o) = observer {

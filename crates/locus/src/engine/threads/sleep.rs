@@ -68,8 +68,10 @@ impl Sleep {
     }
 
     /// Steps 2 and 3 of announcing work (README): bumps the epoch and returns whether
-    /// any worker is asleep or about to be.
-    fn announce(&self) -> bool {
+    /// any worker is asleep or about to be; if so, the caller wakes the one it chooses
+    /// with [`wake`](Self::wake) (the engine's `Mechanism` chooses the sleeper nearest
+    /// to the work).
+    pub(crate) fn announce(&self) -> bool {
         // One AcqRel read-modify-write: it reads the latest word, so it sees every
         // sleeper whose increment came before it, and a sleeper whose increment comes
         // after it reads the new epoch (README, "Why no wake-up is lost"). Release: the
@@ -81,8 +83,17 @@ impl Sleep {
         before.sleepers() > 0
     }
 
+    /// Whether worker `w` is asleep or about to be.
+    pub(crate) fn is_asleep(&self, w: usize) -> bool {
+        self.slots[w].asleep.load(Ordering::Acquire)
+    }
+
+    // The engine announces work with `announce` and wakes the sleeper its `Mechanism`
+    // chooses; the loom models drive the same protocol through these three.
+
     /// Announces work made visible by the caller; `owner` names the only worker that may
     /// take it (a mailbox push), if any.
+    #[cfg(loom)]
     pub fn new_work(&self, owner: Option<usize>) {
         if !self.announce() {
             return;
@@ -97,6 +108,7 @@ impl Sleep {
 
     /// Announces work that only `candidates` may take (a strict queue): wakes one of
     /// them if it is asleep.
+    #[cfg(loom)]
     pub fn new_work_for(&self, candidates: &[usize]) {
         if !self.announce() {
             return;
@@ -109,6 +121,7 @@ impl Sleep {
     }
 
     /// Wakes one sleeping worker, if any.
+    #[cfg(loom)]
     pub fn wake_any(&self) {
         for w in 0..self.slots.len() {
             if self.slots[w].asleep.load(Ordering::Acquire) && self.wake(w) {
@@ -118,7 +131,7 @@ impl Sleep {
     }
 
     /// Wakes worker `w` if it is asleep; returns whether this call woke it.
-    fn wake(&self, w: usize) -> bool {
+    pub(crate) fn wake(&self, w: usize) -> bool {
         let slot = &self.slots[w];
         let mut woken = lock(&slot.woken);
         if slot.asleep.load(Ordering::Acquire) && !*woken {
@@ -210,7 +223,9 @@ mod tests {
                 std::thread::yield_now();
             }
             work.store(true, Ordering::SeqCst);
-            sleep.new_work(Some(0));
+            if sleep.announce() {
+                sleep.wake(0);
+            }
             join_within(sleeper, &format!("round {round}: a lost wake-up"));
         }
     }

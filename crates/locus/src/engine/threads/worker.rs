@@ -5,13 +5,14 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crossbeam_deque::{Steal, Worker};
+use crossbeam_deque::{self as deque, Worker};
 use locus_mem::pool::Pools;
 
 use super::Registry;
+use crate::engine::mechanism::{Push, Queues, Steal};
 use crate::graph::{execute, finish, start, Activated, Bodies, EngineEvent, Executor, TaskRef};
 use crate::observe::{Observer, TaskBytes, TaskSpan};
-use crate::sched::{KeepReason, Placement, ReadyTask};
+use crate::sched::LoadView;
 
 /// Rounds of looking for work, yielding in between, before going to sleep.
 const SPIN_ROUNDS: u32 = 64;
@@ -34,7 +35,7 @@ impl WorkerThread {
     pub(crate) fn new(index: usize, deque: Worker<TaskRef>, registry: Arc<Registry>) -> Self {
         WorkerThread {
             index,
-            node: registry.worker_node[index],
+            node: registry.mechanism.worker_node()[index],
             deque,
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
             last_victim: Cell::new(None),
@@ -95,78 +96,11 @@ impl WorkerThread {
         }
     }
 
-    /// The find-work chain, nearest work first:
+    /// The find-work chain ([`Mechanism::find_work`]) over this worker's queues.
     ///
-    /// 1. the worker's own deque (newest first: the task it just activated is hot in its
-    ///    cache);
-    /// 2. the tasks only this worker may run (strict worker hints, the run's root);
-    /// 3. the tasks only this node's workers may run (strict node hints);
-    /// 4. its mailbox: tasks other workers pushed to it (work-pushing, hints);
-    /// 5. other workers' deques (oldest first) and mailboxes, in the policy's victim
-    ///    order: same node, then nodes by increasing cost
-    ///    ([`StealPlan`](crate::sched::StealPlan)).
+    /// [`Mechanism::find_work`]: crate::engine::mechanism::Mechanism::find_work
     fn find_work(&self) -> Option<TaskRef> {
-        let me = &self.registry.shared[self.index];
-        self.deque
-            .pop()
-            .or_else(|| me.private.pop())
-            .or_else(|| self.registry.node_private[self.node].pop())
-            .or_else(|| me.mailbox.pop())
-            .or_else(|| self.steal())
-    }
-
-    /// Step 5 of the chain: tries each victim of the plan once (the last one that had
-    /// work first, when that refinement is on), and again while some victim reported a
-    /// lost race.
-    fn steal(&self) -> Option<TaskRef> {
-        let plan = &self.registry.steal_plans[self.index];
-        if plan.is_empty() {
-            return None;
-        }
-        let first = if self.registry.last_victim_first {
-            self.last_victim.get()
-        } else {
-            None
-        };
-        loop {
-            let mut retry = false;
-            for (class, index) in plan.victims_from(first, self.next_random()) {
-                let victim = &self.registry.shared[index];
-                let attempt = if self.registry.steal_half {
-                    // About half the victim's deque moves to ours; we run the first.
-                    victim.stealer.steal_batch_and_pop(&self.deque)
-                } else {
-                    victim.stealer.steal()
-                };
-                let stolen = match attempt {
-                    Steal::Empty => victim.mailbox.pop().map_or(Steal::Empty, Steal::Success),
-                    other => other,
-                };
-                match stolen {
-                    Steal::Success(task) => {
-                        task.record(
-                            self.index,
-                            if plan.is_same_node(class) {
-                                EngineEvent::StealSameNode
-                            } else {
-                                EngineEvent::StealRemote
-                            },
-                        );
-                        self.last_victim.set(Some(index));
-                        // More work may be left for a sleeping worker (README).
-                        if self.registry.sleep.has_sleepers() {
-                            self.registry.sleep.wake_any();
-                        }
-                        return Some(task);
-                    }
-                    Steal::Retry => retry = true,
-                    Steal::Empty => {}
-                }
-            }
-            if !retry {
-                return None;
-            }
-        }
+        self.registry.mechanism.find_work(&mut &*self)
     }
 
     /// No work was found: spin a little, then sleep (README, "Going to sleep").
@@ -188,39 +122,125 @@ impl WorkerThread {
     }
 }
 
-impl WorkerThread {
-    /// Keeps an activated task on this worker's own deque.
-    fn keep(&self, task: TaskRef) {
-        self.deque.push(task);
-        self.registry.sleep.new_work(None);
+/// The worker's view of the engine's queues, which the shared mechanism drives.
+impl Queues for &WorkerThread {
+    type Task = TaskRef;
+
+    #[inline]
+    fn me(&self) -> usize {
+        self.index
     }
 
-    /// Sends a task to worker `w`'s mailbox, or keeps it if the mailbox is full
-    /// (paper 1 Algorithm 1, lines 30-32). `pushed` says whether work-pushing decided it.
-    fn transfer(&self, task: TaskRef, w: usize, pushed: bool) {
-        if w == self.index {
-            self.keep(task);
-            return;
-        }
-        // The counters are the task's run's; keep a handle, as the push moves the task.
-        // Recording after the push is safe: the activator is inside a task of the same
-        // run (the one that satisfied the dependence, or the submitter) that has not
-        // finished, so the run cannot end and read the counters before this.
-        let record = pushed.then(|| task.clone());
+    #[inline]
+    fn random(&mut self) -> u64 {
+        self.next_random()
+    }
+
+    #[inline]
+    fn push_deque(&mut self, task: TaskRef) {
+        self.deque.push(task);
+    }
+
+    #[inline]
+    fn push_mailbox(&mut self, w: usize, task: TaskRef) -> Push<TaskRef> {
         match self.registry.shared[w].mailbox.push(task) {
-            Ok(()) => {
-                if let Some(t) = record {
-                    t.record(self.index, EngineEvent::PushTransferred);
-                }
-                self.registry.sleep.new_work(Some(w));
-            }
-            Err(task) => {
-                if pushed {
-                    task.record(self.index, EngineEvent::PushRejected);
-                }
-                self.keep(task);
-            }
+            Ok(()) => Push::Queued,
+            Err(task) => Push::Full(task),
         }
+    }
+
+    fn push_private(&mut self, w: usize, task: TaskRef) {
+        self.registry.shared[w].private.push(task);
+    }
+
+    fn push_node_private(&mut self, n: usize, task: TaskRef) {
+        self.registry.node_private[n].push(task);
+    }
+
+    #[inline]
+    fn pop_deque(&mut self) -> Option<TaskRef> {
+        self.deque.pop()
+    }
+
+    #[inline]
+    fn pop_private(&mut self) -> Option<TaskRef> {
+        self.registry.shared[self.index].private.pop()
+    }
+
+    #[inline]
+    fn pop_node_private(&mut self) -> Option<TaskRef> {
+        self.registry.node_private[self.node].pop()
+    }
+
+    #[inline]
+    fn pop_mailbox(&mut self) -> Option<TaskRef> {
+        self.registry.shared[self.index].mailbox.pop()
+    }
+
+    fn steal(&mut self, v: usize) -> Steal<TaskRef> {
+        from_crossbeam(self.registry.shared[v].stealer.steal())
+    }
+
+    fn steal_half(&mut self, v: usize) -> Steal<TaskRef> {
+        // About half the victim's deque moves to ours; we run the first.
+        from_crossbeam(
+            self.registry.shared[v]
+                .stealer
+                .steal_batch_and_pop(&self.deque),
+        )
+    }
+
+    fn steal_mailbox(&mut self, v: usize) -> Option<TaskRef> {
+        self.registry.shared[v].mailbox.pop()
+    }
+
+    fn last_victim(&self) -> Option<usize> {
+        self.last_victim.get()
+    }
+
+    fn set_last_victim(&mut self, v: usize) {
+        self.last_victim.set(Some(v));
+    }
+
+    #[inline]
+    fn record(&mut self, task: &TaskRef, event: EngineEvent) {
+        task.record(self.index, event);
+    }
+
+    fn fail_run(&mut self, task: &TaskRef, message: String) {
+        task.fail_run(message);
+    }
+
+    #[inline]
+    fn announce(&mut self) -> bool {
+        self.registry.sleep.announce()
+    }
+
+    #[inline]
+    fn has_sleepers(&self) -> bool {
+        self.registry.sleep.has_sleepers()
+    }
+
+    fn is_asleep(&self, w: usize) -> bool {
+        self.registry.sleep.is_asleep(w)
+    }
+
+    fn wake(&mut self, w: usize) -> bool {
+        self.registry.sleep.wake(w)
+    }
+}
+
+impl LoadView for &WorkerThread {
+    fn load(&self, w: usize) -> usize {
+        self.registry.load(w)
+    }
+}
+
+fn from_crossbeam(steal: deque::Steal<TaskRef>) -> Steal<TaskRef> {
+    match steal {
+        deque::Steal::Empty => Steal::Empty,
+        deque::Steal::Success(task) => Steal::Success(task),
+        deque::Steal::Retry => Steal::Retry,
     }
 }
 
@@ -238,65 +258,9 @@ impl Executor for WorkerThread {
     }
 
     fn activate(&self, task: Activated) {
-        let registry = &self.registry;
-        let policy = &registry.ready_policy;
-        let hinted = task.has_affinity();
-        if !hinted && !policy.needs_accesses() {
-            self.keep(task.into_task());
-            return;
-        }
-        let ready = task.describe(policy.needs_accesses());
-        let placement = policy.place(
-            self.node,
-            &ReadyTask {
-                accesses: &ready.accesses,
-                affinity: ready.affinity,
-            },
-            &registry.topology,
-            &registry.worker_node,
-            &**registry,
-        );
-        task.set_preferred_node(placement.preferred_node(&registry.worker_node, self.node));
-        let task = task.into_task();
-        match placement {
-            Placement::Local(reason) => {
-                if reason == KeepReason::BelowThreshold {
-                    task.record(self.index, EngineEvent::PushKeptLocal);
-                }
-                self.keep(task);
-            }
-            Placement::Node(node) => {
-                if !hinted {
-                    task.record(self.index, EngineEvent::PushAttempted);
-                }
-                let candidates = &registry.workers_of_node[node];
-                if candidates.is_empty() {
-                    // A node with memory and no workers: run where we are.
-                    self.keep(task);
-                } else {
-                    let w = candidates[(self.next_random() % candidates.len() as u64) as usize];
-                    self.transfer(task, w, !hinted);
-                }
-            }
-            Placement::Worker(w) => self.transfer(task, w, false),
-            Placement::StrictWorker(w) => {
-                registry.shared[w].private.push(task);
-                registry.sleep.new_work_for(&[w]);
-            }
-            Placement::StrictNode(node) => {
-                let candidates = &registry.workers_of_node[node];
-                if candidates.is_empty() {
-                    task.fail_run(format!(
-                        "strict affinity to node {node}, which has no workers"
-                    ));
-                    // The failed run drains the task without running its body.
-                    self.keep(task);
-                } else {
-                    registry.node_private[node].push(task);
-                    registry.sleep.new_work_for(candidates);
-                }
-            }
-        }
+        self.registry
+            .mechanism
+            .activate(&mut &*self, task, |task| task);
     }
 
     fn help_while(&self, blocked: &dyn Fn() -> bool) {

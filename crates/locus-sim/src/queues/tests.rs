@@ -1,0 +1,505 @@
+//! Decision equivalence: the shared mechanism driven over the simulator's modelled
+//! queues and over real crossbeam queues, wrapped exactly as the `threads` engine
+//! wraps them (`locus/src/engine/threads/worker.rs`), makes the same decisions from one
+//! seeded sequence of events: where each task goes, which task each find-work call
+//! returns, whom each wake-up chooses, what is counted, and the loads the policies see.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use crossbeam_deque::{Stealer, Worker};
+use crossbeam_queue::{ArrayQueue, SegQueue};
+use locus::engine::mechanism::{Decided, Push, Queue, Queues, Steal, Wake};
+use locus::engine::{EngineEvent, Mechanism};
+use locus::sched::{KeepReason, LoadView, Placement, ReadyPolicy};
+use locus::{StealKind, Topology};
+use rand::rngs::SmallRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+use super::{Charges, Model, Recorded};
+
+/// What an implementation was asked to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Note {
+    Event(usize, u32, EngineEvent),
+    Failed(u32),
+}
+
+/// A queued task: its id, and the notes of the implementation it belongs to.
+#[derive(Clone)]
+struct Item {
+    id: u32,
+    notes: Rc<RefCell<Vec<Note>>>,
+}
+
+impl Recorded for Item {
+    fn record(&self, worker: usize, event: EngineEvent) {
+        self.notes
+            .borrow_mut()
+            .push(Note::Event(worker, self.id, event));
+    }
+
+    fn fail_run(&self, _message: String) {
+        self.notes.borrow_mut().push(Note::Failed(self.id));
+    }
+}
+
+/// The `threads` engine's queues, without its threads: the owner ends of the deques
+/// are all held here, and sleeping is a set (the real protocol needs threads; its
+/// choice of whom to wake is the mechanism's either way).
+struct Real {
+    deques: Vec<Worker<Item>>,
+    stealers: Vec<Stealer<Item>>,
+    mailboxes: Vec<ArrayQueue<Item>>,
+    private: Vec<SegQueue<Item>>,
+    node_private: Vec<SegQueue<Item>>,
+    worker_node: Vec<usize>,
+    last_victim: Vec<Option<usize>>,
+    asleep: BTreeSet<usize>,
+    rng: SmallRng,
+}
+
+struct RealView<'a> {
+    real: &'a mut Real,
+    me: usize,
+    woken: Vec<usize>,
+}
+
+fn from_crossbeam(steal: crossbeam_deque::Steal<Item>) -> Steal<Item> {
+    match steal {
+        crossbeam_deque::Steal::Empty => Steal::Empty,
+        crossbeam_deque::Steal::Success(task) => Steal::Success(task),
+        crossbeam_deque::Steal::Retry => Steal::Retry,
+    }
+}
+
+impl LoadView for RealView<'_> {
+    fn load(&self, w: usize) -> usize {
+        let r = &self.real;
+        r.stealers[w].len() + r.mailboxes[w].len() + r.private[w].len()
+    }
+}
+
+impl Queues for RealView<'_> {
+    type Task = Item;
+
+    fn me(&self) -> usize {
+        self.me
+    }
+
+    fn random(&mut self) -> u64 {
+        self.real.rng.next_u64()
+    }
+
+    fn push_deque(&mut self, task: Item) {
+        self.real.deques[self.me].push(task);
+    }
+
+    fn push_mailbox(&mut self, w: usize, task: Item) -> Push<Item> {
+        match self.real.mailboxes[w].push(task) {
+            Ok(()) => Push::Queued,
+            Err(task) => Push::Full(task),
+        }
+    }
+
+    fn push_private(&mut self, w: usize, task: Item) {
+        self.real.private[w].push(task);
+    }
+
+    fn push_node_private(&mut self, n: usize, task: Item) {
+        self.real.node_private[n].push(task);
+    }
+
+    fn pop_deque(&mut self) -> Option<Item> {
+        self.real.deques[self.me].pop()
+    }
+
+    fn pop_private(&mut self) -> Option<Item> {
+        self.real.private[self.me].pop()
+    }
+
+    fn pop_node_private(&mut self) -> Option<Item> {
+        self.real.node_private[self.real.worker_node[self.me]].pop()
+    }
+
+    fn pop_mailbox(&mut self) -> Option<Item> {
+        self.real.mailboxes[self.me].pop()
+    }
+
+    fn steal(&mut self, v: usize) -> Steal<Item> {
+        from_crossbeam(self.real.stealers[v].steal())
+    }
+
+    fn steal_half(&mut self, v: usize) -> Steal<Item> {
+        from_crossbeam(self.real.stealers[v].steal_batch_and_pop(&self.real.deques[self.me]))
+    }
+
+    fn steal_mailbox(&mut self, v: usize) -> Option<Item> {
+        self.real.mailboxes[v].pop()
+    }
+
+    fn last_victim(&self) -> Option<usize> {
+        self.real.last_victim[self.me]
+    }
+
+    fn set_last_victim(&mut self, v: usize) {
+        self.real.last_victim[self.me] = Some(v);
+    }
+
+    fn record(&mut self, task: &Item, event: EngineEvent) {
+        task.record(self.me, event);
+    }
+
+    fn fail_run(&mut self, task: &Item, message: String) {
+        task.fail_run(message);
+    }
+
+    fn announce(&mut self) -> bool {
+        !self.real.asleep.is_empty()
+    }
+
+    fn has_sleepers(&self) -> bool {
+        !self.real.asleep.is_empty()
+    }
+
+    fn is_asleep(&self, w: usize) -> bool {
+        self.real.asleep.contains(&w)
+    }
+
+    fn wake(&mut self, w: usize) -> bool {
+        let woken = self.real.asleep.remove(&w);
+        if woken {
+            self.woken.push(w);
+        }
+        woken
+    }
+}
+
+/// One event of a sequence.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    /// Worker `from` activated a task the policy (or a hint) placed so.
+    Route {
+        from: usize,
+        placement: Placement,
+        decided: Decided,
+    },
+    /// Worker `worker` (awake) looks for work.
+    FindWork { worker: usize },
+    /// Worker `worker` (awake) goes to sleep.
+    Sleep { worker: usize },
+    /// New work at `at` wakes someone.
+    WakeFor { at: Wake },
+}
+
+/// What an implementation decided for one event.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Routed(Queue, Vec<usize>),
+    Found(Option<u32>, Vec<usize>),
+    Slept,
+    Woke(Option<usize>),
+}
+
+const WORKER_NODE: [usize; 8] = [0, 0, 1, 1, 2, 2, 3, 3];
+const NODES: usize = 4;
+const MAILBOX: usize = 3;
+
+fn topology() -> Topology {
+    // Distances: 0-1 near (12), 0-2 and 0-3 far (20), 2-3 near.
+    Topology::from_spec("4x2:10,12,20,20,12,10,20,20,20,20,10,12,20,20,12,10").unwrap()
+}
+
+/// A seeded sequence of events over the workers of [`WORKER_NODE`].
+fn events(seed: u64, len: usize) -> Vec<Op> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let workers = WORKER_NODE.len();
+    (0..len)
+        .map(|_| match rng.random_range(0..10) {
+            0..=4 => {
+                let placement = match rng.random_range(0..7) {
+                    0 => Placement::Local(KeepReason::NoPush),
+                    1 => Placement::Local(KeepReason::BelowThreshold),
+                    2 | 3 => Placement::Node(rng.random_range(0..NODES)),
+                    4 => Placement::Worker(rng.random_range(0..workers)),
+                    5 => Placement::StrictWorker(rng.random_range(0..workers)),
+                    _ => Placement::StrictNode(rng.random_range(0..NODES)),
+                };
+                let decided = if rng.random_bool(0.7) {
+                    Decided::ByPolicy
+                } else {
+                    Decided::ByHint
+                };
+                Op::Route {
+                    from: rng.random_range(0..workers),
+                    placement,
+                    decided,
+                }
+            }
+            5..=7 => Op::FindWork {
+                worker: rng.random_range(0..workers),
+            },
+            8 => Op::Sleep {
+                worker: rng.random_range(0..workers),
+            },
+            _ => Op::WakeFor {
+                at: match rng.random_range(0..3) {
+                    0 => Wake::Near(rng.random_range(0..workers)),
+                    1 => Wake::Only(rng.random_range(0..workers)),
+                    _ => Wake::Node(rng.random_range(0..NODES)),
+                },
+            },
+        })
+        .collect()
+}
+
+/// What a run of a sequence decided: per event, the outcome and the loads the
+/// policies would see after it; and everything recorded.
+struct Decisions {
+    outcomes: Vec<Outcome>,
+    loads: Vec<Vec<usize>>,
+    notes: Vec<Note>,
+}
+
+/// Runs `ops` over the real queues; the outcomes, the notes and the final loads.
+fn run_real(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
+    let workers = WORKER_NODE.len();
+    let deques: Vec<Worker<Item>> = (0..workers).map(|_| Worker::new_lifo()).collect();
+    let mut real = Real {
+        stealers: deques.iter().map(Worker::stealer).collect(),
+        deques,
+        mailboxes: (0..workers).map(|_| ArrayQueue::new(MAILBOX)).collect(),
+        private: (0..workers).map(|_| SegQueue::new()).collect(),
+        node_private: (0..NODES).map(|_| SegQueue::new()).collect(),
+        worker_node: WORKER_NODE.to_vec(),
+        last_victim: vec![None; workers],
+        asleep: BTreeSet::new(),
+        rng: SmallRng::seed_from_u64(seed),
+    };
+    let notes = Rc::new(RefCell::new(Vec::new()));
+    let mut outcomes = Vec::new();
+    let mut loads = Vec::new();
+    for (id, op) in ops.iter().enumerate() {
+        let outcome = match *op {
+            Op::Route {
+                from,
+                placement,
+                decided,
+            } => {
+                let mut view = RealView {
+                    real: &mut real,
+                    me: from,
+                    woken: Vec::new(),
+                };
+                let item = Item {
+                    id: id as u32,
+                    notes: notes.clone(),
+                };
+                let queue = mechanism.route(&mut view, placement, decided, item);
+                Outcome::Routed(queue, view.woken)
+            }
+            Op::FindWork { worker } => {
+                let mut view = RealView {
+                    real: &mut real,
+                    me: worker,
+                    woken: Vec::new(),
+                };
+                let found = mechanism.find_work(&mut view).map(|t| t.id);
+                Outcome::Found(found, view.woken)
+            }
+            Op::Sleep { worker } => {
+                real.asleep.insert(worker);
+                Outcome::Slept
+            }
+            Op::WakeFor { at } => {
+                let mut view = RealView {
+                    real: &mut real,
+                    me: 0,
+                    woken: Vec::new(),
+                };
+                Outcome::Woke(mechanism.wake_for(&mut view, at))
+            }
+        };
+        let view = RealView {
+            real: &mut real,
+            me: 0,
+            woken: Vec::new(),
+        };
+        loads.push((0..workers).map(|w| view.load(w)).collect());
+        outcomes.push(outcome);
+    }
+    let notes = notes.borrow().clone();
+    Decisions {
+        outcomes,
+        loads,
+        notes,
+    }
+}
+
+/// Runs `ops` over the simulator's modelled queues, each pushed task arriving before
+/// the next event (the model's arrivals, without the event loop's delays).
+fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
+    let workers = WORKER_NODE.len();
+    let mut model: Model<Item> = Model::new(&WORKER_NODE, NODES);
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let charges = Charges {
+        attempt_ns: vec![vec![1; NODES]; NODES],
+        sweep_ns: vec![1; workers],
+        victims: (0..workers).map(|w| mechanism.plan(w).len()).collect(),
+        push_ns: 1,
+        mailbox_capacity: MAILBOX,
+    };
+    let notes = Rc::new(RefCell::new(Vec::new()));
+    let mut outcomes = Vec::new();
+    let mut loads = Vec::new();
+    for (id, op) in ops.iter().enumerate() {
+        let outcome = match *op {
+            Op::Route {
+                from,
+                placement,
+                decided,
+            } => {
+                let mut view = model.view(from, &mut rng, &charges);
+                let item = Item {
+                    id: id as u32,
+                    notes: notes.clone(),
+                };
+                let queue = mechanism.route(&mut view, placement, decided, item);
+                let effects = view.done();
+                assert!(effects.woken.is_empty(), "pushes wake on arrival");
+                let mut woken = Vec::new();
+                for (_, arrived, task) in effects.arrivals {
+                    assert_eq!(arrived, queue);
+                    model.arrive(arrived, task);
+                    let mut view = model.view(from, &mut rng, &charges);
+                    mechanism.wake_for(&mut view, arrived.wakes());
+                    woken.extend(view.done().woken.into_iter().map(|(w, _)| w));
+                }
+                Outcome::Routed(queue, woken)
+            }
+            Op::FindWork { worker } => {
+                let mut view = model.view(worker, &mut rng, &charges);
+                let found = mechanism.find_work(&mut view).map(|t| t.id);
+                let effects = view.done();
+                assert!(effects.arrivals.is_empty());
+                Outcome::Found(found, effects.woken.into_iter().map(|(w, _)| w).collect())
+            }
+            Op::Sleep { worker } => {
+                model.fall_asleep(worker);
+                Outcome::Slept
+            }
+            Op::WakeFor { at } => {
+                let mut view = model.view(0, &mut rng, &charges);
+                Outcome::Woke(mechanism.wake_for(&mut view, at))
+            }
+        };
+        let view = model.view(0, &mut rng, &charges);
+        loads.push((0..workers).map(|w| view.load(w)).collect());
+        outcomes.push(outcome);
+    }
+    let notes = notes.borrow().clone();
+    Decisions {
+        outcomes,
+        loads,
+        notes,
+    }
+}
+
+fn mechanism(steal: StealKind, last_victim_first: bool, steal_half: bool) -> Mechanism {
+    Mechanism::new(
+        &topology(),
+        &WORKER_NODE,
+        ReadyPolicy::keep_local(),
+        steal,
+        last_victim_first,
+        steal_half,
+    )
+}
+
+#[test]
+fn the_model_and_the_real_queues_make_the_same_decisions() {
+    for steal in [StealKind::Hierarchical, StealKind::Random] {
+        for last_victim_first in [false, true] {
+            for steal_half in [false, true] {
+                let m = mechanism(steal, last_victim_first, steal_half);
+                for seed in 0..20 {
+                    let ops = events(seed, 400);
+                    let real = run_real(&m, &ops, seed);
+                    let model = run_model(&m, &ops, seed);
+                    let what = format!(
+                        "{steal:?}, last_victim_first {last_victim_first}, \
+                         steal_half {steal_half}, seed {seed}"
+                    );
+                    for (i, op) in ops.iter().enumerate() {
+                        assert_eq!(
+                            real.outcomes[i],
+                            model.outcomes[i],
+                            "{what}: event {i} ({op:?}) after {:?}",
+                            &ops[i.saturating_sub(8)..i]
+                        );
+                        assert_eq!(
+                            real.loads[i], model.loads[i],
+                            "{what}: loads after event {i} ({op:?})"
+                        );
+                    }
+                    assert_eq!(real.notes, model.notes, "{what}: counters differ");
+                }
+            }
+        }
+    }
+}
+
+/// The sequences exercise what they should: every kind of queue, wake-ups, full
+/// mailboxes, failed strict placements, and batch steals that leave work with the
+/// thief.
+#[test]
+fn the_sequences_reach_every_decision() {
+    let m = mechanism(StealKind::Hierarchical, false, true);
+    let mut queues = BTreeSet::new();
+    let (mut found, mut woke, mut rejected, mut batches) = (0, 0, 0, 0);
+    for seed in 0..20 {
+        let ops = events(seed, 400);
+        let d = run_model(&m, &ops, seed);
+        for (i, o) in d.outcomes.iter().enumerate() {
+            match o {
+                Outcome::Routed(q, w) => {
+                    queues.insert(match q {
+                        Queue::Deque(_) => "deque",
+                        Queue::Mailbox(_) => "mailbox",
+                        Queue::Private(_) => "private",
+                        Queue::NodePrivate(_) => "node-private",
+                    });
+                    woke += w.len();
+                }
+                Outcome::Found(Some(task), w) => {
+                    found += 1;
+                    woke += w.len();
+                    let Op::FindWork { worker } = ops[i] else {
+                        unreachable!()
+                    };
+                    let stole = d.notes.iter().any(|n| {
+                        matches!(n, Note::Event(w, t, EngineEvent::StealSameNode | EngineEvent::StealRemote)
+                            if *w == worker && t == task)
+                    });
+                    // A thief with empty queues that holds work after its steal got a
+                    // batch.
+                    if stole && d.loads[i][worker] > 0 {
+                        batches += 1;
+                    }
+                }
+                Outcome::Woke(Some(_)) => woke += 1,
+                _ => {}
+            }
+        }
+        rejected += d
+            .notes
+            .iter()
+            .filter(|n| matches!(n, Note::Event(_, _, EngineEvent::PushRejected)))
+            .count();
+    }
+    assert_eq!(queues.len(), 4, "every kind of queue");
+    assert!(found > 100 && woke > 50, "found {found}, woke {woke}");
+    assert!(rejected > 0, "a mailbox was full");
+    assert!(batches > 0, "a batch steal left work with the thief");
+}

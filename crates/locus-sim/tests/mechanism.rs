@@ -1,0 +1,112 @@
+//! The shared mechanism (`locus::engine::Mechanism`), observed from outside in the
+//! simulator: new work wakes the sleeping worker nearest to it, and `steal_half`
+//! makes a thief take a batch. (That the simulator and the `threads` engine make the
+//! same decisions from the same queues is checked inside the crate, `src/queues`.)
+
+use std::sync::{Arc, Mutex};
+
+use locus::observe::{Observer, TaskSpan};
+use locus::{Affinity, Config, Report, Runtime, RuntimeBuilder, Topology};
+use locus_sim::Sim;
+
+/// Simulated computation of every task, in nanoseconds: long enough that every idle
+/// worker has gone to sleep when the producer ends.
+const COST_NS: u64 = 1_000_000;
+
+/// The worker of every task of the last run, by name.
+#[derive(Default)]
+struct Workers(Mutex<Vec<(String, usize)>>);
+
+impl Observer for Workers {
+    fn run_started(&self, _at_ns: u64) {
+        self.0.lock().unwrap().clear();
+    }
+
+    fn task(&self, span: &TaskSpan<'_>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((span.name.to_string(), span.worker));
+    }
+}
+
+/// A producer pinned to the first worker of node `producer_node` (cost [`COST_NS`])
+/// and `readers` tasks reading its output, which become ready together when it ends,
+/// on its worker (`dsa-base` keeps them there). Returns the report and the nodes of
+/// the workers that ran the readers.
+fn burst(
+    spec: &str,
+    producer_node: usize,
+    readers: usize,
+    tweak: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+) -> (Report, Vec<usize>) {
+    let workers = Arc::new(Workers::default());
+    let builder = Runtime::builder()
+        .topology(Topology::from_spec(spec).unwrap())
+        .config(Config::DsaBase)
+        .engine(Sim::new().seed(3))
+        .observer(workers.clone());
+    let rt = tweak(builder).build().unwrap();
+    let worker_node = rt.worker_nodes().to_vec();
+    let producer_worker = (0..rt.workers())
+        .find(|&w| worker_node[w] == producer_node)
+        .unwrap();
+    let data = rt.data::<u64>("d", 64);
+    let report = rt
+        .run(|s| {
+            s.task("producer", data.write())
+                .affinity(Affinity::worker(producer_worker).strict())
+                .cost(COST_NS)
+                .spawn(|_, d| d.fill(1))
+                .unwrap();
+            for k in 0..readers {
+                s.task(format!("reader-{k}"), data.read())
+                    .cost(COST_NS)
+                    .spawn(|_, d| assert_eq!(d[0], 1))
+                    .unwrap();
+            }
+        })
+        .unwrap()
+        .report;
+    let ran = workers.0.lock().unwrap();
+    let readers = ran
+        .iter()
+        .filter(|(name, _)| name.starts_with("reader-"))
+        .map(|&(_, w)| worker_node[w])
+        .collect();
+    (report, readers)
+}
+
+#[test]
+fn new_work_wakes_a_sleeper_of_its_own_node() {
+    // Four nodes of two workers; the work appears on a worker of node 3 while every
+    // other worker sleeps. Its node neighbour is woken, and steals the second reader
+    // within the node; waking the lowest-index sleeper instead would have sent a
+    // worker of node 0 to steal it remotely.
+    let spec = "4x2:10,12,20,20,12,10,20,20,20,20,10,12,20,20,12,10";
+    let (report, readers) = burst(spec, 3, 2, |b| b);
+    assert_eq!(readers, [3, 3], "{:?}", report.steals);
+    assert_eq!(report.steals.remote, 0);
+    assert_eq!(report.steals.same_node, 1);
+}
+
+#[test]
+fn steal_half_takes_half_of_the_victims_deque_at_once() {
+    // Two workers; 40 readers become ready on the producer's worker. One at a time,
+    // the other worker steals about every other task; with batches, a few steals.
+    let steals = |half: bool| {
+        let (report, readers) = burst("1x2", 0, 40, |b| b.steal_half(half));
+        assert_eq!(readers.len(), 40);
+        assert_eq!(
+            report.settings.get("steal_half"),
+            Some(if half { "true" } else { "false" })
+        );
+        report.steals.same_node
+    };
+    let (one, batch) = (steals(false), steals(true));
+    assert!(one >= 10, "one task a steal: {one} steals");
+    assert!(
+        batch <= 3,
+        "batches: {batch} steals, one task a steal: {one}"
+    );
+}
