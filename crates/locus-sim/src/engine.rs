@@ -572,6 +572,11 @@ impl Machine {
             // `w` is in a body that helps (`help_while`) and ran a task in place.
             return;
         }
+        if self.state.borrow().workers[w].running.is_some() {
+            // A look left from a task `w` ran while helping: `w` is busy with the task
+            // whose body was waiting, and looks again when that one ends.
+            return;
+        }
         let found = {
             let mut st = self.state.borrow_mut();
             let st = &mut *st;
@@ -922,6 +927,14 @@ impl Machine {
             if !self.help_in_place(w) {
                 // Nothing can make progress: the window cannot drain. Submission goes
                 // on over the bound rather than deadlocking.
+                break;
+            }
+        }
+        // A task `w` began while helping (its body ran, its memory and compute are
+        // still in flight) ends before the waiting body resumes: a worker runs one
+        // task at a time.
+        while self.state.borrow().workers[w].running.is_some() {
+            if !self.step() {
                 break;
             }
         }

@@ -382,3 +382,38 @@ fn parallel_control_simulates_every_task_when_bodies_are_skipped() {
         );
     }
 }
+
+/// Nested tasks that join run in the simulator as on threads: recursive Fibonacci with
+/// taskwait, its result verified, every task counted.
+#[test]
+fn nested_tasks_that_join_run_in_the_simulator() {
+    fn fib_task(ctx: &locus::TaskCtx, n: u64, out: &mut [u64]) {
+        if n < 2 {
+            out[0] = n;
+            return;
+        }
+        let a = ctx.scope().data::<u64>("a", 1);
+        let b = ctx.scope().data::<u64>("b", 1);
+        ctx.scope()
+            .spawn("fib", a.write(), move |ctx, a| fib_task(ctx, n - 1, a))
+            .unwrap();
+        ctx.scope()
+            .spawn("fib", b.write(), move |ctx, b| fib_task(ctx, n - 2, b))
+            .unwrap();
+        out[0] = ctx.fetch(&a).unwrap()[0] + ctx.fetch(&b).unwrap()[0];
+    }
+    for spec in TOPOLOGIES {
+        for config in [Config::DsaOpt, Config::DsaBase, Config::Home] {
+            let rt = runtime(spec, config, Sim::new());
+            let out = rt.data::<u64>("out", 1);
+            let finished = rt
+                .run(|s| s.spawn("fib", out.write(), |ctx, o| fib_task(ctx, 12, o)))
+                .unwrap();
+            finished.value.unwrap();
+            assert_eq!(rt.fetch(&out).unwrap(), vec![144], "{config} on {spec}");
+            // fib(12) makes 2 * fib(13) - 1 = 465 tasks.
+            assert_eq!(finished.report.tasks, 465, "{config} on {spec}");
+            assert!(finished.report.wall_s > 0.0);
+        }
+    }
+}

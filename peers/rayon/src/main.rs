@@ -8,6 +8,7 @@
 //! `verified`, `params`. Exit status 0 when verified, 1 when not, 2 on bad arguments.
 
 mod bitonic;
+mod fib;
 mod jacobi_2d;
 mod kmeans;
 mod overhead;
@@ -36,6 +37,7 @@ const KERNELS: &[(&str, &str)] = &[
     ("kmeans", "[POINTS DIMS CLUSTERS BLOCK_POINTS ITERATIONS]"),
     ("bitonic", "[LEN BLOCK_LEN]"),
     ("overhead", "CHAINS LENGTH ROUNDS FAN"),
+    ("fib", "[N]"),
 ];
 
 /// Parses every argument as an unsigned integer, `count` of them or none (then
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         "kmeans" => kmeans::run(rest),
         "bitonic" => bitonic::run(rest),
         "overhead" => overhead::run(rest),
+        "fib" => fib::run(rest),
         _ => Err(format!("unknown kernel `{kernel}`")),
     };
     match outcome {
