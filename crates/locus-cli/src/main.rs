@@ -34,6 +34,8 @@ enum Command {
     Sim(cmd::sim::Args),
     /// Run a benchmark suite over several configurations.
     Bench(cmd::bench::Args),
+    /// Run a long seeded mix of verified runs, checking for leaks, growth and hangs.
+    Soak(cmd::soak::Args),
     /// Show what Locus can do so far, on this machine.
     Demo(cmd::demo::Args),
 }
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::main(&args),
         Command::Sim(args) => cmd::sim::main(&args),
         Command::Bench(args) => cmd::bench::main(&args),
+        Command::Soak(args) => cmd::soak::main(&args),
         Command::Demo(args) => cmd::demo::main(&args),
     };
     match result {
@@ -79,7 +82,7 @@ fn parse_failure(e: &clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             cmd::Failure::Usage(
-                "missing subcommand (topo, run, sim, bench, demo); try `locus --help`".into(),
+                "missing subcommand (topo, run, sim, bench, soak, demo); try `locus --help`".into(),
             )
             .report()
         }

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod execute;
 pub mod run;
 pub mod sim;
+pub mod soak;
 pub mod topo;
 
 use std::process::ExitCode;

@@ -109,9 +109,9 @@ impl DataInner {
         self.bytes
     }
 
-    /// The current version, resolved to the last committed one when its producer did
-    /// not complete (a failed run: `data::version`, "Failed producers").
-    fn resolved(&self) -> std::sync::MutexGuard<'_, Arc<Version>> {
+    /// The current version, locked, resolved to the last committed one when its
+    /// producer did not complete (a failed run: `data::version`, "Failed producers").
+    pub(crate) fn lock_current(&self) -> std::sync::MutexGuard<'_, Arc<Version>> {
         let mut current = lock(&self.current);
         let committed = current.committed();
         if !Arc::ptr_eq(&committed, &current) {
@@ -162,27 +162,12 @@ impl DataInner {
     /// Resolves the current version to the last committed one now, after a writer
     /// did not complete.
     pub(crate) fn settle(&self) {
-        drop(self.resolved());
+        drop(self.lock_current());
     }
 
     /// The version the next task binds to.
     pub(crate) fn current(&self) -> Arc<Version> {
-        self.resolved().clone()
-    }
-
-    /// The version a task reading the datum binds to; for shared data the version
-    /// counts the reader, under the same lock as [`supersede`](Self::supersede).
-    pub(crate) fn current_for_read(&self) -> Arc<Version> {
-        let current = self.resolved();
-        if self.shared.is_some() {
-            current.add_reader();
-        }
-        current.clone()
-    }
-
-    /// Makes `next` the current version and returns the one it supersedes.
-    pub(crate) fn supersede(&self, next: Arc<Version>) -> Arc<Version> {
-        std::mem::replace(&mut *self.resolved(), next)
+        self.lock_current().clone()
     }
 }
 

@@ -286,30 +286,49 @@ where
     if let Some(domain) = domain {
         domain.child_submitted();
     }
-    let mut bindings = Vec::with_capacity(declared.len());
-    let mut inputs = 0;
+    // The run-wide current versions of the task's data are locked all at once, in the
+    // order of the data's identifiers, so that tasks submitted at the same moment from
+    // several workers bind as if one came entirely before the other (binding datum by
+    // datum, two tasks writing each other's inputs could each wait for the other). A
+    // domain's versions are under the domain's one lock already.
+    let mut locked: Vec<(u64, std::sync::MutexGuard<'_, Arc<Version>>)> = Vec::new();
+    if entries.is_none() {
+        let mut order: Vec<&Declared> = declared.iter().collect();
+        order.sort_by_key(|d| d.data.id);
+        order.dedup_by_key(|d| d.data.id);
+        locked = order
+            .into_iter()
+            .map(|d| (d.data.id, d.data.lock_current()))
+            .collect();
+    }
+    let mut parts = Vec::with_capacity(declared.len());
     let mut alloc_failed = None;
-    for d in declared {
-        let es = d.data.elem_size;
-        let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
+    for d in &declared {
         let shared = d.data.shared.as_ref();
         // The version the task binds to: the run-wide current one, or its parent's
         // domain's.
-        let mut entry = entries.as_mut().map(|e| {
-            e.iter_mut()
-                .find(|e| e.data.id == d.data.id)
-                .expect("validated")
-        });
-        let (input, output, after) = match d.mode {
-            Mode::Read => match &mut entry {
-                None => (Some(d.data.current_for_read()), None, None),
-                Some(entry) => {
-                    if shared.is_some() {
-                        entry.current.add_reader();
-                    }
-                    (Some(entry.current.clone()), None, None)
+        let slot: &mut Arc<Version> = match entries.as_mut() {
+            Some(e) => {
+                &mut e
+                    .iter_mut()
+                    .find(|e| e.data.id == d.data.id)
+                    .expect("validated")
+                    .current
+            }
+            None => {
+                let k = locked
+                    .binary_search_by_key(&d.data.id, |(id, _)| *id)
+                    .expect("locked above");
+                &mut locked[k].1
+            }
+        };
+        let part = match d.mode {
+            Mode::Read => {
+                if shared.is_some() {
+                    slot.add_reader();
                 }
-            },
+                (Some(slot.clone()), None, None)
+            }
             Mode::Write | Mode::ReadWrite => {
                 let next = Version::pending(d.data.bytes(), &run.versions, shared);
                 // A weak write's version stands for its children's: no buffer of its own.
@@ -327,10 +346,7 @@ where
                         });
                     }
                 }
-                let previous = match &mut entry {
-                    None => d.data.supersede(next.clone()),
-                    Some(entry) => std::mem::replace(&mut entry.current, next.clone()),
-                };
+                let previous = std::mem::replace(slot, next.clone());
                 if shared.is_none() {
                     // Kept until `next` is committed: a failed run leaves the datum
                     // with its last complete version (`data::version`).
@@ -343,6 +359,14 @@ where
                 (input, Some(next), after)
             }
         };
+        parts.push(part);
+    }
+    drop(locked);
+    let mut bindings = Vec::with_capacity(declared.len());
+    let mut inputs = 0;
+    for (d, (input, output, after)) in declared.into_iter().zip(parts) {
+        let es = d.data.elem_size;
+        let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
         let binding = Binding {
             data: d.data,
             mode: d.mode,
