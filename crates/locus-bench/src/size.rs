@@ -270,15 +270,16 @@ pub(crate) trait KernelParams: Serialize + DeserializeOwned {
 
 /// Implements [`KernelParams`] for the `Params` of a workload module, which has
 /// `tiny()`, `Default` (the small size), `validate()` and, unless `paper: none` (then
-/// `Paper` gives the defaults), `paper()`.
+/// `Paper` and `PaperSgi` give the defaults), `paper()` and `paper_sgi()` (paper 1
+/// Table 3 for the Opteron-64 and for the SGI-192).
 macro_rules! kernel_params {
     ($options:expr, paper: none, bytes: |$p:ident| $bytes:expr) => {
-        kernel_params!(@impl $options, Params::default(), |$p| $bytes);
+        kernel_params!(@impl $options, Params::default(), Params::default(), |$p| $bytes);
     };
     ($options:expr, bytes: |$p:ident| $bytes:expr) => {
-        kernel_params!(@impl $options, Params::paper(), |$p| $bytes);
+        kernel_params!(@impl $options, Params::paper(), Params::paper_sgi(), |$p| $bytes);
     };
-    (@impl $options:expr, $paper:expr, |$p:ident| $bytes:expr) => {
+    (@impl $options:expr, $paper:expr, $paper_sgi:expr, |$p:ident| $bytes:expr) => {
         impl $crate::size::KernelParams for Params {
             const OPTIONS: $crate::size::Options = $options;
 
@@ -287,6 +288,7 @@ macro_rules! kernel_params {
                     $crate::Size::Tiny => Params::tiny(),
                     $crate::Size::Small => Params::default(),
                     $crate::Size::Paper => $paper,
+                    $crate::Size::PaperSgi => $paper_sgi,
                 }
             }
 
