@@ -276,10 +276,13 @@ fn a_chain_takes_at_least_the_sum_of_its_tasks() {
 /// Durations of the tasks named `scan`, with two of them at once or one alone.
 fn scan_durations(concurrent: usize) -> Vec<u64> {
     let probe = Probe::with_spans();
-    // Controller bandwidth equal to one core's: two readers share it.
+    // Controller bandwidth equal to one core's (10 lines of 64 B in flight over 80 ns:
+    // 8 GB/s): two readers share it.
     let costs = Costs {
         node_bandwidth_gb_s: 8.0,
-        core_bandwidth_gb_s: 8.0,
+        outstanding_lines: 10,
+        line_bytes: 64,
+        read_latency_ns: 80.0,
         ..Costs::default()
     }
     .without_runtime_overhead();
