@@ -541,3 +541,54 @@ fn set_field(
     object.insert(key.to_string(), new);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Control, Size, SizeSpec, Workload};
+
+    fn params(name: &str, size: Size) -> serde_json::Value {
+        Workload::new(name, &SizeSpec::from(size), Control::Sequential)
+            .unwrap()
+            .params()
+    }
+
+    /// Paper 1 Table 3 tunes the block sizes per machine, and runs blur-roberts on a
+    /// larger image on the SGI-192.
+    #[test]
+    fn paper_sizes_follow_the_machine() {
+        assert_eq!(Size::paper_for("sgi-uv2000"), Size::PaperSgi);
+        assert_eq!(Size::paper_for("opteron-64"), Size::Paper);
+        assert_eq!(Size::paper_for("4x2"), Size::Paper);
+        let (o, s) = (
+            params("jacobi-2d", Size::Paper),
+            params("jacobi-2d", Size::PaperSgi),
+        );
+        assert_eq!(
+            (o["block_rows"].as_u64(), o["block_cols"].as_u64()),
+            (Some(1 << 10), Some(1 << 6))
+        );
+        assert_eq!(
+            (s["block_rows"].as_u64(), s["block_cols"].as_u64()),
+            (Some(1 << 8), Some(1 << 8))
+        );
+        assert_eq!(o["rows"], s["rows"]);
+        let (o, s) = (
+            params("blur-roberts", Size::Paper),
+            params("blur-roberts", Size::PaperSgi),
+        );
+        assert_eq!(
+            (o["rows"].as_u64(), s["rows"].as_u64()),
+            (Some(1 << 15), Some(1 << 16))
+        );
+        assert_eq!(s["block_rows"].as_u64(), Some(1 << 10));
+        assert_eq!(
+            params("bitonic", Size::PaperSgi)["block_len"].as_u64(),
+            Some(1 << 17)
+        );
+        assert_eq!(
+            params("seidel-3d", Size::PaperSgi)["block_rows"].as_u64(),
+            Some(1 << 8)
+        );
+        assert_eq!("paper-sgi".parse::<Size>(), Ok(Size::PaperSgi));
+    }
+}

@@ -17,8 +17,8 @@
 //!    decision (and the creation, when a body spawned it);
 //! 2. a worker takes it (`Look`; after the steal attempts it made, `Begin`), runs or
 //!    skips its body inline at that instant, and pays the start and allocation costs;
-//! 3. its memory flows run on the controllers of its data's nodes (`Memory`,
-//!    `FlowEnd`), then its compute part;
+//! 3. its memory flows run one after another on the controllers of its data's nodes
+//!    (`Memory`, `FlowEnd`), its compute part alongside;
 //! 4. it ends (`End`): its outputs are published, which activates its successors.
 
 use std::cell::RefCell;
