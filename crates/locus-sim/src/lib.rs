@@ -40,7 +40,8 @@
 //!
 //! - [`Sim`] (`builder`): the settings, and the [`EngineFactory`](locus::engine::EngineFactory).
 //! - `engine`: the event loop, the workers' queues and states, the executor seam.
-//! - `memory`: memory controllers shared max-min fairly by the tasks using them.
+//! - `memory`: memory controllers and the links into them, shared max-min fairly by
+//!   the tasks using them, each task's stream limited by its core's misses in flight.
 //! - `events`: the event queue, ordered by `(time, sequence)`.
 //! - [`costs`]: every constant of the model, with its source.
 //! - [`probe`]: the simulator's counters and per-task spans.
