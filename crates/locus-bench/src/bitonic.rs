@@ -75,6 +75,14 @@ impl Params {
         }
     }
 
+    /// Paper 1 Table 3 for the SGI-192: blocks of 2^17.
+    pub fn paper_sgi() -> Self {
+        Params {
+            block_len: 1 << 17,
+            ..Params::paper()
+        }
+    }
+
     /// 128 keys in 8 blocks of 16: for tests.
     pub fn tiny() -> Self {
         Params {

@@ -88,6 +88,17 @@ impl Params {
         }
     }
 
+    /// Paper 1 Table 3 for the SGI-192: 2^16 × 2^16 pixels (32 GiB of `f64`) in blocks of 2^10 × 2^6.
+    pub fn paper_sgi() -> Self {
+        Params {
+            rows: 1 << 16,
+            cols: 1 << 16,
+            block_rows: 1 << 10,
+            block_cols: 1 << 6,
+            ..Params::paper()
+        }
+    }
+
     /// 12 × 16 pixels in 4 × 4 blocks (12 blocks): for tests.
     pub fn tiny() -> Self {
         Params {

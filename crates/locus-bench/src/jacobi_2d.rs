@@ -81,6 +81,15 @@ impl Params {
         }
     }
 
+    /// Paper 1 Table 3 for the SGI-192: blocks of 2^8 × 2^8.
+    pub fn paper_sgi() -> Self {
+        Params {
+            block_rows: 1 << 8,
+            block_cols: 1 << 8,
+            ..Params::paper()
+        }
+    }
+
     /// 16 × 16 in 4 × 8 blocks, 3 iterations: for tests.
     pub fn tiny() -> Self {
         Params {

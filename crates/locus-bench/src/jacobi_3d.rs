@@ -89,6 +89,16 @@ impl Params {
         }
     }
 
+    /// Paper 1 Table 3 for the SGI-192: blocks of 2^4 × 2^6 × 2^6.
+    pub fn paper_sgi() -> Self {
+        Params {
+            block_depth: 1 << 4,
+            block_rows: 1 << 6,
+            block_cols: 1 << 6,
+            ..Params::paper()
+        }
+    }
+
     /// 8 × 8 × 8 in 4 × 4 × 4 blocks, 2 iterations: for tests.
     pub fn tiny() -> Self {
         Params {

@@ -88,6 +88,11 @@ impl Params {
         }
     }
 
+    /// Paper 1 Table 3 for the SGI-192: as on the Opteron-64 (blocks of 10^4 points).
+    pub fn paper_sgi() -> Self {
+        Params::paper()
+    }
+
     /// 200 points of 3 dimensions, 4 clusters, 8 blocks, 3 iterations: for tests.
     pub fn tiny() -> Self {
         Params {

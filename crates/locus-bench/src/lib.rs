@@ -92,8 +92,28 @@ pub enum Size {
     /// Each module's `Params::default()`: well under a second on two cores.
     #[default]
     Small,
-    /// Paper 1 Table 3 (Opteron-64 block sizes): gigabytes of data, minutes of work.
+    /// Paper 1 Table 3 for the Opteron-64: gigabytes of data, minutes of work.
     Paper,
+    /// Paper 1 Table 3 for the SGI-192: the same problems with the block sizes tuned
+    /// for that machine, and blur-roberts at 2^16 x 2^16.
+    PaperSgi,
+}
+
+impl Size {
+    /// Paper 1 Table 3 for the machine `topology` names: [`Size::PaperSgi`] for the
+    /// `sgi-uv2000` preset, [`Size::Paper`] (the Opteron-64's) for any other.
+    pub fn paper_for(topology: &str) -> Size {
+        if topology.starts_with("sgi-uv2000") {
+            Size::PaperSgi
+        } else {
+            Size::Paper
+        }
+    }
+
+    /// Whether this is one of paper 1's sizes.
+    pub fn is_paper(self) -> bool {
+        matches!(self, Size::Paper | Size::PaperSgi)
+    }
 }
 
 impl std::str::FromStr for Size {
@@ -104,8 +124,9 @@ impl std::str::FromStr for Size {
             "tiny" => Ok(Size::Tiny),
             "small" => Ok(Size::Small),
             "paper" => Ok(Size::Paper),
+            "paper-sgi" => Ok(Size::PaperSgi),
             _ => Err(format!(
-                "unknown size `{}` (expected tiny, small or paper)",
+                "unknown size `{}` (expected tiny, small, paper or paper-sgi)",
                 size::one_line(s)
             )),
         }

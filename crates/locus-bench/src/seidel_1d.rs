@@ -73,6 +73,11 @@ impl Params {
         }
     }
 
+    /// Paper 1 Table 3 for the SGI-192: as on the Opteron-64 (blocks of 2^16).
+    pub fn paper_sgi() -> Self {
+        Params::paper()
+    }
+
     /// 64 elements in 8 blocks, 3 iterations: for tests.
     pub fn tiny() -> Self {
         Params {

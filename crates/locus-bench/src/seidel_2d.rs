@@ -84,6 +84,15 @@ impl Params {
         }
     }
 
+    /// Paper 1 Table 3 for the SGI-192: blocks of 2^7 × 2^9.
+    pub fn paper_sgi() -> Self {
+        Params {
+            block_rows: 1 << 7,
+            block_cols: 1 << 9,
+            ..Params::paper()
+        }
+    }
+
     /// 16 × 16 in 4 × 8 blocks, 3 iterations: for tests.
     pub fn tiny() -> Self {
         Params {

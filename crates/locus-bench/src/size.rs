@@ -270,15 +270,16 @@ pub(crate) trait KernelParams: Serialize + DeserializeOwned {
 
 /// Implements [`KernelParams`] for the `Params` of a workload module, which has
 /// `tiny()`, `Default` (the small size), `validate()` and, unless `paper: none` (then
-/// `Paper` gives the defaults), `paper()`.
+/// `Paper` and `PaperSgi` give the defaults), `paper()` and `paper_sgi()` (paper 1
+/// Table 3 for the Opteron-64 and for the SGI-192).
 macro_rules! kernel_params {
     ($options:expr, paper: none, bytes: |$p:ident| $bytes:expr) => {
-        kernel_params!(@impl $options, Params::default(), |$p| $bytes);
+        kernel_params!(@impl $options, Params::default(), Params::default(), |$p| $bytes);
     };
     ($options:expr, bytes: |$p:ident| $bytes:expr) => {
-        kernel_params!(@impl $options, Params::paper(), |$p| $bytes);
+        kernel_params!(@impl $options, Params::paper(), Params::paper_sgi(), |$p| $bytes);
     };
-    (@impl $options:expr, $paper:expr, |$p:ident| $bytes:expr) => {
+    (@impl $options:expr, $paper:expr, $paper_sgi:expr, |$p:ident| $bytes:expr) => {
         impl $crate::size::KernelParams for Params {
             const OPTIONS: $crate::size::Options = $options;
 
@@ -287,6 +288,7 @@ macro_rules! kernel_params {
                     $crate::Size::Tiny => Params::tiny(),
                     $crate::Size::Small => Params::default(),
                     $crate::Size::Paper => $paper,
+                    $crate::Size::PaperSgi => $paper_sgi,
                 }
             }
 
@@ -538,4 +540,55 @@ fn set_field(
     };
     object.insert(key.to_string(), new);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Control, Size, SizeSpec, Workload};
+
+    fn params(name: &str, size: Size) -> serde_json::Value {
+        Workload::new(name, &SizeSpec::from(size), Control::Sequential)
+            .unwrap()
+            .params()
+    }
+
+    /// Paper 1 Table 3 tunes the block sizes per machine, and runs blur-roberts on a
+    /// larger image on the SGI-192.
+    #[test]
+    fn paper_sizes_follow_the_machine() {
+        assert_eq!(Size::paper_for("sgi-uv2000"), Size::PaperSgi);
+        assert_eq!(Size::paper_for("opteron-64"), Size::Paper);
+        assert_eq!(Size::paper_for("4x2"), Size::Paper);
+        let (o, s) = (
+            params("jacobi-2d", Size::Paper),
+            params("jacobi-2d", Size::PaperSgi),
+        );
+        assert_eq!(
+            (o["block_rows"].as_u64(), o["block_cols"].as_u64()),
+            (Some(1 << 10), Some(1 << 6))
+        );
+        assert_eq!(
+            (s["block_rows"].as_u64(), s["block_cols"].as_u64()),
+            (Some(1 << 8), Some(1 << 8))
+        );
+        assert_eq!(o["rows"], s["rows"]);
+        let (o, s) = (
+            params("blur-roberts", Size::Paper),
+            params("blur-roberts", Size::PaperSgi),
+        );
+        assert_eq!(
+            (o["rows"].as_u64(), s["rows"].as_u64()),
+            (Some(1 << 15), Some(1 << 16))
+        );
+        assert_eq!(s["block_rows"].as_u64(), Some(1 << 10));
+        assert_eq!(
+            params("bitonic", Size::PaperSgi)["block_len"].as_u64(),
+            Some(1 << 17)
+        );
+        assert_eq!(
+            params("seidel-3d", Size::PaperSgi)["block_rows"].as_u64(),
+            Some(1 << 8)
+        );
+        assert_eq!("paper-sgi".parse::<Size>(), Ok(Size::PaperSgi));
+    }
 }

@@ -113,7 +113,23 @@ impl EngineFactory for Sim {
         Ok(topology)
     }
 
-    fn start(self: Box<Self>, setup: EngineSetup) -> Result<Box<dyn Engine>, Error> {
+    fn start(self: Box<Self>, mut setup: EngineSetup) -> Result<Box<dyn Engine>, Error> {
+        if setup.pools.node_limit.is_none() {
+            setup.pools.node_limit = node_memory(&setup.topology);
+        }
         Ok(Box::new(SimEngine::new(*self, setup)?))
     }
+}
+
+/// The memory of the modelled machine's nodes, as a pool limit: a node's pool holds at
+/// most what the node has, and an allocation beyond it falls back to the nearest node
+/// with room, as on the real machine (counted in the report's `memory.fallbacks`).
+/// `None` (no limit) when a node does not state its memory (synthetic topologies);
+/// the smallest node's when they differ. `RuntimeBuilder::node_limit` overrides it.
+fn node_memory(topology: &Topology) -> Option<u64> {
+    let nodes = topology.nodes();
+    if nodes.is_empty() || nodes.iter().any(|n| n.memory_bytes == 0) {
+        return None;
+    }
+    nodes.iter().map(|n| n.memory_bytes).min()
 }

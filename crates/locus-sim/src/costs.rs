@@ -2,7 +2,18 @@
 //! from (the cost model itself is described in this crate's `README.md`).
 //!
 //! The remote-access factors are not here: they are the topology's `read_cost` and
-//! `write_cost` (paper 1 Tables 1-2 for the `opteron-64` and `sgi-uv2000` presets).
+//! `write_cost` (paper 1 Tables 1-2 for the `opteron-64` and `sgi-uv2000` presets),
+//! which scale the local latencies below. Nor is the memory of each node: it is the
+//! topology's (`locus_topo` presets), which the simulator's pools enforce.
+
+/// The arithmetic of one kind of task, by the name the task was spawned with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KernelOps {
+    /// The task's name (`"jacobi-2d"`, `"kmeans"`, ...).
+    pub name: &'static str,
+    /// Arithmetic operations per byte the task declares (reads plus writes).
+    pub ops_per_byte: f64,
+}
 
 /// Parameters of the modelled machine and runtime. All times are integer nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -10,10 +21,28 @@ pub struct Costs {
     /// Bandwidth of one node's memory controller, in GB/s (= bytes per ns), shared by
     /// the tasks accessing that node at the same time.
     pub node_bandwidth_gb_s: f64,
-    /// Most bandwidth one core draws from a controller, in GB/s: a single task cannot
-    /// saturate a controller alone.
-    pub core_bandwidth_gb_s: f64,
-    /// Compute time of a task without a cost hint, in picoseconds per byte accessed.
+    /// Bandwidth of the links into one node, in GB/s: every access from a core of
+    /// another node to this node's memory crosses them.
+    pub link_bandwidth_gb_s: f64,
+    /// Cache-line misses one core keeps in flight.
+    pub outstanding_lines: u32,
+    /// Bytes of a cache line.
+    pub line_bytes: u32,
+    /// Latency of a read from the core's own node, in ns; a read from node `j` takes
+    /// this times the topology's read factor.
+    pub read_latency_ns: f64,
+    /// Latency of a write to the core's own node, in ns; scaled by the write factor.
+    pub write_latency_ns: f64,
+    /// Core clock, in GHz.
+    pub clock_ghz: f64,
+    /// Arithmetic operations a core retires per cycle.
+    pub ops_per_cycle: f64,
+    /// The arithmetic of the tasks the simulator knows by name (the kernels of
+    /// `locus-bench`). A task with a cost hint takes its hint; a task not listed here
+    /// takes `compute_ps_per_byte`.
+    pub kernel_ops: &'static [KernelOps],
+    /// Compute time of a task without a cost hint and not in `kernel_ops`, in
+    /// picoseconds per byte accessed.
     pub compute_ps_per_byte: u64,
     /// Submitting one task from a body (the control program creates tasks over time).
     pub task_create_ns: u64,
@@ -40,6 +69,80 @@ pub struct Costs {
     pub mailbox_capacity: usize,
 }
 
+/// The arithmetic of the kernels of `locus-bench`, counted from their bodies: operations
+/// per element (floating-point operations, comparisons) over the bytes the task declares
+/// per element (an 8-byte read and an 8-byte write for the stencils). Counts of the
+/// source code, not measurements: vector units and the compiler change them (README,
+/// "Where the constants come from").
+pub const KERNEL_OPS: &[KernelOps] = &[
+    // 3-point average: 2 additions, 1 division, over 16 bytes.
+    KernelOps {
+        name: "jacobi",
+        ops_per_byte: 3.0 / 16.0,
+    },
+    KernelOps {
+        name: "jacobi-1d",
+        ops_per_byte: 3.0 / 16.0,
+    },
+    KernelOps {
+        name: "seidel-1d",
+        ops_per_byte: 3.0 / 16.0,
+    },
+    // 5-point average: 4 additions, 1 division.
+    KernelOps {
+        name: "jacobi-2d",
+        ops_per_byte: 5.0 / 16.0,
+    },
+    KernelOps {
+        name: "seidel-2d",
+        ops_per_byte: 5.0 / 16.0,
+    },
+    // 7-point average: 6 additions, 1 division.
+    KernelOps {
+        name: "jacobi-3d",
+        ops_per_byte: 7.0 / 16.0,
+    },
+    KernelOps {
+        name: "seidel-3d",
+        ops_per_byte: 7.0 / 16.0,
+    },
+    // Gaussian blur over the Moore neighbourhood: 9 multiplications, 8 additions.
+    KernelOps {
+        name: "blur",
+        ops_per_byte: 17.0 / 16.0,
+    },
+    // Roberts cross: 2 differences, 2 squares, 1 addition, 1 square root.
+    KernelOps {
+        name: "roberts",
+        ops_per_byte: 6.0 / 16.0,
+    },
+    // Compare-exchange of two keys: 1 comparison per pair, 2 x 16 bytes.
+    KernelOps {
+        name: "bitonic-pair",
+        ops_per_byte: 1.0 / 32.0,
+    },
+    // Merging a bitonic block of 2^16 or 2^17 keys after the copy: log2(n) = 16
+    // compare-exchanges per key, over 16 bytes.
+    KernelOps {
+        name: "bitonic-merge",
+        ops_per_byte: 1.0,
+    },
+    // Sorting a block of 2^16 or 2^17 keys: about log2(n) = 16 comparisons per key, over
+    // 16 bytes.
+    KernelOps {
+        name: "bitonic-sort",
+        ops_per_byte: 1.0,
+    },
+    // Per point of 10 dimensions: 11 clusters x 10 dimensions x 3 operations
+    // (difference, square, sum), 11 comparisons, 10 additions to the partial sums: 351
+    // operations over 84 bytes (40 read, 40 written as the next iteration's copy, 4 of
+    // assignment).
+    KernelOps {
+        name: "kmeans",
+        ops_per_byte: 351.0 / 84.0,
+    },
+];
+
 /// Runtime costs. Task creation, activation, start and allocation add up to 1450 ns,
 /// matching `cargo run --release -p locus-bench --example overhead -- 1x1 dsa-base` on
 /// a 2-core, one-node machine shared with other builds: 1464 ns per task
@@ -47,9 +150,16 @@ pub struct Costs {
 /// among the four is an estimate. Steal attempts, the spin pause and the wake-up latency
 /// are estimates (an uncontended cache-line transfer; one `sched_yield`; a futex wake-up
 /// of a sleeping thread), not measured yet; README, "Where the constants come from".
-const MEASURED: Costs = Costs {
+const OPTERON: Costs = Costs {
     node_bandwidth_gb_s: 25.6,
-    core_bandwidth_gb_s: 8.3,
+    link_bandwidth_gb_s: 38.4,
+    outstanding_lines: 10,
+    line_bytes: 64,
+    read_latency_ns: 1288.5e6 / LINES,
+    write_latency_ns: 2256.9e6 / LINES,
+    clock_ghz: 2.6,
+    ops_per_cycle: 1.0,
+    kernel_ops: KERNEL_OPS,
     compute_ps_per_byte: 250,
     task_create_ns: 600,
     activate_ns: 150,
@@ -63,31 +173,50 @@ const MEASURED: Costs = Costs {
     mailbox_capacity: 1024,
 };
 
-impl Costs {
-    /// The Opteron-64 of paper 1 section 4.2 (AMD Opteron 6282 SE, one memory controller
-    /// per die of 8 cores):
-    ///
-    /// - node bandwidth 25.6 GB/s: two DDR3-1600 channels per die (2 x 12.8 GB/s, the
-    ///   processor's data sheet), the peak a controller can deliver;
-    /// - core bandwidth 8.3 GB/s: 10 outstanding cache-line misses per core (the line
-    ///   fill buffers) x 64 B over the 77 ns local access latency implied by paper 1
-    ///   Table 1 (1288.5 ms for 2^24 lines);
-    /// - compute without a hint: 250 ps per byte (about 5 cycles per `f64` at 2.6 GHz,
-    ///   a three-point stencil's arithmetic; an estimate);
-    /// - runtime costs: `MEASURED`.
-    pub const OPTERON_64: Costs = MEASURED;
+/// The lines paper 1's latency benchmark touches: a 1 GiB buffer in steps of 64 bytes
+/// (section 4.2), so that Tables 1-2's total times divided by this are latencies.
+const LINES: f64 = (1u64 << 24) as f64;
 
-    /// The SGI UV2000 (SGI-192) of paper 1 section 4.2 (Intel Xeon E5-4640, one
-    /// controller per CPU of 8 cores):
+impl Costs {
+    /// The Opteron-64 of paper 1 section 4.2 (AMD Opteron 6282 SE at 2.6 GHz, one memory
+    /// controller per die of 8 cores):
     ///
-    /// - node bandwidth 51.2 GB/s: four DDR3-1600 channels per CPU (data sheet);
-    /// - core bandwidth 11.5 GB/s: 10 line fill buffers x 64 B over the 55.7 ns local
-    ///   latency implied by paper 1 Table 2 (934.82 ms for 2^24 lines);
+    /// - controller 25.6 GB/s: two DDR3-1600 channels per die (2 x 12.8 GB/s; the
+    ///   Opteron 6200 series has four channels per package of two dies);
+    /// - links 38.4 GB/s into a die: an estimate from the links of a four-socket G34
+    ///   board, HyperTransport 3 at 6.4 GT/s (12.8 GB/s per direction for 16 bits): the
+    ///   other die of the package over 1.5 links (19.2 GB/s) and one die of each other
+    ///   package over an 8-bit link (3 x 6.4 GB/s), the four 1-hop neighbours of
+    ///   paper 1's description;
+    /// - latencies 76.8 ns (read) and 134.5 ns (write): paper 1 Table 1, 1288.5 ms and
+    ///   2256.9 ms for 2^24 lines;
+    /// - 10 misses in flight per core: an estimate (the line fill buffers of Intel cores
+    ///   of the time; AMD does not publish the figure for this core), giving a core
+    ///   8.3 GB/s of local reads and 4.8 GB/s of local writes;
+    /// - one operation per cycle: an estimate (scalar code, no vector units).
+    pub const OPTERON_64: Costs = OPTERON;
+
+    /// The SGI UV2000 (SGI-192) of paper 1 section 4.2 (Intel Xeon E5-4640 at 2.4 GHz,
+    /// one controller per CPU of 8 cores):
+    ///
+    /// - controller 51.2 GB/s: four DDR3-1600 channels per CPU (Intel's data sheet of
+    ///   the E5-4640: 51.2 GB/s maximum memory bandwidth);
+    /// - links 32 GB/s into a CPU: its two QPI links at 8 GT/s, 16 GB/s per direction
+    ///   each (data sheet), one to the other CPU of the blade and one to the blade's
+    ///   hub and the NUMAlink fabric (not modelled beyond it);
+    /// - latencies 55.7 ns (read) and 77.9 ns (write): paper 1 Table 2, 934.82 ms and
+    ///   1307.4 ms for 2^24 lines;
+    /// - 10 misses in flight per core: the 10 line fill buffers of the core (Intel 64
+    ///   and IA-32 Architectures Optimization Reference Manual, Sandy Bridge), giving a
+    ///   core 11.5 GB/s of local reads and 8.2 GB/s of local writes;
     /// - runtime costs: as [`Costs::OPTERON_64`].
     pub const SGI_UV2000: Costs = Costs {
         node_bandwidth_gb_s: 51.2,
-        core_bandwidth_gb_s: 11.5,
-        ..MEASURED
+        link_bandwidth_gb_s: 32.0,
+        read_latency_ns: 934.82e6 / LINES,
+        write_latency_ns: 1307.4e6 / LINES,
+        clock_ghz: 2.4,
+        ..OPTERON
     };
 
     /// The machine model for a topology: the preset's machine when the topology is
@@ -97,6 +226,24 @@ impl Costs {
             Costs::SGI_UV2000
         } else {
             Costs::OPTERON_64
+        }
+    }
+
+    /// What one core draws from memory at `latency_ns` per line, in GB/s: its misses
+    /// in flight times the line size over the latency (Little's law).
+    pub fn core_bandwidth_gb_s(&self, latency_ns: f64) -> f64 {
+        f64::from(self.outstanding_lines) * f64::from(self.line_bytes) / latency_ns
+    }
+
+    /// Compute time, in ns, of a task named `name` declaring `bytes` (without a cost
+    /// hint).
+    pub fn compute_ns(&self, name: &str, bytes: u64) -> u64 {
+        match self.kernel_ops.iter().find(|k| k.name == name) {
+            Some(k) => {
+                let ns_per_op = 1.0 / (self.clock_ghz * self.ops_per_cycle);
+                (bytes as f64 * k.ops_per_byte * ns_per_op).round() as u64
+            }
+            None => bytes.saturating_mul(self.compute_ps_per_byte) / 1000,
         }
     }
 
@@ -122,5 +269,36 @@ impl Costs {
 impl Default for Costs {
     fn default() -> Self {
         Costs::OPTERON_64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_are_paper_1_tables_over_the_lines_touched() {
+        let o = Costs::OPTERON_64;
+        assert!(
+            (o.read_latency_ns - 76.80).abs() < 0.01,
+            "{}",
+            o.read_latency_ns
+        );
+        assert!((o.core_bandwidth_gb_s(o.read_latency_ns) - 8.33).abs() < 0.01);
+        let s = Costs::SGI_UV2000;
+        assert!(
+            (s.read_latency_ns - 55.72).abs() < 0.01,
+            "{}",
+            s.read_latency_ns
+        );
+        assert!((s.core_bandwidth_gb_s(s.read_latency_ns) - 11.49).abs() < 0.01);
+    }
+
+    #[test]
+    fn named_kernels_take_their_arithmetic_others_the_default() {
+        let o = Costs::OPTERON_64;
+        // kmeans: 351/84 operations per byte at 2.6 per ns.
+        assert_eq!(o.compute_ns("kmeans", 84_000), 135_000);
+        assert_eq!(o.compute_ns("something", 1000), 250);
     }
 }

@@ -17,8 +17,8 @@
 //!    decision (and the creation, when a body spawned it);
 //! 2. a worker takes it (`Look`; after the steal attempts it made, `Begin`), runs or
 //!    skips its body inline at that instant, and pays the start and allocation costs;
-//! 3. its memory flows run on the controllers of its data's nodes (`Memory`,
-//!    `FlowEnd`), then its compute part;
+//! 3. its memory flows run one after another on the controllers of its data's nodes
+//!    (`Memory`, `FlowEnd`), its compute part alongside;
 //! 4. it ends (`End`): its outputs are published, which activates its successors.
 
 use std::cell::RefCell;
@@ -40,7 +40,7 @@ use rand::SeedableRng;
 use crate::builder::{BodiesChoice, Sim};
 use crate::costs::Costs;
 use crate::events::EventQueue;
-use crate::memory::{Memory, UNITS_PER_BYTE};
+use crate::memory::{rate_of, Memory, UNITS_PER_BYTE};
 use crate::probe::{Probe, Span, Summary};
 use crate::queues::{Charges, Effects, Model, Recorded};
 
@@ -326,15 +326,29 @@ enum Activity {
     Waking,
 }
 
+/// What a running task moves to or from one node in one direction.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    node: usize,
+    /// Memory units.
+    volume: u64,
+    /// Most units per ns the core draws from that node (latency-bound).
+    cap: u64,
+    /// From a core of another node.
+    remote: bool,
+}
+
 /// A task between its start and its end.
 struct Running {
     meta: Meta,
     started: Started,
     start_ns: u64,
     compute_ns: u64,
-    /// Volume to move per node, in memory units.
-    volumes: Vec<(usize, u64)>,
-    flows_left: usize,
+    /// When its compute part ends: it overlaps the memory part.
+    compute_until: u64,
+    /// Flows still to run, one after another (the core's misses in flight are shared
+    /// by all its streams), last first.
+    segments: Vec<Segment>,
     isolated_ns: u64,
     data_node: usize,
     bytes: u64,
@@ -444,7 +458,7 @@ impl Machine {
             memory: Memory::new(
                 nodes,
                 shared.costs.node_bandwidth_gb_s,
-                shared.costs.core_bandwidth_gb_s,
+                shared.costs.link_bandwidth_gb_s,
             ),
             next_id: 1,
             skipping: false,
@@ -700,31 +714,48 @@ impl Machine {
             return;
         };
         let nodes = self.shared.topology.num_nodes();
-        let mut volume = vec![0u64; nodes];
+        // Bytes per (node, direction): `[node][0]` read, `[node][1]` written.
+        let mut moved = vec![[0u64; 2]; nodes];
         let mut bytes_on = vec![0u64; nodes];
         let mut bytes = 0u64;
         for a in started.accesses() {
             let data = a.node.unwrap_or(node);
-            let factor = if a.input {
-                self.shared.read_factor[node][data]
-            } else {
-                self.shared.write_factor[node][data]
-            };
-            volume[data] += (a.bytes as f64 * UNITS_PER_BYTE as f64 * factor).round() as u64;
+            moved[data][usize::from(!a.input)] += a.bytes;
             bytes_on[data] += a.bytes;
             bytes += a.bytes;
         }
         st.summary.accessed_bytes += bytes;
         let compute_ns = started
             .cost_hint()
-            .unwrap_or(bytes.saturating_mul(costs.compute_ps_per_byte) / 1000);
-        let memory_alone = volume
+            .unwrap_or_else(|| costs.compute_ns(started.name(), bytes));
+        // Reads, then writes, each node in order; kept last first (popped in order).
+        let mut segments = Vec::new();
+        for dir in 0..2 {
+            for (data, m) in moved.iter().enumerate() {
+                if m[dir] == 0 {
+                    continue;
+                }
+                let latency = if dir == 0 {
+                    costs.read_latency_ns * self.shared.read_factor[node][data]
+                } else {
+                    costs.write_latency_ns * self.shared.write_factor[node][data]
+                };
+                segments.push(Segment {
+                    node: data,
+                    volume: m[dir] * UNITS_PER_BYTE,
+                    cap: rate_of(costs.core_bandwidth_gb_s(latency)),
+                    remote: data != node,
+                });
+            }
+        }
+        let memory_alone: u64 = segments
             .iter()
-            .enumerate()
-            .filter(|(_, &v)| v > 0)
-            .map(|(n, &v)| v.div_ceil(st.memory.solo_rate(n)))
-            .max()
-            .unwrap_or(0);
+            .map(|g| {
+                g.volume
+                    .div_ceil(st.memory.solo_rate(g.node, g.cap, g.remote))
+            })
+            .sum();
+        segments.reverse();
         let data_node = (0..nodes)
             .max_by_key(|&n| (bytes_on[n], std::cmp::Reverse(n)))
             .filter(|&n| bytes_on[n] > 0)
@@ -734,13 +765,9 @@ impl Machine {
             started,
             start_ns: now,
             compute_ns,
-            volumes: volume
-                .into_iter()
-                .enumerate()
-                .filter(|(_, v)| *v > 0)
-                .collect(),
-            flows_left: 0,
-            isolated_ns: compute_ns + memory_alone,
+            compute_until: 0,
+            segments,
+            isolated_ns: compute_ns.max(memory_alone),
             data_node,
             bytes,
             body_ran: bodies == Bodies::Run,
@@ -748,33 +775,39 @@ impl Machine {
         st.events.push(ready_at, Event::Memory { worker: w });
     }
 
-    /// Starts the flows of worker `w`'s task on the controllers of its data's nodes.
+    /// Starts the memory part of worker `w`'s task (its first flow) and its compute
+    /// part, which overlaps it.
     fn start_flows(&self, w: usize) {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
         let now = st.now;
         let running = st.workers[w].running.as_mut().expect("a task is running");
-        let volumes = std::mem::take(&mut running.volumes);
-        running.flows_left = volumes.len();
-        let compute_ns = running.compute_ns;
-        if volumes.is_empty() {
-            st.events.push(now + compute_ns, Event::End { worker: w });
-            return;
-        }
-        for (node, v) in volumes {
-            let c = st.memory.start(node, v, w, now);
-            st.events.push(
-                c.at,
-                Event::FlowEnd {
-                    node,
-                    epoch: c.epoch,
-                },
-            );
-        }
+        running.compute_until = now + running.compute_ns;
+        Self::next_flow(st, w);
     }
 
-    /// A controller's earliest flows may have ended; a task whose last flow ended
-    /// computes, then ends.
+    /// Starts worker `w`'s next flow, or, when none is left, ends its task once its
+    /// compute part is done too.
+    fn next_flow(st: &mut State, w: usize) {
+        let now = st.now;
+        let running = st.workers[w].running.as_mut().expect("a task is running");
+        let Some(g) = running.segments.pop() else {
+            let at = now.max(running.compute_until);
+            st.events.push(at, Event::End { worker: w });
+            return;
+        };
+        let c = st.memory.start(g.node, g.volume, g.cap, g.remote, w, now);
+        st.events.push(
+            c.at,
+            Event::FlowEnd {
+                node: g.node,
+                epoch: c.epoch,
+            },
+        );
+    }
+
+    /// A controller's earliest flows may have ended; their tasks go on with their next
+    /// flow, or end.
     fn flow_end(&self, node: usize, epoch: u64) {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
@@ -790,12 +823,7 @@ impl Machine {
             );
         }
         for w in ended {
-            let running = st.workers[w].running.as_mut().expect("a task is running");
-            running.flows_left -= 1;
-            if running.flows_left == 0 {
-                let at = now + running.compute_ns;
-                st.events.push(at, Event::End { worker: w });
-            }
+            Self::next_flow(st, w);
         }
     }
 

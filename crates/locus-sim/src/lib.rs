@@ -43,7 +43,8 @@
 //! - `engine`: the event loop, the workers' states, the executor seam.
 //! - `queues`: the workers' queues, modelled, driven by the shared
 //!   [`Mechanism`](locus::engine::Mechanism) as on `threads`.
-//! - `memory`: memory controllers shared max-min fairly by the tasks using them.
+//! - `memory`: memory controllers and the links into them, shared max-min fairly by
+//!   the tasks using them, each task's stream limited by its core's misses in flight.
 //! - `events`: the event queue, ordered by `(time, sequence)`.
 //! - [`costs`]: every constant of the model, with its source.
 //! - [`probe`]: the simulator's counters and per-task spans.

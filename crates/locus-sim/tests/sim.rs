@@ -276,10 +276,13 @@ fn a_chain_takes_at_least_the_sum_of_its_tasks() {
 /// Durations of the tasks named `scan`, with two of them at once or one alone.
 fn scan_durations(concurrent: usize) -> Vec<u64> {
     let probe = Probe::with_spans();
-    // Controller bandwidth equal to one core's: two readers share it.
+    // Controller bandwidth equal to one core's (10 lines of 64 B in flight over 80 ns:
+    // 8 GB/s): two readers share it.
     let costs = Costs {
         node_bandwidth_gb_s: 8.0,
-        core_bandwidth_gb_s: 8.0,
+        outstanding_lines: 10,
+        line_bytes: 64,
+        read_latency_ns: 80.0,
         ..Costs::default()
     }
     .without_runtime_overhead();
@@ -416,4 +419,42 @@ fn nested_tasks_that_join_run_in_the_simulator() {
             assert!(finished.report.wall_s > 0.0);
         }
     }
+}
+
+/// The modelled machine's nodes hold what the topology says (8 GiB each on the
+/// Opteron-64): buffers allocated on a full node come from the nearest node with room,
+/// counted as fallbacks, and no node holds more than its memory.
+#[test]
+fn a_full_node_falls_back_to_its_nearest_neighbour() {
+    const GIB: usize = 1 << 30;
+    let rt = runtime(
+        "opteron-64",
+        Config::DsaBase,
+        Sim::new().bodies(Bodies::Skip),
+    );
+    // Ten 1 GiB outputs written by tasks the root creates: immediate allocation puts
+    // them on the root's node 0 until it is full.
+    let data: Vec<locus::Data<u8>> = (0..10).map(|i| rt.data(format!("d{i}"), GIB)).collect();
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for d in &data {
+                s.spawn("fill", d.write(), |_, _| ())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    finished.value.unwrap();
+    let m = &finished.report.memory;
+    assert!(m.fallbacks >= 2, "{m:?}");
+    assert!(
+        m.peak_bytes_per_node.iter().all(|&b| b <= 8 << 30),
+        "{:?}",
+        m.peak_bytes_per_node
+    );
+    // Node 0's nearest neighbour is the other die of its package, node 1.
+    assert!(
+        m.peak_bytes_per_node[1] >= 2 << 30,
+        "{:?}",
+        m.peak_bytes_per_node
+    );
 }

@@ -40,8 +40,10 @@ pub fn bench_name(b: Bench) -> &'static str {
 /// The problem size the options name: a named size (`--preset paper` or `--param
 /// size=tiny|small|paper`, not both; `small` when neither), then the explicit options
 /// and the other `--param FIELD=VALUE` overrides on top of it. The kernel checks them
-/// ([`locus_bench::Workload::new`]); see `locus_bench::size` for the mapping.
-fn size(s: &Size) -> Result<SizeSpec, Failure> {
+/// ([`locus_bench::Workload::new`]); see `locus_bench::size` for the mapping. Paper 1
+/// tuned its block sizes per machine (Table 3): `paper` on the `sgi-uv2000` topology is
+/// the SGI-192's sizes, on any other the Opteron-64's.
+fn size(s: &Size, topology: &str) -> Result<SizeSpec, Failure> {
     let mut spec = SizeSpec {
         base: match s.preset {
             Some(SizePreset::Paper) => BenchSize::Paper,
@@ -66,6 +68,9 @@ fn size(s: &Size) -> Result<SizeSpec, Failure> {
         } else {
             spec.fields.push((k.clone(), v.clone()));
         }
+    }
+    if spec.base == BenchSize::Paper {
+        spec.base = BenchSize::paper_for(topology);
     }
     Ok(spec)
 }
@@ -110,7 +115,7 @@ const SIM_BODIES_UP_TO: u64 = 1 << 30;
 pub fn sim_for(size: BenchSize) -> locus_sim::Sim {
     let sim = locus_sim::Sim::new();
     match size {
-        BenchSize::Paper => sim.bodies(locus::engine::Bodies::Skip),
+        BenchSize::Paper | BenchSize::PaperSgi => sim.bodies(locus::engine::Bodies::Skip),
         BenchSize::Tiny | BenchSize::Small => sim,
     }
 }
@@ -162,7 +167,8 @@ pub fn execute_traced(
         Control::Seq => BenchControl::Sequential,
         Control::Parallel => BenchControl::Parallel,
     };
-    let workload = Workload::new(name, &size(job.size)?, control).map_err(|e| match e {
+    let spec = size(job.size, job.topology.name())?;
+    let workload = Workload::new(name, &spec, control).map_err(|e| match e {
         locus_bench::Error::Params(message) => Failure::Usage(message),
         other => Failure::Failed(format!("{name}: {other}")),
     })?;

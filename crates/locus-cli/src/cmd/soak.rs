@@ -227,6 +227,7 @@ impl Work {
             Size::Tiny => "tiny",
             Size::Small => "small",
             Size::Paper => "paper",
+            Size::PaperSgi => "paper (sgi-uv2000)",
         };
         match self {
             Work::Kernel {

@@ -1,0 +1,87 @@
+//! How much each modelling choice weighs: one kernel at paper 1's size for the machine,
+//! under `dsa-base`, `dsa-opt` and `shm-base`, simulated with the machine's costs and
+//! with one choice changed at a time; prints the times and the speedups of `dsa-opt`.
+//!
+//! `cargo run --release -p locus-sim --example sensitivity -- [TOPOLOGY] [KERNEL] [CONTROL] [ITERATIONS]`
+//! (defaults: `opteron-64 jacobi-2d seq`, the paper's iterations). The variants:
+//!
+//! - `model`: the machine's [`Costs`];
+//! - `controllers x2`: twice the controller bandwidth;
+//! - `links unlimited`: no limit on the links into a node;
+//! - `no compute`: tasks take no compute time (memory only).
+
+use locus::engine::Bodies;
+use locus::{Config, Runtime, Topology};
+use locus_bench::{Control, Size, SizeSpec, Workload};
+use locus_sim::costs::KernelOps;
+use locus_sim::{Costs, Sim};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let spec = args.next().unwrap_or_else(|| "opteron-64".into());
+    let kernel = args.next().unwrap_or_else(|| "jacobi-2d".into());
+    let control: Control = args.next().unwrap_or_else(|| "seq".into()).parse()?;
+    let iterations: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
+
+    let topology = Topology::from_spec(&spec)?;
+    let base = Costs::for_topology(topology.name());
+    const NO_OPS: &[KernelOps] = &[];
+    let variants: Vec<(&str, Costs)> = vec![
+        ("model", base),
+        (
+            "controllers x2",
+            Costs {
+                node_bandwidth_gb_s: base.node_bandwidth_gb_s * 2.0,
+                ..base
+            },
+        ),
+        (
+            "links unlimited",
+            Costs {
+                link_bandwidth_gb_s: 1e6,
+                ..base
+            },
+        ),
+        (
+            "no compute",
+            Costs {
+                kernel_ops: NO_OPS,
+                compute_ps_per_byte: 0,
+                ..base
+            },
+        ),
+    ];
+    let size = SizeSpec {
+        base: Size::paper_for(topology.name()),
+        iterations,
+        ..SizeSpec::default()
+    };
+    println!("{spec} {kernel} ({control} control, iterations {iterations:?})");
+    println!("| variant | dsa-base s | dsa-opt s | shm-base s | dsa-opt / dsa-base | dsa-opt / shm-base | fallbacks |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, costs) in variants {
+        let mut times = Vec::new();
+        let mut fallbacks = 0;
+        for config in [Config::DsaBase, Config::DsaOpt, Config::ShmBase] {
+            let rt = Runtime::builder()
+                .topology(topology.clone())
+                .config(config)
+                .engine(Sim::new().bodies(Bodies::Skip).costs(costs))
+                .build()?;
+            let out = Workload::new(&kernel, &size, control)?.run(&rt)?;
+            if config == Config::DsaBase {
+                fallbacks = out.report.memory.fallbacks;
+            }
+            times.push(out.report.wall_s);
+        }
+        println!(
+            "| {name} | {:.2} | {:.2} | {:.2} | {:.2}x | {:.2}x | {fallbacks} |",
+            times[0],
+            times[1],
+            times[2],
+            times[0] / times[1],
+            times[2] / times[1]
+        );
+    }
+    Ok(())
+}
