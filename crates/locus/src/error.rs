@@ -97,6 +97,17 @@ pub struct RunError {
     pub report: Box<Report>,
 }
 
+impl From<Error> for RunError {
+    /// An error met before any run (building the runtime, making data), with an empty
+    /// report.
+    fn from(error: Error) -> Self {
+        RunError {
+            error,
+            report: Box::default(),
+        }
+    }
+}
+
 impl RunError {
     /// The first error the run met.
     pub fn error(&self) -> &Error {

@@ -106,7 +106,7 @@ pub use {
     error::{Error, RunError},
     graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx},
     locus_mem::region::RegionPolicy,
-    locus_topo::Topology,
+    locus_topo::{CpuId, NodeId, TopoError, Topology},
     metrics::Report,
     runtime::{Finished, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN, DEFAULT_WINDOW_PER_WORKER},
 };

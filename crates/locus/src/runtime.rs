@@ -169,7 +169,9 @@ impl RuntimeBuilder {
     }
 
     /// Number of workers; default: one per CPU of the topology. Fewer workers take CPUs
-    /// round-robin over the nodes, so every node gets workers.
+    /// round-robin over the nodes (one per node in turn), so with fewer workers than
+    /// nodes some nodes get none: their memory still serves the others, and
+    /// [`Runtime::nodes_without_workers`] and the report's settings name them.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads);
         self
@@ -509,6 +511,41 @@ impl Runtime {
         self.engine.worker_node()
     }
 
+    /// The nodes of the topology that got no worker (fewer workers than nodes, or
+    /// nodes with memory and no CPUs).
+    pub fn nodes_without_workers(&self) -> Vec<usize> {
+        (0..self.topology.num_nodes())
+            .filter(|n| !self.worker_nodes().contains(n))
+            .collect()
+    }
+
+    /// The node holding the datum's current contents: the node of its buffer, or for
+    /// shared data the node holding most of its pages; `None` while it has no memory
+    /// (a versioned datum never written, or written by a run still to come). Like
+    /// [`fetch`](Self::fetch), it waits for a run in progress on another thread.
+    pub fn node_of<T: Element>(&self, data: &Data<T>) -> Option<usize> {
+        let _no_run = lock_mutex(&self.run_lock);
+        data.inner.current().node()
+    }
+
+    /// Bytes of the datum's current contents on each node (for shared data, page by
+    /// page; for versioned data, its whole buffer on the buffer's node); all zeros
+    /// while it has no memory.
+    pub fn bytes_per_node<T: Element>(&self, data: &Data<T>) -> Vec<u64> {
+        let _no_run = lock_mutex(&self.run_lock);
+        let nodes = self.topology.num_nodes();
+        let version = data.inner.current();
+        match version.buffer() {
+            Some(crate::data::version::Buffer::Shared(s)) => s.region.bytes_per_node(nodes),
+            Some(buffer) => {
+                let mut out = vec![0; nodes];
+                out[buffer.main_node()] = data.inner.bytes() as u64;
+                out
+            }
+            None => vec![0; nodes],
+        }
+    }
+
     /// Versions alive now: the current versions of live handles, plus any held by tasks.
     pub fn live_versions(&self) -> usize {
         self.versions.live()
@@ -699,6 +736,35 @@ impl Runtime {
         unsafe { inner.copy_out(&version) }
     }
 
+    /// [`run`](Self::run) for a control program that can fail: its error and the run's
+    /// come back as one `Result`, so that `rt.try_run(|s| ...)?` is all a program
+    /// needs (the report is in [`RunError::report`] on failure).
+    ///
+    /// ```
+    /// # use locus::Runtime;
+    /// # fn main() -> Result<(), locus::RunError> {
+    /// let rt = Runtime::builder().build().map_err(locus::RunError::from)?;
+    /// let x = rt.data::<u64>("x", 4);
+    /// let finished = rt.try_run(|s| s.spawn("fill", x.write(), |_, v| v.fill(1)))?;
+    /// assert_eq!(finished.report.tasks, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_run<R, F>(&self, root: F) -> Result<Finished<R>, RunError>
+    where
+        F: FnOnce(&Scope) -> Result<R, Error> + Send,
+        R: Send,
+    {
+        let Finished { value, report } = self.run(root)?;
+        match value {
+            Ok(value) => Ok(Finished { value, report }),
+            Err(error) => Err(RunError {
+                error,
+                report: Box::new(report),
+            }),
+        }
+    }
+
     /// Runs a program: `root` is the control program, run as the root task on worker 0;
     /// it spawns tasks into the scope it gets. Returns when every task has finished,
     /// with `root`'s value and the report, or the run's first error (a task's panic, a
@@ -875,6 +941,16 @@ impl Runtime {
                 .map_or("unbounded".to_string(), |w| w.to_string()),
         );
         settings.push("mailbox_capacity", MAILBOX_CAPACITY);
+        let idle = self.nodes_without_workers();
+        if !idle.is_empty() {
+            settings.push(
+                "nodes_without_workers",
+                idle.iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
         Report {
             config: self.config.name().to_string(),
             engine: self.engine.name().to_string(),

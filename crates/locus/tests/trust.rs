@@ -344,3 +344,48 @@ fn a_task_writing_a_datum_larger_than_memory_fails_the_run_cleanly() {
         assert_eq!(rt.pool_bytes_in_use(), 0, "{config}");
     }
 }
+
+#[test]
+fn a_program_sees_where_its_data_live() {
+    let rt = runtime("2x1", Config::DsaOpt);
+    let x = rt.data::<u64>("x", 1024);
+    let g = rt
+        .shared::<u64>("g", 4 * 4096, RegionPolicy::Interleave)
+        .unwrap();
+    assert_eq!(rt.node_of(&x), None, "no memory before the first write");
+    rt.try_run(|s| {
+        s.task("on-node-1", x.write())
+            .affinity(locus::Affinity::node(1).strict())
+            .spawn(|_, v| v.fill(1))
+    })
+    .unwrap();
+    // Deferred allocation: the writer's node.
+    assert_eq!(rt.node_of(&x), Some(1));
+    assert_eq!(rt.bytes_per_node(&x), vec![0, 8192]);
+    // Interleaved pages: half on each node.
+    assert_eq!(rt.bytes_per_node(&g), vec![65536, 65536]);
+}
+
+#[test]
+fn try_run_gives_one_result_and_idle_nodes_are_named() {
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x1").unwrap())
+        .threads(1)
+        .build()
+        .unwrap();
+    assert_eq!(rt.nodes_without_workers(), vec![1]);
+    let x = rt.data::<u64>("x", 1);
+    let finished = rt
+        .try_run(|s| s.spawn("w", x.write(), |_, v| v[0] = 3))
+        .unwrap();
+    let settings = serde_json::to_value(&finished.report.settings).unwrap();
+    assert_eq!(settings["nodes_without_workers"], "1");
+    let err = rt
+        .try_run(|s| -> Result<(), Error> {
+            s.spawn("w", x.write(), |_, v| v[0] = 4)?;
+            Err(Error::Config("the control program gave up".into()))
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("gave up"), "{err}");
+    assert_eq!(err.report.tasks, 1);
+}

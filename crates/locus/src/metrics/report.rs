@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::RunCounters;
 
 /// Metrics of one run, as printed by `locus run --json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Report {
     /// The configuration's name.
     pub config: String,
@@ -73,7 +73,7 @@ impl Serialize for Settings {
 }
 
 /// Name and size of the topology.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct TopologySummary {
     /// The topology's name (`host`, `2x1`, a preset).
     pub name: String,
