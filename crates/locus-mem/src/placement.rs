@@ -2,7 +2,7 @@
 //! calling thread runs.
 //!
 //! Thin wrappers over the Linux system calls `mbind`, `get_mempolicy`, `move_pages`,
-//! `madvise` and `sched_setaffinity`, called through [`libc::syscall`] (libnuma is not
+//! `madvise` and `sched_setaffinity`, called through `libc::syscall` (libnuma is not
 //! needed). Nodes are plain `usize` indices of the kernel's NUMA nodes; CPUs are OS CPU
 //! numbers.
 //!
@@ -85,7 +85,7 @@ pub const MAX_NODES: usize = 4096;
 pub struct PlacementError {
     /// The system call, e.g. `"mbind"`.
     pub call: &'static str,
-    /// The `errno` it returned, e.g. [`libc::EINVAL`].
+    /// The `errno` it returned, e.g. `libc::EINVAL`.
     pub errno: i32,
 }
 

@@ -9,7 +9,7 @@
 //! `&mut [T]` for writes), so safe code cannot race on data.
 //!
 //! Data may also be *shared* (the classic SHM model): one buffer per datum, placed when
-//! it is created by a [`RegionPolicy`] (interleaved page by page, bound to a node, one
+//! it is created by a `RegionPolicy` (interleaved page by page, bound to a node, one
 //! block per node, or first touch) and updated in place. Under `shm-base` every datum
 //! is shared and interleaved; [`Runtime::shared`] makes one under any configuration.
 //! Declarations and views are the same; a writer of shared data also waits for the
@@ -28,8 +28,7 @@
 //! # Example
 //!
 //! ```
-//! use locus::{Config, Runtime};
-//! use locus_topo::Topology;
+//! use locus::{Config, Runtime, Topology};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // Two virtual nodes of one CPU each, laid over the host's CPUs.
@@ -105,10 +104,17 @@ pub use {
     data::{AccessList, Data, Element, Read, ReadWrite, Weak, Write},
     error::{Error, RunError},
     graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx},
-    locus_mem::region::RegionPolicy,
-    locus_topo::{CpuId, NodeId, TopoError, Topology},
     metrics::Report,
     runtime::{Finished, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN, DEFAULT_WINDOW_PER_WORKER},
+};
+
+// Re-exported from the crates that define them, whose pages hold their documentation
+// (inlined here, their intra-doc links would not resolve).
+#[cfg(not(loom))]
+#[doc(no_inline)]
+pub use {
+    locus_mem::region::RegionPolicy,
+    locus_topo::{CpuId, NodeId, TopoError, Topology},
 };
 
 // Under `RUSTFLAGS="--cfg loom"` the crate is only its synchronisation protocols, built on

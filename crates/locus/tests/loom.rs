@@ -295,12 +295,12 @@ fn sleep_termination_wakes_every_worker() {
 fn version_counts_live_and_peak() {
     model(|| {
         let counts = Arc::new(VersionCounts::default());
-        counts.version_created();
+        counts.version_created(true);
         let creators: Vec<_> = (0..2)
             .map(|_| {
                 let counts = counts.clone();
                 thread::spawn(move || {
-                    counts.version_created();
+                    counts.version_created(true);
                     let seen = counts.live();
                     counts.version_dropped();
                     seen
@@ -324,10 +324,10 @@ fn version_counts_live_and_peak() {
 fn version_counts_reset_racing_with_creation() {
     model(|| {
         let counts = Arc::new(VersionCounts::default());
-        counts.version_created();
+        counts.version_created(true);
         let creator = {
             let counts = counts.clone();
-            thread::spawn(move || counts.version_created())
+            thread::spawn(move || counts.version_created(true))
         };
         counts.reset_peak();
         creator.join().unwrap();

@@ -226,3 +226,27 @@ fn bad_placements_and_panics_are_errors_and_free_everything() {
     assert_eq!(rt.live_versions(), 0);
     assert_eq!(rt.pool_bytes_in_use(), 0);
 }
+
+/// Writes of shared data update it in place: the report counts no new version, where
+/// the same program on versioned data counts one per write.
+#[test]
+fn in_place_writes_create_no_versions() {
+    for (config, want) in [(locus::Config::ShmBase, 0), (locus::Config::DsaOpt, 10)] {
+        let rt = locus::Runtime::builder()
+            .topology(locus::Topology::from_spec("2x1").unwrap())
+            .config(config)
+            .build()
+            .unwrap();
+        let x = rt.data::<u64>("x", 64);
+        let report = rt
+            .run(|s| {
+                for _ in 0..10 {
+                    s.spawn("bump", x.read_write(), |_, v| v[0] += 1).unwrap();
+                }
+            })
+            .unwrap()
+            .report;
+        assert_eq!(report.versions.created, want, "{config}");
+        assert_eq!(rt.fetch(&x).unwrap()[0], 10, "{config}");
+    }
+}

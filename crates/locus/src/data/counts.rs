@@ -22,11 +22,15 @@ pub struct VersionCounts {
 }
 
 impl VersionCounts {
-    /// Counts a version just created.
-    pub fn version_created(&self) {
+    /// Counts a version just created; `renamed` says whether it is a new version of
+    /// versioned data (a renaming: counted in `created`), or an ordering point of
+    /// shared data updated in place (alive, but no new contents).
+    pub fn version_created(&self, renamed: bool) {
         let live = self.live.fetch_add(1, Ordering::AcqRel) + 1;
         self.peak.fetch_max(live, Ordering::AcqRel);
-        self.created.fetch_add(1, Ordering::Relaxed);
+        if renamed {
+            self.created.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Counts a version dropped.

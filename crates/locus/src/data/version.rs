@@ -119,7 +119,7 @@ impl Version {
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> Arc<Self> {
-        counts.version_created();
+        counts.version_created(shared.is_none());
         let buffer = OnceLock::new();
         if let Some(s) = shared {
             let _ = buffer.set(Buffer::Shared(s.clone()));

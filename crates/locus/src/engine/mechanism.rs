@@ -35,7 +35,7 @@
 //! New work wakes at most one sleeping worker, the nearest to the work
 //! ([`Mechanism::wake_order`]): the worker whose queue it is, then the other workers of
 //! its node, then the workers of the other nodes, nearest node first in the topology's
-//! cost order ([`Topology::nodes_by_distance`]). Work only some workers may run wakes
+//! cost order ([`Topology::nodes_by_distance`](locus_topo::Topology::nodes_by_distance)). Work only some workers may run wakes
 //! only one of them. So a task that lands on node 5 wakes a sleeper of node 5, which
 //! finds it among its own node's queues, rather than a worker of node 0 that would
 //! steal it remotely.

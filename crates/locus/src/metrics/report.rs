@@ -148,7 +148,8 @@ pub struct MemoryReport {
 /// Versions created and alive.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct VersionsReport {
-    /// Versions created during the run.
+    /// Versions of versioned data created during the run (renamings). Writes of
+    /// shared data update it in place and create none.
     pub created: u64,
     /// Highest number of versions alive at once.
     pub peak_live: usize,
