@@ -183,12 +183,14 @@ impl RuntimeBuilder {
     /// program cannot hold every version it will ever write at once (under immediate
     /// allocation each submitted writer holds a buffer).
     ///
-    /// Only the run's root (the control program given to [`Runtime::run`]) waits for
-    /// room: when the run is over the bound, its next submission runs ready tasks until
-    /// the run is back under it. Tasks spawning children never wait, since their
-    /// children may need their outputs: waiting would deadlock. Their children count in
-    /// the window all the same, so the root waits for them too, and the tasks alive at
-    /// once stay within the window plus what the tasks running at that moment spawn.
+    /// The run's root (the control program given to [`Runtime::run`]) waits for room:
+    /// when the run is over the bound, its next submission runs ready tasks until the
+    /// run is back under it. A control task ([`Scope::spawn_control`]) over the bound
+    /// runs ready tasks while it finds some, and goes on submitting when it finds none
+    /// (the tasks filling the window may be waiting for its own tokens). Other tasks
+    /// spawning children never wait, since their children may need their outputs:
+    /// waiting would deadlock. Every task counts in the window all the same, so the
+    /// window bounds what the control program holds without ever deadlocking.
     ///
     /// ```
     /// # use locus::Runtime;

@@ -37,8 +37,16 @@ pub trait Executor {
     /// ([`Activated::describe`] tells it what the task accesses), then the engine
     /// queues [`Activated::into_task`] there.
     fn activate(&self, task: Activated);
-    /// Runs other ready tasks while `blocked` holds (submission window).
+    /// Runs other ready tasks while `blocked` holds (submission window, taskwait).
     fn help_while(&self, blocked: &dyn Fn() -> bool);
+
+    /// Runs other ready tasks while `blocked` holds and one can be found, and returns
+    /// as soon as none can: never waits for work to appear. Default: as
+    /// [`help_while`](Self::help_while), for an engine whose `help_while` already
+    /// returns when nothing can make progress (the simulator).
+    fn help_while_work(&self, blocked: &dyn Fn() -> bool) {
+        self.help_while(blocked)
+    }
 
     /// A task was just submitted from this worker, before its dependences are
     /// registered (it may become ready at once, or much later). The simulator charges
@@ -152,6 +160,17 @@ fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// How a scope's submissions respond to a full window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Throttle {
+    /// Wait for room, running ready tasks meanwhile (the run's root).
+    Wait,
+    /// Run ready tasks while the window is full and some can be found (control tasks).
+    Help,
+    /// Never wait (a task's children may need its outputs).
+    Never,
+}
+
 /// What a task's body is given.
 pub(crate) enum TaskBody<L: AccessList, F> {
     /// The views of its declared accesses.
@@ -239,7 +258,7 @@ fn validate_nested(
 pub(crate) fn submit<L, F>(
     ex: &dyn Executor,
     run: &Arc<RunState>,
-    throttled: bool,
+    throttle: Throttle,
     owner: Option<&Owner>,
     name: Cow<'static, str>,
     hints: Hints,
@@ -272,13 +291,18 @@ where
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
     }
-    if let (Some(window), true) = (run.window, throttled) {
-        // Only the root waits for room (`RuntimeBuilder::window`): no task waits for the
-        // root's outputs, so whatever fills the window can finish without it. A task
-        // spawning children never waits, as its children may need its outputs.
+    if let Some(window) = run.window {
         // `outstanding` counts the root too: more than `window` means `window` tasks.
-        if run.outstanding() > window {
-            ex.help_while(&|| run.outstanding() > window && !run.is_failed());
+        let over = || run.outstanding() > window && !run.is_failed();
+        match throttle {
+            // The root waits for room (`RuntimeBuilder::window`): no task waits for the
+            // root's outputs, so whatever fills the window can finish without it.
+            Throttle::Wait if over() => ex.help_while(&over),
+            // A control task helps while there is work to help with, and goes on when
+            // there is none: tasks waiting for its tokens could fill the window.
+            Throttle::Help if over() => ex.help_while_work(&over),
+            // A task spawning children never waits: they may need its outputs.
+            _ => {}
         }
     }
 
@@ -672,7 +696,12 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                             bindings: Some(NonNull::from(&bindings[..])),
                         })
                     };
-                    let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), root, owner);
+                    let throttle = match (root, control) {
+                        (true, _) => Throttle::Wait,
+                        (false, true) => Throttle::Help,
+                        (false, false) => Throttle::Never,
+                    };
+                    let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), throttle, owner);
                     catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))).map_err(|payload| {
                         completion = Completion::Panicked;
                         Error::TaskPanicked {

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::exec::{current_executor, submit, Owner, TaskBody};
+use super::exec::{current_executor, submit, Owner, TaskBody, Throttle};
 use super::hints::{Affinity, Hints};
 use super::run::RunState;
 use crate::data::{AccessList, Data, DataInner, Element};
@@ -22,19 +22,19 @@ pub struct Scope {
     /// The task whose domain the scope's tasks bind in; `None` for the run's control
     /// program, whose tasks bind to the run-wide current versions.
     owner: Option<Owner>,
-    /// Whether submissions wait for room in the run's window: only the run's root does
-    /// (see [`RuntimeBuilder::window`](crate::RuntimeBuilder::window)).
-    throttled: bool,
+    /// How submissions respond to a full window (see
+    /// [`RuntimeBuilder::window`](crate::RuntimeBuilder::window)).
+    throttle: Throttle,
     /// A scope is only usable on the worker thread it was handed to.
     _not_send: PhantomData<*const ()>,
 }
 
 impl Scope {
-    pub(crate) fn new(run: Arc<RunState>, throttled: bool, owner: Option<Owner>) -> Self {
+    pub(crate) fn new(run: Arc<RunState>, throttle: Throttle, owner: Option<Owner>) -> Self {
         Scope {
             run,
             owner,
-            throttled,
+            throttle,
             _not_send: PhantomData,
         }
     }
@@ -217,7 +217,7 @@ impl Scope {
             submit(
                 ex,
                 &self.run,
-                self.throttled,
+                self.throttle,
                 self.owner.as_ref(),
                 name,
                 hints,
@@ -256,11 +256,11 @@ impl TaskCtx {
         run: Arc<RunState>,
         worker: usize,
         node: usize,
-        root: bool,
+        throttle: Throttle,
         owner: Option<Owner>,
     ) -> Self {
         TaskCtx {
-            scope: Scope::new(run, root, owner),
+            scope: Scope::new(run, throttle, owner),
             worker,
             node,
         }
@@ -288,7 +288,7 @@ impl TaskCtx {
     pub fn wait(&self) -> Result<(), Error> {
         let run = &self.scope.run;
         match &self.scope.owner {
-            None if self.scope.throttled => {
+            None if self.scope.throttle == Throttle::Wait => {
                 // The root: every task but itself.
                 help_while(&|| run.outstanding() > 1);
             }

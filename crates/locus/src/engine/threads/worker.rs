@@ -271,4 +271,13 @@ impl Executor for WorkerThread {
             }
         }
     }
+
+    fn help_while_work(&self, blocked: &dyn Fn() -> bool) {
+        while blocked() {
+            match self.find_work() {
+                Some(task) => self.run_task(task),
+                None => return,
+            }
+        }
+    }
 }
