@@ -11,7 +11,9 @@ pub fn allowed_cpus() -> Result<Vec<usize>, TopoError> {
     let rc =
         unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
-        return Err(TopoError::Affinity(std::io::Error::last_os_error()));
+        return Err(TopoError::Affinity(std::sync::Arc::new(
+            std::io::Error::last_os_error(),
+        )));
     }
     let bits = 8 * std::mem::size_of::<libc::cpu_set_t>();
     // SAFETY: `set` is initialised and `cpu < bits`, the number of CPUs it can hold.

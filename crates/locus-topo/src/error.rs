@@ -5,7 +5,7 @@ use std::path::PathBuf;
 /// Why a topology could not be read, parsed or validated.
 ///
 /// Every message names what is wrong, so that a command line can print it as is.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TopoError {
     /// A topology needs at least one node.
@@ -102,9 +102,9 @@ pub enum TopoError {
     Io {
         /// The file.
         path: PathBuf,
-        /// The OS error.
+        /// The OS error (shared, so that the error can be cloned).
         #[source]
-        source: std::io::Error,
+        source: std::sync::Arc<std::io::Error>,
     },
     /// A file was read but its content is not what the kernel writes there.
     #[error("cannot parse {}: {reason}", path.display())]
@@ -116,7 +116,7 @@ pub enum TopoError {
     },
     /// `sched_getaffinity` failed.
     #[error("cannot read the allowed CPUs of this process: {0}")]
-    Affinity(#[source] std::io::Error),
+    Affinity(#[source] std::sync::Arc<std::io::Error>),
     /// The process may run on no CPU of the machine.
     #[error("none of the machine's CPUs is in this process's allowed set")]
     NoAllowedCpus,

@@ -185,7 +185,7 @@ pub(crate) fn parse_numbers(text: &str) -> Result<Vec<u32>, String> {
 fn read_distance_file(path: &Path) -> Result<Vec<u32>, TopoError> {
     let text = std::fs::read_to_string(path).map_err(|source| TopoError::Io {
         path: path.to_path_buf(),
-        source,
+        source: std::sync::Arc::new(source),
     })?;
     let body: String = text
         .lines()

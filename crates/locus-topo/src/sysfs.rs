@@ -174,7 +174,7 @@ impl SysfsReader {
             let mut cpus: Vec<usize> = fs::read_dir(&cpu_dir)
                 .map_err(|source| TopoError::Io {
                     path: cpu_dir.clone(),
-                    source,
+                    source: std::sync::Arc::new(source),
                 })?
                 .filter_map(Result::ok)
                 .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
@@ -313,7 +313,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, TopoError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(TopoError::Io {
             path: path.to_path_buf(),
-            source,
+            source: std::sync::Arc::new(source),
         }),
     }
 }
@@ -321,7 +321,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, TopoError> {
 fn parse_cpulist(path: &Path) -> Result<Vec<usize>, TopoError> {
     let text = fs::read_to_string(path).map_err(|source| TopoError::Io {
         path: path.to_path_buf(),
-        source,
+        source: std::sync::Arc::new(source),
     })?;
     cpulist::parse(&text).map_err(|reason| TopoError::Parse {
         path: path.to_path_buf(),

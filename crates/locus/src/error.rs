@@ -4,7 +4,7 @@ use crate::metrics::Report;
 
 /// Everything that can go wrong when building a runtime, submitting a task or running a
 /// program. Misuse of the API is reported here, never as undefined behaviour.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// An invalid or unsupported configuration or setting.
@@ -88,7 +88,7 @@ pub enum Error {
 }
 
 /// A failed run: the first error, and the report of what ran before and while draining.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("{error}")]
 pub struct RunError {
     /// The first error the run met.

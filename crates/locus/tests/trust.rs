@@ -389,3 +389,15 @@ fn try_run_gives_one_result_and_idle_nodes_are_named() {
     assert!(err.to_string().contains("gave up"), "{err}");
     assert_eq!(err.report.tasks, 1);
 }
+
+#[test]
+fn errors_can_be_cloned() {
+    let rt = runtime("1x1", Config::DsaOpt);
+    let huge = rt.data::<u64>("huge", usize::MAX);
+    let err = rt.fetch(&huge).unwrap_err();
+    let copy = err.clone();
+    assert_eq!(err.to_string(), copy.to_string());
+    let topo = Topology::from_spec("2x1:@/nonexistent/distances").unwrap_err();
+    let error = Error::from(topo);
+    assert_eq!(error.clone().to_string(), error.to_string());
+}
