@@ -316,16 +316,22 @@ where
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
     let mut locked: Vec<(u64, std::sync::MutexGuard<'_, Arc<Version>>)> = Vec::new();
-    if entries.is_none() {
-        let mut order: Vec<&Declared> = declared.iter().collect();
-        order.sort_by_key(|d| d.data.id);
-        order.dedup_by_key(|d| d.data.id);
-        locked = order
-            .into_iter()
-            .map(|d| (d.data.id, d.data.lock_current()))
-            .collect();
+    match (&entries, &declared[..]) {
+        (Some(_), _) | (None, []) => {}
+        // One datum: one lock, no order to keep.
+        (None, [d]) => locked.push((d.data.id, d.data.lock_current())),
+        (None, _) => {
+            let mut order: Vec<&Declared> = declared.iter().collect();
+            order.sort_by_key(|d| d.data.id);
+            order.dedup_by_key(|d| d.data.id);
+            locked = order
+                .into_iter()
+                .map(|d| (d.data.id, d.data.lock_current()))
+                .collect();
+        }
     }
-    let mut parts = Vec::with_capacity(declared.len());
+    let mut bindings = Vec::with_capacity(declared.len());
+    let mut inputs = 0;
     let mut alloc_failed = None;
     for d in &declared {
         let shared = d.data.shared.as_ref();
@@ -383,16 +389,11 @@ where
                 (input, Some(next), after)
             }
         };
-        parts.push(part);
-    }
-    drop(locked);
-    let mut bindings = Vec::with_capacity(declared.len());
-    let mut inputs = 0;
-    for (d, (input, output, after)) in declared.into_iter().zip(parts) {
+        let (input, output, after) = part;
         let es = d.data.elem_size;
         let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
         let binding = Binding {
-            data: d.data,
+            data: d.data.clone(),
             mode: d.mode,
             weak: d.weak,
             input,
@@ -404,6 +405,8 @@ where
         inputs += binding.dependences();
         bindings.push(binding);
     }
+    drop(locked);
+    drop(declared);
     if let Some(error) = alloc_failed {
         // The task stays in the graph so that its readers are released when it is
         // drained; the failed run skips its body.
@@ -756,10 +759,12 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         completion,
     } = started;
     drop(hints);
-    let mut complete = match task.domain.get() {
+    // The parent to notify: a task is complete once its body and its children are,
+    // and its completion may complete its parent, and so on up.
+    let mut parent = match task.domain.get() {
         None => {
             release(ex, &task, bindings, completion);
-            Some(task.clone())
+            task.parent.as_ref()
         }
         Some(domain) => {
             // The children may read the task's outputs now.
@@ -768,22 +773,23 @@ pub fn finish(ex: &dyn Executor, started: Started) {
                     ex.activate(Activated::new(waiter));
                 }
             }
-            domain.close_one().then(|| task.clone())
-        }
-    };
-    // Completing a task may complete its parent, and so on up.
-    while let Some(done) = complete.take() {
-        // A leaf was released above; a task with children is released now.
-        if let Some(domain) = done.domain.get() {
-            let (bindings, completion) = domain.complete();
-            release(ex, &done, bindings, completion);
-        }
-        if let Some(parent) = &done.parent {
-            let domain = parent.domain.get().expect("a parent has a domain");
             if domain.close_one() {
-                complete = Some(parent.clone());
+                let (bindings, completion) = domain.complete();
+                release(ex, &task, bindings, completion);
+                task.parent.as_ref()
+            } else {
+                None
             }
         }
+    };
+    while let Some(done) = parent {
+        let domain = done.domain.get().expect("a parent has a domain");
+        if !domain.close_one() {
+            break;
+        }
+        let (bindings, completion) = domain.complete();
+        release(ex, done, bindings, completion);
+        parent = done.parent.as_ref();
     }
     task.run.task_finished();
 }
@@ -799,11 +805,13 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
                 output.forward_to(previous.clone());
             }
         }
+        // Looked up once: it follows the input's or output's forwards.
+        let shared = b.shared();
         let released = match (&b.input, b.mode) {
-            (Some(input), Mode::Read) if b.shared().is_some() => input.reader_done(),
+            (Some(input), Mode::Read) if shared.is_some() => input.reader_done(),
             _ => Vec::new(),
         };
-        if let (Some(shared), true) = (b.shared(), b.mode.writes() && !b.weak) {
+        if let (Some(shared), true) = (shared, b.mode.writes() && !b.weak) {
             match completion {
                 Completion::Panicked => shared.poison(&task.name),
                 // A whole write replaces whatever a failed writer left.
@@ -816,7 +824,7 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
             .as_ref()
             .map(|o| o.publish_after_forward(completion == Completion::Done))
             .unwrap_or_default();
-        if completion != Completion::Done && b.output.is_some() && b.shared().is_none() {
+        if completion != Completion::Done && b.output.is_some() && shared.is_none() {
             // The datum goes back to its last committed version now, so that the
             // abandoned one is freed with the task (`data::version`).
             b.data.settle();
