@@ -1,7 +1,8 @@
 //! Access declarations and the views a task body receives for them.
 //!
 //! A task declares its accesses as an [`AccessList`]: one access ([`Read`], [`Write`],
-//! [`ReadWrite`]), a tuple of them, or a `Vec` of one kind. The body then receives
+//! [`ReadWrite`]), a tuple of them, or a dynamic list of one kind (`Option`, `Vec`,
+//! array). The body then receives
 //! exactly one view per declared access, with the same shape: `&[T]` for a read,
 //! `&mut [T]` for a write or read-write. It has no other way to reach data contents, and
 //! the runtime binds every write to a fresh version, so safe code cannot race on data.
@@ -171,8 +172,12 @@ mod sealed {
 
 /// The accesses a task declares, and the shape of the views its body receives.
 ///
-/// Implemented for [`Read`], [`Write`], [`ReadWrite`], `()` (no data), tuples of up to
-/// eight access lists, and `Vec`s of one access list type. The trait is sealed: the
+/// Implemented for [`Read`], [`Write`], [`ReadWrite`], [`Weak`], `()` (no data), tuples
+/// of up to eight access lists, and, for lists whose length is known only at run time,
+/// `Option<A>` (views `Option<A::Views>`: `None` declares nothing), `Vec<A>` (views
+/// `Vec<A::Views>`, one per element, in order) and arrays `[A; N]` of one access list
+/// type `A`. A datum may appear twice only if no access writes it, whatever the shape
+/// of the list. The trait is sealed: the
 /// runtime relies on its implementations to hand out views that match what was
 /// declared.
 pub trait AccessList: sealed::Sealed + Send + 'static {
@@ -352,6 +357,51 @@ impl<A: AccessList> AccessList for Vec<A> {
             // SAFETY: forwarded from the caller, element by element in declaration order.
             .map(|a| unsafe { a.views(bindings) })
             .collect()
+    }
+}
+
+impl<A: AccessList> sealed::Sealed for Option<A> {}
+
+/// An access that may be absent: `None` declares nothing (no dependence, no bytes) and
+/// its view is `None`; `Some(a)` declares `a` and its view is `Some(view of a)`. This is
+/// how a stencil's edge block declares the neighbour it does not have.
+impl<A: AccessList> AccessList for Option<A> {
+    type Views<'a> = Option<A::Views<'a>>;
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        if let Some(a) = self {
+            a.declare(out);
+        }
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
+        // SAFETY: forwarded from the caller; `None` declared nothing and consumes nothing.
+        self.as_ref().map(|a| unsafe { a.views(bindings) })
+    }
+}
+
+impl<A: AccessList, const N: usize> sealed::Sealed for [A; N] {}
+
+/// A fixed number of accesses of one type; the views arrive as an array of as many.
+impl<A: AccessList, const N: usize> AccessList for [A; N] {
+    type Views<'a> = [A::Views<'a>; N];
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        for a in self {
+            a.declare(out);
+        }
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
+        let views: Vec<A::Views<'a>> = self
+            .iter()
+            // SAFETY: forwarded from the caller, element by element in declaration order.
+            .map(|a| unsafe { a.views(bindings) })
+            .collect();
+        match views.try_into() {
+            Ok(array) => array,
+            Err(_) => unreachable!("one view per element of the array"),
+        }
     }
 }
 
