@@ -9,6 +9,7 @@ use locus_mem::region::{RegionConfig, RegionPolicy};
 use locus_topo::{CpuId, NodeId, Topology};
 
 use crate::config::{AllocMode, Config, StealKind};
+use crate::data::partition::{self, Partition, Parts};
 use crate::data::shared::SharedSetup;
 use crate::data::version::VersionCounts;
 use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
@@ -526,6 +527,12 @@ impl Runtime {
     /// (a versioned datum never written, or written by a run still to come). Like
     /// [`fetch`](Self::fetch), it waits for a run in progress on another thread.
     pub fn node_of<T: Element>(&self, data: &Data<T>) -> Option<usize> {
+        if data.inner.is_partitioned() {
+            // The node holding most of its segments' bytes.
+            let bytes = self.bytes_per_node(data);
+            let most = (0..bytes.len()).max_by_key(|&n| (bytes[n], std::cmp::Reverse(n)))?;
+            return (bytes[most] > 0).then_some(most);
+        }
         let _no_run = lock_mutex(&self.run_lock);
         data.inner.current().node()
     }
@@ -536,6 +543,9 @@ impl Runtime {
     pub fn bytes_per_node<T: Element>(&self, data: &Data<T>) -> Vec<u64> {
         let _no_run = lock_mutex(&self.run_lock);
         let nodes = self.topology.num_nodes();
+        if let Some(bytes) = partition::bytes_per_node(&data.inner, nodes) {
+            return bytes;
+        }
         let version = data.inner.current();
         match version.buffer() {
             Some(crate::data::version::Buffer::Shared(s)) => s.region.bytes_per_node(nodes),
@@ -726,6 +736,10 @@ impl Runtime {
                 task,
             });
         }
+        if inner.is_partitioned() {
+            // SAFETY: no run is in progress (the lock above).
+            return unsafe { partition::gather_out(inner) };
+        }
         let version = inner.current();
         if !version.is_produced() {
             return Err(Error::Declaration {
@@ -736,6 +750,64 @@ impl Runtime {
         // SAFETY: no run is in progress (the lock above), so nothing writes the
         // version's buffer.
         unsafe { inner.copy_out(&version) }
+    }
+
+    /// Partitions `data` into parts ([`Partition`]: consecutive blocks, a list of
+    /// ranges, or the tiles of a row-major matrix), each a [`Data`] handle that tasks
+    /// declare like any other datum (`read`, `read_range`, `write`, `read_write`). The
+    /// whole stays usable: an access to it covers every part. Two accesses depend on
+    /// each other when they overlap and one writes (a part and the whole, two parts of
+    /// overlapping partitions), in submission order, with renaming as for any datum.
+    /// A part of a disjoint partition is stored on its own (its versions placed like
+    /// any datum's), so writing it copies nothing else; an access covering several
+    /// stored pieces sees a gathered copy. `docs/guide.md`, "Partitioned data", states
+    /// the semantics.
+    ///
+    /// A datum may be partitioned several times (the partitions may overlap); a datum
+    /// cut into tiles only into unions of its tiles. Bad partitions (out of bounds,
+    /// empty parts, tiles that do not divide the matrix, a part given as the datum) are
+    /// errors. Like [`fetch`](Self::fetch), it waits for a run in progress.
+    ///
+    /// ```
+    /// use locus::{Partition, Runtime};
+    /// let rt = Runtime::builder().build()?;
+    /// let m = rt.data_from("m", &[1.0f64; 16])?; // a 4 x 4 matrix
+    /// let tiles = rt.partition(&m, Partition::tiles(4, 4, 2, 2))?;
+    /// rt.run(|s| {
+    ///     let t = tiles.tile(1, 1).unwrap();
+    ///     s.spawn("scale", t.read_write(), |_, t| t.iter_mut().for_each(|x| *x *= 2.0))
+    ///         .unwrap();
+    /// })?;
+    /// let m = rt.fetch(&m)?;
+    /// assert_eq!((m[0], m[10], m[15]), (1.0, 2.0, 2.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn partition<T: Element>(
+        &self,
+        data: &Data<T>,
+        partition: Partition,
+    ) -> Result<Parts<T>, Error> {
+        let inner = &data.inner;
+        if inner.runtime != self.id {
+            return Err(Error::ForeignData {
+                task: "partition".into(),
+                data: inner.name.clone(),
+            });
+        }
+        if current_executor(|_| ()).is_some() {
+            return Err(Error::Config(format!(
+                "partition of `{}`: not from inside a task (partition before the run)",
+                inner.name
+            )));
+        }
+        let _no_run = lock_mutex(&self.run_lock);
+        let maker = partition::SegmentMaker {
+            runtime: self.id,
+            versions: &self.versions,
+            shared: &self.shared,
+            pools: self.pools(),
+        };
+        partition::partition(data, &partition, &maker)
     }
 
     /// [`run`](Self::run) for a control program that can fail: its error and the run's

@@ -9,9 +9,12 @@
 
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use locus_mem::pool::Block;
 
 use super::handle::{DataInner, Element};
+use super::partition::Piece;
 use super::shared::SharedBuffer;
 use super::version::Version;
 
@@ -64,9 +67,50 @@ pub struct Binding {
     pub(crate) offset: usize,
     /// Bytes accessed.
     pub(crate) bytes: usize,
+    /// An access to partitioned data covering several segments: the segments' own
+    /// bindings, and the buffer the view is gathered in (module `partition`).
+    pub(crate) gather: Option<Box<Gather>>,
+}
+
+/// The bindings of an access gathered from several segments, and its view's buffer.
+pub(crate) struct Gather {
+    /// One binding per segment covered.
+    pub(crate) leaves: Vec<Binding>,
+    /// Per leaf, the pieces of the view it holds.
+    pub(crate) pieces: Vec<Vec<Piece>>,
+    /// The view's buffer, on the executing node, made right before the body runs.
+    pub(crate) block: OnceLock<Block>,
 }
 
 impl Binding {
+    /// The bindings to versions this access stands for: itself, or for a gathered
+    /// access the bindings of the segments it covers.
+    pub(crate) fn leaves(&self) -> std::slice::Iter<'_, Binding> {
+        match &self.gather {
+            Some(g) => g.leaves.iter(),
+            None => std::slice::from_ref(self).iter(),
+        }
+    }
+
+    /// Start of the view's memory: the gathered buffer, or the input's (`output`:
+    /// the output's) buffer at the access's offset. Dangling (aligned for `T`) for an
+    /// empty gathered view.
+    fn view_ptr<T>(&self, output: bool) -> *mut u8 {
+        if let Some(g) = &self.gather {
+            return match g.block.get() {
+                Some(block) if self.bytes > 0 => block.as_mut_ptr(),
+                _ => std::ptr::NonNull::<T>::dangling().as_ptr().cast(),
+            };
+        }
+        let version = if output { &self.output } else { &self.input };
+        let block = version
+            .as_ref()
+            .and_then(|v| v.buffer())
+            .expect("a bound version has a buffer when the body runs (runtime invariant)");
+        // SAFETY: the buffer holds at least `offset + bytes` bytes (a version of the
+        // datum the range was validated against).
+        unsafe { block.as_mut_ptr().add(self.offset) }
+    }
     /// The dependences the task registers for this access: the version it reads, and
     /// for an in-place write the previous writer (unless read already) and its readers.
     pub(crate) fn dependences(&self) -> usize {
@@ -225,21 +269,17 @@ impl<T: Element> AccessList for Read<T> {
 
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a [T] {
         let b = next_binding(bindings);
-        let block = b
-            .input
-            .as_ref()
-            .and_then(|v| v.buffer())
-            .expect("read version has a buffer (runtime invariant)");
         // SAFETY: (1) the caller guarantees the buffer is allocated, holds at least
         // `offset + bytes` bytes, and is not written while `'a` lasts (for shared data,
-        // the writer superseding this version waits for this task); (2) pool blocks are
-        // 64-byte aligned, shared buffers page-aligned, and `offset` is a multiple of
-        // `size_of::<T>()`, so the pointer is aligned for `T`; (3) the memory is always
-        // initialised (fresh mappings are zero-filled, recycled blocks hold earlier
-        // bytes) and `T: Pod` accepts any bytes.
+        // the writer superseding this version waits for this task; a gathered view's
+        // buffer is the task's own); (2) pool blocks are 64-byte aligned, shared
+        // buffers page-aligned, and `offset` is a multiple of `size_of::<T>()`, so the
+        // pointer is aligned for `T`; (3) the memory is always initialised (fresh
+        // mappings are zero-filled, recycled blocks hold earlier bytes) and `T: Pod`
+        // accepts any bytes.
         unsafe {
             std::slice::from_raw_parts(
-                block.as_ptr().add(b.offset).cast::<T>(),
+                b.view_ptr::<T>(false).cast::<T>(),
                 b.bytes / std::mem::size_of::<T>().max(1),
             )
         }
@@ -256,20 +296,16 @@ impl<T: Element> AccessList for Read<T> {
 /// thread touches it during `'a`.
 #[allow(clippy::mut_from_ref)]
 unsafe fn output_view<T: Element>(b: &Binding) -> &mut [T] {
-    let block = b
-        .output
-        .as_ref()
-        .and_then(|v| v.buffer())
-        .expect("written version has a buffer (runtime invariant)");
     // SAFETY: (1) the caller guarantees exclusive access to the output buffer for `'a`:
     // the version is not produced yet, so no reader has been released, and its producer
     // is the only task bound to write it; for shared data, whose versions share one
     // buffer, the producer also waited for the previous writer and for every reader of
-    // the previous version, and a task declares a datum only once when it writes it;
+    // the previous version, and a task declares a datum only once when it writes it
+    // (a segment of partitioned data too); a gathered view's buffer is the task's own;
     // (2) alignment and initialisation as for reads.
     unsafe {
         std::slice::from_raw_parts_mut(
-            block.as_mut_ptr().add(b.offset).cast::<T>(),
+            b.view_ptr::<T>(true).cast::<T>(),
             b.bytes / std::mem::size_of::<T>().max(1),
         )
     }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use locus_mem::region::RegionPolicy;
 
 use super::access::{Mode, Read, ReadWrite, Weak, Write};
+use super::partition::{no_segments, PartOf, Table};
 use super::shared::{SharedBuffer, SharedSetup};
 use super::version::{Version, VersionCounts};
 use crate::error::Error;
@@ -44,6 +45,10 @@ pub(crate) struct DataInner {
     /// Why the datum's memory could not be made, if it could not: tasks declaring it
     /// are refused.
     pub(crate) unavailable: Option<String>,
+    /// A partitioned whole: the segments that hold its contents (module `partition`).
+    pub(crate) segments: Mutex<Option<Arc<Table>>>,
+    /// A part of a partitioned whole: the whole and the elements it covers.
+    pub(crate) part_of: Option<PartOf>,
 }
 
 impl DataInner {
@@ -73,6 +78,8 @@ impl DataInner {
             current: Mutex::new(initial),
             shared: buffer,
             unavailable: None,
+            segments: no_segments(),
+            part_of: None,
         })
     }
 
@@ -100,7 +107,33 @@ impl DataInner {
                 current: Mutex::new(Version::initial(0, versions, None)),
                 shared: None,
                 unavailable: Some(error.to_string()),
+                segments: no_segments(),
+                part_of: None,
             },
+        }
+    }
+
+    /// A part of `root` over `runs` of its elements (module `partition`): it has no
+    /// contents of its own, its accesses resolve to the segments of `root`.
+    pub(crate) fn part(
+        root: Arc<DataInner>,
+        name: String,
+        runs: Vec<Range<usize>>,
+        versions: &Arc<VersionCounts>,
+    ) -> Self {
+        let len = runs.iter().map(Range::len).sum();
+        DataInner {
+            id: NEXT_DATA_ID.fetch_add(1, Ordering::Relaxed),
+            runtime: root.runtime,
+            name,
+            len,
+            elem_size: root.elem_size,
+            bytes: len * root.elem_size,
+            current: Mutex::new(Version::initial(0, versions, None)),
+            shared: None,
+            unavailable: root.unavailable.clone(),
+            segments: no_segments(),
+            part_of: Some(PartOf { root, runs }),
         }
     }
 

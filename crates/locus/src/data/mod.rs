@@ -15,13 +15,15 @@
 mod access;
 mod counts;
 mod handle;
+pub(crate) mod partition;
 pub(crate) mod shared;
 pub(crate) mod version;
 
 pub use access::{AccessList, Read, ReadWrite, Weak, Write};
 pub use handle::{Data, Element};
+pub use partition::{Partition, Parts};
 
-pub(crate) use access::Mode;
 #[doc(hidden)]
 pub use access::{Binding, Declared};
+pub(crate) use access::{Gather, Mode};
 pub(crate) use handle::{lock as lock_mutex, DataInner};

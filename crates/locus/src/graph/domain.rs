@@ -60,7 +60,7 @@ impl Domain {
     /// The domain of a task whose body is running, from its bindings.
     pub(crate) fn new(bindings: &[Binding]) -> Self {
         let mut entries: Vec<Entry> = Vec::with_capacity(bindings.len());
-        for b in bindings {
+        for b in bindings.iter().flat_map(Binding::leaves) {
             if entries.iter().any(|e| e.data.id == b.data.id) {
                 // Declared twice: two reads (a write is declared once).
                 continue;

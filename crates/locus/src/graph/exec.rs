@@ -19,8 +19,9 @@ use super::run::RunState;
 use super::scope::TaskCtx;
 use super::task::{Activated, Body, Job, Task, TaskRef};
 use crate::config::AllocMode;
+use crate::data::partition::{self, Piece, Resolved};
 use crate::data::version::{Buffer, Version};
-use crate::data::{AccessList, Binding, Declared, Mode};
+use crate::data::{AccessList, Binding, Declared, Gather, Mode};
 use crate::error::Error;
 use crate::sched::AccessInfo;
 
@@ -227,10 +228,10 @@ impl Owner {
 
 /// Checks a child's declarations against its parent's domain: every datum declared by
 /// the parent (or created in its scope), written only if the parent writes it.
-fn validate_nested(
+fn validate_nested<'d>(
     owner: &TaskRef,
     entries: &[Entry],
-    declared: &[Declared],
+    declared: impl IntoIterator<Item = &'d Declared>,
 ) -> Result<(), Refusal> {
     for d in declared {
         match entries.iter().find(|e| e.data.id == d.data.id) {
@@ -282,9 +283,19 @@ where
         }
     };
     let mut entries = domain.map(Domain::entries);
-    let checked = validate(run, &declared).and_then(|()| match (owner, &entries) {
-        (Some(owner), Some(entries)) => validate_nested(&owner.task, entries, &declared),
-        _ => Ok(()),
+    let mut resolved = Vec::new();
+    let checked = validate(run, &declared).and_then(|()| {
+        // Accesses to partitioned data bind to the segments they cover.
+        resolved = declared.into_iter().map(partition::resolve).collect();
+        partition::check_leaves(&resolved).map_err(Refusal::Invalid)?;
+        match (owner, &entries) {
+            (Some(owner), Some(entries)) => validate_nested(
+                &owner.task,
+                entries,
+                resolved.iter().flat_map(Resolved::leaves),
+            ),
+            _ => Ok(()),
+        }
     });
     if let Err(refusal) = checked {
         // The run fails too, so that a misuse cannot go unnoticed.
@@ -315,13 +326,14 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
+    let declared: Vec<&Declared> = resolved.iter().flat_map(Resolved::leaves).collect();
     let mut locked: Vec<(u64, std::sync::MutexGuard<'_, Arc<Version>>)> = Vec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
         // One datum: one lock, no order to keep.
         (None, [d]) => locked.push((d.data.id, d.data.lock_current())),
         (None, _) => {
-            let mut order: Vec<&Declared> = declared.iter().collect();
+            let mut order: Vec<&Declared> = declared.clone();
             order.sort_by_key(|d| d.data.id);
             order.dedup_by_key(|d| d.data.id);
             locked = order
@@ -330,10 +342,10 @@ where
                 .collect();
         }
     }
-    let mut bindings = Vec::with_capacity(declared.len());
+    let mut leaves = Vec::with_capacity(declared.len());
     let mut inputs = 0;
     let mut alloc_failed = None;
-    for d in &declared {
+    for &d in &declared {
         let shared = d.data.shared.as_ref();
         // The version the task binds to: the run-wide current one, or its parent's
         // domain's.
@@ -401,12 +413,41 @@ where
             after,
             offset,
             bytes,
+            gather: None,
         };
         inputs += binding.dependences();
-        bindings.push(binding);
+        leaves.push(binding);
     }
     drop(locked);
     drop(declared);
+    // One binding per declared access: a gathered one holds its segments' bindings.
+    let mut leaves = leaves.into_iter();
+    let bindings: Vec<Binding> = resolved
+        .into_iter()
+        .map(|r| match r {
+            Resolved::Plain(_) => leaves.next().expect("one binding per leaf"),
+            Resolved::Gathered { outer, leaves: l } => {
+                let bytes = outer.range.len() * outer.data.elem_size;
+                let (count, pieces): (Vec<()>, Vec<Vec<Piece>>) =
+                    l.into_iter().map(|(_, p)| ((), p)).unzip();
+                Binding {
+                    data: outer.data,
+                    mode: outer.mode,
+                    weak: outer.weak,
+                    input: None,
+                    output: None,
+                    after: None,
+                    offset: 0,
+                    bytes,
+                    gather: Some(Box::new(Gather {
+                        leaves: leaves.by_ref().take(count.len()).collect(),
+                        pieces,
+                        block: std::sync::OnceLock::new(),
+                    })),
+                }
+            }
+        })
+        .collect();
     if let Some(error) = alloc_failed {
         // The task stays in the graph so that its readers are released when it is
         // drained; the failed run skips its body.
@@ -448,7 +489,11 @@ where
     drop(entries);
     ex.submitted(&task);
     // SAFETY: the pending guard taken by `Task::new` is released only below.
-    for b in &unsafe { task.job_unshared() }.bindings {
+    for b in unsafe { task.job_unshared() }
+        .bindings
+        .iter()
+        .flat_map(Binding::leaves)
+    {
         // One registration per dependence counted by `Binding::dependences`; each that
         // finds its dependence satisfied already satisfies it here. None can bring the
         // count to zero: the guard is still held. A weak access to versioned data
@@ -511,7 +556,7 @@ fn prepare_buffers(
         .map(|_| ())
         .map_err(|e| oom(v.bytes, e))
     };
-    for b in bindings {
+    for b in bindings.iter().flat_map(Binding::leaves) {
         if b.weak {
             // The task does not see what it declares weakly.
             continue;
@@ -547,7 +592,75 @@ fn prepare_buffers(
             }
         }
     }
+    // Gathered views: a buffer on this node, filled from the segments for reads.
+    for b in bindings.iter().filter(|b| !b.weak && !control) {
+        let Some(gather) = &b.gather else { continue };
+        if b.bytes == 0 {
+            continue;
+        }
+        let block = ex
+            .pools()
+            .alloc(node, b.bytes)
+            .map_err(|e| oom(b.bytes, e))?;
+        let block = gather.block.get_or_init(|| block);
+        if !b.mode.reads() || bodies == Bodies::Skip {
+            continue;
+        }
+        let es = b.data.elem_size;
+        for (leaf, pieces) in gather.leaves.iter().zip(&gather.pieces) {
+            let src = leaf
+                .input
+                .as_ref()
+                .and_then(|v| v.buffer())
+                .expect("a gathered read's segment was allocated above");
+            for p in pieces {
+                // SAFETY: (1) the segment's input version is produced and nobody
+                // writes it while this task holds it (as for any read); (2) the piece
+                // lies inside the segment's buffer (resolved against its elements) and
+                // inside the view's buffer of `b.bytes` bytes; (3) distinct buffers.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src.as_ptr().add(p.segment * es),
+                        block.as_mut_ptr().add(p.view * es),
+                        p.len * es,
+                    )
+                };
+            }
+        }
+    }
     Ok(())
+}
+
+/// Scatters what a body wrote in its gathered views into the segments' new versions,
+/// once the body has returned.
+fn scatter(bindings: &[Binding]) {
+    for b in bindings.iter().filter(|b| !b.weak && b.mode.writes()) {
+        let Some(gather) = &b.gather else { continue };
+        let Some(block) = gather.block.get() else {
+            continue;
+        };
+        let es = b.data.elem_size;
+        for (leaf, pieces) in gather.leaves.iter().zip(&gather.pieces) {
+            let dst = leaf
+                .output
+                .as_ref()
+                .and_then(|v| v.buffer())
+                .expect("a gathered write's segment was allocated before the body");
+            for p in pieces {
+                // SAFETY: (1) the segment's output version is this task's, not
+                // published yet, so nobody else reads or writes it (for shared data,
+                // the task waited for the previous writer and readers); (2) the piece
+                // lies inside both buffers (as for the gathering); (3) distinct buffers.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        block.as_ptr().add(p.view * es),
+                        dst.as_mut_ptr().add(p.segment * es),
+                        p.len * es,
+                    )
+                };
+            }
+        }
+    }
 }
 
 /// Drops the body of a task that does not run (a failed run, or skipped bodies): what
@@ -584,7 +697,11 @@ pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
 
 /// Calls `f` with each entry of [`access_infos`], without collecting them.
 fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
-    for b in bindings.iter().filter(|b| !b.weak) {
+    for b in bindings
+        .iter()
+        .filter(|b| !b.weak)
+        .flat_map(Binding::leaves)
+    {
         let mut access = |version: Option<&Arc<Version>>, input: bool| match version
             .and_then(|v| v.buffer())
         {
@@ -705,13 +822,19 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         (false, false) => Throttle::Never,
                     };
                     let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), throttle, owner);
-                    catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings))).map_err(|payload| {
-                        completion = Completion::Panicked;
-                        Error::TaskPanicked {
-                            task: task.name.to_string(),
-                            message: panic_message(&*payload),
-                        }
-                    })
+                    catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings)))
+                        .map(|()| {
+                            if bodies == Bodies::Run && !control {
+                                scatter(&bindings);
+                            }
+                        })
+                        .map_err(|payload| {
+                            completion = Completion::Panicked;
+                            Error::TaskPanicked {
+                                task: task.name.to_string(),
+                                message: panic_message(&*payload),
+                            }
+                        })
                 }
             }
         });
@@ -797,7 +920,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
 fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: Completion) {
-    for b in &bindings {
+    for b in bindings.iter().flat_map(Binding::leaves) {
         if let (true, Some(output), Some(previous)) = (b.weak, &b.output, &b.input) {
             if b.data.shared.is_none() {
                 // A weak write no child took up leaves the contents as they were (a

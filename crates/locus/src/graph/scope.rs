@@ -351,6 +351,12 @@ impl TaskCtx {
             task: "fetch".into(),
             message,
         };
+        if inner.is_partitioned() {
+            return Err(refuse(format!(
+                "`{}` is partitioned: read it in a child task instead",
+                inner.name
+            )));
+        }
         let version = match &self.scope.owner {
             None => inner.current(),
             Some(owner) => {

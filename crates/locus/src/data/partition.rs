@@ -1,0 +1,839 @@
+//! Partitioned data: a datum cut into parts, each part a datum of its own for
+//! declarations, with dependences by overlap.
+//!
+//! # Segments
+//!
+//! Once a datum (the *whole*) is partitioned, its contents live in *segments*: disjoint
+//! sets of its elements that together cover it, each a versioned (or shared) datum of
+//! its own with its own version chain and buffer. The segments are the finest common
+//! refinement of every partition made of the whole: a 1-D partition splits segments at
+//! its parts' bounds, so that each part is a union of segments. A segment stores its
+//! elements in the order of the whole (a tile of a row-major matrix is stored row after
+//! row of the tile: tile-major). Segments are made, and split, only between runs
+//! ([`Runtime::partition`](crate::Runtime::partition)); each starts with a copy of its
+//! elements, on the node of the buffer it was cut from.
+//!
+//! # Accesses
+//!
+//! A part and the whole are [`Data`] handles like any other. At submission an access to
+//! either resolves to the segments it covers ([`resolve`]):
+//!
+//! - covered by one segment, contiguously (a part of a disjoint partition, or a range
+//!   inside one): the access binds to that segment directly, and its view is the
+//!   segment's buffer, no copy;
+//! - covering several segments (the whole, a part of an overlapping partition): the
+//!   access binds to each of them (reads, writes and read-writes as declared) and the
+//!   body sees a *gathered* copy, in a buffer of its own on the executing node: filled
+//!   from the segments before the body for reads and read-writes, and scattered back
+//!   into the segments' new versions after the body for writes and read-writes.
+//!
+//! Dependences are therefore the segments' own: two accesses depend on each other
+//! exactly when they share a segment and one writes it, in submission order, with the
+//! same renaming as any datum (a reader of the old version never waits for a writer
+//! of a new one).
+
+// Runs of elements are lists of ranges, and a list of one run is what is meant.
+#![allow(clippy::single_range_in_vec_init)]
+
+use std::collections::BTreeMap;
+use std::ops::{Index, Range};
+use std::sync::{Arc, Mutex};
+
+use locus_mem::pool::Pools;
+
+use super::access::{Declared, Mode};
+use super::handle::{lock, Data, DataInner, Element};
+use super::shared::SharedSetup;
+use super::version::VersionCounts;
+use crate::error::Error;
+
+/// How to cut a datum into parts ([`Runtime::partition`](crate::Runtime::partition)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Partition {
+    /// Consecutive ranges of `len` elements each, the last one shorter if `len` does
+    /// not divide the datum's length.
+    Blocks {
+        /// Elements per part (at least 1).
+        len: usize,
+    },
+    /// The given ranges, in this order; they may overlap, and need not cover the datum.
+    Ranges(Vec<Range<usize>>),
+    /// The tiles of a row-major `rows x cols` matrix, `tile_rows x tile_cols` each,
+    /// which must divide the matrix's extents; parts in row-major order of tiles. A
+    /// tile's view is its elements row after row (`tile_cols` per row).
+    Tiles {
+        /// Rows of the matrix.
+        rows: usize,
+        /// Columns of the matrix (row-major: consecutive elements of a row are
+        /// consecutive in the datum).
+        cols: usize,
+        /// Rows of a tile.
+        tile_rows: usize,
+        /// Columns of a tile.
+        tile_cols: usize,
+    },
+}
+
+impl Partition {
+    /// [`Partition::Blocks`]: parts of `len` elements.
+    pub fn blocks(len: usize) -> Self {
+        Partition::Blocks { len }
+    }
+
+    /// [`Partition::Ranges`]: the given ranges.
+    pub fn ranges(ranges: impl IntoIterator<Item = Range<usize>>) -> Self {
+        Partition::Ranges(ranges.into_iter().collect())
+    }
+
+    /// [`Partition::Tiles`]: the `tile_rows x tile_cols` tiles of a row-major `rows x
+    /// cols` matrix.
+    pub fn tiles(rows: usize, cols: usize, tile_rows: usize, tile_cols: usize) -> Self {
+        Partition::Tiles {
+            rows,
+            cols,
+            tile_rows,
+            tile_cols,
+        }
+    }
+}
+
+/// The parts of a partitioned datum: one [`Data`] handle each, in the partition's order;
+/// for tiles, also addressed by tile coordinates ([`tile`](Self::tile)).
+pub struct Parts<T> {
+    parts: Vec<Data<T>>,
+    /// Tiles per column and per row of tiles, for a tile partition.
+    grid: Option<(usize, usize)>,
+}
+
+impl<T: Element> Parts<T> {
+    /// Number of parts.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Whether there is no part.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Part `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<&Data<T>> {
+        self.parts.get(i)
+    }
+
+    /// The tile in row `i` and column `j` of tiles, for a tile partition; `None` out of
+    /// range or for a partition of ranges.
+    pub fn tile(&self, i: usize, j: usize) -> Option<&Data<T>> {
+        let (rows, cols) = self.grid?;
+        (i < rows && j < cols).then(|| &self.parts[i * cols + j])
+    }
+
+    /// Rows and columns of tiles, for a tile partition.
+    pub fn grid(&self) -> Option<(usize, usize)> {
+        self.grid
+    }
+
+    /// The parts, in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Data<T>> {
+        self.parts.iter()
+    }
+}
+
+impl<T> std::fmt::Debug for Parts<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parts")
+            .field("parts", &self.parts)
+            .field("grid", &self.grid)
+            .finish()
+    }
+}
+
+impl<T> Index<usize> for Parts<T> {
+    type Output = Data<T>;
+
+    fn index(&self, i: usize) -> &Data<T> {
+        &self.parts[i]
+    }
+}
+
+impl<'p, T> IntoIterator for &'p Parts<T> {
+    type Item = &'p Data<T>;
+    type IntoIter = std::slice::Iter<'p, Data<T>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.parts.iter()
+    }
+}
+
+/// Runs of elements of a whole, in order.
+type Runs = Vec<Range<usize>>;
+
+/// Rows and columns of tiles.
+type Grid = (usize, usize);
+
+/// What makes a part a part: its whole, and the elements of the whole it covers.
+pub(crate) struct PartOf {
+    pub(crate) root: Arc<DataInner>,
+    /// Runs of elements of the whole, sorted and disjoint; the part's elements are
+    /// their concatenation.
+    pub(crate) runs: Vec<Range<usize>>,
+}
+
+/// The segments of a partitioned whole (module doc).
+pub(crate) struct Table {
+    segments: Vec<Segment>,
+    /// Every run of every segment, sorted by first element: finds the segments an
+    /// access covers by binary search.
+    index: Vec<IndexRun>,
+}
+
+struct Segment {
+    data: Arc<DataInner>,
+    /// Runs of elements of the whole, sorted; stored in this order.
+    runs: Vec<Range<usize>>,
+}
+
+#[derive(Clone)]
+struct IndexRun {
+    whole: Range<usize>,
+    segment: usize,
+    /// Element offset of the run inside its segment.
+    offset: usize,
+}
+
+impl Table {
+    fn new(segments: Vec<Segment>) -> Self {
+        let mut index = Vec::new();
+        for (s, segment) in segments.iter().enumerate() {
+            let mut offset = 0;
+            for run in &segment.runs {
+                index.push(IndexRun {
+                    whole: run.clone(),
+                    segment: s,
+                    offset,
+                });
+                offset += run.len();
+            }
+        }
+        index.sort_by_key(|r| r.whole.start);
+        Table { segments, index }
+    }
+
+    /// Whether every segment is one run (a 1-D table, which a new partition may split).
+    fn one_dimensional(&self) -> bool {
+        self.segments.iter().all(|s| s.runs.len() == 1)
+    }
+
+    /// The pieces of each segment that `runs` (pairs of view offset and elements of the
+    /// whole) cover, by segment, merged where contiguous in both.
+    fn cover(&self, runs: &[(usize, Range<usize>)]) -> BTreeMap<usize, Vec<Piece>> {
+        let mut out: BTreeMap<usize, Vec<Piece>> = BTreeMap::new();
+        for (view, run) in runs {
+            let first = self.index.partition_point(|r| r.whole.end <= run.start);
+            for r in self.index[first..]
+                .iter()
+                .take_while(|r| r.whole.start < run.end)
+            {
+                let lo = run.start.max(r.whole.start);
+                let hi = run.end.min(r.whole.end);
+                if lo >= hi {
+                    continue;
+                }
+                let piece = Piece {
+                    view: view + (lo - run.start),
+                    segment: r.offset + (lo - r.whole.start),
+                    len: hi - lo,
+                };
+                let pieces = out.entry(r.segment).or_default();
+                match pieces.last_mut() {
+                    Some(last)
+                        if last.view + last.len == piece.view
+                            && last.segment + last.len == piece.segment =>
+                    {
+                        last.len += piece.len;
+                    }
+                    _ => pieces.push(piece),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Part of a gathered view: `len` elements at `view` in the view and at `segment` in
+/// the segment's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub(crate) view: usize,
+    pub(crate) segment: usize,
+    pub(crate) len: usize,
+}
+
+/// A declaration resolved against the segments of partitioned data.
+pub(crate) enum Resolved {
+    /// A datum that is not partitioned, or an access inside one segment: bound as is.
+    Plain(Declared),
+    /// An access covering several segments (or none: an empty range): one declaration
+    /// per segment, with the pieces the view gathers from it.
+    Gathered {
+        outer: Declared,
+        leaves: Vec<(Declared, Vec<Piece>)>,
+    },
+}
+
+impl Resolved {
+    /// The declarations the task binds to versions.
+    pub(crate) fn leaves(&self) -> Vec<&Declared> {
+        match self {
+            Resolved::Plain(d) => vec![d],
+            Resolved::Gathered { leaves, .. } => leaves.iter().map(|(d, _)| d).collect(),
+        }
+    }
+
+    /// The declaration as the task made it.
+    pub(crate) fn outer(&self) -> &Declared {
+        match self {
+            Resolved::Plain(d) => d,
+            Resolved::Gathered { outer, .. } => outer,
+        }
+    }
+}
+
+impl DataInner {
+    /// The segments of a partitioned whole, or of the whole a part belongs to.
+    fn table(&self) -> Option<Arc<Table>> {
+        match &self.part_of {
+            Some(part) => part.root.table(),
+            None => lock(&self.segments).clone(),
+        }
+    }
+
+    /// Whether the datum is partitioned or a part (its contents live in segments).
+    pub(crate) fn is_partitioned(&self) -> bool {
+        self.part_of.is_some() || lock(&self.segments).is_some()
+    }
+}
+
+/// Resolves a validated declaration against the segments (module doc, "Accesses").
+pub(crate) fn resolve(d: Declared) -> Resolved {
+    let Some(table) = d.data.table() else {
+        return Resolved::Plain(d);
+    };
+    // The declared elements, as runs of the whole with their offset in the view.
+    let mut runs = Vec::new();
+    match &d.data.part_of {
+        None => runs.push((0, d.range.clone())),
+        Some(part) => {
+            let mut at = 0;
+            for run in &part.runs {
+                let lo = d.range.start.max(at);
+                let hi = d.range.end.min(at + run.len());
+                if lo < hi {
+                    let start = run.start + (lo - at);
+                    runs.push((lo - d.range.start, start..start + (hi - lo)));
+                }
+                at += run.len();
+            }
+        }
+    }
+    let covered = table.cover(&runs);
+    let leaf = |s: usize, pieces: &[Piece]| {
+        let segment = &table.segments[s];
+        let start = pieces.iter().map(|p| p.segment).min().unwrap_or(0);
+        let end = pieces.iter().map(|p| p.segment + p.len).max().unwrap_or(0);
+        let whole = start == 0 && end == segment.data.len;
+        let covered: usize = pieces.iter().map(|p| p.len).sum();
+        let mode = match d.mode {
+            // A write must leave every element of the segment's new version defined:
+            // one covering part of a segment keeps the rest (never the case for a
+            // part, which is a union of segments, but kept sound whatever the table).
+            Mode::Write if covered != segment.data.len => Mode::ReadWrite,
+            mode => mode,
+        };
+        Declared {
+            data: segment.data.clone(),
+            mode,
+            weak: d.weak,
+            range: if d.mode.writes() || whole {
+                0..segment.data.len
+            } else {
+                start..end
+            },
+        }
+    };
+    if let Some((&s, pieces)) = covered.iter().next() {
+        if covered.len() == 1 && pieces.len() == 1 && pieces[0].len == d.range.len() {
+            let direct = leaf(s, pieces);
+            // A view straight into the segment's buffer: the declared range inside it.
+            if !direct.mode.writes() || pieces[0].len == table.segments[s].data.len {
+                return Resolved::Plain(Declared {
+                    range: pieces[0].segment..pieces[0].segment + pieces[0].len,
+                    ..direct
+                });
+            }
+        }
+    }
+    let leaves = covered
+        .iter()
+        .map(|(&s, pieces)| (leaf(s, pieces), pieces.clone()))
+        .collect();
+    Resolved::Gathered { outer: d, leaves }
+}
+
+/// A task's resolved declarations may not cover one segment twice when one of the
+/// accesses writes it (the rule for a datum declared twice, for overlapping parts),
+/// nor read a segment of shared data a failed writer left partly written.
+pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
+    let mut seen: Vec<(u64, bool, &Declared)> = Vec::new();
+    for r in resolved {
+        let outer = r.outer();
+        for leaf in r.leaves() {
+            if let (Some(shared), true, false) = (
+                &leaf.data.shared,
+                leaf.mode.reads(),
+                Arc::ptr_eq(&leaf.data, &outer.data),
+            ) {
+                if let Some(task) = shared.poisoned_by() {
+                    return Err(Error::Poisoned {
+                        data: outer.data.name.clone(),
+                        task,
+                    }
+                    .to_string());
+                }
+            }
+            if let Some((_, _, other)) = seen.iter().find(|(id, writes, other)| {
+                *id == leaf.data.id
+                    && (*writes || leaf.mode.writes())
+                    && other.data.id != outer.data.id
+            }) {
+                return Err(format!(
+                    "`{}` and `{}` overlap and one access writes the overlap; declare one \
+                     access covering both instead",
+                    other.data.name, outer.data.name
+                ));
+            }
+            seen.push((leaf.data.id, leaf.mode.writes(), outer));
+        }
+    }
+    Ok(())
+}
+
+/// What making segments needs from the runtime.
+pub(crate) struct SegmentMaker<'a> {
+    pub(crate) runtime: u64,
+    pub(crate) versions: &'a Arc<VersionCounts>,
+    pub(crate) shared: &'a Arc<SharedSetup>,
+    pub(crate) pools: &'a Arc<Pools>,
+}
+
+impl SegmentMaker<'_> {
+    /// A segment of `root` over `runs`, holding a copy of the elements of `source`
+    /// (a datum over `source_runs`, which contain `runs`) if it has contents.
+    fn segment(
+        &self,
+        root: &DataInner,
+        runs: Vec<Range<usize>>,
+        source: &DataInner,
+        source_runs: &[Range<usize>],
+    ) -> Result<Segment, Error> {
+        let len: usize = runs.iter().map(Range::len).sum();
+        let shared = source
+            .shared
+            .as_ref()
+            .map(|s| (self.shared, s.region.policy()));
+        let name = match (runs.first(), runs.len()) {
+            (Some(r), 1) => format!("{}[{}..{}]", root.name, r.start, r.end),
+            (Some(r), _) => format!("{}[{}..; {} runs]", root.name, r.start, runs.len()),
+            (None, _) => format!("{}[]", root.name),
+        };
+        let data = DataInner::create(
+            self.runtime,
+            name,
+            len,
+            root.elem_size,
+            self.versions,
+            shared,
+        )?;
+        let from = source.current();
+        let es = root.elem_size;
+        if let Some(src) = from.buffer().filter(|b| !b.is_accounted_only()) {
+            let bytes = len * es;
+            let to = data.current();
+            let node = src.main_node();
+            let dst = to
+                .buffer_or_alloc(|| self.pools.alloc(node, bytes))
+                .map_err(|e| Error::OutOfMemory {
+                    task: format!("partition({})", root.name),
+                    bytes,
+                    message: e.to_string(),
+                })?;
+            if !dst.is_accounted_only() {
+                for piece in pieces_within(source_runs, &runs) {
+                    // SAFETY: (1) `from` is produced (no run is in progress: the
+                    // caller holds the run lock) and its buffer holds the source's
+                    // elements; `dst` was just made for the new segment, which no task
+                    // can reach yet; (2) the pieces lie inside both (the source's runs
+                    // contain the segment's); (3) distinct buffers, so no overlap.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            src.as_ptr().add(piece.segment * es),
+                            dst.as_mut_ptr().add(piece.view * es),
+                            piece.len * es,
+                        )
+                    };
+                }
+            }
+            if let Some(shared) = dst.shared() {
+                shared.touch(0, bytes, node);
+            }
+        }
+        Ok(Segment {
+            data: Arc::new(data),
+            runs,
+        })
+    }
+}
+
+/// The runs of elements of each part of `partition` over a datum of `len` elements, and
+/// the tile grid; bad partitions are errors.
+fn part_runs(partition: &Partition, len: usize) -> Result<(Vec<Runs>, Option<Grid>), String> {
+    match *partition {
+        Partition::Blocks { len: block } => {
+            if block == 0 {
+                return Err("blocks of 0 elements".into());
+            }
+            Ok((
+                (0..len)
+                    .step_by(block)
+                    .map(|s| vec![s..(s + block).min(len)])
+                    .collect(),
+                None,
+            ))
+        }
+        Partition::Ranges(ref ranges) => {
+            let mut parts = Vec::with_capacity(ranges.len());
+            for r in ranges {
+                if r.start >= r.end || r.end > len {
+                    return Err(format!(
+                        "range {}..{} is empty or out of bounds (length {len})",
+                        r.start, r.end
+                    ));
+                }
+                parts.push(vec![r.clone()]);
+            }
+            Ok((parts, None))
+        }
+        Partition::Tiles {
+            rows,
+            cols,
+            tile_rows,
+            tile_cols,
+        } => {
+            if rows.checked_mul(cols) != Some(len) {
+                return Err(format!(
+                    "a {rows} x {cols} matrix has {} elements, the datum {len}",
+                    rows as u128 * cols as u128
+                ));
+            }
+            if tile_rows == 0 || tile_cols == 0 {
+                return Err(format!("tiles of {tile_rows} x {tile_cols} elements"));
+            }
+            if rows % tile_rows != 0 || cols % tile_cols != 0 {
+                return Err(format!(
+                    "{tile_rows} x {tile_cols} tiles do not divide a {rows} x {cols} matrix"
+                ));
+            }
+            let grid = (rows / tile_rows, cols / tile_cols);
+            let mut parts = Vec::with_capacity(grid.0 * grid.1);
+            for i in 0..grid.0 {
+                for j in 0..grid.1 {
+                    parts.push(
+                        (0..tile_rows)
+                            .map(|r| {
+                                let start = (i * tile_rows + r) * cols + j * tile_cols;
+                                start..start + tile_cols
+                            })
+                            .collect(),
+                    );
+                }
+            }
+            Ok((parts, Some(grid)))
+        }
+    }
+}
+
+/// Partitions `data` (module doc): refines its segments so that every new part is a
+/// union of them, and returns the parts. The caller holds the run lock.
+pub(crate) fn partition<T: Element>(
+    data: &Data<T>,
+    partition: &Partition,
+    maker: &SegmentMaker<'_>,
+) -> Result<Parts<T>, Error> {
+    let root = &data.inner;
+    let refuse =
+        |message: String| Error::Config(format!("partition of `{}`: {message}", root.name));
+    if root.part_of.is_some() {
+        return Err(refuse(
+            "it is a part; partition the whole datum instead".into(),
+        ));
+    }
+    if let Some(reason) = &root.unavailable {
+        return Err(refuse(format!("it has no memory: {reason}")));
+    }
+    let (parts, grid) = part_runs(partition, root.len).map_err(refuse)?;
+    let mut slot = lock(&root.segments);
+    let table = match slot.as_ref() {
+        None if grid.is_some() => {
+            // The tiles themselves.
+            let whole = [0..root.len];
+            let segments = parts
+                .iter()
+                .map(|runs| maker.segment(root, runs.clone(), root, &whole))
+                .collect::<Result<Vec<_>, _>>()?;
+            Table::new(segments)
+        }
+        None => {
+            let whole = Segment {
+                data: root.clone(),
+                runs: vec![0..root.len],
+            };
+            split(root, &[whole], &parts, maker)?
+        }
+        Some(table) if table.one_dimensional() && grid.is_none() => {
+            split(root, &table.segments, &parts, maker)?
+        }
+        Some(table) => {
+            // Tiles are never split: every part must be a union of segments.
+            for runs in &parts {
+                let view: Vec<(usize, Range<usize>)> =
+                    runs.iter().map(|r| (0, r.clone())).collect();
+                for (s, pieces) in table.cover(&view) {
+                    let covered: usize = pieces.iter().map(|p| p.len).sum();
+                    if covered != table.segments[s].data.len {
+                        return Err(refuse(format!(
+                            "a part cuts the existing segment `{}`: a datum partitioned \
+                             into tiles can be partitioned again only into unions of them",
+                            table.segments[s].data.name
+                        )));
+                    }
+                }
+            }
+            Table::new(
+                table
+                    .segments
+                    .iter()
+                    .map(|s| Segment {
+                        data: s.data.clone(),
+                        runs: s.runs.clone(),
+                    })
+                    .collect(),
+            )
+        }
+    };
+    let first = slot.is_none();
+    *slot = Some(Arc::new(table));
+    drop(slot);
+    if first {
+        // The whole's own version chain is no longer used: its contents are in the
+        // segments now, and its buffer goes back to its pool.
+        root.follow(super::version::Version::initial(
+            0,
+            maker.versions,
+            root.shared.as_ref(),
+        ));
+    }
+    let parts = parts
+        .into_iter()
+        .enumerate()
+        .map(|(k, runs)| {
+            let name = match grid {
+                Some((_, cols)) => format!("{}[{},{}]", root.name, k / cols, k % cols),
+                None => format!("{}[{}..{}]", root.name, runs[0].start, runs[0].end),
+            };
+            Data::from_inner(Arc::new(DataInner::part(
+                root.clone(),
+                name,
+                runs,
+                maker.versions,
+            )))
+        })
+        .collect();
+    Ok(Parts { parts, grid })
+}
+
+/// A 1-D table split at every bound of `parts`.
+fn split(
+    root: &DataInner,
+    segments: &[Segment],
+    parts: &[Vec<Range<usize>>],
+    maker: &SegmentMaker<'_>,
+) -> Result<Table, Error> {
+    let mut bounds: Vec<usize> = parts
+        .iter()
+        .flat_map(|runs| runs.iter().flat_map(|r| [r.start, r.end]))
+        .collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut out = Vec::new();
+    for s in segments {
+        let run = s.runs[0].clone();
+        let inside: Vec<usize> = bounds
+            .iter()
+            .copied()
+            .filter(|&b| b > run.start && b < run.end)
+            .collect();
+        if inside.is_empty() {
+            if std::ptr::eq(&*s.data, root) {
+                // The unpartitioned whole, kept whole: still a segment of its own.
+                out.push(maker.segment(root, vec![run.clone()], root, &[run])?);
+            } else {
+                out.push(Segment {
+                    data: s.data.clone(),
+                    runs: s.runs.clone(),
+                });
+            }
+            continue;
+        }
+        let mut start = run.start;
+        for b in inside.into_iter().chain([run.end]) {
+            out.push(maker.segment(root, vec![start..b], &s.data, &s.runs)?);
+            start = b;
+        }
+    }
+    Ok(Table::new(out))
+}
+
+/// A copy of a partitioned datum or part, gathered from its segments' current
+/// versions.
+///
+/// # Safety
+///
+/// No run is in progress (nothing writes the segments' buffers meanwhile).
+pub(crate) unsafe fn gather_out<T: Element>(data: &Arc<DataInner>) -> Result<Vec<T>, Error> {
+    let fetch_error = |message: String| Error::Declaration {
+        task: "fetch".into(),
+        message,
+    };
+    let mut out = Vec::new();
+    out.try_reserve_exact(data.len)
+        .map_err(|e| Error::OutOfMemory {
+            task: format!("fetch({})", data.name),
+            bytes: data.bytes(),
+            message: e.to_string(),
+        })?;
+    out.resize(data.len, T::zeroed());
+    let leaves = segments_covering(data);
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+    let es = data.elem_size;
+    for (segment, pieces) in leaves {
+        if let Some(task) = segment.shared.as_ref().and_then(|s| s.poisoned_by()) {
+            return Err(Error::Poisoned {
+                data: data.name.clone(),
+                task,
+            });
+        }
+        let version = segment.current();
+        if !version.is_produced() {
+            return Err(fetch_error(format!(
+                "`{}` is being written by a run in progress",
+                data.name
+            )));
+        }
+        let Some(buffer) = version.buffer() else {
+            continue; // never written: zeros
+        };
+        if buffer.is_accounted_only() {
+            return Err(Error::Config(format!(
+                "fetch({}): the buffer holds no memory (a simulation with skipped bodies)",
+                data.name
+            )));
+        }
+        for p in pieces {
+            let (from, len) = (p.segment * es, p.len * es);
+            // SAFETY: the caller guarantees nothing writes the buffer; the piece lies
+            // inside the segment's buffer (resolved against its runs) and inside `out`.
+            let src = unsafe { std::slice::from_raw_parts(buffer.as_ptr().add(from), len) };
+            bytes[p.view * es..p.view * es + len].copy_from_slice(src);
+        }
+    }
+    Ok(out)
+}
+
+/// The pieces of `runs` (elements of the whole, in order) inside a datum over
+/// `source` (runs of the whole, in its storage order): `view` counts along `runs`,
+/// `segment` along `source`.
+fn pieces_within(source: &[Range<usize>], runs: &[Range<usize>]) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut view = 0;
+    for run in runs {
+        let mut at = 0;
+        for s in source {
+            let lo = run.start.max(s.start);
+            let hi = run.end.min(s.end);
+            if lo < hi {
+                out.push(Piece {
+                    view: view + (lo - run.start),
+                    segment: at + (lo - s.start),
+                    len: hi - lo,
+                });
+            }
+            at += s.len();
+        }
+        view += run.len();
+    }
+    out
+}
+
+/// A mutex slot for the segments, for new data.
+pub(crate) fn no_segments() -> Mutex<Option<Arc<Table>>> {
+    Mutex::new(None)
+}
+
+/// Bytes of a partitioned datum or part on each node, by the node of each segment's
+/// current buffer (page by page for shared data); `None` for data not partitioned.
+pub(crate) fn bytes_per_node(data: &Arc<DataInner>, nodes: usize) -> Option<Vec<u64>> {
+    if !data.is_partitioned() {
+        return None;
+    }
+    let mut out = vec![0u64; nodes];
+    let es = data.elem_size;
+    let leaves = segments_covering(data);
+    for (segment, pieces) in leaves {
+        let version = segment.current();
+        let Some(buffer) = version.buffer() else {
+            continue;
+        };
+        for p in pieces {
+            match buffer.shared() {
+                Some(s) => s.region.bytes_by_node(p.segment * es, p.len * es, |n, b| {
+                    if let Some(n) = n {
+                        out[n] += b as u64;
+                    }
+                }),
+                None => out[buffer.main_node()] += (p.len * es) as u64,
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The segments holding a partitioned datum or part, with the pieces of it each holds.
+fn segments_covering(data: &Arc<DataInner>) -> Vec<(Arc<DataInner>, Vec<Piece>)> {
+    let declared = Declared {
+        data: data.clone(),
+        mode: Mode::Read,
+        weak: false,
+        range: 0..data.len,
+    };
+    match resolve(declared) {
+        Resolved::Plain(d) => {
+            let piece = Piece {
+                view: 0,
+                segment: d.range.start,
+                len: d.range.len(),
+            };
+            vec![(d.data, vec![piece])]
+        }
+        Resolved::Gathered { leaves, .. } => leaves.into_iter().map(|(d, p)| (d.data, p)).collect(),
+    }
+}

@@ -1,0 +1,629 @@
+//! Partitioned data: parts as data of their own, dependences by overlap, gathered
+//! wholes, bytes and placement per part, bad partitions, and random programs over
+//! overlapping partitions against sequential execution under every configuration.
+
+// A list of one range is a partition of one part, as meant.
+#![allow(clippy::single_range_in_vec_init)]
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use locus::{Affinity, Config, Data, Error, Partition, Runtime, Topology};
+use proptest::prelude::*;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+fn runtime(spec: &str, config: Config) -> Runtime {
+    Runtime::builder()
+        .topology(Topology::from_spec(spec).unwrap())
+        .config(config)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn tiles_are_tile_major_and_the_whole_is_gathered_by_fetch_and_by_tasks() {
+    for config in [Config::DsaBase, Config::Dfa, Config::ShmBase] {
+        let rt = runtime("2x1", config);
+        // A 4 x 6 matrix in 2 x 3 tiles.
+        let values: Vec<u32> = (0..24).collect();
+        let m = rt.data_from("m", &values).unwrap();
+        let tiles = rt.partition(&m, Partition::tiles(4, 6, 2, 3)).unwrap();
+        assert_eq!((tiles.len(), tiles.grid()), (4, Some((2, 2))));
+        // Tile (1, 0): rows 2..4, columns 0..3, row after row.
+        assert_eq!(
+            rt.fetch(tiles.tile(1, 0).unwrap()).unwrap(),
+            vec![12, 13, 14, 18, 19, 20]
+        );
+        assert!(tiles.tile(2, 0).is_none());
+        let copy = rt.data::<u32>("copy", 24);
+        rt.run(|s| {
+            for (k, t) in tiles.iter().enumerate() {
+                s.spawn("tile", t.read_write(), move |_, t| {
+                    t.iter_mut().for_each(|x| *x += 100 * k as u32)
+                })
+                .unwrap();
+            }
+            s.spawn("whole", (m.read(), copy.write()), |_, (m, c)| {
+                c.copy_from_slice(m)
+            })
+            .unwrap();
+        })
+        .unwrap();
+        let want: Vec<u32> = (0..24u32)
+            .map(|e| {
+                let (r, c) = (e / 6, e % 6);
+                e + 100 * ((r / 2) * 2 + c / 3)
+            })
+            .collect();
+        assert_eq!(rt.fetch(&m).unwrap(), want, "{config}");
+        assert_eq!(rt.fetch(&copy).unwrap(), want, "{config}");
+        // A write of the whole scatters back into the tiles.
+        rt.run(|s| {
+            s.spawn("fill", m.write(), |_, m| {
+                for (i, x) in m.iter_mut().enumerate() {
+                    *x = 1000 + i as u32;
+                }
+            })
+            .unwrap();
+        })
+        .unwrap();
+        assert_eq!(
+            rt.fetch(&tiles[3]).unwrap(),
+            vec![1015, 1016, 1017, 1021, 1022, 1023],
+            "{config}"
+        );
+    }
+}
+
+#[test]
+fn parts_and_the_whole_depend_on_each_other_by_overlap_in_submission_order() {
+    for config in [Config::Ws, Config::DsaBase, Config::Dfa, Config::ShmBase] {
+        let rt = runtime("2x1", config);
+        let v = rt.data_from("v", &[1u64; 8]).unwrap();
+        let halves = rt.partition(&v, Partition::blocks(4)).unwrap();
+        let middle = rt.partition(&v, Partition::ranges([2..6])).unwrap();
+        let seen = rt.data::<u64>("seen", 8);
+        let seen_middle = rt.data::<u64>("seen-middle", 4);
+        let before = rt.data::<u64>("before", 8);
+        rt.run(|s| {
+            // Read of the whole before the part writes: sees the old contents.
+            s.spawn("old", (v.read(), before.write()), |_, (v, b)| {
+                std::thread::sleep(Duration::from_millis(5));
+                b.copy_from_slice(v);
+            })
+            .unwrap();
+            s.spawn("left", halves[0].write(), |_, h| h.fill(2))
+                .unwrap();
+            s.spawn("right", halves[1].read_write(), |_, h| {
+                h.iter_mut().for_each(|x| *x += 2)
+            })
+            .unwrap();
+            // Overlaps both halves: sees both writes, its own write is seen by the whole.
+            s.spawn("middle", middle[0].read_write(), |_, m| {
+                m.iter_mut().for_each(|x| *x *= 10)
+            })
+            .unwrap();
+            s.spawn("new", (v.read(), seen.write()), |_, (v, o)| {
+                o.copy_from_slice(v)
+            })
+            .unwrap();
+            s.spawn("whole", v.read_write(), |_, v| v[7] = 99).unwrap();
+            s.spawn(
+                "mid-read",
+                (middle[0].read(), seen_middle.write()),
+                |_, (m, o)| o.copy_from_slice(m),
+            )
+            .unwrap();
+        })
+        .unwrap();
+        assert_eq!(rt.fetch(&before).unwrap(), vec![1; 8], "{config}");
+        assert_eq!(
+            rt.fetch(&seen).unwrap(),
+            vec![2, 2, 20, 20, 30, 30, 3, 3],
+            "{config}"
+        );
+        assert_eq!(
+            rt.fetch(&seen_middle).unwrap(),
+            vec![20, 20, 30, 30],
+            "{config}"
+        );
+        assert_eq!(
+            rt.fetch(&v).unwrap(),
+            vec![2, 2, 20, 20, 30, 30, 3, 99],
+            "{config}"
+        );
+        assert_eq!(
+            rt.fetch(&halves[1]).unwrap(),
+            vec![30, 30, 3, 99],
+            "{config}"
+        );
+    }
+}
+
+/// Writers of disjoint parts do not wait for each other: the first holds its worker
+/// until the second has run (a false dependence would hang it; it gives up after a
+/// minute and fails the run instead).
+#[test]
+fn writers_of_disjoint_parts_do_not_wait_for_each_other() {
+    for config in [Config::DsaBase, Config::Dfa, Config::ShmBase] {
+        let rt = runtime("2x1", config);
+        let v = rt.data::<u64>("v", 8);
+        let parts = rt.partition(&v, Partition::ranges([0..4, 4..8])).unwrap();
+        let second_ran = Arc::new(AtomicBool::new(false));
+        rt.run(|s| {
+            let ran = second_ran.clone();
+            s.spawn("first", parts[0].write(), move |_, p| {
+                let give_up = Instant::now() + Duration::from_secs(60);
+                while !ran.load(Ordering::Acquire) {
+                    assert!(
+                        Instant::now() < give_up,
+                        "the second part waited for the first"
+                    );
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                p.fill(1);
+            })
+            .unwrap();
+            let ran = second_ran.clone();
+            s.spawn("second", parts[1].write(), move |_, p| {
+                p.fill(2);
+                ran.store(true, Ordering::Release);
+            })
+            .unwrap();
+        })
+        .unwrap();
+        assert_eq!(
+            rt.fetch(&v).unwrap(),
+            vec![1, 1, 1, 1, 2, 2, 2, 2],
+            "{config}"
+        );
+    }
+}
+
+/// Overlapping accesses in one task are refused when one writes; reads may overlap.
+#[test]
+fn overlapping_accesses_in_one_task_are_refused_when_one_writes() {
+    let rt = runtime("2x1", Config::Dfa);
+    let v = rt.data::<u64>("v", 8);
+    let parts = rt.partition(&v, Partition::blocks(4)).unwrap();
+    let mut error = None;
+    let outcome = rt.run(|s| error = Some(s.spawn("t", (v.read(), parts[1].write()), |_, _| {})));
+    assert!(outcome.is_err());
+    let message = error.unwrap().unwrap_err().to_string();
+    assert!(message.contains("overlap"), "{message}");
+    let out = rt.data::<u64>("out", 1);
+    rt.run(|s| {
+        s.spawn(
+            "reads",
+            (v.read(), parts[1].read(), out.write()),
+            |_, (v, p, o)| o[0] = (v.len() + p.len()) as u64,
+        )
+        .unwrap();
+    })
+    .unwrap();
+    assert_eq!(rt.fetch(&out).unwrap(), vec![12]);
+}
+
+/// The report proves a part write touches the part only: its bytes, one allocation
+/// of the part's size, no copy of the whole.
+#[test]
+fn writing_a_part_copies_nothing_but_the_part() {
+    const LEN: usize = 1 << 16;
+    for config in [Config::DsaBase, Config::Dfa] {
+        let rt = runtime("2x1", config);
+        let v = rt.data_from("v", &vec![1u64; LEN]).unwrap();
+        let parts = rt.partition(&v, Partition::blocks(LEN / 8)).unwrap();
+        let part_bytes = (LEN / 8 * 8) as u64;
+        let written = |f: &locus::Finished<()>| {
+            let l = &f.report.locality;
+            (
+                l.read_local_bytes + l.read_remote_bytes,
+                l.write_local_bytes + l.write_remote_bytes,
+            )
+        };
+        let f = rt
+            .run(|s| {
+                s.spawn("write", parts[3].write(), |_, p| p.fill(7))
+                    .unwrap()
+            })
+            .unwrap();
+        assert_eq!(written(&f), (0, part_bytes), "{config}");
+        assert_eq!(
+            f.report.memory.allocations, 1,
+            "{config}: one buffer of one part"
+        );
+        let f = rt
+            .run(|s| {
+                s.spawn("bump", parts[5].read_write(), |_, p| {
+                    p.iter_mut().for_each(|x| *x += 1)
+                })
+                .unwrap()
+            })
+            .unwrap();
+        assert_eq!(written(&f), (part_bytes, part_bytes), "{config}");
+        assert_eq!(f.report.memory.allocations, 1, "{config}");
+        // Every part's buffer is alive plus at most one old version of one part.
+        assert!(rt.pool_bytes_in_use() <= (LEN * 8) as u64 + 2 * part_bytes);
+        let whole = rt.fetch(&v).unwrap();
+        assert_eq!(whole[3 * LEN / 8], 7);
+        assert_eq!(whole[5 * LEN / 8], 2);
+        assert_eq!(whole[0], 1);
+    }
+}
+
+/// Deferred allocation places each part's new version on its writer's node.
+#[test]
+fn deferred_allocation_places_each_part_on_its_writers_node() {
+    let rt = runtime("4x1", Config::Dfa);
+    let v = rt.data::<u64>("v", 4096);
+    let parts = rt.partition(&v, Partition::blocks(1024)).unwrap();
+    rt.run(|s| {
+        for (n, p) in parts.iter().enumerate() {
+            s.task("fill", p.write())
+                .affinity(Affinity::node(n).strict())
+                .spawn(move |ctx, p| {
+                    assert_eq!(ctx.node(), n);
+                    p.fill(n as u64)
+                })
+                .unwrap();
+        }
+    })
+    .unwrap();
+    for (n, p) in parts.iter().enumerate() {
+        assert_eq!(rt.node_of(p), Some(n));
+    }
+    assert_eq!(rt.bytes_per_node(&v), vec![8192; 4]);
+}
+
+#[test]
+fn bad_partitions_are_errors() {
+    let rt = runtime("1x1", Config::Dfa);
+    let v = rt.data::<u64>("v", 24);
+    let bad = |p: Partition| rt.partition(&v, p).err().map(|e| e.to_string());
+    for (p, says) in [
+        (Partition::blocks(0), "0 elements"),
+        (Partition::ranges([0..4, 20..25]), "out of bounds"),
+        (Partition::ranges([3..3]), "empty"),
+        (Partition::tiles(4, 6, 0, 3), "tiles of 0 x 3"),
+        (Partition::tiles(4, 6, 3, 3), "do not divide"),
+        (Partition::tiles(5, 5, 1, 1), "has 25 elements"),
+    ] {
+        let message = bad(p).expect("refused");
+        assert!(
+            message.contains(says) && message.contains("`v`"),
+            "{message}"
+        );
+    }
+    let tiles = rt.partition(&v, Partition::tiles(4, 6, 2, 3)).unwrap();
+    let message = rt
+        .partition(&tiles[0], Partition::blocks(2))
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("is a part"), "{message}");
+    // Unions of tiles are fine, a cut through one is not.
+    let rows = rt
+        .partition(&v, Partition::ranges([0..12, 12..24]))
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    let message = bad(Partition::ranges([0..4])).unwrap();
+    assert!(message.contains("unions of them"), "{message}");
+    let other = runtime("1x1", Config::Dfa);
+    assert!(matches!(
+        other.partition(&v, Partition::blocks(4)),
+        Err(Error::ForeignData { .. })
+    ));
+}
+
+/// A parent declaring the whole hands its parts' segments to its children.
+#[test]
+fn children_of_a_task_declaring_the_whole_write_its_parts() {
+    for config in [Config::DsaBase, Config::Dfa, Config::ShmBase] {
+        let rt = runtime("2x1", config);
+        let v = rt.data::<u64>("v", 8);
+        let parts = rt.partition(&v, Partition::blocks(2)).unwrap();
+        let parts: Vec<Data<u64>> = parts.iter().cloned().collect();
+        let sum = rt.data::<u64>("sum", 1);
+        rt.run(|s| {
+            s.spawn("parent", v.weak_write(), move |ctx, ()| {
+                for (k, p) in parts.iter().enumerate() {
+                    ctx.scope()
+                        .spawn("child", p.write(), move |_, p| p.fill(k as u64 + 1))
+                        .unwrap();
+                }
+            })
+            .unwrap();
+            s.spawn("sum", (v.read(), sum.write()), |_, (v, s)| {
+                s[0] = v.iter().sum()
+            })
+            .unwrap();
+        })
+        .unwrap();
+        assert_eq!(
+            rt.fetch(&sum).unwrap(),
+            vec![2 * (1 + 2 + 3 + 4)],
+            "{config}"
+        );
+    }
+}
+
+// Random programs over overlapping partitions.
+
+/// A handle of the random programs: its datum, and the elements of the datum its view
+/// shows, in view order.
+struct Handle {
+    datum: usize,
+    elements: Vec<usize>,
+}
+
+const V_LEN: usize = 24;
+const M_ROWS: usize = 6;
+
+/// The handles: `v` whole, blocks of 6, overlapping ranges; `m` whole (6 x 6), its 2 x 3
+/// tiles, its two row blocks (unions of tiles).
+fn handles() -> Vec<Handle> {
+    let mut h = vec![Handle {
+        datum: 0,
+        elements: (0..V_LEN).collect(),
+    }];
+    for s in (0..V_LEN).step_by(6) {
+        h.push(Handle {
+            datum: 0,
+            elements: (s..s + 6).collect(),
+        });
+    }
+    for r in [3..9, 9..21, 0..2, 20..24] {
+        h.push(Handle {
+            datum: 0,
+            elements: r.collect(),
+        });
+    }
+    h.push(Handle {
+        datum: 1,
+        elements: (0..M_ROWS * M_ROWS).collect(),
+    });
+    for ti in 0..3 {
+        for tj in 0..2 {
+            let elements = (0..2)
+                .flat_map(|r| (0..3).map(move |c| (ti * 2 + r) * M_ROWS + tj * 3 + c))
+                .collect();
+            h.push(Handle { datum: 1, elements });
+        }
+    }
+    h.push(Handle {
+        datum: 1,
+        elements: (0..12).collect(),
+    });
+    h.push(Handle {
+        datum: 1,
+        elements: (12..36).collect(),
+    });
+    h
+}
+
+fn runtime_handles(rt: &Runtime) -> (Vec<Data<u64>>, Vec<Data<u64>>) {
+    let v = rt
+        .data_from("v", &(0..V_LEN as u64).collect::<Vec<_>>())
+        .unwrap();
+    let m = rt
+        .data_from("m", &(0..36u64).map(|x| x * 7).collect::<Vec<_>>())
+        .unwrap();
+    let mut out = vec![v.clone()];
+    out.extend(
+        rt.partition(&v, Partition::blocks(6))
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    out.extend(
+        rt.partition(&v, Partition::ranges([3..9, 9..21, 0..2, 20..24]))
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    out.push(m.clone());
+    out.extend(
+        rt.partition(&m, Partition::tiles(6, 6, 2, 3))
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    out.extend(
+        rt.partition(&m, Partition::ranges([0..12, 12..36]))
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    (vec![v, m], out)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+#[derive(Clone, Debug)]
+struct Access {
+    handle: usize,
+    mode: Mode,
+    /// A read of part of the view only.
+    range: Option<std::ops::Range<usize>>,
+}
+
+fn program(seed: u64, handles: &[Handle]) -> Vec<Vec<Access>> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut tasks = Vec::new();
+    for _ in 0..rng.random_range(1..25) {
+        let mut accesses: Vec<Access> = Vec::new();
+        // Per access: handle, datum, elements, whether it writes.
+        let mut taken: Vec<(usize, usize, BTreeSet<usize>, bool)> = Vec::new();
+        for _ in 0..rng.random_range(1..4) {
+            let handle = rng.random_range(0..handles.len());
+            let mode = match rng.random_range(0..3) {
+                0 => Mode::Read,
+                1 => Mode::Write,
+                _ => Mode::ReadWrite,
+            };
+            let n = handles[handle].elements.len();
+            let range = (mode == Mode::Read && rng.random_bool(0.3)).then(|| {
+                let a = rng.random_range(0..n);
+                a..rng.random_range(a..=n)
+            });
+            let els: BTreeSet<usize> = handles[handle].elements[range.clone().unwrap_or(0..n)]
+                .iter()
+                .copied()
+                .collect();
+            let datum = handles[handle].datum;
+            // The same handle twice with a write is refused whatever the ranges, as for
+            // any datum; different handles when their elements overlap.
+            let clash = taken.iter().any(|(h, d, e, w)| {
+                (*w || mode != Mode::Read)
+                    && (*h == handle || (*d == datum && !e.is_disjoint(&els)))
+            });
+            if !clash {
+                taken.push((handle, datum, els, mode != Mode::Read));
+                accesses.push(Access {
+                    handle,
+                    mode,
+                    range,
+                });
+            }
+        }
+        tasks.push(accesses);
+    }
+    tasks
+}
+
+fn apply(id: u64, sum: u64, mode: Mode, v: &mut [u64]) {
+    for (i, e) in v.iter_mut().enumerate() {
+        *e = match mode {
+            Mode::Write => id.wrapping_mul(31).wrapping_add(sum).wrapping_add(i as u64),
+            _ => e.wrapping_mul(3).wrapping_add(id).wrapping_add(sum),
+        };
+    }
+}
+
+fn run_sequentially(tasks: &[Vec<Access>], handles: &[Handle], state: &mut [Vec<u64>]) {
+    for (id, accesses) in tasks.iter().enumerate() {
+        let mut sum = 0u64;
+        for a in accesses.iter().filter(|a| a.mode != Mode::Write) {
+            let h = &handles[a.handle];
+            let els = &h.elements[a.range.clone().unwrap_or(0..h.elements.len())];
+            sum = els
+                .iter()
+                .fold(sum, |s, &e| s.wrapping_add(state[h.datum][e]));
+        }
+        for a in accesses.iter().filter(|a| a.mode != Mode::Read) {
+            let h = &handles[a.handle];
+            let mut view: Vec<u64> = h.elements.iter().map(|&e| state[h.datum][e]).collect();
+            apply(id as u64, sum, a.mode, &mut view);
+            for (&e, x) in h.elements.iter().zip(view) {
+                state[h.datum][e] = x;
+            }
+        }
+    }
+}
+
+type Lists = (
+    Vec<locus::Read<u64>>,
+    Vec<locus::Write<u64>>,
+    Vec<locus::ReadWrite<u64>>,
+);
+
+fn runtimes() -> &'static Vec<(Config, &'static str, Runtime)> {
+    static RUNTIMES: OnceLock<Vec<(Config, &'static str, Runtime)>> = OnceLock::new();
+    RUNTIMES.get_or_init(|| {
+        Config::ALL
+            .into_iter()
+            .flat_map(|c| [(c, "1x1"), (c, "2x1")])
+            .map(|(config, spec)| (config, spec, runtime(spec, config)))
+            .collect()
+    })
+}
+
+fn check(seed: u64) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let model = handles();
+    let tasks = program(seed, &model);
+    let mut want = vec![
+        (0..V_LEN as u64).collect::<Vec<_>>(),
+        (0..36u64).map(|x| x * 7).collect(),
+    ];
+    run_sequentially(&tasks, &model, &mut want);
+    for (config, spec, rt) in runtimes() {
+        let (wholes, data) = runtime_handles(rt);
+        rt.run(|s| {
+            for (id, accesses) in tasks.iter().enumerate() {
+                let mut lists: Lists = Default::default();
+                for a in accesses {
+                    let d = &data[a.handle];
+                    match (a.mode, &a.range) {
+                        (Mode::Read, None) => lists.0.push(d.read()),
+                        (Mode::Read, Some(r)) => lists.0.push(d.read_range(r.clone())),
+                        (Mode::Write, _) => lists.1.push(d.write()),
+                        (Mode::ReadWrite, _) => lists.2.push(d.read_write()),
+                    }
+                }
+                let id = id as u64;
+                s.spawn("t", lists, move |_, (reads, writes, rws)| {
+                    let sum = reads
+                        .iter()
+                        .map(|r| &r[..])
+                        .chain(rws.iter().map(|r| &r[..]))
+                        .flat_map(|v| v.iter())
+                        .fold(0u64, |s, &e| s.wrapping_add(e));
+                    for w in writes {
+                        apply(id, sum, Mode::Write, w);
+                    }
+                    for rw in rws {
+                        apply(id, sum, Mode::ReadWrite, rw);
+                    }
+                })
+                .unwrap();
+            }
+        })
+        .unwrap_or_else(|e| panic!("seed {seed}, {config} on {spec}: {e}"));
+        for (d, want) in want.iter().enumerate() {
+            assert_eq!(
+                &rt.fetch(&wholes[d]).unwrap(),
+                want,
+                "seed {seed}, {config} on {spec}: datum {d}\n{tasks:?}"
+            );
+        }
+        for (h, handle) in model.iter().enumerate() {
+            let part: Vec<u64> = handle
+                .elements
+                .iter()
+                .map(|&e| want[handle.datum][e])
+                .collect();
+            assert_eq!(
+                rt.fetch(&data[h]).unwrap(),
+                part,
+                "seed {seed}, {config}: handle {h}"
+            );
+        }
+        drop((wholes, data));
+        assert_eq!(rt.live_versions(), 0, "seed {seed}, {config} on {spec}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_programs_over_partitions_match_sequential_execution(seed in any::<u64>()) {
+        check(seed);
+    }
+}
+
+#[test]
+fn fixed_seeds() {
+    for seed in 0..20 {
+        check(seed);
+    }
+}
