@@ -101,7 +101,7 @@ mod sync;
 #[cfg(not(loom))]
 pub use {
     config::{AllocMode, Config, StealKind},
-    data::{AccessList, Data, Element, Partition, Parts, Read, ReadWrite, Weak, Write},
+    data::{AccessList, Data, Element, Partition, Parts, Read, ReadWrite, Reduce, Weak, Write},
     error::{Error, RunError},
     graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx},
     metrics::Report,

@@ -736,10 +736,17 @@ impl Runtime {
                 task,
             });
         }
+        let node = self.engine.worker_node()[0];
         if inner.is_partitioned() {
             // SAFETY: no run is in progress (the lock above).
-            return unsafe { partition::gather_out(inner) };
+            return unsafe { partition::gather_out(inner, self.pools(), node) };
         }
+        // SAFETY: no run is in progress (the lock above).
+        unsafe { inner.combine_now(self.pools(), node) }.map_err(|e| Error::OutOfMemory {
+            task: format!("fetch({})", inner.name),
+            bytes: inner.bytes(),
+            message: e.to_string(),
+        })?;
         let version = inner.current();
         if !version.is_produced() {
             return Err(Error::Declaration {

@@ -356,6 +356,8 @@ fn children_of_a_task_declaring_the_whole_write_its_parts() {
 struct Handle {
     datum: usize,
     elements: Vec<usize>,
+    /// Whether tasks may reduce into it (one stored segment, or unpartitioned).
+    reducible: bool,
 }
 
 const V_LEN: usize = 24;
@@ -367,49 +369,85 @@ fn handles() -> Vec<Handle> {
     let mut h = vec![Handle {
         datum: 0,
         elements: (0..V_LEN).collect(),
+        reducible: false,
     }];
     for s in (0..V_LEN).step_by(6) {
         h.push(Handle {
             datum: 0,
             elements: (s..s + 6).collect(),
+            reducible: false,
         });
     }
     for r in [3..9, 9..21, 0..2, 20..24] {
         h.push(Handle {
             datum: 0,
             elements: r.collect(),
+            reducible: false,
         });
     }
     h.push(Handle {
         datum: 1,
         elements: (0..M_ROWS * M_ROWS).collect(),
+        reducible: false,
     });
     for ti in 0..3 {
         for tj in 0..2 {
             let elements = (0..2)
                 .flat_map(|r| (0..3).map(move |c| (ti * 2 + r) * M_ROWS + tj * 3 + c))
                 .collect();
-            h.push(Handle { datum: 1, elements });
+            h.push(Handle {
+                datum: 1,
+                elements,
+                reducible: false,
+            });
         }
     }
     h.push(Handle {
         datum: 1,
         elements: (0..12).collect(),
+        reducible: false,
     });
     h.push(Handle {
         datum: 1,
         elements: (12..36).collect(),
+        reducible: false,
+    });
+    // `s`: 8 elements in two blocks, each one segment; `a`: 3 elements, unpartitioned.
+    h.push(Handle {
+        datum: 2,
+        elements: (0..8).collect(),
+        reducible: false,
+    });
+    for b in [0..4, 4..8] {
+        h.push(Handle {
+            datum: 2,
+            elements: b.collect(),
+            reducible: true,
+        });
+    }
+    h.push(Handle {
+        datum: 3,
+        elements: (0..3).collect(),
+        reducible: true,
     });
     h
 }
 
+fn initial() -> Vec<Vec<u64>> {
+    vec![
+        (0..V_LEN as u64).collect(),
+        (0..36u64).map(|x| x * 7).collect(),
+        (0..8u64).map(|x| x << 60).collect(),
+        vec![1, 2, 3],
+    ]
+}
+
 fn runtime_handles(rt: &Runtime) -> (Vec<Data<u64>>, Vec<Data<u64>>) {
-    let v = rt
-        .data_from("v", &(0..V_LEN as u64).collect::<Vec<_>>())
-        .unwrap();
-    let m = rt
-        .data_from("m", &(0..36u64).map(|x| x * 7).collect::<Vec<_>>())
-        .unwrap();
+    let init = initial();
+    let v = rt.data_from("v", &init[0]).unwrap();
+    let m = rt.data_from("m", &init[1]).unwrap();
+    let sd = rt.data_from("s", &init[2]).unwrap();
+    let a = rt.data_from("a", &init[3]).unwrap();
     let mut out = vec![v.clone()];
     out.extend(
         rt.partition(&v, Partition::blocks(6))
@@ -436,7 +474,15 @@ fn runtime_handles(rt: &Runtime) -> (Vec<Data<u64>>, Vec<Data<u64>>) {
             .iter()
             .cloned(),
     );
-    (vec![v, m], out)
+    out.push(sd.clone());
+    out.extend(
+        rt.partition(&sd, Partition::blocks(4))
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    out.push(a.clone());
+    (vec![v, m, sd, a], out)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -444,6 +490,7 @@ enum Mode {
     Read,
     Write,
     ReadWrite,
+    Reduce,
 }
 
 #[derive(Clone, Debug)]
@@ -463,10 +510,12 @@ fn program(seed: u64, handles: &[Handle]) -> Vec<Vec<Access>> {
         let mut taken: Vec<(usize, usize, BTreeSet<usize>, bool)> = Vec::new();
         for _ in 0..rng.random_range(1..4) {
             let handle = rng.random_range(0..handles.len());
-            let mode = match rng.random_range(0..3) {
+            let mode = match rng.random_range(0..4) {
                 0 => Mode::Read,
                 1 => Mode::Write,
-                _ => Mode::ReadWrite,
+                2 => Mode::ReadWrite,
+                _ if handles[handle].reducible => Mode::Reduce,
+                _ => Mode::Read,
             };
             let n = handles[handle].elements.len();
             let range = (mode == Mode::Read && rng.random_bool(0.3)).then(|| {
@@ -502,15 +551,26 @@ fn apply(id: u64, sum: u64, mode: Mode, v: &mut [u64]) {
     for (i, e) in v.iter_mut().enumerate() {
         *e = match mode {
             Mode::Write => id.wrapping_mul(31).wrapping_add(sum).wrapping_add(i as u64),
+            // A contribution: the datum's elements plus these, in any order.
+            Mode::Reduce => e
+                .wrapping_add(id.wrapping_mul(5) ^ sum)
+                .wrapping_add(i as u64),
             _ => e.wrapping_mul(3).wrapping_add(id).wrapping_add(sum),
         };
     }
 }
 
+fn add(a: &mut u64, b: &u64) {
+    *a = a.wrapping_add(*b);
+}
+
 fn run_sequentially(tasks: &[Vec<Access>], handles: &[Handle], state: &mut [Vec<u64>]) {
     for (id, accesses) in tasks.iter().enumerate() {
         let mut sum = 0u64;
-        for a in accesses.iter().filter(|a| a.mode != Mode::Write) {
+        for a in accesses
+            .iter()
+            .filter(|a| matches!(a.mode, Mode::Read | Mode::ReadWrite))
+        {
             let h = &handles[a.handle];
             let els = &h.elements[a.range.clone().unwrap_or(0..h.elements.len())];
             sum = els
@@ -532,6 +592,7 @@ type Lists = (
     Vec<locus::Read<u64>>,
     Vec<locus::Write<u64>>,
     Vec<locus::ReadWrite<u64>>,
+    Vec<locus::Reduce<u64>>,
 );
 
 fn runtimes() -> &'static Vec<(Config, &'static str, Runtime)> {
@@ -550,10 +611,7 @@ fn check(seed: u64) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let model = handles();
     let tasks = program(seed, &model);
-    let mut want = vec![
-        (0..V_LEN as u64).collect::<Vec<_>>(),
-        (0..36u64).map(|x| x * 7).collect(),
-    ];
+    let mut want = initial();
     run_sequentially(&tasks, &model, &mut want);
     for (config, spec, rt) in runtimes() {
         let (wholes, data) = runtime_handles(rt);
@@ -567,10 +625,11 @@ fn check(seed: u64) {
                         (Mode::Read, Some(r)) => lists.0.push(d.read_range(r.clone())),
                         (Mode::Write, _) => lists.1.push(d.write()),
                         (Mode::ReadWrite, _) => lists.2.push(d.read_write()),
+                        (Mode::Reduce, _) => lists.3.push(d.reduce(0, add)),
                     }
                 }
                 let id = id as u64;
-                s.spawn("t", lists, move |_, (reads, writes, rws)| {
+                s.spawn("t", lists, move |_, (reads, writes, rws, reductions)| {
                     let sum = reads
                         .iter()
                         .map(|r| &r[..])
@@ -582,6 +641,9 @@ fn check(seed: u64) {
                     }
                     for rw in rws {
                         apply(id, sum, Mode::ReadWrite, rw);
+                    }
+                    for r in reductions {
+                        apply(id, sum, Mode::Reduce, r);
                     }
                 })
                 .unwrap();

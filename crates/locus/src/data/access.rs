@@ -15,6 +15,7 @@ use locus_mem::pool::Block;
 
 use super::handle::{DataInner, Element};
 use super::partition::Piece;
+use super::reduce::{Reduce, ReduceBinding, Reducer};
 use super::shared::SharedBuffer;
 use super::version::Version;
 
@@ -24,6 +25,9 @@ pub(crate) enum Mode {
     Read,
     Write,
     ReadWrite,
+    /// A contribution to a reduction (module `reduce`): neither reads nor writes the
+    /// datum's versions.
+    Reduce,
 }
 
 impl Mode {
@@ -33,6 +37,11 @@ impl Mode {
 
     pub(crate) fn writes(self) -> bool {
         matches!(self, Mode::Write | Mode::ReadWrite)
+    }
+
+    /// Whether no other access of the same task may name the datum.
+    pub(crate) fn exclusive(self) -> bool {
+        matches!(self, Mode::Write | Mode::ReadWrite | Mode::Reduce)
     }
 }
 
@@ -45,6 +54,8 @@ pub struct Declared {
     pub(crate) weak: bool,
     /// Element range; the whole array for writes.
     pub(crate) range: Range<usize>,
+    /// A reduction's identity and combine function.
+    pub(crate) reducer: Option<Arc<Reducer>>,
 }
 
 /// One access bound to versions at submission (opaque outside the crate).
@@ -70,6 +81,8 @@ pub struct Binding {
     /// An access to partitioned data covering several segments: the segments' own
     /// bindings, and the buffer the view is gathered in (module `partition`).
     pub(crate) gather: Option<Box<Gather>>,
+    /// A reduction: its group, and the private copy the body accumulates into.
+    pub(crate) reduce: Option<Box<ReduceBinding>>,
 }
 
 /// The bindings of an access gathered from several segments, and its view's buffer.
@@ -96,6 +109,9 @@ impl Binding {
     /// the output's) buffer at the access's offset. Dangling (aligned for `T`) for an
     /// empty gathered view.
     fn view_ptr<T>(&self, output: bool) -> *mut u8 {
+        if let Some(r) = &self.reduce {
+            return r.view_ptr::<T>();
+        }
         if let Some(g) = &self.gather {
             return match g.block.get() {
                 Some(block) if self.bytes > 0 => block.as_mut_ptr(),
@@ -264,6 +280,7 @@ impl<T: Element> AccessList for Read<T> {
             mode: Mode::Read,
             weak: false,
             range: self.range.clone(),
+            reducer: None,
         });
     }
 
@@ -320,6 +337,7 @@ impl<T: Element> AccessList for Write<T> {
             mode: Mode::Write,
             weak: false,
             range: 0..self.data.len,
+            reducer: None,
         });
     }
 
@@ -338,11 +356,34 @@ impl<T: Element> AccessList for ReadWrite<T> {
             mode: Mode::ReadWrite,
             weak: false,
             range: 0..self.data.len,
+            reducer: None,
         });
     }
 
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
+        unsafe { output_view(next_binding(bindings)) }
+    }
+}
+
+impl<T: Element> sealed::Sealed for Reduce<T> {}
+
+impl<T: Element> AccessList for Reduce<T> {
+    type Views<'a> = &'a mut [T];
+
+    fn declare(&self, out: &mut Vec<Declared>) {
+        out.push(Declared {
+            data: self.data.clone(),
+            mode: Mode::Reduce,
+            weak: false,
+            range: 0..self.data.len,
+            reducer: Some(self.reducer.clone()),
+        });
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
+        // SAFETY: forwarded from the caller; the view is the task's private copy,
+        // which no other task holds while the body runs (module `reduce`).
         unsafe { output_view(next_binding(bindings)) }
     }
 }
@@ -358,6 +399,7 @@ impl AccessList for Weak {
             mode: self.mode,
             weak: true,
             range: 0..self.data.len,
+            reducer: None,
         });
     }
 

@@ -10,6 +10,7 @@ use locus_mem::region::RegionPolicy;
 
 use super::access::{Mode, Read, ReadWrite, Weak, Write};
 use super::partition::{no_segments, PartOf, Table};
+use super::reduce::{Group, Reduce};
 use super::shared::{SharedBuffer, SharedSetup};
 use super::version::{Version, VersionCounts};
 use crate::error::Error;
@@ -49,6 +50,9 @@ pub(crate) struct DataInner {
     pub(crate) segments: Mutex<Option<Arc<Table>>>,
     /// A part of a partitioned whole: the whole and the elements it covers.
     pub(crate) part_of: Option<PartOf>,
+    /// The open reduction group, if reductions were declared since the last other
+    /// access (module `reduce`).
+    pub(crate) reduction: Mutex<Option<Arc<Group>>>,
 }
 
 impl DataInner {
@@ -80,6 +84,7 @@ impl DataInner {
             unavailable: None,
             segments: no_segments(),
             part_of: None,
+            reduction: Mutex::new(None),
         })
     }
 
@@ -109,6 +114,7 @@ impl DataInner {
                 unavailable: Some(error.to_string()),
                 segments: no_segments(),
                 part_of: None,
+                reduction: Mutex::new(None),
             },
         }
     }
@@ -134,6 +140,7 @@ impl DataInner {
             unavailable: root.unavailable.clone(),
             segments: no_segments(),
             part_of: Some(PartOf { root, runs }),
+            reduction: Mutex::new(None),
         }
     }
 
@@ -300,6 +307,32 @@ impl<T: Element> Data<T> {
     /// the current one.
     pub fn read_write(&self) -> ReadWrite<T> {
         ReadWrite::new(self.inner.clone())
+    }
+
+    /// Declares a contribution to a reduction ([`Reduce`]): the body gets `&mut [T]`, a
+    /// private copy of the datum on its worker's node, set to `identity` (element by
+    /// element) when made, into which it accumulates with `combine`, which must be
+    /// commutative and associative. Reducing tasks never wait for each other, nor for
+    /// the datum's previous writer; the next other access to the datum (or a fetch)
+    /// sees the previous contents combined with every contribution, node-local copies
+    /// first, then nodes in order of distance. `docs/guide.md`, "Reductions", states
+    /// the semantics.
+    ///
+    /// ```
+    /// use locus::Runtime;
+    /// let rt = Runtime::builder().build()?;
+    /// let total = rt.data_from("total", &[100u64])?;
+    /// rt.run(|s| {
+    ///     for k in 1..=10u64 {
+    ///         s.spawn("add", total.reduce(0, |a, b| *a += b), move |_, t| t[0] += k)
+    ///             .unwrap();
+    ///     }
+    /// })?;
+    /// assert_eq!(rt.fetch(&total)?, vec![155]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reduce(&self, identity: T, combine: fn(&mut T, &T)) -> Reduce<T> {
+        Reduce::new(self.inner.clone(), identity, combine)
     }
 
     /// Declares a weak read ([`Weak`]): the task's children may read the datum.

@@ -16,12 +16,14 @@ mod access;
 mod counts;
 mod handle;
 pub(crate) mod partition;
+pub(crate) mod reduce;
 pub(crate) mod shared;
 pub(crate) mod version;
 
 pub use access::{AccessList, Read, ReadWrite, Weak, Write};
 pub use handle::{Data, Element};
 pub use partition::{Partition, Parts};
+pub use reduce::Reduce;
 
 #[doc(hidden)]
 pub use access::{Binding, Declared};

@@ -359,6 +359,7 @@ pub(crate) fn resolve(d: Declared) -> Resolved {
             } else {
                 start..end
             },
+            reducer: d.reducer.clone(),
         }
     };
     if let Some((&s, pieces)) = covered.iter().next() {
@@ -387,6 +388,13 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
     let mut seen: Vec<(u64, bool, &Declared)> = Vec::new();
     for r in resolved {
         let outer = r.outer();
+        if let (Resolved::Gathered { .. }, Mode::Reduce) = (r, outer.mode) {
+            return Err(format!(
+                "a reduction into `{}` covers several stored segments of partitioned data; \
+                 reduce into a part of a disjoint partition, or into unpartitioned data",
+                outer.data.name
+            ));
+        }
         for leaf in r.leaves() {
             if let (Some(shared), true, false) = (
                 &leaf.data.shared,
@@ -403,7 +411,7 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
             }
             if let Some((_, _, other)) = seen.iter().find(|(id, writes, other)| {
                 *id == leaf.data.id
-                    && (*writes || leaf.mode.writes())
+                    && (*writes || leaf.mode.exclusive())
                     && other.data.id != outer.data.id
             }) {
                 return Err(format!(
@@ -412,7 +420,7 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
                     other.data.name, outer.data.name
                 ));
             }
-            seen.push((leaf.data.id, leaf.mode.writes(), outer));
+            seen.push((leaf.data.id, leaf.mode.exclusive(), outer));
         }
     }
     Ok(())
@@ -709,7 +717,11 @@ fn split(
 /// # Safety
 ///
 /// No run is in progress (nothing writes the segments' buffers meanwhile).
-pub(crate) unsafe fn gather_out<T: Element>(data: &Arc<DataInner>) -> Result<Vec<T>, Error> {
+pub(crate) unsafe fn gather_out<T: Element>(
+    data: &Arc<DataInner>,
+    pools: &Arc<Pools>,
+    node: usize,
+) -> Result<Vec<T>, Error> {
     let fetch_error = |message: String| Error::Declaration {
         task: "fetch".into(),
         message,
@@ -732,6 +744,12 @@ pub(crate) unsafe fn gather_out<T: Element>(data: &Arc<DataInner>) -> Result<Vec
                 task,
             });
         }
+        // SAFETY: no run is in progress (the caller's contract).
+        unsafe { segment.combine_now(pools, node) }.map_err(|e| Error::OutOfMemory {
+            task: format!("fetch({})", data.name),
+            bytes: segment.bytes(),
+            message: e.to_string(),
+        })?;
         let version = segment.current();
         if !version.is_produced() {
             return Err(fetch_error(format!(
@@ -824,6 +842,7 @@ fn segments_covering(data: &Arc<DataInner>) -> Vec<(Arc<DataInner>, Vec<Piece>)>
         mode: Mode::Read,
         weak: false,
         range: 0..data.len,
+        reducer: None,
     };
     match resolve(declared) {
         Resolved::Plain(d) => {

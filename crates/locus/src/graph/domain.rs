@@ -61,6 +61,10 @@ impl Domain {
     pub(crate) fn new(bindings: &[Binding]) -> Self {
         let mut entries: Vec<Entry> = Vec::with_capacity(bindings.len());
         for b in bindings.iter().flat_map(Binding::leaves) {
+            if b.mode == Mode::Reduce {
+                // A reduction is the task's own: its children cannot take it up.
+                continue;
+            }
             if entries.iter().any(|e| e.data.id == b.data.id) {
                 // Declared twice: two reads (a write is declared once).
                 continue;

@@ -20,8 +20,9 @@ use super::scope::TaskCtx;
 use super::task::{Activated, Body, Job, Task, TaskRef};
 use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
+use crate::data::reduce::{combine_order, Group, ReduceBinding};
 use crate::data::version::{Buffer, Version};
-use crate::data::{AccessList, Binding, Declared, Gather, Mode};
+use crate::data::{lock_mutex, AccessList, Binding, DataInner, Declared, Gather, Mode};
 use crate::error::Error;
 use crate::sched::AccessInfo;
 
@@ -149,7 +150,7 @@ fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
             )));
         }
         for other in &declared[..i] {
-            if other.data.id == d.data.id && (other.mode.writes() || d.mode.writes()) {
+            if other.data.id == d.data.id && (other.mode.exclusive() || d.mode.exclusive()) {
                 return Err(Refusal::Invalid(format!(
                     "`{}` is declared twice and one access writes it; declare one \
                      read-write access instead",
@@ -234,6 +235,13 @@ fn validate_nested<'d>(
     declared: impl IntoIterator<Item = &'d Declared>,
 ) -> Result<(), Refusal> {
     for d in declared {
+        if d.mode == Mode::Reduce {
+            return Err(Refusal::Invalid(format!(
+                "`{}`: a child task cannot reduce into data of its parent `{}`; reduce \
+                 from the run's control program",
+                d.data.name, owner.name
+            )));
+        }
         match entries.iter().find(|e| e.data.id == d.data.id) {
             None => {
                 return Err(Refusal::Invalid(format!(
@@ -345,6 +353,9 @@ where
     let mut leaves = Vec::with_capacity(declared.len());
     let mut inputs = 0;
     let mut alloc_failed = None;
+    // The combining tasks of the reductions this submission closes (`data::reduce`).
+    let mut combiners: Vec<(TaskRef, Arc<Group>)> = Vec::new();
+    let run_wide = entries.is_none();
     for &d in &declared {
         let shared = d.data.shared.as_ref();
         // The version the task binds to: the run-wide current one, or its parent's
@@ -364,7 +375,31 @@ where
                 &mut locked[k].1
             }
         };
+        if run_wide {
+            // Any other access closes an open reduction group first; a reduction with
+            // other functions too.
+            let open = lock_mutex(&d.data.reduction).clone();
+            let same = |g: &Group| d.reducer.as_ref().is_some_and(|r| g.reducer.same(r));
+            if open.is_some_and(|g| !same(&g)) {
+                combiners.extend(close_reduction(ex, run, &d.data, slot, &mut alloc_failed));
+            }
+        }
+        let mut reduce = None;
         let part = match d.mode {
+            Mode::Reduce => {
+                let group = lock_mutex(&d.data.reduction)
+                    .get_or_insert_with(|| {
+                        let reducer = d.reducer.clone().expect("a reduction has its reducer");
+                        Arc::new(Group::new(reducer, d.data.bytes()))
+                    })
+                    .clone();
+                group.add_reducer();
+                reduce = Some(Box::new(ReduceBinding {
+                    group,
+                    copy: std::sync::Mutex::new(None),
+                }));
+                (None, None, None)
+            }
             Mode::Read => {
                 if shared.is_some() {
                     slot.add_reader();
@@ -414,6 +449,7 @@ where
             offset,
             bytes,
             gather: None,
+            reduce,
         };
         inputs += binding.dependences();
         leaves.push(binding);
@@ -439,6 +475,7 @@ where
                     after: None,
                     offset: 0,
                     bytes,
+                    reduce: None,
                     gather: Some(Box::new(Gather {
                         leaves: leaves.by_ref().take(count.len()).collect(),
                         pieces,
@@ -488,7 +525,28 @@ where
     );
     drop(entries);
     ex.submitted(&task);
-    // SAFETY: the pending guard taken by `Task::new` is released only below.
+    register(&task);
+    if task.satisfy_one() {
+        ex.activate(Activated::new(task));
+    }
+    for (combiner, group) in combiners {
+        ex.submitted(&combiner);
+        register(&combiner);
+        if !group.close(&combiner) {
+            // Every reducer of the group has finished already.
+            let _ = combiner.satisfy_one();
+        }
+        if combiner.satisfy_one() {
+            ex.activate(Activated::new(combiner));
+        }
+    }
+    Ok(())
+}
+
+/// Registers a task just made with the versions it waits for.
+fn register(task: &TaskRef) {
+    // SAFETY: the pending guard taken by `Task::new` is released only by the caller,
+    // after this.
     for b in unsafe { task.job_unshared() }
         .bindings
         .iter()
@@ -502,23 +560,94 @@ where
             continue;
         }
         if let Some(input) = &b.input {
-            if !input.add_waiter(&task) {
+            if !input.add_waiter(task) {
                 let _ = task.satisfy_one();
             }
         }
         if let Some(previous) = &b.after {
-            if b.mode == Mode::Write && !previous.add_waiter(&task) {
+            if b.mode == Mode::Write && !previous.add_waiter(task) {
                 let _ = task.satisfy_one();
             }
-            if !previous.add_release_waiter(&task) {
+            if !previous.add_release_waiter(task) {
                 let _ = task.satisfy_one();
             }
         }
     }
-    if task.satisfy_one() {
-        ex.activate(Activated::new(task));
+}
+
+/// Closes `data`'s open reduction group (`data::reduce`): makes the combining task,
+/// bound to read `slot` (the contents from before the group) and to write a new
+/// version, which becomes `slot`. Returns it with the group, to register and release
+/// once the submission's bindings are made; it is counted in the run already.
+fn close_reduction(
+    ex: &dyn Executor,
+    run: &Arc<RunState>,
+    data: &Arc<DataInner>,
+    slot: &mut Arc<Version>,
+    alloc_failed: &mut Option<Error>,
+) -> Option<(TaskRef, Arc<Group>)> {
+    let group = lock_mutex(&data.reduction).take()?;
+    let name: Cow<'static, str> = format!("reduce({})", data.name).into();
+    let shared = data.shared.as_ref();
+    let next = Version::pending(data.bytes(), &run.versions, shared);
+    if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
+        let node = ex.node();
+        if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
+            *alloc_failed = Some(Error::OutOfMemory {
+                task: name.to_string(),
+                bytes: next.bytes,
+                message: e.to_string(),
+            });
+        }
     }
-    Ok(())
+    let previous = std::mem::replace(slot, next.clone());
+    if shared.is_none() {
+        next.keep_fallback(previous.clone());
+    }
+    let binding = Binding {
+        data: data.clone(),
+        mode: Mode::ReadWrite,
+        weak: false,
+        input: Some(previous.clone()),
+        output: Some(next),
+        after: shared.is_some().then_some(previous),
+        offset: 0,
+        bytes: data.bytes(),
+        gather: None,
+        reduce: None,
+    };
+    // Its bindings' dependences, plus the last reducer of the group.
+    let inputs = binding.dependences() + 1;
+    let combined = group.clone();
+    let body: Body = Box::new(move |_: &TaskCtx, bindings: &[Binding]| {
+        let out = bindings[0]
+            .output
+            .as_ref()
+            .and_then(|v| v.buffer())
+            .expect("the combination's buffer was made before its body");
+        let order = current_executor(|ex| combine_order(ex.pools(), ex.node()))
+            .expect("a body runs on a worker");
+        // SAFETY: the output version is this task's and not published (for shared
+        // data, it waited for the previous writer and readers), it holds the datum's
+        // bytes, and every reducer of the group has finished (the task waited for the
+        // last one).
+        unsafe { combined.combine_into(out.as_mut_ptr(), &order) };
+    });
+    let task = Task::new(
+        name,
+        run.clone(),
+        Job {
+            bindings: vec![binding],
+            body,
+            hints: Hints::default(),
+            control: false,
+            root: false,
+        },
+        inputs,
+        None,
+    );
+    run.task_submitted(Some(false));
+    Some((task, group))
 }
 
 /// Allocates what the body needs on the executing node: zeroed buffers for initial
@@ -559,6 +688,15 @@ fn prepare_buffers(
     for b in bindings.iter().flat_map(Binding::leaves) {
         if b.weak {
             // The task does not see what it declares weakly.
+            continue;
+        }
+        if let Some(r) = &b.reduce {
+            // A private copy on this node (`data::reduce`).
+            if !control {
+                r.group
+                    .take_copy(r, node, ex.pools(), bodies == Bodies::Run)
+                    .map_err(|e| oom(r.group.bytes(), e))?;
+            }
             continue;
         }
         if let Some(shared) = b.shared() {
@@ -723,6 +861,16 @@ fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
         }
         if b.mode.writes() {
             access(b.output.as_ref(), false);
+        }
+        if let Some(r) = &b.reduce {
+            // A reduction reads and writes its private copy.
+            for input in [true, false] {
+                f(AccessInfo {
+                    bytes: b.bytes as u64,
+                    node: r.node(),
+                    input,
+                });
+            }
         }
     }
 }
@@ -921,6 +1069,15 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 /// tasks that waited for either.
 fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: Completion) {
     for b in bindings.iter().flat_map(Binding::leaves) {
+        if let Some(r) = &b.reduce {
+            // The copy goes back to the group; the last reducer releases the combiner.
+            if let Some(combiner) = r.group.reducer_done(r, completion == Completion::Done) {
+                if combiner.satisfy_one() {
+                    ex.activate(Activated::new(combiner));
+                }
+            }
+            continue;
+        }
         if let (true, Some(output), Some(previous)) = (b.weak, &b.output, &b.input) {
             if b.data.shared.is_none() {
                 // A weak write no child took up leaves the contents as they were (a

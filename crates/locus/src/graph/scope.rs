@@ -358,7 +358,23 @@ impl TaskCtx {
             )));
         }
         let version = match &self.scope.owner {
-            None => inner.current(),
+            None => {
+                // Every task but the root has finished (the wait above), so an open
+                // reduction group can be combined here.
+                let combined = current_executor(|ex| {
+                    // SAFETY: no task of the run is running but this root, which
+                    // writes nothing.
+                    unsafe { inner.combine_now(ex.pools(), ex.node()) }
+                });
+                if let Some(Err(e)) = combined {
+                    return Err(Error::OutOfMemory {
+                        task: format!("fetch({})", inner.name),
+                        bytes: inner.bytes(),
+                        message: e.to_string(),
+                    });
+                }
+                inner.current()
+            }
             Some(owner) => {
                 let Some(domain) = owner.existing_domain() else {
                     return Err(refuse(format!(
