@@ -16,6 +16,12 @@
 //! previous writer and for the readers of the previous contents, and the metrics count
 //! its bytes page by page, by the node of each page.
 //!
+//! A datum can be cut into parts ([`Runtime::partition`]: blocks, ranges, or the tiles
+//! of a row-major matrix), each a [`Data`] handle of its own, with dependences by
+//! overlap; accesses may be dynamic (`Option`, `Vec` or arrays of one access type); and
+//! [`Data::reduce`] declares a contribution to a reduction, accumulated in a private copy
+//! per node without waiting (`docs/guide.md` states the semantics of each).
+//!
 //! # Documentation
 //!
 //! Beside this API documentation, the repository's `docs/` directory has

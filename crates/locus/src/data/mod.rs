@@ -11,6 +11,10 @@
 //! has one buffer, placed by a policy when it is created and updated in place; its
 //! writers also wait for the previous writer and for the readers of the previous
 //! contents (module `shared`).
+//!
+//! A datum may be partitioned (module `partition`): its parts are data handles whose
+//! accesses bind to the segments they cover. A reduction (module `reduce`) accumulates
+//! into private copies per node, combined when the datum is next accessed.
 
 mod access;
 mod counts;
