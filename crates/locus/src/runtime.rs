@@ -813,6 +813,7 @@ impl Runtime {
             versions: &self.versions,
             shared: &self.shared,
             pools: self.pools(),
+            node: self.engine.worker_node()[0],
         };
         partition::partition(data, &partition, &maker)
     }

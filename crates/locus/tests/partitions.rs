@@ -310,6 +310,14 @@ fn bad_partitions_are_errors() {
     assert_eq!(rows.len(), 2);
     let message = bad(Partition::ranges([0..4])).unwrap();
     assert!(message.contains("unions of them"), "{message}");
+    // One block larger than the datum is the whole datum.
+    let w = rt.data::<u64>("w", 5);
+    assert_eq!(
+        rt.partition(&w, Partition::blocks(usize::MAX))
+            .unwrap()
+            .len(),
+        1
+    );
     let other = runtime("1x1", Config::Dfa);
     assert!(matches!(
         other.partition(&v, Partition::blocks(4)),

@@ -342,3 +342,30 @@ fn a_dot_product_over_parts_reduces_into_one_scalar() {
         }
     }
 }
+
+/// A reduction left open on a part is combined before a later partition splits the
+/// part, so that no contribution is lost.
+#[test]
+fn a_partition_splitting_a_reduced_part_keeps_its_contributions() {
+    for config in [Config::DsaBase, Config::Dfa, Config::ShmBase] {
+        let rt = runtime("2x1", config);
+        let v = rt.data_from("v", &[1u64; 8]).unwrap();
+        let halves = rt.partition(&v, Partition::blocks(4)).unwrap();
+        rt.run(|s| {
+            for k in 0..3u64 {
+                s.spawn("add", halves[0].reduce(0, add_u64), move |_, h| {
+                    h.iter_mut().for_each(|x| *x += k + 1)
+                })
+                .unwrap();
+            }
+        })
+        .unwrap();
+        let quarters = rt.partition(&v, Partition::blocks(2)).unwrap();
+        assert_eq!(rt.fetch(&quarters[1]).unwrap(), vec![7, 7], "{config}");
+        assert_eq!(
+            rt.fetch(&v).unwrap(),
+            vec![7, 7, 7, 7, 1, 1, 1, 1],
+            "{config}"
+        );
+    }
+}

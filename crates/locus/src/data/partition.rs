@@ -432,6 +432,9 @@ pub(crate) struct SegmentMaker<'a> {
     pub(crate) versions: &'a Arc<VersionCounts>,
     pub(crate) shared: &'a Arc<SharedSetup>,
     pub(crate) pools: &'a Arc<Pools>,
+    /// Where a reduction left open on a datum being split is combined, if its buffer
+    /// does not say.
+    pub(crate) node: usize,
 }
 
 impl SegmentMaker<'_> {
@@ -462,6 +465,14 @@ impl SegmentMaker<'_> {
             self.versions,
             shared,
         )?;
+        // A reduction left open on the source is combined first: the new segment
+        // starts from the contents every earlier access would see.
+        // SAFETY: no run is in progress (the caller holds the run lock).
+        unsafe { source.combine_now(self.pools, self.node) }.map_err(|e| Error::OutOfMemory {
+            task: format!("partition({})", root.name),
+            bytes: source.bytes(),
+            message: e.to_string(),
+        })?;
         let from = source.current();
         let es = root.elem_size;
         if let Some(src) = from.buffer().filter(|b| !b.is_accounted_only()) {
@@ -513,7 +524,7 @@ fn part_runs(partition: &Partition, len: usize) -> Result<(Vec<Runs>, Option<Gri
             Ok((
                 (0..len)
                     .step_by(block)
-                    .map(|s| vec![s..(s + block).min(len)])
+                    .map(|s| vec![s..s.saturating_add(block).min(len)])
                     .collect(),
                 None,
             ))
