@@ -1119,10 +1119,3 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
     // back to their pool now.
     drop(bindings);
 }
-
-/// Runs a ready task on the calling worker and completes it.
-pub(crate) fn execute(ex: &dyn Executor, task: TaskRef) {
-    if let Some(started) = start(ex, task, Bodies::Run) {
-        finish(ex, started);
-    }
-}

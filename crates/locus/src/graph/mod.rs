@@ -17,7 +17,7 @@ mod task_state;
 pub use hints::{Affinity, AffinityTarget};
 pub use scope::{Scope, TaskBuilder, TaskCtx};
 
-pub(crate) use exec::{access_infos, current_executor, execute};
+pub(crate) use exec::{access_infos, current_executor};
 pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, Started};
 pub(crate) use run::RunState;
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
