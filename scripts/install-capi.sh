@@ -9,6 +9,8 @@
 #
 # Usage: scripts/install-capi.sh PREFIX
 # LOCUS_PROFILE=dev builds the unoptimised library (faster to build; default release).
+# LOCUS_ALLOCATOR=system makes the library's own allocations with the system allocator
+# instead of mimalloc (slower with many small tasks, but seen by LeakSanitizer).
 set -euo pipefail
 
 if [ $# -ne 1 ] || [ -z "$1" ]; then
@@ -25,8 +27,16 @@ case "$profile" in
     *) echo "LOCUS_PROFILE must be release or dev, not '$profile'" >&2; exit 2 ;;
 esac
 
+features=()
+case "${LOCUS_ALLOCATOR:-mimalloc}" in
+    mimalloc) ;;
+    system) features=(--no-default-features) ;;
+    *) echo "LOCUS_ALLOCATOR must be mimalloc or system, not '$LOCUS_ALLOCATOR'" >&2; exit 2 ;;
+esac
+
 crate="$root/crates/locus-capi"
-cargo build --manifest-path "$root/Cargo.toml" -p locus-capi --profile "$profile" --lib
+cargo build --manifest-path "$root/Cargo.toml" -p locus-capi --profile "$profile" --lib "${features[@]}"
+
 target=${CARGO_TARGET_DIR:-$root/target}/$dir
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -n 1)
 major=${version%%.*}

@@ -22,6 +22,12 @@
 //! Building and installing: `scripts/install-capi.sh PREFIX` installs `liblocus.so`,
 //! `liblocus.a`, the headers and `locus.pc`; see this crate's `README.md`.
 
+/// The library is the final Rust artifact of a C program, so it chooses the allocator of
+/// its own allocations (see the `mimalloc` feature in `Cargo.toml`).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod data;
 mod handles;
 mod report;

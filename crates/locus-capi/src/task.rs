@@ -195,7 +195,29 @@ thread_local! {
     static FRAMES: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
 }
 
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+/// Threads that have run a body so far: each gets its own range of tokens.
+static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The next token of this thread: its index in the high 24 bits, a counter below,
+    /// so that tokens are unique in the process without a shared counter.
+    static NEXT_TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// A spare buffer for a body's views (bodies nesting on the thread take a new one).
+    static VIEWS: std::cell::Cell<Vec<locus_view>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A new token, unique in the process (and never 0).
+fn next_token() -> u64 {
+    NEXT_TOKEN.with(|next| {
+        let mut token = next.get();
+        if token & 0xff_ffff_ffff == 0 {
+            // First use on this thread, or its counter wrapped: a new range.
+            token = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) << 40 | 1;
+        }
+        next.set(token + 1);
+        token
+    })
+}
 
 /// Pops the frame it pushed when dropped, also when unwinding.
 struct FrameGuard {
@@ -204,7 +226,7 @@ struct FrameGuard {
 
 impl FrameGuard {
     fn push(runtime: u64, worker: usize, node: usize, frame: Frame) -> FrameGuard {
-        let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        let token = next_token();
         FRAMES.with(|f| {
             f.borrow_mut().push(Entry {
                 token,
@@ -489,7 +511,8 @@ impl Body {
             writes.into_iter(),
             read_writes.into_iter(),
         );
-        let mut out = Vec::with_capacity(self.order.len());
+        let mut out = VIEWS.with(|v| v.take());
+        out.clear();
         for slot in &self.order {
             let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
                 1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
@@ -512,6 +535,8 @@ impl Body {
         let failure = frame.take_failure();
         drop(frame);
         drop(self.arg);
+        out.clear();
+        VIEWS.with(|v| v.set(out));
         if status != 0 {
             // Fails the run naming the task: the runtime catches the unwind at the
             // task boundary. `resume_unwind` skips the panic hook, so nothing is
