@@ -521,7 +521,6 @@ static void test_arguments_and_destructors(void) {
     frees = 0;
     EXPECT_SPAWN(spawn_in_run(rt, &t, NULL), LOCUS_E_NULL, "arg is NULL");
     CHECK(frees == 1);
-    /* And once for a task dropped unrun after its run failed. */
     OK(locus_runtime_destroy(rt));
 }
 
@@ -711,6 +710,133 @@ static void test_wait_refused(void) {
     OK(locus_runtime_destroy(rt));
 }
 
+/* ---- more context errors, tasks dropped unrun, a runtime destroyed by its own run ---- */
+
+typedef struct {
+    locus_data mine, foreign;
+    locus_status count, foreign_status, name, out;
+} ctx_errors_state;
+
+static int32_t child_writes(locus_ctx ctx, const locus_view *v, size_t n, void *arg) {
+    (void)ctx;
+    (void)n;
+    (void)arg;
+    ((int64_t *)v[0].ptr)[0] = 5;
+    return 0;
+}
+
+static int32_t parent_misuses(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    ctx_errors_state *st = arg;
+    locus_data half = {0};
+    if (locus_ctx_data(ctx, "half", sizeof(int64_t), 1, &half) != LOCUS_OK) return 30;
+    locus_access acc = {half, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "child";
+    t.body = child_writes;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    if (locus_spawn(ctx, &t) != LOCUS_OK) return 31;
+    int64_t buf[2];
+    st->count = locus_ctx_fetch(ctx, half, buf, 2);
+    st->foreign_status = locus_ctx_fetch(ctx, st->foreign, buf, 1);
+    locus_data d = {0};
+    st->name = locus_ctx_data(ctx, NULL, 8, 1, &d);
+    st->out = locus_ctx_data(ctx, "d", 8, 1, NULL);
+    int ok = locus_ctx_fetch(ctx, half, buf, 1) == LOCUS_OK && buf[0] == 5;
+    locus_data_free(half);
+    return ok ? 0 : 32;
+}
+
+static void test_ctx_errors(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_runtime other = make_runtime("dfa");
+    ctx_errors_state st = {{0}, {0}, LOCUS_OK, LOCUS_OK, LOCUS_OK, LOCUS_OK};
+    OK(locus_data_create(rt, "mine", 8, 1, &st.mine));
+    OK(locus_data_create(other, "foreign", 8, 1, &st.foreign));
+    locus_access acc = {st.mine, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "parent";
+    t.body = parent_misuses;
+    t.arg = &st;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    root_state rs = {LOCUS_E_INTERNAL, &t, {0}};
+    OK(locus_run(rt, spawn_one, &rs, NULL));
+    CHECK(st.count == LOCUS_E_SIZE);
+    CHECK(st.foreign_status == LOCUS_E_WRONG_RUNTIME);
+    CHECK(st.name == LOCUS_E_NULL);
+    CHECK(st.out == LOCUS_E_NULL);
+    OK(locus_data_free(st.mine));
+    OK(locus_runtime_destroy(rt));
+    OK(locus_runtime_destroy(other));
+}
+
+static int32_t fails(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    (void)arg;
+    return 1;
+}
+
+typedef struct {
+    locus_data x;
+} two_tasks;
+
+static int32_t spawn_failing_then_dependent(locus_ctx ctx, const locus_view *views, size_t n,
+                                            void *arg) {
+    (void)views;
+    (void)n;
+    two_tasks *st = arg;
+    locus_access w = {st->x, LOCUS_WRITE, 0, 0};
+    locus_task first = {0};
+    first.name = "fails";
+    first.body = fails;
+    first.accesses = &w;
+    first.naccesses = 1;
+    if (locus_spawn(ctx, &first) != LOCUS_OK) return 40;
+    locus_access r = {st->x, LOCUS_READ, 0, 0};
+    locus_task second = {0};
+    second.name = "never-runs";
+    second.body = noop;
+    second.arg = st; /* borrowed */
+    second.arg_free = count_free;
+    second.accesses = &r;
+    second.naccesses = 1;
+    locus_spawn(ctx, &second); /* refused if the run failed already: freed either way */
+    return 0;
+}
+
+static void test_unrun_tasks_free_their_argument(void) {
+    locus_runtime rt = make_runtime("dfa");
+    two_tasks st = {{0}};
+    OK(locus_data_create(rt, "x", 8, 1, &st.x));
+    frees = 0;
+    EXPECT(locus_run(rt, spawn_failing_then_dependent, &st, NULL), LOCUS_E_RUN_FAILED, "`fails`");
+    CHECK(frees == 1);
+    OK(locus_data_free(st.x));
+    OK(locus_runtime_destroy(rt));
+}
+
+static int32_t destroy_own_runtime(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    locus_runtime *rt = arg;
+    return locus_runtime_destroy(*rt) == LOCUS_OK ? 0 : 50;
+}
+
+static void test_runtime_destroyed_by_its_run(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_data d = {0};
+    OK(locus_data_create(rt, "d", 8, 1, &d));
+    OK(locus_run(rt, destroy_own_runtime, &rt, NULL));
+    EXPECT(locus_run(rt, noop, NULL, NULL), LOCUS_E_HANDLE, "runtime");
+    EXPECT(locus_data_free(d), LOCUS_E_HANDLE, "freed");
+}
+
 /* ---- the table of tests ---- */
 
 typedef struct {
@@ -732,6 +858,9 @@ static const test_case TESTS[] = {
     {"contexts", test_contexts},
     {"nested_fib", test_nested_fib},
     {"wait_refused", test_wait_refused},
+    {"ctx_errors", test_ctx_errors},
+    {"unrun_tasks_free_their_argument", test_unrun_tasks_free_their_argument},
+    {"runtime_destroyed_by_its_run", test_runtime_destroyed_by_its_run},
 };
 
 int main(int argc, char **argv) {
