@@ -190,3 +190,36 @@ pub(crate) unsafe fn put<T>(out: *mut T, value: T, what: &str) -> CResult {
     unsafe { out.write(value) };
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> String {
+        // SAFETY: `locus_last_error` returns a NUL-terminated string owned by this
+        // thread, valid until the next failing call.
+        unsafe { std::ffi::CStr::from_ptr(locus_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_a_status_and_a_message() {
+        let status = guard(|| panic!("broken invariant {}", 7));
+        assert_eq!(status, locus_status::LOCUS_E_INTERNAL);
+        assert!(
+            last_error().contains("broken invariant 7"),
+            "{}",
+            last_error()
+        );
+    }
+
+    #[test]
+    fn a_failure_sets_the_last_error_and_success_keeps_it() {
+        let status = guard(|| Err(Fail::new(locus_status::LOCUS_E_SIZE, "count 3 \0 cut")));
+        assert_eq!(status, locus_status::LOCUS_E_SIZE);
+        assert_eq!(last_error(), "count 3 ");
+        assert_eq!(guard(|| Ok(())), locus_status::LOCUS_OK);
+        assert_eq!(last_error(), "count 3 ");
+    }
+}
