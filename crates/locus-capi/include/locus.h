@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 // What a call of the C API did. `LOCUS_OK` is zero; every failure is non-zero and
-// leaves a message in [`locus_last_error`].
+// leaves a message in `locus_last_error`.
 typedef enum locus_status {
   // Success.
   LOCUS_OK = 0,
@@ -100,7 +100,7 @@ typedef enum locus_affinity {
 } locus_affinity;
 
 // A runtime: pinned workers over a topology with a scheduling configuration. Made by
-// [`locus_runtime_create`], freed by [`locus_runtime_destroy`]. The all-zero value is
+// `locus_runtime_create`, freed by `locus_runtime_destroy`. The all-zero value is
 // the null handle.
 typedef struct locus_runtime {
   // Opaque: a slot and its generation in Locus's table of runtimes.
@@ -109,15 +109,15 @@ typedef struct locus_runtime {
 
 // A datum: a logical array of `count` elements of `elem_size` bytes, versioned or
 // shared. Made by `locus_data_create`, `locus_data_from`, `locus_data_shared` or, in a
-// task, `locus_ctx_data`; freed by [`locus_data_free`] or with its runtime. The
+// task, `locus_ctx_data`; freed by `locus_data_free` or with its runtime. The
 // all-zero value is the null handle.
 typedef struct locus_data {
   // Opaque: a slot and its generation in Locus's table of data.
   uint64_t bits;
 } locus_data;
 
-// The report of one run, from [`locus_run`](crate::runtime::locus_run); freed by
-// [`locus_report_free`]. The all-zero value is the null handle.
+// The report of one run, from `locus_run`; freed by
+// `locus_report_free`. The all-zero value is the null handle.
 typedef struct locus_report {
   // Opaque: a slot and its generation in Locus's table of reports.
   uint64_t bits;
@@ -149,7 +149,7 @@ typedef struct locus_figures {
 } locus_figures;
 
 // The builder options of a runtime beyond configuration, topology and threads, set
-// by name with [`locus_settings_set`]. The all-zero value is the null handle.
+// by name with `locus_settings_set`. The all-zero value is the null handle.
 typedef struct locus_settings {
   // Opaque: a slot and its generation in Locus's table of settings.
   uint64_t bits;
@@ -224,7 +224,7 @@ typedef struct locus_task {
 } locus_task;
 
 // A task body (and the run's root): returns 0 on success; anything else fails the run,
-// naming the task (and the message given to [`locus_ctx_fail`], if any). `views`
+// naming the task (and the message given to `locus_ctx_fail`, if any). `views`
 // holds one view per declared access, in declaration order; `arg` is the task's
 // argument (its copy when `arg_size` was not 0).
 typedef int32_t (*locus_task_fn)(struct locus_ctx ctx,
@@ -285,7 +285,7 @@ enum locus_status locus_data_from(struct locus_runtime runtime,
 //
 // # Safety
 //
-// As [`locus_data_from`], with `values` allowed to be NULL.
+// As `locus_data_from`, with `values` allowed to be NULL.
 enum locus_status locus_data_shared(struct locus_runtime runtime,
                                     const char *name,
                                     size_t elem_size,
@@ -331,7 +331,7 @@ enum locus_status locus_node_of(struct locus_runtime runtime,
                                 int64_t *node);
 
 // Writes the report as one JSON object (the format of `locus run --json`'s runtime
-// part) to `*json`, a NUL-terminated string to free with [`locus_string_free`].
+// part) to `*json`, a NUL-terminated string to free with `locus_string_free`.
 //
 // # Safety
 //
@@ -391,7 +391,7 @@ enum locus_status locus_settings_free(struct locus_settings settings);
 // - `topology`: `host`, `NxC` (virtual nodes laid over the host's CPUs), a spec with
 //   distances, or a preset name; NULL for the host.
 // - `threads`: number of workers, 0 for one per CPU of the topology.
-// - `settings`: further options ([`locus_settings_set`]), or the null handle.
+// - `settings`: further options (`locus_settings_set`), or the null handle.
 //
 // On success writes the runtime's handle to `out`. A bad name or spec is
 // `LOCUS_E_CONFIG`, and the message names it.
@@ -430,7 +430,7 @@ enum locus_status locus_runtime_bytes_in_use(struct locus_runtime runtime,
                                              uint64_t *shared_bytes);
 
 // Runs a program: `root`, the control program, runs as the run's root task on
-// worker 0 with `arg`, and spawns tasks with [`locus_spawn`](crate::task::locus_spawn)
+// worker 0 with `arg`, and spawns tasks with `locus_spawn`
 // on the context it gets (it has no views). Returns once every task has finished.
 //
 // If `report` is not NULL, the run's report is written there, also for a failed run
@@ -488,7 +488,7 @@ enum locus_status locus_ctx_where(struct locus_ctx ctx, size_t *worker, size_t *
 enum locus_status locus_wait(struct locus_ctx ctx);
 
 // Makes a datum in the body's scope (zero until written): the task's children may
-// read and write it, and the task reads their result with [`locus_ctx_fetch`].
+// read and write it, and the task reads their result with `locus_ctx_fetch`.
 // Free its handle with `locus_data_free` (the runtime's destruction frees it too).
 //
 // # Safety
@@ -501,7 +501,7 @@ enum locus_status locus_ctx_data(struct locus_ctx ctx,
                                  size_t count,
                                  struct locus_data *out);
 
-// Waits for the task's children (as [`locus_wait`]), then copies `data` as they left
+// Waits for the task's children (as `locus_wait`), then copies `data` as they left
 // it (a datum of the task's scope, or one it declared and its children wrote) to
 // `buf`, `count` elements (the datum's count).
 //

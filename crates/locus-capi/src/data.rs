@@ -17,7 +17,7 @@ use crate::status::{c_str, guard, locus_status, put, CResult, Fail};
 
 /// A datum: a logical array of `count` elements of `elem_size` bytes, versioned or
 /// shared. Made by `locus_data_create`, `locus_data_from`, `locus_data_shared` or, in a
-/// task, `locus_ctx_data`; freed by [`locus_data_free`] or with its runtime. The
+/// task, `locus_ctx_data`; freed by `locus_data_free` or with its runtime. The
 /// all-zero value is the null handle.
 #[repr(C)]
 #[allow(non_camel_case_types)]
@@ -193,7 +193,7 @@ pub unsafe extern "C" fn locus_data_from(
 ///
 /// # Safety
 ///
-/// As [`locus_data_from`], with `values` allowed to be NULL.
+/// As `locus_data_from`, with `values` allowed to be NULL.
 #[no_mangle]
 pub unsafe extern "C" fn locus_data_shared(
     runtime: locus_runtime,

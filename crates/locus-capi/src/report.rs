@@ -5,8 +5,8 @@ use std::ffi::{c_char, CString};
 use crate::handles::Table;
 use crate::status::{guard, locus_status, put, Fail};
 
-/// The report of one run, from [`locus_run`](crate::runtime::locus_run); freed by
-/// [`locus_report_free`]. The all-zero value is the null handle.
+/// The report of one run, from `locus_run`; freed by
+/// `locus_report_free`. The all-zero value is the null handle.
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub struct locus_figures {
 }
 
 /// Writes the report as one JSON object (the format of `locus run --json`'s runtime
-/// part) to `*json`, a NUL-terminated string to free with [`locus_string_free`].
+/// part) to `*json`, a NUL-terminated string to free with `locus_string_free`.
 ///
 /// # Safety
 ///

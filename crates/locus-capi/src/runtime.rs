@@ -12,7 +12,7 @@ use crate::status::{c_str, guard, locus_status, put, CResult, Fail};
 use crate::task::run_root;
 
 /// A runtime: pinned workers over a topology with a scheduling configuration. Made by
-/// [`locus_runtime_create`], freed by [`locus_runtime_destroy`]. The all-zero value is
+/// `locus_runtime_create`, freed by `locus_runtime_destroy`. The all-zero value is
 /// the null handle.
 #[repr(C)]
 #[allow(non_camel_case_types)]
@@ -23,7 +23,7 @@ pub struct locus_runtime {
 }
 
 /// The builder options of a runtime beyond configuration, topology and threads, set
-/// by name with [`locus_settings_set`]. The all-zero value is the null handle.
+/// by name with `locus_settings_set`. The all-zero value is the null handle.
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -235,7 +235,7 @@ pub extern "C" fn locus_settings_free(settings: locus_settings) -> locus_status 
 /// - `topology`: `host`, `NxC` (virtual nodes laid over the host's CPUs), a spec with
 ///   distances, or a preset name; NULL for the host.
 /// - `threads`: number of workers, 0 for one per CPU of the topology.
-/// - `settings`: further options ([`locus_settings_set`]), or the null handle.
+/// - `settings`: further options (`locus_settings_set`), or the null handle.
 ///
 /// On success writes the runtime's handle to `out`. A bad name or spec is
 /// `LOCUS_E_CONFIG`, and the message names it.
@@ -354,7 +354,7 @@ pub unsafe extern "C" fn locus_runtime_bytes_in_use(
 }
 
 /// Runs a program: `root`, the control program, runs as the run's root task on
-/// worker 0 with `arg`, and spawns tasks with [`locus_spawn`](crate::task::locus_spawn)
+/// worker 0 with `arg`, and spawns tasks with `locus_spawn`
 /// on the context it gets (it has no views). Returns once every task has finished.
 ///
 /// If `report` is not NULL, the run's report is written there, also for a failed run

@@ -1,16 +1,16 @@
 //! Status codes, the thread-local last error, and the guard every entry point runs in.
 //!
-//! Every function of the C API returns a [`locus_status`]; a failure also leaves a
-//! message naming the bad value in a thread-local string that [`locus_last_error`]
+//! Every function of the C API returns a `locus_status`; a failure also leaves a
+//! message naming the bad value in a thread-local string that `locus_last_error`
 //! returns. No panic crosses the boundary: every entry point runs its body under
-//! [`guard`], which turns a panic into [`locus_status::LOCUS_E_INTERNAL`].
+//! [`guard`], which turns a panic into `locus_status::LOCUS_E_INTERNAL`.
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// What a call of the C API did. `LOCUS_OK` is zero; every failure is non-zero and
-/// leaves a message in [`locus_last_error`].
+/// leaves a message in `locus_last_error`.
 #[repr(C)]
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub enum locus_status {
     LOCUS_E_INTERNAL = 12,
 }
 
-/// A failure: its status and the message for [`locus_last_error`].
+/// A failure: its status and the message for `locus_last_error`.
 #[derive(Debug)]
 pub(crate) struct Fail {
     pub(crate) status: locus_status,
@@ -99,7 +99,7 @@ pub(crate) fn set_last_error(message: &str) {
 }
 
 /// Runs an entry point's body: a failure sets the last error and returns its status, a
-/// panic becomes [`locus_status::LOCUS_E_INTERNAL`], never an unwind into C.
+/// panic becomes `locus_status::LOCUS_E_INTERNAL`, never an unwind into C.
 pub(crate) fn guard(f: impl FnOnce() -> CResult) -> locus_status {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => locus_status::LOCUS_OK,

@@ -32,7 +32,7 @@ use crate::data::{
 use crate::status::{c_str, guard, locus_status, CResult, Fail};
 
 /// A task body (and the run's root): returns 0 on success; anything else fails the run,
-/// naming the task (and the message given to [`locus_ctx_fail`], if any). `views`
+/// naming the task (and the message given to `locus_ctx_fail`, if any). `views`
 /// holds one view per declared access, in declaration order; `arg` is the task's
 /// argument (its copy when `arg_size` was not 0).
 #[allow(non_camel_case_types)]
@@ -670,7 +670,7 @@ pub extern "C" fn locus_wait(ctx: locus_ctx) -> locus_status {
 }
 
 /// Makes a datum in the body's scope (zero until written): the task's children may
-/// read and write it, and the task reads their result with [`locus_ctx_fetch`].
+/// read and write it, and the task reads their result with `locus_ctx_fetch`.
 /// Free its handle with `locus_data_free` (the runtime's destruction frees it too).
 ///
 /// # Safety
@@ -705,7 +705,7 @@ pub unsafe extern "C" fn locus_ctx_data(
     })
 }
 
-/// Waits for the task's children (as [`locus_wait`]), then copies `data` as they left
+/// Waits for the task's children (as `locus_wait`), then copies `data` as they left
 /// it (a datum of the task's scope, or one it declared and its children wrote) to
 /// `buf`, `count` elements (the datum's count).
 ///
