@@ -388,12 +388,52 @@ struct Slot {
     elem_size: usize,
 }
 
+/// The kinds of a task's accesses in declaration order: inline for the few accesses
+/// most tasks declare, so that a task costs no allocation for them.
+enum Order {
+    Inline([Slot; 4], usize),
+    Heap(Vec<Slot>),
+}
+
+impl Order {
+    fn with_capacity(n: usize) -> Order {
+        if n <= 4 {
+            Order::Inline(
+                [Slot {
+                    mode: 0,
+                    elem_size: 1,
+                }; 4],
+                0,
+            )
+        } else {
+            Order::Heap(Vec::with_capacity(n))
+        }
+    }
+
+    fn push(&mut self, slot: Slot) {
+        match self {
+            Order::Inline(slots, len) => {
+                slots[*len] = slot;
+                *len += 1;
+            }
+            Order::Heap(v) => v.push(slot),
+        }
+    }
+
+    fn as_slice(&self) -> &[Slot] {
+        match self {
+            Order::Inline(slots, len) => &slots[..*len],
+            Order::Heap(v) => v,
+        }
+    }
+}
+
 /// Resolves and checks the accesses of a task of `runtime`.
 ///
 /// # Safety
 ///
 /// `task.accesses` is valid for reads of `task.naccesses` entries when that is not 0.
-unsafe fn accesses(task: &locus_task, runtime: u64) -> CResult<(Accesses, Vec<Slot>)> {
+unsafe fn accesses(task: &locus_task, runtime: u64) -> CResult<(Accesses, Order)> {
     let list: &[locus_access] = if task.naccesses == 0 {
         &[]
     } else if task.accesses.is_null() {
@@ -406,7 +446,7 @@ unsafe fn accesses(task: &locus_task, runtime: u64) -> CResult<(Accesses, Vec<Sl
         unsafe { std::slice::from_raw_parts(task.accesses, task.naccesses) }
     };
     let mut out: Accesses = Default::default();
-    let mut order = Vec::with_capacity(list.len());
+    let mut order = Order::with_capacity(list.len());
     DATA.with_all(|table| -> CResult {
         for (i, a) in list.iter().enumerate() {
             let entry = table.get(a.data.bits).map_err(|f| Fail {
@@ -495,11 +535,39 @@ fn affinity(task: &locus_task, runtime: u64) -> CResult<Option<Affinity>> {
     Ok(Some(if task.affinity_strict { a.strict() } else { a }))
 }
 
+/// At most this many distinct task names are kept for the life of the process; further
+/// names are copied for each task.
+const MAX_NAMES: usize = 1024;
+
+/// A task's name for the runtime: names repeat (one per kind of task), so the first
+/// [`MAX_NAMES`] distinct ones are kept once and shared, which saves an allocation on
+/// one thread and a free on another per task.
+fn task_name(name: &str) -> Cow<'static, str> {
+    use std::collections::HashSet;
+    use std::sync::{OnceLock, RwLock};
+    static NAMES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| RwLock::new(HashSet::new()));
+    if let Some(&kept) = names.read().unwrap_or_else(|e| e.into_inner()).get(name) {
+        return Cow::Borrowed(kept);
+    }
+    let mut names = names.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(&kept) = names.get(name) {
+        return Cow::Borrowed(kept);
+    }
+    if names.len() >= MAX_NAMES {
+        return Cow::Owned(name.to_string());
+    }
+    // Kept for the life of the process, and reachable from `NAMES` all along.
+    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(kept);
+    Cow::Borrowed(kept)
+}
+
 /// The body Locus runs for a C task.
 struct Body {
     f: locus_task_fn,
     arg: Arg,
-    order: Vec<Slot>,
+    order: Order,
     runtime: u64,
 }
 
@@ -513,7 +581,7 @@ impl Body {
         );
         let mut out = VIEWS.with(|v| v.take());
         out.clear();
-        for slot in &self.order {
+        for slot in self.order.as_slice() {
             let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
                 1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
                 2 => w.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
@@ -574,10 +642,10 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
         let arg = unsafe { take_arg(task) }?;
         let cur = current(ctx)?;
         let name = if task.name.is_null() {
-            "task".to_string()
+            Cow::Borrowed("task")
         } else {
             // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-            unsafe { c_str(task.name, "name") }?.to_string()
+            task_name(unsafe { c_str(task.name, "name") }?)
         };
         let f = task.body.ok_or_else(|| {
             Fail::new(
@@ -604,7 +672,7 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
             // SAFETY: as above, for the task's context.
             Frame::Task(c) => unsafe { &*c }.scope(),
         };
-        let mut builder = scope.task(Cow::Owned(name), list);
+        let mut builder = scope.task(name, list);
         if task.cost_ns > 0 {
             builder = builder.cost(task.cost_ns);
         }
