@@ -4,7 +4,8 @@
 //! Locus median) and `peers.json`.
 //!
 //! The peers: OpenMP tasks with `depend` built by gcc (libgomp) and by clang (libomp),
-//! oneTBB flow graphs, StarPU, and rayon fork-join. Each peer program verifies its own
+//! oneTBB flow graphs, StarPU, rayon fork-join, and Locus itself through its C API
+//! (`locus-c`: the cost of the binding). Each peer program verifies its own
 //! result against a sequential reference and prints one JSON line (`wall_s`, `tasks`,
 //! `verified`).
 //!
@@ -41,16 +42,20 @@ pub enum Peer {
     Starpu,
     /// `peers/rayon`: rayon fork-join.
     Rayon,
+    /// `peers/locus-c`: Locus's own kernels in C over its C API (`crates/locus-capi`),
+    /// under the row's configuration.
+    LocusC,
 }
 
 impl Peer {
     /// Every peer, in table order.
-    pub const ALL: [Peer; 5] = [
+    pub const ALL: [Peer; 6] = [
         Peer::OpenmpGcc,
         Peer::OpenmpClang,
         Peer::Tbb,
         Peer::Starpu,
         Peer::Rayon,
+        Peer::LocusC,
     ];
 
     /// The peer's name in tables and reports.
@@ -61,6 +66,7 @@ impl Peer {
             Peer::Tbb => "tbb",
             Peer::Starpu => "starpu",
             Peer::Rayon => "rayon",
+            Peer::LocusC => "locus-c",
         }
     }
 
@@ -71,6 +77,7 @@ impl Peer {
             Peer::Tbb => "tbb",
             Peer::Starpu => "starpu",
             Peer::Rayon => "rayon",
+            Peer::LocusC => "locus-c",
         };
         Path::new(SOURCES).join(dir)
     }
@@ -92,6 +99,7 @@ impl Peer {
                 ("STARPU_HOME", home.display().to_string()),
             ],
             Peer::Rayon => vec![("RAYON_NUM_THREADS", n)],
+            Peer::LocusC => vec![("LOCUS_THREADS", n)],
         }
     }
 }
@@ -197,7 +205,7 @@ mod tests {
         for peer in Peer::ALL {
             for k in KERNELS {
                 let source = match peer {
-                    Peer::OpenmpGcc | Peer::OpenmpClang | Peer::Starpu => {
+                    Peer::OpenmpGcc | Peer::OpenmpClang | Peer::Starpu | Peer::LocusC => {
                         peer.sources().join(format!("{}.c", file_stem(k)))
                     }
                     Peer::Tbb => peer.sources().join(format!("{}.cpp", file_stem(k))),
@@ -237,7 +245,7 @@ mod tests {
                 Prepared::Ready { warnings, .. } => {
                     assert!(warnings.is_empty(), "{}: {warnings:?}", b.peer);
                     for k in KERNELS {
-                        let t = compare::run_peer(b, &dir, k, Size::Tiny, 2)
+                        let t = compare::run_peer(b, &dir, k, Size::Tiny, 2, "dsa-opt")
                             .unwrap_or_else(|e| panic!("{} {k}: {e}", b.peer));
                         assert!(t.verified, "{} {k} does not verify", b.peer);
                         ran += 1;

@@ -36,7 +36,8 @@ pub struct Args {
     /// Engine.
     #[arg(long, value_enum, default_value = "threads")]
     pub engine: Engine,
-    /// Also run the peer runtimes (OpenMP tasks with gcc and clang, oneTBB, StarPU, rayon).
+    /// Also run the peer runtimes (OpenMP tasks with gcc and clang, oneTBB, StarPU, rayon,
+    /// and Locus's own kernels in C through its C API).
     #[arg(long)]
     pub peers: bool,
     /// Directory for the reports (default: bench-out).

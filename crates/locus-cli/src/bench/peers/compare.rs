@@ -20,13 +20,15 @@ pub struct Timed {
 }
 
 /// Runs `built`'s program for `kernel` once at `size` on `threads` threads; `out` is the
-/// output directory (the peers' scratch space is under it).
+/// output directory (the peers' scratch space is under it); `config` is the row's Locus
+/// configuration, which the `locus-c` peer runs under too.
 pub fn run_peer(
     built: &Built,
     out: &Path,
     kernel: &str,
     size: Size,
     threads: usize,
+    config: &str,
 ) -> Result<Timed, String> {
     let Some((program, mut args)) = built.program(kernel) else {
         return Err(format!("{} is not built", built.peer));
@@ -36,9 +38,12 @@ pub fn run_peer(
     if built.peer == Peer::Starpu {
         std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
     }
-    let result = Command::new(&program)
-        .args(&args)
-        .envs(built.peer.env(threads, &home))
+    let mut command = Command::new(&program);
+    command.args(&args).envs(built.peer.env(threads, &home));
+    if built.peer == Peer::LocusC {
+        command.env("LOCUS_CONFIG", config);
+    }
+    let result = command
         .output()
         .map_err(|e| format!("{}: {e}", program.display()))?;
     let stdout = String::from_utf8_lossy(&result.stdout);
@@ -216,7 +221,7 @@ pub fn compare(
                     else {
                         continue;
                     };
-                    match run_peer(b, out, kernel, Size::Small, threads) {
+                    match run_peer(b, out, kernel, Size::Small, threads, config) {
                         Ok(t) => {
                             times.push(t.wall_s);
                             *verified &= t.verified;

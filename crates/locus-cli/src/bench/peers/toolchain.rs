@@ -64,6 +64,7 @@ pub fn packages(peer: Peer) -> &'static [&'static str] {
         Peer::Tbb => &["g++", "libtbb-dev"],
         Peer::Starpu => &["gcc", "pkg-config", "libstarpu-dev"],
         Peer::Rayon => &[],
+        Peer::LocusC => &["gcc"],
     }
 }
 
@@ -223,6 +224,25 @@ fn c_command(peer: Peer) -> Result<(String, Vec<String>, Vec<String>), String> {
             ("gcc", flags("--cflags")?, flags("--libs")?)
         }
         Peer::Rayon => return Err("peers/rayon is built by cargo, not a C compiler".into()),
+        Peer::LocusC => {
+            let (include, library) = locus_c_library()?;
+            let libs = [
+                "-lgcc_s",
+                "-lutil",
+                "-lrt",
+                "-lpthread",
+                "-lm",
+                "-ldl",
+                "-lc",
+            ];
+            (
+                "gcc",
+                vec![format!("-I{}", include.display())],
+                std::iter::once(library.display().to_string())
+                    .chain(libs.map(String::from))
+                    .collect(),
+            )
+        }
     };
     if !exists(compiler) {
         return Err(format!("{compiler} is not installed"));
@@ -280,6 +300,45 @@ fn build_c(peer: Peer, dir: &Path, kernels: &[&str]) -> Prepared {
 }
 
 /// The cargo to run: the one running us when there is one, else `cargo` on the PATH.
+/// Builds Locus's C API as a static library (`cargo build --release -p locus-capi`) for
+/// the `locus-c` peer: its header directory and the library's path.
+fn locus_c_library() -> Result<(PathBuf, PathBuf), String> {
+    let cargo = cargo();
+    let crate_dir = Path::new(super::SOURCES).join("../crates/locus-capi");
+    let out = Command::new(&cargo)
+        .args(["build", "--release", "-q", "--lib", "-p", "locus-capi"])
+        .args([
+            "--message-format",
+            "json-render-diagnostics",
+            "--manifest-path",
+        ])
+        .arg(crate_dir.join("Cargo.toml"))
+        .output()
+        .map_err(|e| format!("{cargo}: {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(5)
+            .collect();
+        return Err(format!(
+            "cargo could not build crates/locus-capi: {}",
+            first.join(" | ")
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let library = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "locus_capi")
+        .flat_map(|m| m["filenames"].as_array().cloned().unwrap_or_default())
+        .filter_map(|f| f.as_str().map(PathBuf::from))
+        .find(|f| f.extension().is_some_and(|e| e == "a"))
+        .ok_or("cargo built crates/locus-capi but named no static library")?;
+    Ok((crate_dir.join("include"), library))
+}
+
 fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }

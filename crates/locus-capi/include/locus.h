@@ -1,0 +1,529 @@
+/*
+ * locus.h: the C API of Locus, a NUMA-aware task-parallel dataflow runtime.
+ *
+ * Generated from crates/locus-capi by cbindgen: do not edit; change the Rust
+ * sources and run `LOCUS_BLESS=1 cargo test -p locus-capi --test header`.
+ *
+ * Every function returns a locus_status (LOCUS_OK is 0); on failure
+ * locus_last_error() names the bad value. Objects are handles (64-bit values, the
+ * all-zero value is null), checked on every call: a null, freed or made-up handle,
+ * or one of another runtime, is an error code, never a crash.
+ *
+ * A task body must return (0 on success): no longjmp out of it, no C++ exception
+ * through it (locus.hpp catches them). It may write only its writable views, within
+ * their counts, and only until it returns.
+ */
+
+#ifndef LOCUS_H
+#define LOCUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// What a call of the C API did. `LOCUS_OK` is zero; every failure is non-zero and
+// leaves a message in `locus_last_error`.
+typedef enum locus_status {
+  // Success.
+  LOCUS_OK = 0,
+  // A pointer argument that must not be NULL was NULL.
+  LOCUS_E_NULL = 1,
+  // A handle that is null, freed, or was never made by this library.
+  LOCUS_E_HANDLE = 2,
+  // A handle of another runtime than the one the call is about.
+  LOCUS_E_WRONG_RUNTIME = 3,
+  // An invalid argument: an unknown name, mode, policy or setting, a string that is
+  // not UTF-8.
+  LOCUS_E_ARGUMENT = 4,
+  // A bad size: a zero element size, a count that does not match the datum, a
+  // range out of bounds, sizes that overflow.
+  LOCUS_E_SIZE = 5,
+  // The runtime could not be built: configuration, topology, worker threads.
+  LOCUS_E_CONFIG = 6,
+  // The runtime refused a task's declaration (a datum declared twice with a write,
+  // a wait for children that need the task's own output, ...).
+  LOCUS_E_DECLARATION = 7,
+  // The run failed: a task body returned non-zero, a declaration was refused, or a
+  // buffer could not be allocated. The report of the failed run is still given.
+  LOCUS_E_RUN_FAILED = 8,
+  // Memory could not be allocated.
+  LOCUS_E_OUT_OF_MEMORY = 9,
+  // A task context used outside the body it was given to (after the body returned,
+  // or on another thread), or an operation the context cannot do.
+  LOCUS_E_CONTEXT = 10,
+  // The call is not allowed now: a run inside a task, a fetch of data being
+  // written, a datum poisoned by a failed in-place writer.
+  LOCUS_E_STATE = 11,
+  // A bug in Locus (a caught panic); the message says where.
+  LOCUS_E_INTERNAL = 12,
+} locus_status;
+
+// Access modes (`locus_access::mode`).
+typedef enum locus_mode {
+  // Reads (a range of) the datum: the task waits for its last writer.
+  LOCUS_READ = 1,
+  // Writes the whole datum: a new version whose initial contents are unspecified.
+  LOCUS_WRITE = 2,
+  // Reads and writes the whole datum: a new version starting as a copy of the
+  // current one.
+  LOCUS_READ_WRITE = 3,
+  // Weak read: the task only hands the datum to its children (view NULL).
+  LOCUS_WEAK_READ = 5,
+  // Weak write: as weak read, for children that write it.
+  LOCUS_WEAK_WRITE = 6,
+  // Weak read-write.
+  LOCUS_WEAK_READ_WRITE = 7,
+} locus_mode;
+
+// Placement policies of shared data (`locus_data_shared`).
+typedef enum locus_policy {
+  // Round-robin over all nodes, page by page.
+  LOCUS_POLICY_INTERLEAVE = 0,
+  // Every page on one node (the `node` argument).
+  LOCUS_POLICY_BIND = 1,
+  // One contiguous block of pages per node, in node order.
+  LOCUS_POLICY_BLOCKED = 2,
+  // Each page on the node of the first task that touches it.
+  LOCUS_POLICY_FIRST_TOUCH = 3,
+} locus_policy;
+
+// Affinity kinds (`locus_task::affinity`), paper 3's hints.
+typedef enum locus_affinity {
+  // No affinity.
+  LOCUS_AFFINITY_NONE = 0,
+  // To worker `affinity_index` (wraps modulo the number of workers).
+  LOCUS_AFFINITY_WORKER = 1,
+  // To node `affinity_index` (wraps modulo the number of nodes).
+  LOCUS_AFFINITY_NODE = 2,
+  // To the node holding `affinity_data` when the task becomes ready.
+  LOCUS_AFFINITY_DATA = 3,
+} locus_affinity;
+
+// A runtime: pinned workers over a topology with a scheduling configuration. Made by
+// `locus_runtime_create`, freed by `locus_runtime_destroy`. The all-zero value is
+// the null handle.
+typedef struct locus_runtime {
+  // Opaque: a slot and its generation in Locus's table of runtimes.
+  uint64_t bits;
+} locus_runtime;
+
+// A datum: a logical array of `count` elements of `elem_size` bytes, versioned or
+// shared. Made by `locus_data_create`, `locus_data_from`, `locus_data_shared` or, in a
+// task, `locus_ctx_data`; freed by `locus_data_free` or with its runtime. The
+// all-zero value is the null handle.
+typedef struct locus_data {
+  // Opaque: a slot and its generation in Locus's table of data.
+  uint64_t bits;
+} locus_data;
+
+// The report of one run, from `locus_run`; freed by
+// `locus_report_free`. The all-zero value is the null handle.
+typedef struct locus_report {
+  // Opaque: a slot and its generation in Locus's table of reports.
+  uint64_t bits;
+} locus_report;
+
+// The main figures of a report (every field of the JSON report is described in
+// Locus's `docs/guide.md`, "Reading the report").
+typedef struct locus_figures {
+  // Wall-clock time of the run, seconds.
+  double wall_s;
+  // Tasks run (the root excluded).
+  uint64_t tasks;
+  // Bytes read by tasks from buffers on their own node.
+  uint64_t read_local_bytes;
+  // Bytes read from buffers on other nodes.
+  uint64_t read_remote_bytes;
+  // Bytes written to buffers on the task's own node.
+  uint64_t write_local_bytes;
+  // Bytes written to buffers on other nodes.
+  uint64_t write_remote_bytes;
+  // Local bytes over all bytes accessed (paper 1's R_loc^RT), 0 to 1.
+  double r_loc_rt;
+  // Successful steals from a worker of the same node.
+  uint64_t steals_same_node;
+  // Successful steals from a worker of another node.
+  uint64_t steals_remote;
+  // Peak bytes in use in the per-node pools.
+  uint64_t peak_bytes;
+} locus_figures;
+
+// The builder options of a runtime beyond configuration, topology and threads, set
+// by name with `locus_settings_set`. The all-zero value is the null handle.
+typedef struct locus_settings {
+  // Opaque: a slot and its generation in Locus's table of settings.
+  uint64_t bits;
+} locus_settings;
+
+// The context of a running body: valid only inside that body, on its thread. The
+// all-zero value is the null handle.
+typedef struct locus_ctx {
+  // Opaque: the token of the body's frame on its worker.
+  uint64_t bits;
+} locus_ctx;
+
+// What a body sees of one declared access.
+typedef struct locus_view {
+  // The elements (the declared range of a read); NULL for a weak access, which the
+  // task only hands to its children. Aligned for the element type. Valid until the
+  // body returns; writable only for `LOCUS_WRITE` and `LOCUS_READ_WRITE`.
+  void *ptr;
+  // Number of elements.
+  size_t count;
+  // Bytes per element.
+  size_t elem_size;
+  // The access mode declared (a `locus_mode`).
+  uint32_t mode;
+} locus_view;
+
+// One declared access: a datum, a mode and, for reads, a range of elements
+// `[start, end)`; `start == end == 0` means the whole datum (required for the other
+// modes).
+typedef struct locus_access {
+  // The datum.
+  struct locus_data data;
+  // A `locus_mode`.
+  uint32_t mode;
+  // First element of a read's range.
+  size_t start;
+  // One past the last element of a read's range.
+  size_t end;
+} locus_access;
+
+// A task to spawn. Zero-initialise it, then set what you need: `body` is required;
+// a NULL `name` is `"task"`.
+typedef struct locus_task {
+  // The task's name in reports, traces and errors (copied).
+  const char *name;
+  // The body.
+  int32_t (*body)(struct locus_ctx ctx, const struct locus_view *views, size_t nviews, void *arg);
+  // The argument passed to the body.
+  void *arg;
+  // 0: `arg` is borrowed (passed as is; it must stay valid until the task is done
+  // and be usable from any thread). Otherwise `arg` points to `arg_size` bytes that
+  // are copied (16-byte aligned) and the body gets the copy.
+  size_t arg_size;
+  // If set, called exactly once with the body's argument (the copy, when copied)
+  // once the task is done with it, or when `locus_spawn` fails or the task is
+  // dropped unrun after its run failed.
+  void (*arg_free)(void *arg);
+  // The accesses, in the order of the body's views.
+  const struct locus_access *accesses;
+  // Number of accesses.
+  size_t naccesses;
+  // Estimated cost of the body in nanoseconds (0: none).
+  uint64_t cost_ns;
+  // A `locus_affinity`.
+  uint32_t affinity;
+  // Only the affinity's domain may run the task (otherwise others may steal it).
+  bool affinity_strict;
+  // Worker or node index for `LOCUS_AFFINITY_WORKER` and `LOCUS_AFFINITY_NODE`.
+  size_t affinity_index;
+  // The datum for `LOCUS_AFFINITY_DATA`.
+  struct locus_data affinity_data;
+} locus_task;
+
+// A task body (and the run's root): returns 0 on success; anything else fails the run,
+// naming the task (and the message given to `locus_ctx_fail`, if any). `views`
+// holds one view per declared access, in declaration order; `arg` is the task's
+// argument (its copy when `arg_size` was not 0).
+typedef int32_t (*locus_task_fn)(struct locus_ctx ctx,
+                                 const struct locus_view *views,
+                                 size_t nviews,
+                                 void *arg);
+
+// Frees a task's argument (`locus_task::arg_free`).
+typedef void (*locus_free_fn)(void *arg);
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+// Writes to `*count` the number of live handles of every kind (runtimes, data,
+// reports, settings): a program that freed everything it made sees 0, which makes
+// handle leaks easy to test for.
+//
+// # Safety
+//
+// `count` is NULL (an error) or valid for a write.
+enum locus_status locus_live_handles(size_t *count);
+
+// The version of the library, e.g. `"0.1.0"`: a static string, do not free it.
+const char *locus_version(void);
+
+// Makes a datum of `count` elements of `elem_size` bytes, zero until a task writes
+// it (versioned; shared under `shm-base`).
+//
+// # Safety
+//
+// `name` is NULL (an error) or NUL-terminated; `out` is NULL (an error) or valid for
+// a write.
+enum locus_status locus_data_create(struct locus_runtime runtime,
+                                    const char *name,
+                                    size_t elem_size,
+                                    size_t count,
+                                    struct locus_data *out);
+
+// Makes a datum holding a copy of `count` elements of `elem_size` bytes at `values`.
+//
+// # Safety
+//
+// `name` is NULL (an error) or NUL-terminated; `values` is valid for reads of
+// `elem_size * count` bytes (NULL is an error unless that is 0); `out` is NULL (an
+// error) or valid for a write.
+enum locus_status locus_data_from(struct locus_runtime runtime,
+                                  const char *name,
+                                  size_t elem_size,
+                                  size_t count,
+                                  const void *values,
+                                  struct locus_data *out);
+
+// Makes a *shared* datum: one buffer placed now by `policy` (a `locus_policy`; `node`
+// is the node for `LOCUS_POLICY_BIND` and ignored otherwise) and updated in place by
+// the tasks that write it. It holds a copy of `values`, or zeros if `values` is NULL.
+// A bad policy is `LOCUS_E_ARGUMENT`; a node outside the topology `LOCUS_E_CONFIG`.
+//
+// # Safety
+//
+// As `locus_data_from`, with `values` allowed to be NULL.
+enum locus_status locus_data_shared(struct locus_runtime runtime,
+                                    const char *name,
+                                    size_t elem_size,
+                                    size_t count,
+                                    uint32_t policy,
+                                    size_t node,
+                                    const void *values,
+                                    struct locus_data *out);
+
+// Frees a datum's handle. Tasks already submitted that declare it still run; its
+// memory goes back once the last of them is done.
+enum locus_status locus_data_free(struct locus_data data);
+
+// The datum's element size and count (either pointer may be NULL).
+//
+// # Safety
+//
+// `elem_size` and `count` are NULL or valid for a write.
+enum locus_status locus_data_size(struct locus_data data, size_t *elem_size, size_t *count);
+
+// Copies the datum's current contents, `count` elements (which must be the datum's
+// count), to `buf`. Waits for a run in progress on another thread; from inside a
+// task it is `LOCUS_E_DECLARATION` (use `locus_ctx_fetch` for children's results).
+//
+// # Safety
+//
+// `buf` is valid for writes of `elem_size * count` bytes (NULL is an error unless
+// that is 0).
+enum locus_status locus_fetch(struct locus_runtime runtime,
+                              struct locus_data data,
+                              void *buf,
+                              size_t count);
+
+// Writes to `*node` the node holding the datum's current contents (for shared data,
+// the node holding most of its pages), or -1 while it has no memory (a versioned
+// datum never written).
+//
+// # Safety
+//
+// `node` is NULL (an error) or valid for a write.
+enum locus_status locus_node_of(struct locus_runtime runtime,
+                                struct locus_data data,
+                                int64_t *node);
+
+// Writes the report as one JSON object (the format of `locus run --json`'s runtime
+// part) to `*json`, a NUL-terminated string to free with `locus_string_free`.
+//
+// # Safety
+//
+// `json` is NULL (an error) or valid for a write.
+enum locus_status locus_report_json(struct locus_report report, char **json);
+
+// Writes the report's main figures to `*figures`.
+//
+// # Safety
+//
+// `figures` is NULL (an error) or valid for a write.
+enum locus_status locus_report_figures(struct locus_report report, struct locus_figures *figures);
+
+// Frees a report.
+enum locus_status locus_report_free(struct locus_report report);
+
+// Frees a string Locus returned (`locus_report_json`). NULL is accepted and does
+// nothing.
+//
+// # Safety
+//
+// `s` is NULL or a string Locus returned and that was not freed yet: a string
+// from anywhere else, or freed twice, is undefined behaviour (strings are not
+// handles and cannot be checked).
+void locus_string_free(char *s);
+
+// Makes an empty settings object (every option at the builder's default).
+//
+// # Safety
+//
+// `out` is NULL (an error) or valid for a write.
+enum locus_status locus_settings_create(struct locus_settings *out);
+
+// Sets one option by name, from its text: `window` (a number of tasks, or `none`),
+// `node_limit` and `push_threshold` (bytes), `push_weights` (`READ,WRITE`),
+// `vicinity` (workers), `allocation` (`immediate` or `deferred`),
+// `last_victim_first` and `steal_half` (`true` or `false`), `shared_placement`
+// (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `trace` (a file path for a
+// Chrome trace of every run). An unknown name or a bad value is
+// `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
+//
+// # Safety
+//
+// `key` and `value` are NULL (an error) or NUL-terminated strings.
+enum locus_status locus_settings_set(struct locus_settings settings,
+                                     const char *key,
+                                     const char *value);
+
+// Frees a settings object. A runtime made with it keeps its options.
+enum locus_status locus_settings_free(struct locus_settings settings);
+
+// Makes a runtime and starts its workers.
+//
+// - `config`: a configuration name (`ws`, `dsa-base`, `push-in`, `push-out`,
+//   `push-weighted`, `dfa`, `dsa-opt`, `shm-base`, `home`), or NULL for the
+//   default (`dsa-opt`).
+// - `topology`: `host`, `NxC` (virtual nodes laid over the host's CPUs), a spec with
+//   distances, or a preset name; NULL for the host.
+// - `threads`: number of workers, 0 for one per CPU of the topology.
+// - `settings`: further options (`locus_settings_set`), or the null handle.
+//
+// On success writes the runtime's handle to `out`. A bad name or spec is
+// `LOCUS_E_CONFIG`, and the message names it.
+//
+// # Safety
+//
+// The strings are NULL or NUL-terminated; `out` is NULL (an error) or valid for a
+// write.
+enum locus_status locus_runtime_create(const char *config,
+                                       const char *topology,
+                                       size_t threads,
+                                       struct locus_settings settings,
+                                       struct locus_runtime *out);
+
+// Stops a runtime's workers and frees it, with every data handle it made (their
+// handles become invalid). A run in progress on another thread finishes first.
+// Calling it from inside a task of its own run frees the handle; the workers stop
+// when the run is over.
+enum locus_status locus_runtime_destroy(struct locus_runtime runtime);
+
+// The runtime's number of workers and of NUMA nodes (either pointer may be NULL).
+//
+// # Safety
+//
+// `workers` and `nodes` are NULL or valid for a write.
+enum locus_status locus_runtime_size(struct locus_runtime runtime, size_t *workers, size_t *nodes);
+
+// Bytes the runtime holds now: in use from its per-node pools (task buffers) and in
+// shared data. Both are zero once every datum is freed and no run is in progress.
+//
+// # Safety
+//
+// `pool_bytes` and `shared_bytes` are NULL or valid for a write.
+enum locus_status locus_runtime_bytes_in_use(struct locus_runtime runtime,
+                                             uint64_t *pool_bytes,
+                                             uint64_t *shared_bytes);
+
+// Runs a program: `root`, the control program, runs as the run's root task on
+// worker 0 with `arg`, and spawns tasks with `locus_spawn`
+// on the context it gets (it has no views). Returns once every task has finished.
+//
+// If `report` is not NULL, the run's report is written there, also for a failed run
+// (free it with `locus_report_free`). A run fails (`LOCUS_E_RUN_FAILED`, the message
+// naming the task) when a body returns non-zero, a declaration is refused or a buffer
+// cannot be allocated; every datum then keeps its last complete version. A root that
+// returns non-zero fails the run too, after its tasks have finished. Called from
+// inside a task: `LOCUS_E_STATE`.
+//
+// # Safety
+//
+// `root` is a valid function; `report` is NULL or valid for a write; `arg` is
+// whatever `root` expects.
+enum locus_status locus_run(struct locus_runtime runtime,
+                            int32_t (*root)(struct locus_ctx ctx,
+                                            const struct locus_view *views,
+                                            size_t nviews,
+                                            void *arg),
+                            void *arg,
+                            struct locus_report *report);
+
+// The message of the last call that failed on the calling thread, naming the bad
+// value; an empty string if none has. The string stays valid until the next failing
+// call on this thread; do not free it.
+const char *locus_last_error(void);
+
+// The name of a status code (`"LOCUS_E_HANDLE"`), or `"LOCUS_E_UNKNOWN"` for a value
+// that is not one. A static string: do not free it.
+const char *locus_status_name(int32_t status);
+
+// Spawns a task from a body (or the root) into its scope: a child of the running
+// task, bound to what the task declared (strongly or weakly) and to the data of its
+// scope. Errors (each also names the bad value in `locus_last_error`): a context not
+// the running body's (`LOCUS_E_CONTEXT`); a null or freed datum (`LOCUS_E_HANDLE`),
+// one of another runtime (`LOCUS_E_WRONG_RUNTIME`); an unknown mode or affinity
+// (`LOCUS_E_ARGUMENT`); a bad range (`LOCUS_E_SIZE`); a declaration Locus refuses
+// (`LOCUS_E_DECLARATION`, which also fails the run).
+//
+// # Safety
+//
+// `task` is NULL (an error) or points to a valid `locus_task` whose pointers are as
+// its fields' documentation says.
+enum locus_status locus_spawn(struct locus_ctx ctx, const struct locus_task *task);
+
+// Writes the worker running the body, and its node (either pointer may be NULL).
+//
+// # Safety
+//
+// `worker` and `node` are NULL or valid for a write.
+enum locus_status locus_ctx_where(struct locus_ctx ctx, size_t *worker, size_t *node);
+
+// Waits until every child the task spawned so far is complete (taskwait); the worker
+// runs other tasks meanwhile. Refused (`LOCUS_E_DECLARATION`) when children need the
+// task's own outputs (declare those accesses weak); `LOCUS_E_CONTEXT` in the root.
+enum locus_status locus_wait(struct locus_ctx ctx);
+
+// Makes a datum in the body's scope (zero until written): the task's children may
+// read and write it, and the task reads their result with `locus_ctx_fetch`.
+// Free its handle with `locus_data_free` (the runtime's destruction frees it too).
+//
+// # Safety
+//
+// `name` is NULL (an error) or NUL-terminated; `out` is NULL (an error) or valid for
+// a write.
+enum locus_status locus_ctx_data(struct locus_ctx ctx,
+                                 const char *name,
+                                 size_t elem_size,
+                                 size_t count,
+                                 struct locus_data *out);
+
+// Waits for the task's children (as `locus_wait`), then copies `data` as they left
+// it (a datum of the task's scope, or one it declared and its children wrote) to
+// `buf`, `count` elements (the datum's count).
+//
+// # Safety
+//
+// `buf` is valid for writes of `elem_size * count` bytes (NULL is an error unless
+// that is 0).
+enum locus_status locus_ctx_fetch(struct locus_ctx ctx,
+                                  struct locus_data data,
+                                  void *buf,
+                                  size_t count);
+
+// Records why the body is failing: if it then returns non-zero, the run's error
+// names the task, the status and `message` (copied; NULL clears it).
+//
+// # Safety
+//
+// `message` is NULL or NUL-terminated.
+enum locus_status locus_ctx_fail(struct locus_ctx ctx, const char *message);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* LOCUS_H */

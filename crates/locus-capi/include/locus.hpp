@@ -1,0 +1,458 @@
+// locus.hpp: a header-only C++ wrapper over Locus's C API (locus.h).
+//
+// RAII handles (runtime, data<T>, report, settings) that free what they hold; lambdas
+// as task bodies and control programs; typed views (std::span under C++20, a small
+// span otherwise) checked against the datum's element size; exceptions
+// (locus::error, carrying the locus_status) instead of status codes.
+//
+//     locus::runtime rt("dsa-opt", "2x1");
+//     auto x = rt.data_from<double>("x", values);
+//     auto y = rt.data<double>("y", values.size());
+//     rt.run([&](locus::context &ctx) {
+//         ctx.spawn("double", {locus::read(x), locus::write(y)},
+//                   [](locus::context &, locus::views v) {
+//                       auto in = v.get<const double>(0);
+//                       auto out = v.get<double>(1);
+//                       for (size_t i = 0; i < in.size(); i++) out[i] = 2 * in[i];
+//                   });
+//     });
+//     std::vector<double> result = rt.fetch(y);
+//
+// An exception thrown by a body fails the run: the run's error names the task and
+// carries the exception's what(). Handles are move-only; a data<T> may outlive its
+// runtime (destroying a runtime frees its data handles, and the data<T> then frees
+// nothing).
+#ifndef LOCUS_HPP
+#define LOCUS_HPP
+
+#include <locus.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if __cplusplus >= 202002L && defined(__has_include)
+#if __has_include(<span>)
+#include <span>
+#define LOCUS_HPP_STD_SPAN 1
+#endif
+#endif
+
+namespace locus {
+
+// ---- errors ----
+
+// A failed call of the C API: its status and message (locus_last_error()).
+class error : public std::runtime_error {
+  public:
+    error(locus_status status, const std::string &message)
+        : std::runtime_error(std::string(locus_status_name(status)) + ": " + message),
+          status_(status) {}
+    locus_status status() const noexcept { return status_; }
+
+  private:
+    locus_status status_;
+};
+
+// Throws locus::error for any status but LOCUS_OK.
+inline void check(locus_status status) {
+    if (status != LOCUS_OK) throw error(status, locus_last_error());
+}
+
+// ---- spans ----
+
+#ifdef LOCUS_HPP_STD_SPAN
+template <class T> using span = std::span<T>;
+#else
+// The part of std::span a task body needs, before C++20.
+template <class T> class span {
+  public:
+    span() = default;
+    span(T *data, std::size_t size) : data_(data), size_(size) {}
+    T *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    T &operator[](std::size_t i) const noexcept { return data_[i]; }
+    T *begin() const noexcept { return data_; }
+    T *end() const noexcept { return data_ + size_; }
+
+  private:
+    T *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+#endif
+
+// ---- settings ----
+
+// The runtime builder's further options (see locus_settings_set for the names).
+class settings {
+  public:
+    settings() { check(locus_settings_create(&h_)); }
+    settings(const settings &) = delete;
+    settings &operator=(const settings &) = delete;
+    settings(settings &&o) noexcept : h_(o.h_) { o.h_ = locus_settings{}; }
+    ~settings() {
+        if (h_.bits) locus_settings_free(h_);
+    }
+    settings &set(const std::string &key, const std::string &value) {
+        check(locus_settings_set(h_, key.c_str(), value.c_str()));
+        return *this;
+    }
+    locus_settings handle() const noexcept { return h_; }
+
+  private:
+    locus_settings h_{};
+};
+
+// ---- data ----
+
+// A datum of `count` elements of T (T trivially copyable): the handle, freed on
+// destruction.
+template <class T> class data {
+    static_assert(std::is_trivially_copyable<T>::value, "data<T> needs a trivially copyable T");
+
+  public:
+    data() = default;
+    // Takes ownership of a handle made for elements of sizeof(T) bytes.
+    explicit data(locus_data handle) : h_(handle) {
+        std::size_t elem = 0, count = 0;
+        check(locus_data_size(h_, &elem, &count));
+        if (elem != sizeof(T)) {
+            locus_data_free(h_);
+            throw error(LOCUS_E_SIZE, "datum of " + std::to_string(elem) +
+                                          "-byte elements taken as data of " +
+                                          std::to_string(sizeof(T)) + "-byte elements");
+        }
+        count_ = count;
+    }
+    data(const data &) = delete;
+    data &operator=(const data &) = delete;
+    data(data &&o) noexcept : h_(o.h_), count_(o.count_) { o.h_ = locus_data{}; }
+    data &operator=(data &&o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = o.h_;
+            count_ = o.count_;
+            o.h_ = locus_data{};
+        }
+        return *this;
+    }
+    ~data() { reset(); }
+
+    locus_data handle() const noexcept { return h_; }
+    std::size_t size() const noexcept { return count_; }
+
+  private:
+    void reset() noexcept {
+        if (h_.bits) locus_data_free(h_); // freed with its runtime already: ignored
+        h_ = locus_data{};
+    }
+    locus_data h_{};
+    std::size_t count_ = 0;
+};
+
+// One declared access: build them with read, write, read_write and the weak_ ones.
+struct access {
+    locus_access raw;
+};
+template <class T> access read(const data<T> &d) { return {{d.handle(), LOCUS_READ, 0, 0}}; }
+// Elements [start, end) only.
+template <class T> access read(const data<T> &d, std::size_t start, std::size_t end) {
+    return {{d.handle(), LOCUS_READ, start, end}};
+}
+template <class T> access write(const data<T> &d) { return {{d.handle(), LOCUS_WRITE, 0, 0}}; }
+template <class T> access read_write(const data<T> &d) {
+    return {{d.handle(), LOCUS_READ_WRITE, 0, 0}};
+}
+template <class T> access weak_read(const data<T> &d) {
+    return {{d.handle(), LOCUS_WEAK_READ, 0, 0}};
+}
+template <class T> access weak_write(const data<T> &d) {
+    return {{d.handle(), LOCUS_WEAK_WRITE, 0, 0}};
+}
+template <class T> access weak_read_write(const data<T> &d) {
+    return {{d.handle(), LOCUS_WEAK_READ_WRITE, 0, 0}};
+}
+
+// A body's views, in declaration order.
+class views {
+  public:
+    views(const locus_view *v, std::size_t n) : v_(v), n_(n) {}
+    std::size_t size() const noexcept { return n_; }
+    const locus_view &raw(std::size_t i) const {
+        if (i >= n_)
+            throw error(LOCUS_E_ARGUMENT, "view " + std::to_string(i) + " of " +
+                                              std::to_string(n_) + " declared");
+        return v_[i];
+    }
+    // View i as elements of T: `const T` for a read, T for a write or read-write.
+    template <class T> span<T> get(std::size_t i) const {
+        const locus_view &v = raw(i);
+        if (v.elem_size != sizeof(T))
+            throw error(LOCUS_E_SIZE, "view " + std::to_string(i) + " has " +
+                                          std::to_string(v.elem_size) + "-byte elements, not " +
+                                          std::to_string(sizeof(T)));
+        if (!std::is_const<T>::value && v.mode == LOCUS_READ)
+            throw error(LOCUS_E_ARGUMENT,
+                        "view " + std::to_string(i) + " is read-only: take it as const");
+        return span<T>(static_cast<T *>(v.ptr), v.count);
+    }
+
+  private:
+    const locus_view *v_;
+    std::size_t n_;
+};
+
+// Hints of a task: cost estimate and affinity.
+struct hints {
+    std::uint64_t cost_ns = 0;
+    locus_affinity affinity = LOCUS_AFFINITY_NONE;
+    std::size_t index = 0;       // worker or node
+    locus_data datum{};          // for LOCUS_AFFINITY_DATA
+    bool strict = false;
+    static hints worker(std::size_t w, bool strict = false) {
+        hints h;
+        h.affinity = LOCUS_AFFINITY_WORKER;
+        h.index = w;
+        h.strict = strict;
+        return h;
+    }
+    static hints node(std::size_t n, bool strict = false) {
+        hints h;
+        h.affinity = LOCUS_AFFINITY_NODE;
+        h.index = n;
+        h.strict = strict;
+        return h;
+    }
+    template <class T> static hints near(const data<T> &d, bool strict = false) {
+        hints h;
+        h.affinity = LOCUS_AFFINITY_DATA;
+        h.datum = d.handle();
+        h.strict = strict;
+        return h;
+    }
+    hints &cost(std::uint64_t ns) {
+        cost_ns = ns;
+        return *this;
+    }
+};
+
+namespace detail {
+// Runs a body, turning an exception into a failed task with its message.
+template <class F>
+std::int32_t call_body(locus_ctx ctx, F &&f) noexcept {
+    try {
+        f();
+        return 0;
+    } catch (const std::exception &e) {
+        locus_ctx_fail(ctx, e.what());
+    } catch (...) {
+        locus_ctx_fail(ctx, "a C++ exception of unknown type");
+    }
+    return -1;
+}
+} // namespace detail
+
+// What a body (or the control program) gets: spawn children, wait, data of its scope.
+class context {
+  public:
+    explicit context(locus_ctx c) : c_(c) {}
+
+    // Spawns a task whose body is `body(context &, views)`.
+    template <class F>
+    void spawn(const std::string &name, std::initializer_list<access> accesses, F &&body,
+               const hints &h = hints()) {
+        using Fn = typename std::decay<F>::type;
+        std::vector<locus_access> raw;
+        raw.reserve(accesses.size());
+        for (const access &a : accesses) raw.push_back(a.raw);
+        locus_task t{};
+        t.name = name.c_str();
+        t.body = &trampoline<Fn>;
+        t.arg = new Fn(std::forward<F>(body));
+        t.arg_free = &destroy<Fn>; // called once, also if the spawn fails
+        t.accesses = raw.data();
+        t.naccesses = raw.size();
+        t.cost_ns = h.cost_ns;
+        t.affinity = h.affinity;
+        t.affinity_index = h.index;
+        t.affinity_data = h.datum;
+        t.affinity_strict = h.strict;
+        check(locus_spawn(c_, &t));
+    }
+
+    // Waits for the children spawned so far (taskwait).
+    void wait() { check(locus_wait(c_)); }
+
+    // A datum in this body's scope, for its children's results.
+    template <class T> locus::data<T> data(const std::string &name, std::size_t count) {
+        locus_data h{};
+        check(locus_ctx_data(c_, name.c_str(), sizeof(T), count, &h));
+        return locus::data<T>(h);
+    }
+
+    // Waits for the children, then copies `d` as they left it.
+    template <class T> std::vector<T> fetch(const locus::data<T> &d) {
+        std::vector<T> out(d.size());
+        check(locus_ctx_fetch(c_, d.handle(), out.data(), out.size()));
+        return out;
+    }
+
+    std::size_t worker() const {
+        std::size_t w = 0;
+        check(locus_ctx_where(c_, &w, nullptr));
+        return w;
+    }
+    std::size_t node() const {
+        std::size_t n = 0;
+        check(locus_ctx_where(c_, nullptr, &n));
+        return n;
+    }
+    locus_ctx handle() const noexcept { return c_; }
+
+  private:
+    template <class Fn>
+    static std::int32_t trampoline(locus_ctx c, const locus_view *v, std::size_t n, void *arg) {
+        Fn *f = static_cast<Fn *>(arg);
+        return detail::call_body(c, [&] {
+            context ctx(c);
+            (*f)(ctx, views(v, n));
+        });
+    }
+    template <class Fn> static void destroy(void *arg) { delete static_cast<Fn *>(arg); }
+
+    locus_ctx c_;
+};
+
+// ---- reports ----
+
+class report {
+  public:
+    report() = default;
+    explicit report(locus_report h) : h_(h) {}
+    report(const report &) = delete;
+    report &operator=(const report &) = delete;
+    report(report &&o) noexcept : h_(o.h_) { o.h_ = locus_report{}; }
+    report &operator=(report &&o) noexcept {
+        std::swap(h_, o.h_);
+        return *this;
+    }
+    ~report() {
+        if (h_.bits) locus_report_free(h_);
+    }
+    // The whole report as JSON.
+    std::string json() const {
+        char *s = nullptr;
+        check(locus_report_json(h_, &s));
+        std::string out(s);
+        locus_string_free(s);
+        return out;
+    }
+    locus_figures figures() const {
+        locus_figures f{};
+        check(locus_report_figures(h_, &f));
+        return f;
+    }
+    locus_report handle() const noexcept { return h_; }
+
+  private:
+    locus_report h_{};
+};
+
+// ---- runtime ----
+
+class runtime {
+  public:
+    // `config` and `topology` as locus_runtime_create (nullptr: the defaults);
+    // threads 0: one per CPU of the topology.
+    explicit runtime(const char *config = nullptr, const char *topology = nullptr,
+                     std::size_t threads = 0, const settings *s = nullptr) {
+        check(locus_runtime_create(config, topology, threads, s ? s->handle() : locus_settings{},
+                                   &h_));
+    }
+    runtime(const runtime &) = delete;
+    runtime &operator=(const runtime &) = delete;
+    runtime(runtime &&o) noexcept : h_(o.h_) { o.h_ = locus_runtime{}; }
+    ~runtime() {
+        if (h_.bits) locus_runtime_destroy(h_);
+    }
+
+    template <class T> locus::data<T> data(const std::string &name, std::size_t count) {
+        locus_data h{};
+        check(locus_data_create(h_, name.c_str(), sizeof(T), count, &h));
+        return locus::data<T>(h);
+    }
+    template <class T> locus::data<T> data_from(const std::string &name, const std::vector<T> &v) {
+        locus_data h{};
+        check(locus_data_from(h_, name.c_str(), sizeof(T), v.size(), v.data(), &h));
+        return locus::data<T>(h);
+    }
+    // Shared data placed by `policy` (`node` for LOCUS_POLICY_BIND); zeros if `init` is
+    // empty.
+    template <class T>
+    locus::data<T> shared(const std::string &name, std::size_t count, locus_policy policy,
+                          std::size_t node = 0, const std::vector<T> &init = {}) {
+        if (!init.empty() && init.size() != count)
+            throw error(LOCUS_E_SIZE, "shared datum `" + name + "`: " +
+                                          std::to_string(init.size()) + " initial values for " +
+                                          std::to_string(count) + " elements");
+        locus_data h{};
+        check(locus_data_shared(h_, name.c_str(), sizeof(T), count, policy, node,
+                                init.empty() ? nullptr : init.data(), &h));
+        return locus::data<T>(h);
+    }
+    template <class T> std::vector<T> fetch(const locus::data<T> &d) {
+        std::vector<T> out(d.size());
+        check(locus_fetch(h_, d.handle(), out.data(), out.size()));
+        return out;
+    }
+    // The node of the datum's current contents, -1 if it has none yet.
+    template <class T> std::int64_t node_of(const locus::data<T> &d) {
+        std::int64_t n = -1;
+        check(locus_node_of(h_, d.handle(), &n));
+        return n;
+    }
+    std::size_t workers() const {
+        std::size_t w = 0;
+        check(locus_runtime_size(h_, &w, nullptr));
+        return w;
+    }
+    std::size_t nodes() const {
+        std::size_t n = 0;
+        check(locus_runtime_size(h_, nullptr, &n));
+        return n;
+    }
+
+    // Runs `root(context &)` as the control program; returns the run's report, or
+    // throws locus::error (LOCUS_E_RUN_FAILED naming the task) if the run failed.
+    template <class F> locus::report run(F &&root) {
+        using Fn = typename std::remove_reference<F>::type;
+        locus_report r{};
+        locus_status s = locus_run(h_, &root_trampoline<Fn>, &root, &r);
+        locus::report rep(r);
+        check(s);
+        return rep;
+    }
+    locus_runtime handle() const noexcept { return h_; }
+
+  private:
+    template <class Fn>
+    static std::int32_t root_trampoline(locus_ctx c, const locus_view *, std::size_t, void *arg) {
+        Fn *f = static_cast<Fn *>(arg);
+        return detail::call_body(c, [&] {
+            context ctx(c);
+            (*f)(ctx);
+        });
+    }
+    locus_runtime h_{};
+};
+
+} // namespace locus
+
+#endif // LOCUS_HPP

@@ -1,0 +1,362 @@
+//! Data: `locus_data_*`, `locus_fetch`, `locus_node_of`.
+//!
+//! A C datum is a Locus datum of bytes (`Data<u8>`) that records its element size and
+//! count. Every buffer Locus places is at least 64-byte aligned (pool blocks) or
+//! page-aligned (shared data), and a view of a range starts at a multiple of the
+//! element size, so a view is aligned for any C type of that size (`double`,
+//! `int64_t`, a struct of them) as long as its alignment divides its size, which C
+//! guarantees.
+
+use std::ffi::{c_char, c_void};
+
+use locus::{Data, RegionPolicy, Runtime};
+
+use crate::handles::Table;
+use crate::runtime::{locus_runtime, runtime_of};
+use crate::status::{c_str, guard, locus_status, put, CResult, Fail};
+
+/// A datum: a logical array of `count` elements of `elem_size` bytes, versioned or
+/// shared. Made by `locus_data_create`, `locus_data_from`, `locus_data_shared` or, in a
+/// task, `locus_ctx_data`; freed by `locus_data_free` or with its runtime. The
+/// all-zero value is the null handle.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct locus_data {
+    /// Opaque: a slot and its generation in Locus's table of data.
+    pub bits: u64,
+}
+
+/// Placement policies of shared data (`locus_data_shared`).
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum locus_policy {
+    /// Round-robin over all nodes, page by page.
+    LOCUS_POLICY_INTERLEAVE = 0,
+    /// Every page on one node (the `node` argument).
+    LOCUS_POLICY_BIND = 1,
+    /// One contiguous block of pages per node, in node order.
+    LOCUS_POLICY_BLOCKED = 2,
+    /// Each page on the node of the first task that touches it.
+    LOCUS_POLICY_FIRST_TOUCH = 3,
+}
+
+/// A datum in the table.
+pub(crate) struct DataEntry {
+    pub(crate) data: Data<u8>,
+    pub(crate) elem_size: usize,
+    pub(crate) count: usize,
+    /// The handle bits of the runtime that made it.
+    pub(crate) runtime: u64,
+}
+
+pub(crate) static DATA: Table<DataEntry> = Table::new("data");
+
+/// Checks an element size and count; returns the size in bytes.
+pub(crate) fn checked_size(name: &str, elem_size: usize, count: usize) -> CResult<usize> {
+    if elem_size == 0 {
+        return Err(Fail::new(
+            locus_status::LOCUS_E_SIZE,
+            format!("datum `{name}`: elem_size is 0"),
+        ));
+    }
+    count
+        .checked_mul(elem_size)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| {
+            Fail::new(
+                locus_status::LOCUS_E_SIZE,
+                format!(
+                    "datum `{name}`: {count} elements of {elem_size} bytes overflow the \
+                     address space"
+                ),
+            )
+        })
+}
+
+/// Stores a new datum and writes its handle.
+///
+/// # Safety
+///
+/// `out` is valid for a write (checked non-NULL by the caller).
+pub(crate) unsafe fn store(
+    data: Data<u8>,
+    elem_size: usize,
+    count: usize,
+    runtime: u64,
+    out: *mut locus_data,
+) -> CResult {
+    let bits = DATA.insert(DataEntry {
+        data,
+        elem_size,
+        count,
+        runtime,
+    });
+    // SAFETY: forwarded from the caller.
+    unsafe { put(out, locus_data { bits }, "out") }
+}
+
+/// Reads `bytes` bytes at `values` (NULL allowed only when `bytes` is 0).
+///
+/// # Safety
+///
+/// `values` is NULL or valid for reads of `bytes` bytes.
+unsafe fn input<'a>(values: *const c_void, bytes: usize) -> CResult<&'a [u8]> {
+    if bytes == 0 {
+        return Ok(&[]);
+    }
+    if values.is_null() {
+        return Err(crate::status::null("values"));
+    }
+    // SAFETY: non-NULL and valid for `bytes` bytes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(values.cast::<u8>(), bytes) })
+}
+
+/// The common start of the constructors: the runtime, the name and the size.
+///
+/// # Safety
+///
+/// `name` is NULL or NUL-terminated.
+unsafe fn prepare(
+    runtime: locus_runtime,
+    name: *const c_char,
+    elem_size: usize,
+    count: usize,
+    out: *mut locus_data,
+) -> CResult<(std::sync::Arc<Runtime>, String, usize)> {
+    if out.is_null() {
+        return Err(crate::status::null("out"));
+    }
+    // SAFETY: forwarded from the caller.
+    let name = unsafe { c_str(name, "name") }?.to_string();
+    let rt = runtime_of(runtime)?;
+    let bytes = checked_size(&name, elem_size, count)?;
+    Ok((rt, name, bytes))
+}
+
+/// Makes a datum of `count` elements of `elem_size` bytes, zero until a task writes
+/// it (versioned; shared under `shm-base`).
+///
+/// # Safety
+///
+/// `name` is NULL (an error) or NUL-terminated; `out` is NULL (an error) or valid for
+/// a write.
+#[no_mangle]
+pub unsafe extern "C" fn locus_data_create(
+    runtime: locus_runtime,
+    name: *const c_char,
+    elem_size: usize,
+    count: usize,
+    out: *mut locus_data,
+) -> locus_status {
+    guard(|| {
+        // SAFETY: forwarded from the caller.
+        let (rt, name, bytes) = unsafe { prepare(runtime, name, elem_size, count, out) }?;
+        let data = rt.data::<u8>(name, bytes);
+        // SAFETY: `out` checked non-NULL by `prepare`.
+        unsafe { store(data, elem_size, count, runtime.bits, out) }
+    })
+}
+
+/// Makes a datum holding a copy of `count` elements of `elem_size` bytes at `values`.
+///
+/// # Safety
+///
+/// `name` is NULL (an error) or NUL-terminated; `values` is valid for reads of
+/// `elem_size * count` bytes (NULL is an error unless that is 0); `out` is NULL (an
+/// error) or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn locus_data_from(
+    runtime: locus_runtime,
+    name: *const c_char,
+    elem_size: usize,
+    count: usize,
+    values: *const c_void,
+    out: *mut locus_data,
+) -> locus_status {
+    guard(|| {
+        // SAFETY: forwarded from the caller.
+        let (rt, name, bytes) = unsafe { prepare(runtime, name, elem_size, count, out) }?;
+        // SAFETY: forwarded from the caller.
+        let values = unsafe { input(values, bytes) }?;
+        let data = rt.data_from::<u8>(name, values)?;
+        // SAFETY: `out` checked non-NULL by `prepare`.
+        unsafe { store(data, elem_size, count, runtime.bits, out) }
+    })
+}
+
+/// Makes a *shared* datum: one buffer placed now by `policy` (a `locus_policy`; `node`
+/// is the node for `LOCUS_POLICY_BIND` and ignored otherwise) and updated in place by
+/// the tasks that write it. It holds a copy of `values`, or zeros if `values` is NULL.
+/// A bad policy is `LOCUS_E_ARGUMENT`; a node outside the topology `LOCUS_E_CONFIG`.
+///
+/// # Safety
+///
+/// As `locus_data_from`, with `values` allowed to be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn locus_data_shared(
+    runtime: locus_runtime,
+    name: *const c_char,
+    elem_size: usize,
+    count: usize,
+    policy: u32,
+    node: usize,
+    values: *const c_void,
+    out: *mut locus_data,
+) -> locus_status {
+    guard(|| {
+        // SAFETY: forwarded from the caller.
+        let (rt, name, bytes) = unsafe { prepare(runtime, name, elem_size, count, out) }?;
+        let policy = match policy {
+            0 => RegionPolicy::Interleave,
+            1 => RegionPolicy::Bind(node),
+            2 => RegionPolicy::Blocked,
+            3 => RegionPolicy::FirstTouch,
+            p => {
+                return Err(Fail::new(
+                    locus_status::LOCUS_E_ARGUMENT,
+                    format!("datum `{name}`: unknown placement policy {p}"),
+                ))
+            }
+        };
+        let data = if values.is_null() {
+            rt.shared::<u8>(name, bytes, policy)?
+        } else {
+            // SAFETY: forwarded from the caller.
+            let values = unsafe { input(values, bytes) }?;
+            rt.shared_from::<u8>(name, values, policy)?
+        };
+        // SAFETY: `out` checked non-NULL by `prepare`.
+        unsafe { store(data, elem_size, count, runtime.bits, out) }
+    })
+}
+
+/// Frees a datum's handle. Tasks already submitted that declare it still run; its
+/// memory goes back once the last of them is done.
+#[no_mangle]
+pub extern "C" fn locus_data_free(data: locus_data) -> locus_status {
+    guard(|| DATA.remove(data.bits).map(drop))
+}
+
+/// The datum's element size and count (either pointer may be NULL).
+///
+/// # Safety
+///
+/// `elem_size` and `count` are NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn locus_data_size(
+    data: locus_data,
+    elem_size: *mut usize,
+    count: *mut usize,
+) -> locus_status {
+    guard(|| {
+        let (e, c) = DATA.with(data.bits, |d| (d.elem_size, d.count))?;
+        if !elem_size.is_null() {
+            // SAFETY: non-NULL, valid for a write by the caller's contract.
+            unsafe { elem_size.write(e) };
+        }
+        if !count.is_null() {
+            // SAFETY: as above.
+            unsafe { count.write(c) };
+        }
+        Ok(())
+    })
+}
+
+/// The datum of `handle` if it belongs to runtime `runtime`.
+pub(crate) fn data_of(handle: locus_data, runtime: u64) -> CResult<(Data<u8>, usize, usize)> {
+    let (data, elem, count, owner) = DATA.with(handle.bits, |d| {
+        (d.data.clone(), d.elem_size, d.count, d.runtime)
+    })?;
+    if owner != runtime {
+        return Err(wrong_runtime(data.name()));
+    }
+    Ok((data, elem, count))
+}
+
+pub(crate) fn wrong_runtime(name: &str) -> Fail {
+    Fail::new(
+        locus_status::LOCUS_E_WRONG_RUNTIME,
+        format!("datum `{name}` belongs to another runtime"),
+    )
+}
+
+/// Checks that a user buffer of `count` elements matches the datum.
+pub(crate) fn check_count(name: &str, want: usize, count: usize) -> CResult {
+    if want != count {
+        return Err(Fail::new(
+            locus_status::LOCUS_E_SIZE,
+            format!("datum `{name}` has {want} elements, the buffer {count}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Copies `bytes` out to `buf` (NULL allowed only when empty).
+///
+/// # Safety
+///
+/// `buf` is NULL or valid for writes of `bytes.len()` bytes.
+pub(crate) unsafe fn output(bytes: &[u8], buf: *mut c_void) -> CResult {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    if buf.is_null() {
+        return Err(crate::status::null("buf"));
+    }
+    // SAFETY: non-NULL and valid for `bytes.len()` bytes by the caller's contract;
+    // a fresh Vec cannot overlap the user's buffer.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), bytes.len()) };
+    Ok(())
+}
+
+/// Copies the datum's current contents, `count` elements (which must be the datum's
+/// count), to `buf`. Waits for a run in progress on another thread; from inside a
+/// task it is `LOCUS_E_DECLARATION` (use `locus_ctx_fetch` for children's results).
+///
+/// # Safety
+///
+/// `buf` is valid for writes of `elem_size * count` bytes (NULL is an error unless
+/// that is 0).
+#[no_mangle]
+pub unsafe extern "C" fn locus_fetch(
+    runtime: locus_runtime,
+    data: locus_data,
+    buf: *mut c_void,
+    count: usize,
+) -> locus_status {
+    guard(|| {
+        let rt = runtime_of(runtime)?;
+        let (d, _, want) = data_of(data, runtime.bits)?;
+        check_count(d.name(), want, count)?;
+        let bytes = rt.fetch(&d)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { output(&bytes, buf) }
+    })
+}
+
+/// Writes to `*node` the node holding the datum's current contents (for shared data,
+/// the node holding most of its pages), or -1 while it has no memory (a versioned
+/// datum never written).
+///
+/// # Safety
+///
+/// `node` is NULL (an error) or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn locus_node_of(
+    runtime: locus_runtime,
+    data: locus_data,
+    node: *mut i64,
+) -> locus_status {
+    guard(|| {
+        if node.is_null() {
+            return Err(crate::status::null("node"));
+        }
+        let rt = runtime_of(runtime)?;
+        let (d, _, _) = data_of(data, runtime.bits)?;
+        let n = rt.node_of(&d).map_or(-1, |n| n as i64);
+        // SAFETY: non-NULL, valid for a write by the caller's contract.
+        unsafe { put(node, n, "node") }
+    })
+}

@@ -1,0 +1,863 @@
+//! Tasks: `locus_spawn`, the context a body gets (`locus_ctx_*`, `locus_wait`), and
+//! the run's root.
+//!
+//! A body is a C function `int body(locus_ctx ctx, const locus_view *views, size_t
+//! nviews, void *arg)`. The context is a handle, checked against a stack of the bodies
+//! running on the calling thread (a worker runs other tasks while one waits, so bodies
+//! nest on its stack): only the innermost body's context is accepted, so a context kept
+//! after its body returned, or passed to another thread, is `LOCUS_E_CONTEXT`.
+//!
+//! # What C code must not do
+//!
+//! A body is called from Rust through an `extern "C"` function pointer, which cannot
+//! unwind: a C++ exception escaping it aborts the process (`locus.hpp` catches them and
+//! fails the run instead). `longjmp` out of a body skips the runtime's frames between
+//! the body and its target: undefined behaviour (the worker's bookkeeping is left
+//! half-done). Writing outside a view, writing a read view, or keeping a view's pointer
+//! after the body returns corrupts other tasks' data or freed pool memory: undefined
+//! behaviour that no handle check can see (AddressSanitizer does not see it either,
+//! since pool memory is mapped by Locus, not by `malloc`).
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use locus::{Affinity, Data, Read, ReadWrite, Report, Runtime, Scope, TaskCtx, Weak, Write};
+
+use crate::data::{
+    check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DATA,
+};
+use crate::status::{c_str, guard, locus_status, CResult, Fail};
+
+/// A task body (and the run's root): returns 0 on success; anything else fails the run,
+/// naming the task (and the message given to `locus_ctx_fail`, if any). `views`
+/// holds one view per declared access, in declaration order; `arg` is the task's
+/// argument (its copy when `arg_size` was not 0).
+#[allow(non_camel_case_types)]
+pub type locus_task_fn = unsafe extern "C" fn(
+    ctx: locus_ctx,
+    views: *const locus_view,
+    nviews: usize,
+    arg: *mut c_void,
+) -> i32;
+
+/// Frees a task's argument (`locus_task::arg_free`).
+#[allow(non_camel_case_types)]
+pub type locus_free_fn = unsafe extern "C" fn(arg: *mut c_void);
+
+/// The context of a running body: valid only inside that body, on its thread. The
+/// all-zero value is the null handle.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct locus_ctx {
+    /// Opaque: the token of the body's frame on its worker.
+    pub bits: u64,
+}
+
+/// What a body sees of one declared access.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug)]
+pub struct locus_view {
+    /// The elements (the declared range of a read); NULL for a weak access, which the
+    /// task only hands to its children. Aligned for the element type. Valid until the
+    /// body returns; writable only for `LOCUS_WRITE` and `LOCUS_READ_WRITE`.
+    pub ptr: *mut c_void,
+    /// Number of elements.
+    pub count: usize,
+    /// Bytes per element.
+    pub elem_size: usize,
+    /// The access mode declared (a `locus_mode`).
+    pub mode: u32,
+}
+
+/// Access modes (`locus_access::mode`).
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum locus_mode {
+    /// Reads (a range of) the datum: the task waits for its last writer.
+    LOCUS_READ = 1,
+    /// Writes the whole datum: a new version whose initial contents are unspecified.
+    LOCUS_WRITE = 2,
+    /// Reads and writes the whole datum: a new version starting as a copy of the
+    /// current one.
+    LOCUS_READ_WRITE = 3,
+    /// Weak read: the task only hands the datum to its children (view NULL).
+    LOCUS_WEAK_READ = 5,
+    /// Weak write: as weak read, for children that write it.
+    LOCUS_WEAK_WRITE = 6,
+    /// Weak read-write.
+    LOCUS_WEAK_READ_WRITE = 7,
+}
+
+/// One declared access: a datum, a mode and, for reads, a range of elements
+/// `[start, end)`; `start == end == 0` means the whole datum (required for the other
+/// modes).
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug)]
+pub struct locus_access {
+    /// The datum.
+    pub data: locus_data,
+    /// A `locus_mode`.
+    pub mode: u32,
+    /// First element of a read's range.
+    pub start: usize,
+    /// One past the last element of a read's range.
+    pub end: usize,
+}
+
+/// Affinity kinds (`locus_task::affinity`), paper 3's hints.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum locus_affinity {
+    /// No affinity.
+    LOCUS_AFFINITY_NONE = 0,
+    /// To worker `affinity_index` (wraps modulo the number of workers).
+    LOCUS_AFFINITY_WORKER = 1,
+    /// To node `affinity_index` (wraps modulo the number of nodes).
+    LOCUS_AFFINITY_NODE = 2,
+    /// To the node holding `affinity_data` when the task becomes ready.
+    LOCUS_AFFINITY_DATA = 3,
+}
+
+/// A task to spawn. Zero-initialise it, then set what you need: `body` is required;
+/// a NULL `name` is `"task"`.
+#[repr(C)]
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug)]
+pub struct locus_task {
+    /// The task's name in reports, traces and errors (copied).
+    pub name: *const c_char,
+    /// The body.
+    pub body: Option<
+        unsafe extern "C" fn(
+            ctx: locus_ctx,
+            views: *const locus_view,
+            nviews: usize,
+            arg: *mut c_void,
+        ) -> i32,
+    >,
+    /// The argument passed to the body.
+    pub arg: *mut c_void,
+    /// 0: `arg` is borrowed (passed as is; it must stay valid until the task is done
+    /// and be usable from any thread). Otherwise `arg` points to `arg_size` bytes that
+    /// are copied (16-byte aligned) and the body gets the copy.
+    pub arg_size: usize,
+    /// If set, called exactly once with the body's argument (the copy, when copied)
+    /// once the task is done with it, or when `locus_spawn` fails or the task is
+    /// dropped unrun after its run failed.
+    pub arg_free: Option<unsafe extern "C" fn(arg: *mut c_void)>,
+    /// The accesses, in the order of the body's views.
+    pub accesses: *const locus_access,
+    /// Number of accesses.
+    pub naccesses: usize,
+    /// Estimated cost of the body in nanoseconds (0: none).
+    pub cost_ns: u64,
+    /// A `locus_affinity`.
+    pub affinity: u32,
+    /// Only the affinity's domain may run the task (otherwise others may steal it).
+    pub affinity_strict: bool,
+    /// Worker or node index for `LOCUS_AFFINITY_WORKER` and `LOCUS_AFFINITY_NODE`.
+    pub affinity_index: usize,
+    /// The datum for `LOCUS_AFFINITY_DATA`.
+    pub affinity_data: locus_data,
+}
+
+/// What a frame lets its context do.
+#[derive(Clone, Copy)]
+enum Frame {
+    /// The run's root: it spawns into the run's scope.
+    Root(*const Scope),
+    /// A task body: its context.
+    Task(*const TaskCtx),
+}
+
+/// A body running on this thread.
+struct Entry {
+    token: u64,
+    /// The handle bits of the runtime.
+    runtime: u64,
+    worker: usize,
+    node: usize,
+    frame: Frame,
+    /// The message given to `locus_ctx_fail`.
+    failure: Option<String>,
+}
+
+thread_local! {
+    /// The bodies running on this thread, innermost last.
+    static FRAMES: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Threads that have run a body so far: each gets its own range of tokens.
+static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The next token of this thread: its index in the high 24 bits, a counter below,
+    /// so that tokens are unique in the process without a shared counter.
+    static NEXT_TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// A spare buffer for a body's views (bodies nesting on the thread take a new one).
+    static VIEWS: std::cell::Cell<Vec<locus_view>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A new token, unique in the process (and never 0).
+fn next_token() -> u64 {
+    NEXT_TOKEN.with(|next| {
+        let mut token = next.get();
+        if token & 0xff_ffff_ffff == 0 {
+            // First use on this thread, or its counter wrapped: a new range.
+            token = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) << 40 | 1;
+        }
+        next.set(token + 1);
+        token
+    })
+}
+
+/// Pops the frame it pushed when dropped, also when unwinding.
+struct FrameGuard {
+    token: u64,
+}
+
+impl FrameGuard {
+    fn push(runtime: u64, worker: usize, node: usize, frame: Frame) -> FrameGuard {
+        let token = next_token();
+        FRAMES.with(|f| {
+            f.borrow_mut().push(Entry {
+                token,
+                runtime,
+                worker,
+                node,
+                frame,
+                failure: None,
+            })
+        });
+        FrameGuard { token }
+    }
+
+    fn ctx(&self) -> locus_ctx {
+        locus_ctx { bits: self.token }
+    }
+
+    /// The message given to `locus_ctx_fail` in this frame.
+    fn take_failure(&self) -> Option<String> {
+        FRAMES.with(|f| {
+            f.borrow_mut()
+                .iter_mut()
+                .rev()
+                .find(|e| e.token == self.token)
+                .and_then(|e| e.failure.take())
+        })
+    }
+}
+
+impl Drop for FrameGuard {
+    fn drop(&mut self) {
+        FRAMES.with(|f| {
+            let mut f = f.borrow_mut();
+            if let Some(i) = f.iter().rposition(|e| e.token == self.token) {
+                f.truncate(i);
+            }
+        });
+    }
+}
+
+/// What a valid context names.
+#[derive(Clone, Copy)]
+struct Current {
+    runtime: u64,
+    worker: usize,
+    node: usize,
+    frame: Frame,
+}
+
+/// The innermost body's frame, if `ctx` is its context.
+fn current(ctx: locus_ctx) -> CResult<Current> {
+    FRAMES.with(|f| {
+        let f = f.borrow();
+        match f.last() {
+            Some(e) if e.token == ctx.bits && ctx.bits != 0 => Ok(Current {
+                runtime: e.runtime,
+                worker: e.worker,
+                node: e.node,
+                frame: e.frame,
+            }),
+            _ => Err(Fail::new(
+                locus_status::LOCUS_E_CONTEXT,
+                if ctx.bits == 0 {
+                    "null task context".to_string()
+                } else {
+                    format!(
+                        "task context {:#x} is not the running body's on this thread (its \
+                         body has returned, or it was passed to another thread)",
+                        ctx.bits
+                    )
+                },
+            )),
+        }
+    })
+}
+
+/// A raw pointer that may cross to the worker running the task: the C caller promises
+/// that a borrowed argument is usable from any thread (`locus_task::arg_size`).
+struct SendPtr(*mut c_void);
+
+// SAFETY: see the type's doc; Locus itself never dereferences it.
+unsafe impl Send for SendPtr {}
+
+/// One 16-byte aligned chunk of a copied argument.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Chunk([u8; 16]);
+
+/// A task's argument: borrowed or copied, freed by its `arg_free` exactly once.
+struct Arg {
+    ptr: SendPtr,
+    _copy: Option<Box<[Chunk]>>,
+    free: Option<unsafe extern "C" fn(arg: *mut c_void)>,
+}
+
+impl Arg {
+    fn ptr(&self) -> *mut c_void {
+        self.ptr.0
+    }
+}
+
+impl Drop for Arg {
+    fn drop(&mut self) {
+        if let Some(free) = self.free.take() {
+            // SAFETY: the user's destructor, called once with the argument it was
+            // given for (the `locus_task::arg_free` contract).
+            unsafe { free(self.ptr.0) };
+        }
+    }
+}
+
+/// Takes the argument of `task`: copies it if asked; from here on `arg_free` runs
+/// exactly once, whatever happens.
+///
+/// # Safety
+///
+/// `task.arg` is valid for reads of `task.arg_size` bytes when that is not 0.
+unsafe fn take_arg(task: &locus_task) -> CResult<Arg> {
+    let mut arg = Arg {
+        ptr: SendPtr(task.arg),
+        _copy: None,
+        free: task.arg_free,
+    };
+    if task.arg_size > 0 {
+        if task.arg.is_null() {
+            return Err(Fail::new(
+                locus_status::LOCUS_E_NULL,
+                format!("arg is NULL with arg_size {}", task.arg_size),
+            ));
+        }
+        let chunks = task.arg_size.div_ceil(16);
+        let mut copy = vec![Chunk([0; 16]); chunks].into_boxed_slice();
+        // SAFETY: `arg` holds `arg_size` readable bytes (the caller's contract) and the
+        // copy at least as many; they do not overlap (the copy is fresh).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                task.arg.cast::<u8>(),
+                copy.as_mut_ptr().cast::<u8>(),
+                task.arg_size,
+            )
+        };
+        arg.ptr = SendPtr(copy.as_mut_ptr().cast());
+        arg._copy = Some(copy);
+    }
+    Ok(arg)
+}
+
+/// The access lists of a C task, grouped by kind (Locus's lists are typed); `order`
+/// gives the declaration order back to the body.
+type Accesses = (Vec<Read<u8>>, Vec<Write<u8>>, Vec<ReadWrite<u8>>, Vec<Weak>);
+
+/// The views Locus hands the grouped lists.
+type Views<'a> = (Vec<&'a [u8]>, Vec<&'a mut [u8]>, Vec<&'a mut [u8]>, Vec<()>);
+
+/// Kind of the `i`-th declared access: which list holds it, and its element size.
+#[derive(Clone, Copy)]
+struct Slot {
+    mode: u32,
+    elem_size: usize,
+}
+
+/// The kinds of a task's accesses in declaration order: inline for the few accesses
+/// most tasks declare, so that a task costs no allocation for them.
+enum Order {
+    Inline([Slot; 4], usize),
+    Heap(Vec<Slot>),
+}
+
+impl Order {
+    fn with_capacity(n: usize) -> Order {
+        if n <= 4 {
+            Order::Inline(
+                [Slot {
+                    mode: 0,
+                    elem_size: 1,
+                }; 4],
+                0,
+            )
+        } else {
+            Order::Heap(Vec::with_capacity(n))
+        }
+    }
+
+    fn push(&mut self, slot: Slot) {
+        match self {
+            Order::Inline(slots, len) => {
+                slots[*len] = slot;
+                *len += 1;
+            }
+            Order::Heap(v) => v.push(slot),
+        }
+    }
+
+    fn as_slice(&self) -> &[Slot] {
+        match self {
+            Order::Inline(slots, len) => &slots[..*len],
+            Order::Heap(v) => v,
+        }
+    }
+}
+
+/// Resolves and checks the accesses of a task of `runtime`.
+///
+/// # Safety
+///
+/// `task.accesses` is valid for reads of `task.naccesses` entries when that is not 0.
+unsafe fn accesses(task: &locus_task, runtime: u64) -> CResult<(Accesses, Order)> {
+    let list: &[locus_access] = if task.naccesses == 0 {
+        &[]
+    } else if task.accesses.is_null() {
+        return Err(Fail::new(
+            locus_status::LOCUS_E_NULL,
+            format!("accesses is NULL with naccesses {}", task.naccesses),
+        ));
+    } else {
+        // SAFETY: non-NULL, `naccesses` entries (the caller's contract).
+        unsafe { std::slice::from_raw_parts(task.accesses, task.naccesses) }
+    };
+    let mut out: Accesses = Default::default();
+    let mut order = Order::with_capacity(list.len());
+    DATA.with_all(|table| -> CResult {
+        for (i, a) in list.iter().enumerate() {
+            let entry = table.get(a.data.bits).map_err(|f| Fail {
+                message: format!("access {i}: {}", f.message),
+                ..f
+            })?;
+            let d: &Data<u8> = &entry.data;
+            if entry.runtime != runtime {
+                return Err(wrong_runtime(d.name()));
+            }
+            let whole = a.start == 0 && a.end == 0;
+            if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
+                return Err(Fail::new(
+                    locus_status::LOCUS_E_ARGUMENT,
+                    format!(
+                        "access {i} to `{}`: a range [{}, {}) is for LOCUS_READ only, mode \
+                         is {}",
+                        d.name(),
+                        a.start,
+                        a.end,
+                        a.mode
+                    ),
+                ));
+            }
+            let e = entry.elem_size;
+            match a.mode {
+                1 if whole => out.0.push(d.read()),
+                1 => {
+                    if a.start >= a.end || a.end > entry.count {
+                        return Err(Fail::new(
+                            locus_status::LOCUS_E_SIZE,
+                            format!(
+                                "access {i} to `{}`: range [{}, {}) is empty or outside its \
+                                 {} elements",
+                                d.name(),
+                                a.start,
+                                a.end,
+                                entry.count
+                            ),
+                        ));
+                    }
+                    out.0.push(d.read_range(a.start * e..a.end * e))
+                }
+                2 => out.1.push(d.write()),
+                3 => out.2.push(d.read_write()),
+                5 => out.3.push(d.weak_read()),
+                6 => out.3.push(d.weak_write()),
+                7 => out.3.push(d.weak_read_write()),
+                m => {
+                    return Err(Fail::new(
+                        locus_status::LOCUS_E_ARGUMENT,
+                        format!("access {i} to `{}`: unknown mode {m}", d.name()),
+                    ))
+                }
+            }
+            order.push(Slot {
+                mode: a.mode,
+                elem_size: e,
+            });
+        }
+        Ok(())
+    })?;
+    Ok((out, order))
+}
+
+/// The affinity of a task of `runtime`.
+fn affinity(task: &locus_task, runtime: u64) -> CResult<Option<Affinity>> {
+    let a = match task.affinity {
+        0 => return Ok(None),
+        1 => Affinity::worker(task.affinity_index),
+        2 => Affinity::node(task.affinity_index),
+        3 => {
+            let (d, _, _) = data_of(task.affinity_data, runtime).map_err(|f| Fail {
+                message: format!("affinity_data: {}", f.message),
+                ..f
+            })?;
+            Affinity::data(&d)
+        }
+        k => {
+            return Err(Fail::new(
+                locus_status::LOCUS_E_ARGUMENT,
+                format!("unknown affinity kind {k}"),
+            ))
+        }
+    };
+    Ok(Some(if task.affinity_strict { a.strict() } else { a }))
+}
+
+/// At most this many distinct task names are kept for the life of the process; further
+/// names are copied for each task.
+const MAX_NAMES: usize = 1024;
+
+/// A task's name for the runtime: names repeat (one per kind of task), so the first
+/// [`MAX_NAMES`] distinct ones are kept once and shared, which saves an allocation on
+/// one thread and a free on another per task.
+fn task_name(name: &str) -> Cow<'static, str> {
+    use std::collections::HashSet;
+    use std::sync::{OnceLock, RwLock};
+    static NAMES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| RwLock::new(HashSet::new()));
+    if let Some(&kept) = names.read().unwrap_or_else(|e| e.into_inner()).get(name) {
+        return Cow::Borrowed(kept);
+    }
+    let mut names = names.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(&kept) = names.get(name) {
+        return Cow::Borrowed(kept);
+    }
+    if names.len() >= MAX_NAMES {
+        return Cow::Owned(name.to_string());
+    }
+    // Kept for the life of the process, and reachable from `NAMES` all along.
+    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(kept);
+    Cow::Borrowed(kept)
+}
+
+/// The body Locus runs for a C task.
+struct Body {
+    f: locus_task_fn,
+    arg: Arg,
+    order: Order,
+    runtime: u64,
+}
+
+impl Body {
+    fn run(self, ctx: &TaskCtx, views: Views<'_>) {
+        let (reads, writes, read_writes, _weak) = views;
+        let (mut r, mut w, mut rw) = (
+            reads.into_iter(),
+            writes.into_iter(),
+            read_writes.into_iter(),
+        );
+        let mut out = VIEWS.with(|v| v.take());
+        out.clear();
+        for slot in self.order.as_slice() {
+            let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
+                1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
+                2 => w.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
+                3 => rw.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
+                _ => Some((std::ptr::null_mut(), 0)),
+            }
+            .expect("one view per declared access (Locus invariant)");
+            out.push(locus_view {
+                ptr,
+                count: bytes / slot.elem_size,
+                elem_size: slot.elem_size,
+                mode: slot.mode,
+            });
+        }
+        let frame = FrameGuard::push(self.runtime, ctx.worker(), ctx.node(), Frame::Task(ctx));
+        // SAFETY: the user's body, called with the arguments its contract names; the
+        // views stay valid until it returns (they borrow the task's buffers).
+        let status = unsafe { (self.f)(frame.ctx(), out.as_ptr(), out.len(), self.arg.ptr()) };
+        let failure = frame.take_failure();
+        drop(frame);
+        drop(self.arg);
+        out.clear();
+        VIEWS.with(|v| v.set(out));
+        if status != 0 {
+            // Fails the run naming the task: the runtime catches the unwind at the
+            // task boundary. `resume_unwind` skips the panic hook, so nothing is
+            // printed.
+            let message = match failure {
+                Some(m) => format!("body returned {status}: {m}"),
+                None => format!("body returned {status}"),
+            };
+            std::panic::resume_unwind(Box::new(message));
+        }
+    }
+}
+
+/// Spawns a task from a body (or the root) into its scope: a child of the running
+/// task, bound to what the task declared (strongly or weakly) and to the data of its
+/// scope. Errors (each also names the bad value in `locus_last_error`): a context not
+/// the running body's (`LOCUS_E_CONTEXT`); a null or freed datum (`LOCUS_E_HANDLE`),
+/// one of another runtime (`LOCUS_E_WRONG_RUNTIME`); an unknown mode or affinity
+/// (`LOCUS_E_ARGUMENT`); a bad range (`LOCUS_E_SIZE`); a declaration Locus refuses
+/// (`LOCUS_E_DECLARATION`, which also fails the run).
+///
+/// # Safety
+///
+/// `task` is NULL (an error) or points to a valid `locus_task` whose pointers are as
+/// its fields' documentation says.
+#[no_mangle]
+pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) -> locus_status {
+    guard(|| {
+        if task.is_null() {
+            return Err(crate::status::null("task"));
+        }
+        // SAFETY: non-NULL and valid by the caller's contract.
+        let task = unsafe { &*task };
+        // SAFETY: forwarded from the caller.
+        let arg = unsafe { take_arg(task) }?;
+        let cur = current(ctx)?;
+        let name = if task.name.is_null() {
+            Cow::Borrowed("task")
+        } else {
+            // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
+            task_name(unsafe { c_str(task.name, "name") }?)
+        };
+        let f = task.body.ok_or_else(|| {
+            Fail::new(
+                locus_status::LOCUS_E_NULL,
+                format!("task `{name}`: body is NULL"),
+            )
+        })?;
+        // SAFETY: forwarded from the caller.
+        let (list, order) = unsafe { accesses(task, cur.runtime) }.map_err(|f| Fail {
+            message: format!("task `{name}`: {}", f.message),
+            ..f
+        })?;
+        let affinity = affinity(task, cur.runtime)?;
+        let body = Body {
+            f,
+            arg,
+            order,
+            runtime: cur.runtime,
+        };
+        let scope: &Scope = match cur.frame {
+            // SAFETY: the frame is the innermost on this thread (checked by `current`),
+            // so the scope it points to lives until its body returns, after this call.
+            Frame::Root(s) => unsafe { &*s },
+            // SAFETY: as above, for the task's context.
+            Frame::Task(c) => unsafe { &*c }.scope(),
+        };
+        let mut builder = scope.task(name, list);
+        if task.cost_ns > 0 {
+            builder = builder.cost(task.cost_ns);
+        }
+        if let Some(a) = affinity {
+            builder = builder.affinity(a);
+        }
+        builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
+        Ok(())
+    })
+}
+
+/// Writes the worker running the body, and its node (either pointer may be NULL).
+///
+/// # Safety
+///
+/// `worker` and `node` are NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn locus_ctx_where(
+    ctx: locus_ctx,
+    worker: *mut usize,
+    node: *mut usize,
+) -> locus_status {
+    guard(|| {
+        let cur = current(ctx)?;
+        if !worker.is_null() {
+            // SAFETY: non-NULL, valid for a write by the caller's contract.
+            unsafe { worker.write(cur.worker) };
+        }
+        if !node.is_null() {
+            // SAFETY: as above.
+            unsafe { node.write(cur.node) };
+        }
+        Ok(())
+    })
+}
+
+/// The running task's context, or a failure for the root.
+fn task_ctx<'a>(cur: Current, what: &str) -> CResult<&'a TaskCtx> {
+    match cur.frame {
+        // SAFETY: the innermost frame on this thread (checked by `current`): its
+        // context lives until its body returns, after the caller's call.
+        Frame::Task(c) => Ok(unsafe { &*c }),
+        Frame::Root(_) => Err(Fail::new(
+            locus_status::LOCUS_E_CONTEXT,
+            format!(
+                "{what}: the run's root cannot wait for its tasks (it ends when they all \
+                 have); spawn a task that spawns and waits instead"
+            ),
+        )),
+    }
+}
+
+/// Waits until every child the task spawned so far is complete (taskwait); the worker
+/// runs other tasks meanwhile. Refused (`LOCUS_E_DECLARATION`) when children need the
+/// task's own outputs (declare those accesses weak); `LOCUS_E_CONTEXT` in the root.
+#[no_mangle]
+pub extern "C" fn locus_wait(ctx: locus_ctx) -> locus_status {
+    guard(|| {
+        let cur = current(ctx)?;
+        task_ctx(cur, "locus_wait")?.wait()?;
+        Ok(())
+    })
+}
+
+/// Makes a datum in the body's scope (zero until written): the task's children may
+/// read and write it, and the task reads their result with `locus_ctx_fetch`.
+/// Free its handle with `locus_data_free` (the runtime's destruction frees it too).
+///
+/// # Safety
+///
+/// `name` is NULL (an error) or NUL-terminated; `out` is NULL (an error) or valid for
+/// a write.
+#[no_mangle]
+pub unsafe extern "C" fn locus_ctx_data(
+    ctx: locus_ctx,
+    name: *const c_char,
+    elem_size: usize,
+    count: usize,
+    out: *mut locus_data,
+) -> locus_status {
+    guard(|| {
+        if out.is_null() {
+            return Err(crate::status::null("out"));
+        }
+        // SAFETY: forwarded from the caller.
+        let name = unsafe { c_str(name, "name") }?.to_string();
+        let cur = current(ctx)?;
+        let bytes = checked_size(&name, elem_size, count)?;
+        let scope: &Scope = match cur.frame {
+            // SAFETY: innermost frame, as in `locus_spawn`.
+            Frame::Root(s) => unsafe { &*s },
+            // SAFETY: as above.
+            Frame::Task(c) => unsafe { &*c }.scope(),
+        };
+        let data = scope.data::<u8>(name, bytes);
+        // SAFETY: `out` checked non-NULL above.
+        unsafe { store(data, elem_size, count, cur.runtime, out) }
+    })
+}
+
+/// Waits for the task's children (as `locus_wait`), then copies `data` as they left
+/// it (a datum of the task's scope, or one it declared and its children wrote) to
+/// `buf`, `count` elements (the datum's count).
+///
+/// # Safety
+///
+/// `buf` is valid for writes of `elem_size * count` bytes (NULL is an error unless
+/// that is 0).
+#[no_mangle]
+pub unsafe extern "C" fn locus_ctx_fetch(
+    ctx: locus_ctx,
+    data: locus_data,
+    buf: *mut c_void,
+    count: usize,
+) -> locus_status {
+    guard(|| {
+        let cur = current(ctx)?;
+        let (d, _, want) = data_of(data, cur.runtime)?;
+        check_count(d.name(), want, count)?;
+        let bytes = task_ctx(cur, "locus_ctx_fetch")?.fetch(&d)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { output(&bytes, buf) }
+    })
+}
+
+/// Records why the body is failing: if it then returns non-zero, the run's error
+/// names the task, the status and `message` (copied; NULL clears it).
+///
+/// # Safety
+///
+/// `message` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn locus_ctx_fail(ctx: locus_ctx, message: *const c_char) -> locus_status {
+    guard(|| {
+        current(ctx)?;
+        let text = if message.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, NUL-terminated by the caller's contract.
+            Some(unsafe { c_str(message, "message") }?.to_string())
+        };
+        FRAMES.with(|f| {
+            if let Some(e) = f.borrow_mut().last_mut() {
+                e.failure = text;
+            }
+        });
+        Ok(())
+    })
+}
+
+/// Runs `root` as the control program of a run of `rt`; the outcome and the report.
+pub(crate) fn run_root(
+    rt: &Arc<Runtime>,
+    runtime: u64,
+    root: locus_task_fn,
+    arg: *mut c_void,
+) -> (CResult, Report) {
+    let arg = SendPtr(arg);
+    let node = rt.worker_nodes().first().copied().unwrap_or(0);
+    let result = rt.run(move |s: &Scope| {
+        let arg = arg;
+        let frame = FrameGuard::push(runtime, 0, node, Frame::Root(s));
+        // SAFETY: the user's root, called as its contract says; it gets no views.
+        let status = unsafe { root(frame.ctx(), std::ptr::null(), 0, arg.0) };
+        let failure = frame.take_failure();
+        drop(frame);
+        match (status, failure) {
+            (0, _) => Ok(()),
+            (s, Some(m)) => Err(format!("the root returned {s}: {m}")),
+            (s, None) => Err(format!("the root returned {s}")),
+        }
+    });
+    match result {
+        Ok(finished) => {
+            let outcome = finished
+                .value
+                .map_err(|m| Fail::new(locus_status::LOCUS_E_RUN_FAILED, m));
+            (outcome, finished.report)
+        }
+        Err(e) => {
+            let mut fail = Fail::from(e.error);
+            if fail.status != locus_status::LOCUS_E_STATE {
+                fail.status = locus_status::LOCUS_E_RUN_FAILED;
+            }
+            (Err(fail), *e.report)
+        }
+    }
+}

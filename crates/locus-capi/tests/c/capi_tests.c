@@ -1,0 +1,895 @@
+/*
+ * The C API's test suite: every function's errors (null, freed and made-up handles,
+ * handles of another runtime, bad modes, bad sizes, contexts used out of their body)
+ * and its behaviour (runs, views, ranges, nested tasks, arguments and their
+ * destructors, reports). One program, one test per name:
+ *
+ *     capi_tests NAME    runs one test (as ctest does)
+ *     capi_tests         runs them all
+ *
+ * It ends with "N passed, N failed" and exits 1 on a failure. Every test frees what it
+ * made, so that LeakSanitizer can check the library too.
+ */
+#include <locus.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                              \
+        }                                                                            \
+    } while (0)
+
+/* A call returns `want`, and on failure the error text `text` (evaluated after the
+ * call) contains `needle`. */
+#define EXPECT_TEXT(call, want, needle, text)                                          \
+    do {                                                                               \
+        locus_status got_ = (call);                                                    \
+        const char *text_ = (text);                                                    \
+        if (got_ != (want)) {                                                          \
+            fprintf(stderr, "%s:%d: %s returned %s, expected %s (error: %s)\n",        \
+                    __FILE__, __LINE__, #call, locus_status_name(got_),                \
+                    locus_status_name(want), text_);                                   \
+            failures++;                                                                \
+        } else if ((want) != LOCUS_OK && !strstr(text_, (needle))) {                   \
+            fprintf(stderr, "%s:%d: %s: error \"%s\" does not name \"%s\"\n", __FILE__, \
+                    __LINE__, #call, text_, (needle));                                 \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+
+/* The same, with this thread's last error. */
+#define EXPECT(call, want, needle) EXPECT_TEXT(call, want, needle, locus_last_error())
+
+/* The same for a spawn made by a run's root, on a worker thread: its message is the
+ * one the root copied from that thread's last error. */
+#define EXPECT_SPAWN(call, want, needle) EXPECT_TEXT(call, want, needle, spawn_message)
+
+#define OK(call) EXPECT(call, LOCUS_OK, "")
+
+static const locus_settings NO_SETTINGS = {0};
+
+static locus_runtime make_runtime(const char *config) {
+    locus_runtime rt = {0};
+    OK(locus_runtime_create(config, "2x1", 2, NO_SETTINGS, &rt));
+    return rt;
+}
+
+/* Bodies and roots used by the tests. */
+
+typedef struct {
+    locus_status status; /* what the root's call returned */
+    const locus_task *task; /* the task the root spawns, if any */
+    locus_ctx saved;        /* a context kept past its body */
+} root_state;
+
+static char spawn_message[1024];
+
+static int32_t spawn_one(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    root_state *st = arg;
+    st->saved = ctx;
+    st->status = locus_spawn(ctx, st->task);
+    /* The last error is per thread: the root runs on worker 0, not on main's thread. */
+    snprintf(spawn_message, sizeof spawn_message, "%s", locus_last_error());
+    return 0;
+}
+
+static int32_t fill_index(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)arg;
+    for (size_t v = 0; v < n; v++) {
+        if (views[v].mode == LOCUS_WRITE) {
+            double *x = views[v].ptr;
+            for (size_t i = 0; i < views[v].count; i++) x[i] = (double)i;
+        }
+    }
+    return 0;
+}
+
+static int32_t noop(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    (void)arg;
+    return 0;
+}
+
+/* Spawns `task` from a run's root and returns what locus_spawn said. */
+static locus_status spawn_in_run(locus_runtime rt, const locus_task *task, locus_status *run) {
+    root_state st = {LOCUS_E_INTERNAL, task, {0}};
+    locus_status r = locus_run(rt, spawn_one, &st, NULL);
+    if (run) *run = r;
+    return st.status;
+}
+
+/* ---- status, version, settings ---- */
+
+static void test_status_and_version(void) {
+    CHECK(strcmp(locus_status_name(LOCUS_E_HANDLE), "LOCUS_E_HANDLE") == 0);
+    CHECK(strcmp(locus_status_name(99), "LOCUS_E_UNKNOWN") == 0);
+    CHECK(strlen(locus_version()) > 0);
+    CHECK(locus_last_error() != NULL);
+}
+
+static void test_settings_errors(void) {
+    locus_settings s = {0};
+    EXPECT(locus_settings_create(NULL), LOCUS_E_NULL, "out");
+    OK(locus_settings_create(&s));
+    EXPECT(locus_settings_set(s, "windw", "4"), LOCUS_E_ARGUMENT, "windw");
+    EXPECT(locus_settings_set(s, "window", "many"), LOCUS_E_ARGUMENT, "many");
+    EXPECT(locus_settings_set(s, "allocation", "later"), LOCUS_E_ARGUMENT, "later");
+    EXPECT(locus_settings_set(s, "shared_placement", "bind:x"), LOCUS_E_ARGUMENT, "bind:x");
+    EXPECT(locus_settings_set(s, "push_weights", "1"), LOCUS_E_ARGUMENT, "push_weights");
+    EXPECT(locus_settings_set(s, "steal_half", "maybe"), LOCUS_E_ARGUMENT, "maybe");
+    EXPECT(locus_settings_set(s, NULL, "4"), LOCUS_E_NULL, "key");
+    EXPECT(locus_settings_set(s, "window", NULL), LOCUS_E_NULL, "value");
+    EXPECT(locus_settings_set(s, "\xff", "4"), LOCUS_E_ARGUMENT, "UTF-8");
+    EXPECT(locus_settings_set(NO_SETTINGS, "window", "4"), LOCUS_E_HANDLE, "null settings");
+    OK(locus_settings_set(s, "window", "16"));
+    OK(locus_settings_set(s, "allocation", "deferred"));
+    OK(locus_settings_set(s, "shared_placement", "bind:1"));
+    OK(locus_settings_free(s));
+    EXPECT(locus_settings_free(s), LOCUS_E_HANDLE, "freed");
+    EXPECT(locus_settings_set(s, "window", "4"), LOCUS_E_HANDLE, "freed");
+    locus_settings made_up = {0x1234567800000009ull};
+    EXPECT(locus_settings_free(made_up), LOCUS_E_HANDLE, "never made");
+}
+
+static void test_settings_reach_the_runtime(void) {
+    locus_settings s = {0};
+    OK(locus_settings_create(&s));
+    OK(locus_settings_set(s, "window", "3"));
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("dsa-base", "2x1", 2, s, &rt));
+    OK(locus_settings_free(s));
+    locus_data x = {0};
+    OK(locus_data_create(rt, "x", sizeof(double), 8, &x));
+    locus_access acc = {x, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "fill";
+    t.body = fill_index;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    locus_report rep = {0};
+    root_state st = {LOCUS_E_INTERNAL, &t, {0}};
+    OK(locus_run(rt, spawn_one, &st, &rep));
+    char *json = NULL;
+    OK(locus_report_json(rep, &json));
+    CHECK(json && strstr(json, "\"window\":\"3\""));
+    locus_string_free(json);
+    OK(locus_report_free(rep));
+    OK(locus_runtime_destroy(rt));
+    /* A bad setting value the builder refuses. */
+    OK(locus_settings_create(&s));
+    OK(locus_settings_set(s, "vicinity", "0"));
+    EXPECT(locus_runtime_create("home", "2x1", 2, s, &rt), LOCUS_E_CONFIG, "vicinity");
+    OK(locus_settings_free(s));
+}
+
+/* ---- runtimes ---- */
+
+static void test_runtime_errors(void) {
+    locus_runtime rt = {0};
+    EXPECT(locus_runtime_create("dsa", "2x1", 2, NO_SETTINGS, &rt), LOCUS_E_CONFIG, "`dsa`");
+    EXPECT(locus_runtime_create("dfa", "3y", 2, NO_SETTINGS, &rt), LOCUS_E_CONFIG, "3y");
+    EXPECT(locus_runtime_create("dfa", "2x1", 2, NO_SETTINGS, NULL), LOCUS_E_NULL, "out");
+    EXPECT(locus_runtime_create("\xfe", "2x1", 2, NO_SETTINGS, &rt), LOCUS_E_ARGUMENT, "UTF-8");
+    locus_settings freed = {0};
+    OK(locus_settings_create(&freed));
+    OK(locus_settings_free(freed));
+    EXPECT(locus_runtime_create("dfa", "2x1", 2, freed, &rt), LOCUS_E_HANDLE, "settings");
+    CHECK(rt.bits == 0);
+    EXPECT(locus_runtime_destroy(rt), LOCUS_E_HANDLE, "null runtime");
+    rt = make_runtime("dfa");
+    size_t workers = 0, nodes = 0;
+    OK(locus_runtime_size(rt, &workers, &nodes));
+    CHECK(workers == 2 && nodes == 2);
+    OK(locus_runtime_destroy(rt));
+    EXPECT(locus_runtime_destroy(rt), LOCUS_E_HANDLE, "freed");
+    EXPECT(locus_runtime_size(rt, &workers, &nodes), LOCUS_E_HANDLE, "runtime");
+    EXPECT(locus_runtime_bytes_in_use(rt, NULL, NULL), LOCUS_E_HANDLE, "runtime");
+    /* Defaults: NULL config and topology. */
+    OK(locus_runtime_create(NULL, NULL, 1, NO_SETTINGS, &rt));
+    OK(locus_runtime_destroy(rt));
+}
+
+/* ---- data ---- */
+
+static void test_data_errors(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_data d = {0};
+    double values[4] = {1, 2, 3, 4};
+    EXPECT(locus_data_create(rt, NULL, 8, 4, &d), LOCUS_E_NULL, "name");
+    EXPECT(locus_data_create(rt, "zero", 0, 4, &d), LOCUS_E_SIZE, "zero");
+    EXPECT(locus_data_create(rt, "huge", 16, SIZE_MAX / 8, &d), LOCUS_E_SIZE, "huge");
+    EXPECT(locus_data_create(rt, "x", 8, 4, NULL), LOCUS_E_NULL, "out");
+    EXPECT(locus_data_from(rt, "x", 8, 4, NULL, &d), LOCUS_E_NULL, "values");
+    EXPECT(locus_data_shared(rt, "s", 8, 4, 9, 0, NULL, &d), LOCUS_E_ARGUMENT, "policy 9");
+    EXPECT(locus_data_shared(rt, "s", 8, 4, LOCUS_POLICY_BIND, 7, NULL, &d), LOCUS_E_CONFIG,
+           "7");
+    locus_runtime freed = make_runtime("dfa");
+    OK(locus_runtime_destroy(freed));
+    EXPECT(locus_data_create(freed, "x", 8, 4, &d), LOCUS_E_HANDLE, "runtime");
+    CHECK(d.bits == 0);
+
+    OK(locus_data_from(rt, "x", sizeof(double), 4, values, &d));
+    size_t elem = 0, count = 0;
+    OK(locus_data_size(d, &elem, &count));
+    CHECK(elem == 8 && count == 4);
+    double back[4] = {0};
+    EXPECT(locus_fetch(rt, d, back, 3), LOCUS_E_SIZE, "4 elements");
+    EXPECT(locus_fetch(rt, d, NULL, 4), LOCUS_E_NULL, "buf");
+    OK(locus_fetch(rt, d, back, 4));
+    CHECK(memcmp(back, values, sizeof values) == 0);
+    int64_t node = -2;
+    EXPECT(locus_node_of(rt, d, NULL), LOCUS_E_NULL, "node");
+    OK(locus_node_of(rt, d, &node));
+    CHECK(node == 0);
+
+    locus_runtime other = make_runtime("dfa");
+    EXPECT(locus_fetch(other, d, back, 4), LOCUS_E_WRONG_RUNTIME, "`x`");
+    EXPECT(locus_node_of(other, d, &node), LOCUS_E_WRONG_RUNTIME, "`x`");
+    OK(locus_runtime_destroy(other));
+
+    OK(locus_data_free(d));
+    EXPECT(locus_data_free(d), LOCUS_E_HANDLE, "freed");
+    EXPECT(locus_fetch(rt, d, back, 4), LOCUS_E_HANDLE, "data");
+    EXPECT(locus_data_size(d, &elem, &count), LOCUS_E_HANDLE, "data");
+    EXPECT(locus_node_of(rt, d, &node), LOCUS_E_HANDLE, "data");
+    locus_data null_data = {0};
+    EXPECT(locus_data_free(null_data), LOCUS_E_HANDLE, "null data");
+
+    /* A datum never written has no node; its runtime's destruction frees its handle. */
+    OK(locus_data_create(rt, "fresh", 8, 4, &d));
+    OK(locus_node_of(rt, d, &node));
+    CHECK(node == -1);
+    OK(locus_runtime_destroy(rt));
+    EXPECT(locus_data_free(d), LOCUS_E_HANDLE, "freed");
+}
+
+static void test_shared_data(void) {
+    locus_runtime rt = make_runtime("dsa-base");
+    locus_data s = {0};
+    int64_t init[512];
+    for (int i = 0; i < 512; i++) init[i] = i;
+    OK(locus_data_shared(rt, "s", sizeof(int64_t), 512, LOCUS_POLICY_BIND, 1, init, &s));
+    int64_t node = -1;
+    OK(locus_node_of(rt, s, &node));
+    CHECK(node == 1);
+    int64_t back[512];
+    OK(locus_fetch(rt, s, back, 512));
+    CHECK(back[511] == 511);
+    uint64_t shared_bytes = 0;
+    OK(locus_runtime_bytes_in_use(rt, NULL, &shared_bytes));
+    CHECK(shared_bytes >= 4096);
+    OK(locus_data_free(s));
+    OK(locus_runtime_bytes_in_use(rt, NULL, &shared_bytes));
+    CHECK(shared_bytes == 0);
+    OK(locus_runtime_destroy(rt));
+}
+
+/* ---- runs and tasks ---- */
+
+static int32_t sum_range(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)arg;
+    if (n != 2 || views[0].mode != LOCUS_READ || views[1].mode != LOCUS_WRITE) return 7;
+    const double *x = views[0].ptr;
+    double *out = views[1].ptr;
+    if ((uintptr_t)x % _Alignof(double) != 0) return 8;
+    out[0] = 0;
+    for (size_t i = 0; i < views[0].count; i++) out[0] += x[i];
+    out[1] = (double)views[0].count;
+    return 0;
+}
+
+static void test_run_views_and_ranges(void) {
+    locus_runtime rt = make_runtime("dsa-opt");
+    double values[10];
+    for (int i = 0; i < 10; i++) values[i] = i;
+    locus_data x = {0}, out = {0};
+    OK(locus_data_from(rt, "x", sizeof(double), 10, values, &x));
+    OK(locus_data_create(rt, "out", sizeof(double), 2, &out));
+    locus_access acc[2] = {{x, LOCUS_READ, 3, 7}, {out, LOCUS_WRITE, 0, 0}};
+    locus_task t = {0};
+    t.name = "sum";
+    t.body = sum_range;
+    t.accesses = acc;
+    t.naccesses = 2;
+    t.cost_ns = 1000;
+    t.affinity = LOCUS_AFFINITY_DATA;
+    t.affinity_data = x;
+    locus_report rep = {0};
+    root_state st = {LOCUS_E_INTERNAL, &t, {0}};
+    OK(locus_run(rt, spawn_one, &st, &rep));
+    OK(st.status);
+    double r[2];
+    OK(locus_fetch(rt, out, r, 2));
+    CHECK(r[0] == 3 + 4 + 5 + 6 && r[1] == 4);
+    locus_figures f;
+    EXPECT(locus_report_figures(rep, NULL), LOCUS_E_NULL, "figures");
+    OK(locus_report_figures(rep, &f));
+    CHECK(f.tasks == 1);
+    CHECK(f.read_local_bytes + f.read_remote_bytes == 4 * sizeof(double));
+    CHECK(f.write_local_bytes + f.write_remote_bytes == 2 * sizeof(double));
+    char *json = NULL;
+    EXPECT(locus_report_json(rep, NULL), LOCUS_E_NULL, "json");
+    OK(locus_report_json(rep, &json));
+    CHECK(json && strstr(json, "\"tasks\":1"));
+    locus_string_free(json);
+    locus_string_free(NULL);
+    OK(locus_report_free(rep));
+    EXPECT(locus_report_free(rep), LOCUS_E_HANDLE, "freed");
+    EXPECT(locus_report_json(rep, &json), LOCUS_E_HANDLE, "report");
+    EXPECT(locus_report_figures(rep, &f), LOCUS_E_HANDLE, "report");
+    OK(locus_data_free(x));
+    OK(locus_data_free(out));
+    uint64_t pool = 1;
+    OK(locus_runtime_bytes_in_use(rt, &pool, NULL));
+    CHECK(pool == 0);
+    OK(locus_runtime_destroy(rt));
+}
+
+static void test_spawn_errors(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_runtime other = make_runtime("dfa");
+    locus_data x = {0}, y = {0}, foreign = {0}, freed = {0};
+    OK(locus_data_create(rt, "x", 8, 4, &x));
+    OK(locus_data_create(rt, "y", 8, 4, &y));
+    OK(locus_data_create(other, "foreign", 8, 4, &foreign));
+    OK(locus_data_create(rt, "gone", 8, 4, &freed));
+    OK(locus_data_free(freed));
+    locus_status run;
+
+    locus_access acc = {x, 4, 0, 0};
+    locus_task t = {0};
+    t.name = "bad";
+    t.body = noop;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "unknown mode 4");
+    OK(run);
+    acc.mode = 99;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "unknown mode 99");
+    acc = (locus_access){x, LOCUS_READ, 2, 9};
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_SIZE, "[2, 9)");
+    acc = (locus_access){x, LOCUS_READ, 3, 3};
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_SIZE, "[3, 3)");
+    acc = (locus_access){x, LOCUS_WRITE, 0, 2};
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "LOCUS_READ only");
+    acc = (locus_access){freed, LOCUS_READ, 0, 0};
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_HANDLE, "access 0");
+    acc = (locus_access){foreign, LOCUS_READ, 0, 0};
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_WRONG_RUNTIME, "`foreign`");
+    acc = (locus_access){x, LOCUS_READ, 0, 0};
+    t.accesses = NULL;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_NULL, "accesses");
+    t.accesses = &acc;
+    t.affinity = 9;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "affinity kind 9");
+    t.affinity = LOCUS_AFFINITY_DATA;
+    t.affinity_data = foreign;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_WRONG_RUNTIME, "affinity_data");
+    t.affinity_data = freed;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_HANDLE, "affinity_data");
+    t.affinity = LOCUS_AFFINITY_NONE;
+    t.body = NULL;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_NULL, "body");
+    t.body = noop;
+    EXPECT_SPAWN(spawn_in_run(rt, NULL, &run), LOCUS_E_NULL, "task");
+    t.name = "\xff\xfe";
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "UTF-8");
+    t.name = "bad";
+
+    /* A datum declared twice with a write: Locus refuses it, and the run fails. */
+    locus_access twice[2] = {{y, LOCUS_WRITE, 0, 0}, {y, LOCUS_READ, 0, 0}};
+    t.accesses = twice;
+    t.naccesses = 2;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_DECLARATION, "bad");
+    CHECK(run == LOCUS_E_RUN_FAILED);
+
+    /* Nothing was submitted by the refused spawns: both runtimes hold no buffer. */
+    OK(locus_data_free(x));
+    OK(locus_data_free(y));
+    OK(locus_data_free(foreign));
+    uint64_t pool = 1;
+    OK(locus_runtime_bytes_in_use(rt, &pool, NULL));
+    CHECK(pool == 0);
+    OK(locus_runtime_destroy(rt));
+    OK(locus_runtime_destroy(other));
+}
+
+static int32_t fail_with_message(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    (void)arg;
+    locus_ctx_fail(ctx, "the input was odd");
+    return 3;
+}
+
+static int32_t root_returns_2(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    (void)arg;
+    return 2;
+}
+
+static void test_failed_runs(void) {
+    locus_runtime rt = make_runtime("dfa");
+    double one[3] = {1, 1, 1};
+    locus_data x = {0};
+    OK(locus_data_from(rt, "x", sizeof(double), 3, one, &x));
+    locus_access acc = {x, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "odd";
+    t.body = fail_with_message;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    locus_report rep = {0};
+    root_state st = {LOCUS_E_INTERNAL, &t, {0}};
+    EXPECT(locus_run(rt, spawn_one, &st, &rep), LOCUS_E_RUN_FAILED, "the input was odd");
+    CHECK(strstr(locus_last_error(), "`odd`") && strstr(locus_last_error(), "returned 3"));
+    CHECK(rep.bits != 0);
+    OK(locus_report_free(rep));
+    /* The datum keeps its last complete version. */
+    double back[3];
+    OK(locus_fetch(rt, x, back, 3));
+    CHECK(back[0] == 1 && back[2] == 1);
+
+    EXPECT(locus_run(rt, root_returns_2, NULL, NULL), LOCUS_E_RUN_FAILED, "root returned 2");
+    EXPECT(locus_run(rt, NULL, NULL, NULL), LOCUS_E_NULL, "root");
+    locus_runtime freed = make_runtime("dfa");
+    OK(locus_runtime_destroy(freed));
+    EXPECT(locus_run(freed, noop, NULL, NULL), LOCUS_E_HANDLE, "runtime");
+    OK(locus_runtime_destroy(rt));
+}
+
+/* ---- arguments ---- */
+
+static int frees;
+static void count_free(void *arg) {
+    (void)arg;
+    frees++;
+}
+
+typedef struct {
+    int value;
+    double pad;
+} payload;
+
+static int32_t check_copy(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    const payload *p = arg;
+    if ((uintptr_t)arg % 16 != 0) return 5;
+    return p->value == 42 ? 0 : 6;
+}
+
+typedef struct {
+    locus_task task;
+    payload *source;
+    locus_status status;
+} copy_state;
+
+static int32_t spawn_then_change(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    copy_state *st = arg;
+    st->status = locus_spawn(ctx, &st->task);
+    st->source->value = -1; /* the task has its own copy */
+    return 0;
+}
+
+static void test_arguments_and_destructors(void) {
+    locus_runtime rt = make_runtime("dfa");
+    payload p = {42, 0};
+    copy_state st = {{0}, &p, LOCUS_E_INTERNAL};
+    st.task.name = "copied";
+    st.task.body = check_copy;
+    st.task.arg = &p;
+    st.task.arg_size = sizeof p;
+    st.task.arg_free = count_free;
+    frees = 0;
+    OK(locus_run(rt, spawn_then_change, &st, NULL));
+    OK(st.status);
+    CHECK(frees == 1);
+
+    /* Borrowed, and freed once also when the spawn fails. */
+    int borrowed = 0;
+    locus_task t = {0};
+    t.body = NULL; /* refused */
+    t.arg = &borrowed;
+    t.arg_free = count_free;
+    frees = 0;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, NULL), LOCUS_E_NULL, "body");
+    CHECK(frees == 1);
+    t.body = noop;
+    t.arg_size = 8;
+    t.arg = NULL;
+    frees = 0;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, NULL), LOCUS_E_NULL, "arg is NULL");
+    CHECK(frees == 1);
+    OK(locus_runtime_destroy(rt));
+}
+
+/* ---- contexts ---- */
+
+static locus_ctx kept;
+
+static int32_t keep_ctx(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    (void)arg;
+    kept = ctx;
+    return 0;
+}
+
+static void *use_ctx_elsewhere(void *arg) {
+    locus_ctx *ctx = arg;
+    locus_task t = {0};
+    t.body = noop;
+    return (void *)(intptr_t)locus_spawn(*ctx, &t);
+}
+
+static int32_t ctx_on_other_thread(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    locus_status *out = arg;
+    pthread_t th;
+    void *ret = NULL;
+    pthread_create(&th, NULL, use_ctx_elsewhere, &ctx);
+    pthread_join(th, &ret);
+    *out = (locus_status)(intptr_t)ret;
+    /* the thread's failure left its message there, not here */
+    return 0;
+}
+
+typedef struct {
+    locus_status wait, fetch, where, run, data, fetch_in_task;
+    size_t worker, node;
+    locus_runtime rt;
+    locus_data d;
+} root_calls;
+
+static int32_t root_tries_everything(locus_ctx ctx, const locus_view *views, size_t n,
+                                     void *arg) {
+    (void)views;
+    (void)n;
+    root_calls *c = arg;
+    c->wait = locus_wait(ctx);
+    double buf[1];
+    c->fetch = locus_ctx_fetch(ctx, c->d, buf, 1);
+    c->where = locus_ctx_where(ctx, &c->worker, &c->node);
+    c->run = locus_run(c->rt, noop, NULL, NULL);
+    c->fetch_in_task = locus_fetch(c->rt, c->d, buf, 1);
+    locus_data scoped = {0};
+    c->data = locus_ctx_data(ctx, "scoped", 0, 1, &scoped);
+    return 0;
+}
+
+static void test_contexts(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_task t = {0};
+    t.body = noop;
+    EXPECT(locus_spawn(kept, &t), LOCUS_E_CONTEXT, "null task context");
+    OK(locus_run(rt, keep_ctx, NULL, NULL));
+    EXPECT(locus_spawn(kept, &t), LOCUS_E_CONTEXT, "body has returned");
+    EXPECT(locus_wait(kept), LOCUS_E_CONTEXT, "body has returned");
+    size_t w;
+    EXPECT(locus_ctx_where(kept, &w, NULL), LOCUS_E_CONTEXT, "context");
+    EXPECT(locus_ctx_fail(kept, "x"), LOCUS_E_CONTEXT, "context");
+    locus_data d = {0};
+    EXPECT(locus_ctx_data(kept, "d", 8, 1, &d), LOCUS_E_CONTEXT, "context");
+    OK(locus_data_create(rt, "d", 8, 1, &d));
+    double buf[1];
+    EXPECT(locus_ctx_fetch(kept, d, buf, 1), LOCUS_E_CONTEXT, "context");
+
+    locus_status other = LOCUS_OK;
+    OK(locus_run(rt, ctx_on_other_thread, &other, NULL));
+    CHECK(other == LOCUS_E_CONTEXT);
+
+    root_calls c = {0};
+    c.rt = rt;
+    c.d = d;
+    OK(locus_run(rt, root_tries_everything, &c, NULL));
+    CHECK(c.wait == LOCUS_E_CONTEXT);
+    CHECK(c.fetch == LOCUS_E_CONTEXT);
+    CHECK(c.where == LOCUS_OK && c.worker == 0);
+    CHECK(c.run == LOCUS_E_STATE);
+    CHECK(c.fetch_in_task == LOCUS_E_DECLARATION);
+    CHECK(c.data == LOCUS_E_SIZE);
+    OK(locus_data_free(d));
+    OK(locus_runtime_destroy(rt));
+}
+
+/* ---- nested tasks: spawn, wait, fetch ---- */
+
+typedef struct {
+    int n;
+    locus_runtime rt;
+} fib_arg;
+
+static int32_t fib_body(locus_ctx ctx, const locus_view *views, size_t n, void *arg);
+
+static int32_t fib_body(locus_ctx ctx, const locus_view *views, size_t nv, void *arg) {
+    const fib_arg *a = arg;
+    int64_t *out = views[0].ptr;
+    (void)nv;
+    if (a->n < 2) {
+        out[0] = a->n;
+        return 0;
+    }
+    locus_data half[2];
+    for (int k = 0; k < 2; k++) {
+        if (locus_ctx_data(ctx, "half", sizeof(int64_t), 1, &half[k]) != LOCUS_OK) return 10;
+        fib_arg child = {a->n - 1 - k, a->rt};
+        locus_access acc = {half[k], LOCUS_WRITE, 0, 0};
+        locus_task t = {0};
+        t.name = "fib";
+        t.body = fib_body;
+        t.arg = &child;
+        t.arg_size = sizeof child;
+        t.accesses = &acc;
+        t.naccesses = 1;
+        if (locus_spawn(ctx, &t) != LOCUS_OK) return 11;
+    }
+    if (locus_wait(ctx) != LOCUS_OK) return 12;
+    int64_t r[2];
+    for (int k = 0; k < 2; k++) {
+        if (locus_ctx_fetch(ctx, half[k], &r[k], 1) != LOCUS_OK) return 13;
+        locus_data_free(half[k]);
+    }
+    out[0] = r[0] + r[1];
+    return 0;
+}
+
+static void test_nested_fib(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_data out = {0};
+    OK(locus_data_create(rt, "out", sizeof(int64_t), 1, &out));
+    fib_arg a = {12, rt};
+    locus_access acc = {out, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "fib";
+    t.body = fib_body;
+    t.arg = &a;
+    t.arg_size = sizeof a;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    root_state st = {LOCUS_E_INTERNAL, &t, {0}};
+    OK(locus_run(rt, spawn_one, &st, NULL));
+    int64_t r = 0;
+    OK(locus_fetch(rt, out, &r, 1));
+    CHECK(r == 144);
+    OK(locus_data_free(out));
+    OK(locus_runtime_destroy(rt));
+}
+
+/* A wait for children that need the task's own (strong) output is refused. */
+static int32_t wait_on_own_output(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    locus_data *x = arg;
+    locus_access acc = {*x, LOCUS_READ, 0, 0};
+    locus_task t = {0};
+    t.name = "reader";
+    t.body = noop;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    if (locus_spawn(ctx, &t) != LOCUS_OK) return 20;
+    return locus_wait(ctx) == LOCUS_E_DECLARATION ? 0 : 21;
+}
+
+static void test_wait_refused(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_data x = {0};
+    OK(locus_data_create(rt, "x", 8, 1, &x));
+    locus_access acc = {x, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "parent";
+    t.body = wait_on_own_output;
+    t.arg = &x;
+    t.arg_size = sizeof x;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    root_state st = {LOCUS_E_INTERNAL, &t, {0}};
+    OK(locus_run(rt, spawn_one, &st, NULL));
+    OK(locus_data_free(x));
+    OK(locus_runtime_destroy(rt));
+}
+
+/* ---- more context errors, tasks dropped unrun, a runtime destroyed by its own run ---- */
+
+typedef struct {
+    locus_data mine, foreign;
+    locus_status count, foreign_status, name, out;
+} ctx_errors_state;
+
+static int32_t child_writes(locus_ctx ctx, const locus_view *v, size_t n, void *arg) {
+    (void)ctx;
+    (void)n;
+    (void)arg;
+    ((int64_t *)v[0].ptr)[0] = 5;
+    return 0;
+}
+
+static int32_t parent_misuses(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    ctx_errors_state *st = arg;
+    locus_data half = {0};
+    if (locus_ctx_data(ctx, "half", sizeof(int64_t), 1, &half) != LOCUS_OK) return 30;
+    locus_access acc = {half, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "child";
+    t.body = child_writes;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    if (locus_spawn(ctx, &t) != LOCUS_OK) return 31;
+    int64_t buf[2];
+    st->count = locus_ctx_fetch(ctx, half, buf, 2);
+    st->foreign_status = locus_ctx_fetch(ctx, st->foreign, buf, 1);
+    locus_data d = {0};
+    st->name = locus_ctx_data(ctx, NULL, 8, 1, &d);
+    st->out = locus_ctx_data(ctx, "d", 8, 1, NULL);
+    int ok = locus_ctx_fetch(ctx, half, buf, 1) == LOCUS_OK && buf[0] == 5;
+    locus_data_free(half);
+    return ok ? 0 : 32;
+}
+
+static void test_ctx_errors(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_runtime other = make_runtime("dfa");
+    ctx_errors_state st = {{0}, {0}, LOCUS_OK, LOCUS_OK, LOCUS_OK, LOCUS_OK};
+    OK(locus_data_create(rt, "mine", 8, 1, &st.mine));
+    OK(locus_data_create(other, "foreign", 8, 1, &st.foreign));
+    locus_access acc = {st.mine, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "parent";
+    t.body = parent_misuses;
+    t.arg = &st;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    root_state rs = {LOCUS_E_INTERNAL, &t, {0}};
+    OK(locus_run(rt, spawn_one, &rs, NULL));
+    CHECK(st.count == LOCUS_E_SIZE);
+    CHECK(st.foreign_status == LOCUS_E_WRONG_RUNTIME);
+    CHECK(st.name == LOCUS_E_NULL);
+    CHECK(st.out == LOCUS_E_NULL);
+    OK(locus_data_free(st.mine));
+    OK(locus_runtime_destroy(rt));
+    OK(locus_runtime_destroy(other));
+}
+
+static int32_t fails(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    (void)arg;
+    return 1;
+}
+
+typedef struct {
+    locus_data x;
+} two_tasks;
+
+static int32_t spawn_failing_then_dependent(locus_ctx ctx, const locus_view *views, size_t n,
+                                            void *arg) {
+    (void)views;
+    (void)n;
+    two_tasks *st = arg;
+    locus_access w = {st->x, LOCUS_WRITE, 0, 0};
+    locus_task first = {0};
+    first.name = "fails";
+    first.body = fails;
+    first.accesses = &w;
+    first.naccesses = 1;
+    if (locus_spawn(ctx, &first) != LOCUS_OK) return 40;
+    locus_access r = {st->x, LOCUS_READ, 0, 0};
+    locus_task second = {0};
+    second.name = "never-runs";
+    second.body = noop;
+    second.arg = st; /* borrowed */
+    second.arg_free = count_free;
+    second.accesses = &r;
+    second.naccesses = 1;
+    locus_spawn(ctx, &second); /* refused if the run failed already: freed either way */
+    return 0;
+}
+
+static void test_unrun_tasks_free_their_argument(void) {
+    locus_runtime rt = make_runtime("dfa");
+    two_tasks st = {{0}};
+    OK(locus_data_create(rt, "x", 8, 1, &st.x));
+    frees = 0;
+    EXPECT(locus_run(rt, spawn_failing_then_dependent, &st, NULL), LOCUS_E_RUN_FAILED, "`fails`");
+    CHECK(frees == 1);
+    OK(locus_data_free(st.x));
+    OK(locus_runtime_destroy(rt));
+}
+
+static int32_t destroy_own_runtime(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    locus_runtime *rt = arg;
+    return locus_runtime_destroy(*rt) == LOCUS_OK ? 0 : 50;
+}
+
+static void test_runtime_destroyed_by_its_run(void) {
+    locus_runtime rt = make_runtime("dfa");
+    locus_data d = {0};
+    OK(locus_data_create(rt, "d", 8, 1, &d));
+    OK(locus_run(rt, destroy_own_runtime, &rt, NULL));
+    EXPECT(locus_run(rt, noop, NULL, NULL), LOCUS_E_HANDLE, "runtime");
+    EXPECT(locus_data_free(d), LOCUS_E_HANDLE, "freed");
+}
+
+/* ---- the table of tests ---- */
+
+typedef struct {
+    const char *name;
+    void (*run)(void);
+} test_case;
+
+static const test_case TESTS[] = {
+    {"status_and_version", test_status_and_version},
+    {"settings_errors", test_settings_errors},
+    {"settings_reach_the_runtime", test_settings_reach_the_runtime},
+    {"runtime_errors", test_runtime_errors},
+    {"data_errors", test_data_errors},
+    {"shared_data", test_shared_data},
+    {"run_views_and_ranges", test_run_views_and_ranges},
+    {"spawn_errors", test_spawn_errors},
+    {"failed_runs", test_failed_runs},
+    {"arguments_and_destructors", test_arguments_and_destructors},
+    {"contexts", test_contexts},
+    {"nested_fib", test_nested_fib},
+    {"wait_refused", test_wait_refused},
+    {"ctx_errors", test_ctx_errors},
+    {"unrun_tasks_free_their_argument", test_unrun_tasks_free_their_argument},
+    {"runtime_destroyed_by_its_run", test_runtime_destroyed_by_its_run},
+};
+
+int main(int argc, char **argv) {
+    size_t n = sizeof TESTS / sizeof TESTS[0];
+    int passed = 0, failed = 0, ran = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (argc > 1 && strcmp(argv[1], TESTS[i].name) != 0) continue;
+        int before = failures;
+        TESTS[i].run();
+        ran++;
+        /* Every test frees every handle it made. */
+        size_t live = 1;
+        OK(locus_live_handles(&live));
+        if (live != 0) {
+            fprintf(stderr, "%s left %zu live handles\n", TESTS[i].name, live);
+            failures++;
+        }
+        EXPECT(locus_live_handles(NULL), LOCUS_E_NULL, "count");
+        if (failures == before) {
+            passed++;
+        } else {
+            failed++;
+            fprintf(stderr, "FAILED: %s\n", TESTS[i].name);
+        }
+    }
+    if (ran == 0) {
+        fprintf(stderr, "no test named %s\n", argc > 1 ? argv[1] : "");
+        return 2;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,163 @@
+// The C++ wrapper's tests: exceptions from error codes, RAII handles that free what
+// they hold, typed views checked against the datum, lambdas as bodies and an exception
+// in a body failing the run with its message. Ends with "N passed, N failed".
+#include <locus.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+static int failures;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                              \
+        }                                                                            \
+    } while (0)
+
+// `f` throws locus::error with `status` and a message containing `needle`.
+template <class F> static void expect_error(F f, locus_status status, const char *needle) {
+    try {
+        f();
+        std::fprintf(stderr, "no exception, expected %s\n", locus_status_name(status));
+        failures++;
+    } catch (const locus::error &e) {
+        if (e.status() != status || !std::strstr(e.what(), needle)) {
+            std::fprintf(stderr, "got \"%s\", expected %s naming \"%s\"\n", e.what(),
+                         locus_status_name(status), needle);
+            failures++;
+        }
+    }
+}
+
+static size_t live() {
+    size_t n = 0;
+    locus::check(locus_live_handles(&n));
+    return n;
+}
+
+static void errors_are_exceptions() {
+    expect_error([] { locus::runtime rt("dsa", "2x1"); }, LOCUS_E_CONFIG, "`dsa`");
+    expect_error([] { locus::settings().set("windw", "1"); }, LOCUS_E_ARGUMENT, "windw");
+    locus::runtime rt("dfa", "2x1", 2);
+    expect_error([&] { rt.data<double>("zero", 1ull << 62); }, LOCUS_E_SIZE, "zero");
+    auto x = rt.data<double>("x", 4);
+    locus::runtime other("dfa", "2x1", 2);
+    expect_error([&] { other.fetch(x); }, LOCUS_E_WRONG_RUNTIME, "`x`");
+    expect_error([&] { rt.shared<int>("s", 4, LOCUS_POLICY_INTERLEAVE, 0, {1, 2}); },
+                 LOCUS_E_SIZE, "2 initial values");
+}
+
+static void raii_frees_everything() {
+    size_t before = live();
+    {
+        locus::settings s;
+        s.set("window", "8");
+        locus::runtime rt("dsa-opt", "2x1", 2, &s);
+        auto x = rt.data_from<int>("x", {1, 2, 3});
+        auto moved = std::move(x);
+        CHECK(live() == before + 3);
+        locus::report r = rt.run([&](locus::context &ctx) {
+            ctx.spawn("inc", {locus::read_write(moved)}, [](locus::context &, locus::views v) {
+                for (int &e : v.get<int>(0)) e += 1;
+            });
+        });
+        CHECK(r.figures().tasks == 1);
+        CHECK(r.json().find("\"tasks\":1") != std::string::npos);
+        CHECK((rt.fetch(moved) == std::vector<int>{2, 3, 4}));
+        CHECK(rt.node_of(moved) >= 0);
+    }
+    CHECK(live() == before);
+}
+
+static void body_exceptions_fail_the_run() {
+    locus::runtime rt("dfa", "2x1", 2);
+    auto x = rt.data<double>("x", 4);
+    expect_error(
+        [&] {
+            rt.run([&](locus::context &ctx) {
+                ctx.spawn("thrower", {locus::write(x)}, [](locus::context &, locus::views) {
+                    throw std::runtime_error("no good input");
+                });
+            });
+        },
+        LOCUS_E_RUN_FAILED, "no good input");
+    // A view taken with the wrong element type, or a read taken as writable.
+    expect_error(
+        [&] {
+            rt.run([&](locus::context &ctx) {
+                ctx.spawn("wrong-type", {locus::write(x)},
+                          [](locus::context &, locus::views v) { v.get<float>(0); });
+            });
+        },
+        LOCUS_E_RUN_FAILED, "8-byte elements, not 4");
+    expect_error(
+        [&] {
+            rt.run([&](locus::context &ctx) {
+                ctx.spawn("writes-a-read", {locus::read(x)},
+                          [](locus::context &, locus::views v) { v.get<double>(0); });
+            });
+        },
+        LOCUS_E_RUN_FAILED, "read-only");
+    // A throwing root.
+    expect_error([&] { rt.run([](locus::context &) { throw std::logic_error("root bug"); }); },
+                 LOCUS_E_RUN_FAILED, "root bug");
+    // The datum taken as the wrong type.
+    locus_data h{};
+    locus::check(locus_data_create(rt.handle(), "h", 8, 2, &h));
+    expect_error([&] { locus::data<int> wrong(h); }, LOCUS_E_SIZE, "8-byte");
+}
+
+static void nested_and_hints() {
+    locus::runtime rt("dfa", "2x1", 2);
+    auto out = rt.data<long>("out", 1);
+    rt.run([&](locus::context &ctx) {
+        ctx.spawn("parent", {locus::write(out)},
+                  [](locus::context &c, locus::views v) {
+                      auto half = c.data<long>("half", 1);
+                      c.spawn("child", {locus::write(half)},
+                              [](locus::context &cc, locus::views w) {
+                                  w.get<long>(0)[0] = 20 + static_cast<long>(cc.node() < 2);
+                              },
+                              locus::hints::node(1, true).cost(100));
+                      v.get<long>(0)[0] = 2 * c.fetch(half)[0];
+                  },
+                  locus::hints::near(out));
+    });
+    CHECK(rt.fetch(out)[0] == 42);
+}
+
+int main() {
+    const std::pair<const char *, std::function<void()>> tests[] = {
+        {"errors_are_exceptions", errors_are_exceptions},
+        {"raii_frees_everything", raii_frees_everything},
+        {"body_exceptions_fail_the_run", body_exceptions_fail_the_run},
+        {"nested_and_hints", nested_and_hints},
+    };
+    int passed = 0, failed = 0;
+    for (const auto &t : tests) {
+        int before = failures;
+        try {
+            t.second();
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "%s: unexpected exception: %s\n", t.first, e.what());
+            failures++;
+        }
+        if (failures == before) {
+            passed++;
+        } else {
+            failed++;
+            std::fprintf(stderr, "FAILED: %s\n", t.first);
+        }
+    }
+    if (live() != 0) {
+        std::fprintf(stderr, "%zu live handles at the end\n", live());
+        failed++;
+    }
+    std::printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
