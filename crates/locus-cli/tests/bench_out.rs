@@ -59,12 +59,15 @@ fn a_second_run_leaves_only_its_own_reports() {
         [
             "bitonic.mine.1.json",
             "jacobi-1d.dsa-base.1.json",
+            "locality.png",
             "locality.svg",
             "notes.txt",
             "results.json",
+            "speedup.png",
             "speedup.svg",
             "summary.json",
-            "traffic-dsa-base.svg",
+            "traffic.png",
+            "traffic.svg",
         ]
     );
     let summary: serde_json::Value =
