@@ -135,13 +135,9 @@ pub fn insert_verified(object: &mut Map<String, Value>, outcome: &locus_bench::K
     }
 }
 
-/// Builds the runtime, runs the benchmark and prints the report. A result that does
+/// Builds the runtime, runs the benchmark and prints the report; a result that does
 /// not match the sequential reference is a failure (exit status 1), after the report.
-pub fn execute(job: Job<'_>, sim: Option<locus_sim::Sim>) -> Result<(), Failure> {
-    execute_traced(job, sim, None)
-}
-
-/// [`execute`], also writing the run's Chrome trace to `trace` (`locus run --trace`):
+/// With `trace`, also writes the run's Chrome trace there (`--trace`):
 /// whether the file can be written is checked before the run (without touching a
 /// previous trace) and the file is replaced whole after it; either failing is a usage
 /// error (one line, exit status 2).
@@ -215,6 +211,11 @@ pub fn execute_traced(
         recorder
             .write_file(path)
             .map_err(|e| cannot_write(path, e))?;
+        eprintln!(
+            "locus: trace of {} tasks written to {} (open it at https://ui.perfetto.dev)",
+            recorder.tasks(),
+            path.display()
+        );
     }
     let mut object = Map::new();
     object.insert("bench".into(), json!(name));

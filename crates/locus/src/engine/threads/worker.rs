@@ -11,7 +11,7 @@ use locus_mem::pool::Pools;
 use super::Registry;
 use crate::engine::mechanism::{Push, Queues, Steal};
 use crate::graph::{execute, finish, start, Activated, Bodies, EngineEvent, Executor, TaskRef};
-use crate::observe::{Observer, TaskBytes, TaskSpan};
+use crate::observe::{Observer, Ready, TaskBytes, TaskSpan};
 use crate::sched::LoadView;
 
 /// Rounds of looking for work, yielding in between, before going to sleep.
@@ -28,7 +28,15 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     /// The last worker this one stole from.
     last_victim: Cell<Option<usize>>,
+    /// With an observer: the key of the task this worker runs (the task's address), so
+    /// that the tasks it makes ready name it ([`Ready::by`]).
+    running: Cell<Option<u64>>,
     registry: Arc<Registry>,
+}
+
+/// A task's key for observers: its address, unique among live tasks.
+fn key(task: &TaskRef) -> u64 {
+    Arc::as_ptr(task) as usize as u64
 }
 
 impl WorkerThread {
@@ -39,6 +47,7 @@ impl WorkerThread {
             deque,
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
             last_victim: Cell::new(None),
+            running: Cell::new(None),
             registry,
         }
     }
@@ -66,12 +75,17 @@ impl WorkerThread {
     /// publication of its outputs (so before the run can end).
     #[inline(never)]
     fn run_observed(&self, observer: &dyn Observer, task: TaskRef) {
+        let id = key(&task);
+        // A task run while helping inside another's body nests: restored below.
+        let outer = self.running.replace(Some(id));
         let start_ns = self.registry.now_ns();
         let Some(started) = start(self, task, Bodies::Run) else {
+            self.running.set(outer);
             return;
         };
         let end_ns = self.registry.now_ns();
         observer.task(&TaskSpan {
+            id,
             name: started.name(),
             worker: self.index,
             node: self.node,
@@ -80,6 +94,7 @@ impl WorkerThread {
             bytes: TaskBytes::of(self.node, started.accesses()),
         });
         finish(self, started);
+        self.running.set(outer);
     }
 
     /// Runs tasks until the runtime terminates.
@@ -258,9 +273,25 @@ impl Executor for WorkerThread {
     }
 
     fn activate(&self, task: Activated) {
-        self.registry
-            .mechanism
-            .activate(&mut &*self, task, |task| task);
+        match &self.registry.observer {
+            None => {
+                self.registry
+                    .mechanism
+                    .activate(&mut &*self, task, |task| task);
+            }
+            // Told before the task is queued, so before it can start anywhere.
+            Some(observer) => {
+                let at_ns = self.registry.now_ns();
+                self.registry.mechanism.activate(&mut &*self, task, |task| {
+                    observer.ready(&Ready {
+                        task: key(&task),
+                        by: self.running.get(),
+                        at_ns,
+                    });
+                    task
+                });
+            }
+        }
     }
 
     fn help_while(&self, blocked: &dyn Fn() -> bool) {
