@@ -62,6 +62,7 @@ fn a_second_run_leaves_only_its_own_reports() {
             "locality.png",
             "locality.svg",
             "notes.txt",
+            "report.html",
             "results.json",
             "speedup.png",
             "speedup.svg",

@@ -340,6 +340,43 @@ pub mod column {
 /// baseline's median over this row's longest and shortest times), the geometric-mean
 /// rows under a rule. The bandwidth columns appear when any row has one.
 pub fn table(rows: &[Row], baseline: &str) -> String {
+    let (cells, rule_before) = table_cells(rows, baseline);
+    let cols = cells[0].len();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let rule = "-".repeat(widths.iter().sum::<usize>() + 2 * (cols - 1));
+    let mut out = String::new();
+    for (k, row) in cells.iter().enumerate() {
+        if Some(k) == rule_before {
+            let _ = writeln!(out, "{rule}");
+        }
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let w = widths[c];
+            if c < 2 {
+                let _ = write!(line, "{cell:<w$}  ");
+            } else {
+                let _ = write!(line, "{cell:>w$}  ");
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+        if k == 0 {
+            let _ = writeln!(out, "{rule}");
+        }
+    }
+    out
+}
+
+/// The cells of [`table`], its header first, and the index of the first geometric-mean
+/// row (a rule goes above it).
+pub fn table_cells(rows: &[Row], baseline: &str) -> (Vec<Vec<String>>, Option<usize>) {
     let with_bw = rows.iter().any(|r| r.stream_fraction.is_some());
     let speedup_head = format!("speedup over {baseline}");
     let mut head: Vec<String> = [
@@ -394,37 +431,7 @@ pub fn table(rows: &[Row], baseline: &str) -> String {
         });
         cells.push(line);
     }
-    let cols = cells[0].len();
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            cells
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let rule = "-".repeat(widths.iter().sum::<usize>() + 2 * (cols - 1));
-    let mut out = String::new();
-    for (k, row) in cells.iter().enumerate() {
-        if Some(k) == rule_before {
-            let _ = writeln!(out, "{rule}");
-        }
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let w = widths[c];
-            if c < 2 {
-                let _ = write!(line, "{cell:<w$}  ");
-            } else {
-                let _ = write!(line, "{cell:>w$}  ");
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
-        if k == 0 {
-            let _ = writeln!(out, "{rule}");
-        }
-    }
-    out
+    (cells, rule_before)
 }
 
 /// A row as an object of `summary.json`: `verified` is `true` only when every

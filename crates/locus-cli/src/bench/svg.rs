@@ -30,6 +30,8 @@ pub struct GroupedBars<'a> {
     pub groups: &'a [String],
     /// One name per bar in a group, shown in the legend.
     pub series: &'a [String],
+    /// The legend's title (what the series are, e.g. `configuration`).
+    pub legend_title: &'a str,
     /// Bar heights.
     pub values: &'a [Vec<Option<f64>>],
     /// Error bars, `errors[group][series] = (low, high)`, if any.
@@ -121,7 +123,7 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
                 .map(|(_, l)| text_width(l, 12.0) + 26.0),
         )
         .chain([
-            text_width("configuration", 12.0),
+            text_width(chart.legend_title, 12.0),
             if chart.errors.is_some() {
                 text_width(chart.error_label, 12.0) + 18.0
             } else {
@@ -262,8 +264,9 @@ fn legend(out: &mut String, x: f64, top: f64, chart: &GroupedBars<'_>) {
     let series = chart.series;
     let _ = writeln!(
         out,
-        r#"<g class="legend"><text x="{x}" y="{y}" font-weight="bold">configuration</text>"#,
-        y = top + 4.0
+        r#"<g class="legend"><text x="{x}" y="{y}" font-weight="bold">{t}</text>"#,
+        y = top + 4.0,
+        t = escape(chart.legend_title)
     );
     for (s, name) in series.iter().enumerate() {
         let y = top + 14.0 + s as f64 * 18.0;
@@ -479,6 +482,7 @@ mod tests {
             y_label: "y",
             groups: &groups,
             series: &series,
+            legend_title: "configuration",
             values: &[vec![Some(1.5)]],
             errors: None,
             error_label: "",

@@ -21,7 +21,7 @@ use crate::args::{config_parser, Engine, Suite};
 use crate::bench::peers;
 use crate::bench::stream::{self, Triad};
 use crate::bench::summary::{self, Run, Verdict};
-use crate::bench::{figures, summary::Row};
+use crate::bench::{figures, report, summary::Row};
 
 use crate::cmd::{topology, Failure};
 
@@ -281,7 +281,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         .filter(|r| r.verdict() == Verdict::Skipped)
         .count();
 
-    println!(
+    let heading = format!(
         "locus bench {suite}: {size_name} sizes on {} ({}, {}), {engine} engine, {} per kernel and configuration; time (s) is {}",
         plan.topology.name(),
         plural(plan.topology.num_nodes(), "node"),
@@ -297,38 +297,50 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             "wall time"
         }
     );
-    if let Some(s) = &stream {
-        println!(
+    let stream_line = stream.as_ref().map(|s| {
+        format!(
             "STREAM triad: {:.2} GB/s ({} threads, 3 x {} MiB, best of {})",
             s.gb_per_s(),
             s.triad.threads,
             (s.triad.len * 8) >> 20,
             s.triad.repetitions
-        );
+        )
+    });
+    println!("{heading}");
+    if let Some(s) = &stream_line {
+        println!("{s}");
     }
     println!();
     print!("{}", summary::table(&rows, &plan.baseline));
-    for note in notes(&plan, &rows) {
+    let mut notes = notes(&plan, &rows);
+    for note in &notes {
         println!("note: {note}");
     }
     if plan.engine == Engine::Threads {
         let short = summary::short_rows(&rows);
         if let Some(first) = short.first() {
-            eprintln!(
-                "locus: warning: {} ran under {:.0} ms (e.g. {} under {}: {:.2} ms): start-up and timer noise dominate such times; use a larger size (--suite paper) before drawing conclusions",
+            let warning = format!(
+                "{} ran under {:.0} ms (e.g. {} under {}: {:.2} ms): start-up and timer noise dominate such times; use a larger size (--suite paper) before drawing conclusions",
                 plural(short.len(), "kernel and configuration"),
                 summary::SHORT_RUN_S * 1e3,
                 first.kernel,
                 first.config,
                 first.median_s.unwrap_or(0.0) * 1e3
             );
+            eprintln!("locus: warning: {warning}");
+            notes.push(format!("warning: {warning}"));
+        }
+        if let Some(w) = crate::render::oversubscribed(&plan.topology, plan.threads) {
+            notes.push(format!("warning: {w}"));
         }
     }
     if skipped > 0 {
-        println!(
+        let line = format!(
             "{skipped} of {} runs skipped their task bodies: their results are not verified",
             runs.len()
         );
+        println!("{line}");
+        notes.push(line);
     }
 
     let summary_path = plan.out.join("summary.json");
@@ -352,6 +364,17 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     for (name, why) in &pictures.not_drawn {
         println!("{name}.svg not drawn: {why}");
     }
+    let report_path = plan.out.join("report.html");
+    let html = report::html(&report::Report {
+        heading: &heading,
+        stream: stream_line.as_deref(),
+        table: summary::table_cells(&rows, &plan.baseline),
+        notes: &notes,
+        not_drawn: &pictures.not_drawn,
+        dir: &plan.out,
+        pictures: &figures::NAMES,
+    });
+    write_whole(&report_path, &html).map_err(|e| io(&report_path, e))?;
     let peers_failed = if args.peers {
         run_peers(&plan, args)?
     } else {
@@ -359,7 +382,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     };
     println!();
     println!(
-        "{} run reports, summary.json and {} pictures (each as SVG and PNG) in {}",
+        "{} run reports, summary.json, report.html and {} pictures (each as SVG and PNG) in {}",
         runs.len(),
         pictures.written.len() / 2,
         plan.out.display()
