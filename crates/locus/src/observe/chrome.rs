@@ -80,15 +80,22 @@ impl<W: Write> ChromeTrace<W> {
         )
     }
 
-    /// A counter event (`ph: C`): the track `name` of process `pid` takes `value` at
-    /// `at_ns`.
-    pub fn counter(&mut self, pid: u32, name: &str, at_ns: u64, value: u64) -> io::Result<()> {
+    /// A counter event (`ph: C`): series `key` of counter `name` of process `pid` takes
+    /// `value` at `at_ns`. Perfetto names the track `NAME KEY` (e.g. `remote bytes`).
+    pub fn counter(
+        &mut self,
+        pid: u32,
+        (name, key): (&str, &str),
+        at_ns: u64,
+        value: u64,
+    ) -> io::Result<()> {
         self.separator()?;
         write!(
             self.out,
-            "{{\"ph\":\"C\",\"pid\":{pid},\"tid\":0,\"name\":{},\"ts\":{},\"args\":{{\"value\":{value}}}}}",
+            "{{\"ph\":\"C\",\"pid\":{pid},\"tid\":0,\"name\":{},\"ts\":{},\"args\":{{{}:{value}}}}}",
             quote(name),
-            micros(at_ns)
+            micros(at_ns),
+            quote(key)
         )
     }
 

@@ -20,7 +20,7 @@
 //! `no data`; the task's own name is its category and its `task` argument. **Arrows**
 //! (flow events) lead from each task to the tasks it made ready (its successors whose
 //! last input it produced, and the tasks its body submitted that were ready at once).
-//! Under each node, three **counter tracks**: `memory in use (bytes)` (the node's pool,
+//! Under each node, three **counter tracks**: `memory in use bytes` (the node's pool,
 //! sampled as each of its tasks ends), `ready tasks` (made ready and not started yet,
 //! counted on the node that ran them) and `remote bytes` (bytes its tasks read or wrote
 //! in other nodes' memory, cumulative).

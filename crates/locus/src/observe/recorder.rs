@@ -135,10 +135,11 @@ pub fn locality_class(b: &TaskBytes) -> &'static str {
     }
 }
 
-/// Counter track names, per node.
-const MEMORY: &str = "memory in use (bytes)";
-const READY: &str = "ready tasks";
-const REMOTE: &str = "remote bytes";
+/// Counter tracks of every node, as (name, series): Perfetto shows them as `memory in
+/// use bytes`, `ready tasks` and `remote bytes`.
+const MEMORY: (&str, &str) = ("memory in use", "bytes");
+const READY: (&str, &str) = ("ready", "tasks");
+const REMOTE: (&str, &str) = ("remote", "bytes");
 
 impl TraceRecorder {
     /// A recorder that keeps the last run until [`write`](Self::write) is called.
