@@ -425,3 +425,85 @@ impl Observer for TraceRecorder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(id: u64, name: &str, start_ns: u64, end_ns: u64) -> TaskSpan<'_> {
+        TaskSpan {
+            id,
+            name,
+            worker: 0,
+            node: 0,
+            start_ns,
+            end_ns,
+            bytes: TaskBytes::default(),
+        }
+    }
+
+    /// A key reused by a later task (the `threads` engine's keys are addresses) names a
+    /// new task; a task queued again is made ready once.
+    #[test]
+    fn reused_keys_are_new_tasks_and_arrows_join_the_right_ones() {
+        let r = TraceRecorder::new();
+        r.attach(&EngineView {
+            engine: "test",
+            topology: "1x1",
+            worker_node: &[0],
+            pools: None,
+        })
+        .unwrap();
+        r.run_started(0);
+        let ready = |task, by, at_ns| r.ready(&Ready { task, by, at_ns });
+        // The root (key 9) makes `a` (key 1) ready; `a` makes `b` (key 2) ready, twice
+        // (queued again); `a` ends and key 1 comes back as `c`, made ready by `b`.
+        ready(1, Some(9), 10);
+        r.task(&span(1, "a", 20, 30));
+        ready(2, Some(1), 30);
+        ready(2, Some(1), 35);
+        r.task(&span(9, "root", 0, 100));
+        ready(1, Some(2), 45);
+        r.task(&span(2, "b", 40, 50));
+        r.task(&span(1, "c", 60, 70));
+        r.run_finished(100);
+        let mut out = Vec::new();
+        r.write(&mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let slices: Vec<&serde_json::Value> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .collect();
+        let id = |task: &str| {
+            slices.iter().find(|e| e["args"]["task"] == task).unwrap()["args"]["task_id"]
+                .as_i64()
+                .unwrap()
+        };
+        let by = |task: &str| {
+            slices.iter().find(|e| e["args"]["task"] == task).unwrap()["args"]["made_ready_by"]
+                .as_i64()
+                .unwrap()
+        };
+        let ready_ns = |task: &str| {
+            slices.iter().find(|e| e["args"]["task"] == task).unwrap()["args"]["ready_ns"]
+                .as_i64()
+                .unwrap()
+        };
+        assert_eq!([id("root"), id("a"), id("b"), id("c")], [0, 1, 2, 3]);
+        assert_eq!(by("root"), -1);
+        assert_eq!(by("a"), id("root"));
+        assert_eq!(by("b"), id("a"));
+        assert_eq!(by("c"), id("b"), "key 1 again: a new task");
+        assert_eq!(ready_ns("b"), 30, "the first time counts");
+        let flows = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "f")
+            .count();
+        assert_eq!(flows, 3);
+        assert_eq!(locality_class(&TaskBytes::default()), "no data");
+    }
+}
