@@ -12,7 +12,8 @@
 //!
 //! A picture that would carry no information is not drawn, and [`Figures::not_drawn`]
 //! says why: on one node every access is local (no locality or traffic picture), and
-//! without the baseline among the configurations there is no speedup.
+//! without the baseline among the configurations, or with the baseline alone, there is
+//! no speedup to show.
 
 use std::path::{Path, PathBuf};
 
@@ -101,6 +102,11 @@ pub fn write_all(dir: &Path, m: &Matrix<'_>) -> std::io::Result<Figures> {
                 "the baseline {} is not among the configurations (add it to --configs or choose another with --baseline)",
                 m.baseline
             ),
+        ));
+    } else if m.configs.len() == 1 {
+        not_drawn.push((
+            "speedup",
+            format!("only the baseline {} ran: every speedup is 1", m.baseline),
         ));
     } else {
         let mut groups = m.kernels.to_vec();

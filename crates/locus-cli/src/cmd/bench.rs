@@ -382,9 +382,9 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     };
     println!();
     println!(
-        "{} run reports, summary.json, report.html and {} pictures (each as SVG and PNG) in {}",
+        "{} run reports, summary.json, report.html and {} (each as SVG and PNG) in {}",
         runs.len(),
-        pictures.written.len() / 2,
+        plural(pictures.written.len() / 2, "picture"),
         plan.out.display()
     );
 
