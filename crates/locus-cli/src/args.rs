@@ -38,10 +38,34 @@ pub enum Bench {
 }
 
 /// Parses a configuration name ([`Config::name`]) into the runtime's [`Config`]; `--help`
-/// lists the names.
+/// lists the names, each with what it does ([`config_help`]).
 pub fn config_parser() -> impl clap::builder::TypedValueParser<Value = Config> {
-    clap::builder::PossibleValuesParser::new(Config::ALL.map(Config::name))
-        .map(|name| name.parse::<Config>().expect("every listed name parses"))
+    clap::builder::PossibleValuesParser::new(
+        Config::ALL.map(|c| clap::builder::PossibleValue::new(c.name()).help(config_help(c))),
+    )
+    .map(|name| name.parse::<Config>().expect("every listed name parses"))
+}
+
+/// One line on what a configuration does (paper 1, section 4.4 and Figure 9; paper 4
+/// for `home`), as `--help` shows it.
+pub fn config_help(c: Config) -> &'static str {
+    match c {
+        Config::Ws => "random work-stealing, topology ignored; immediate allocation",
+        Config::DsaBase => {
+            "hierarchical work-stealing (own node first, then nearest); immediate allocation"
+        }
+        Config::PushIn => "dsa-base + work-pushing to the node holding most input bytes",
+        Config::PushOut => "dsa-base + work-pushing to the node holding most output bytes",
+        Config::PushWeighted => "dsa-base + work-pushing weighing input and output bytes",
+        Config::Dfa => {
+            "hierarchical work-stealing + deferred allocation (outputs on the producer's node)"
+        }
+        Config::DsaOpt => "input-only work-pushing + deferred allocation (paper 1's best)",
+        Config::ShmBase => {
+            "shared data updated in place, interleaved over the nodes; hierarchical stealing"
+        }
+        Config::Home => "home-based scheduling with a steal vicinity (paper 4)",
+    }
 }
 
 /// How tasks are submitted.

@@ -34,6 +34,8 @@ enum Command {
     Sim(cmd::sim::Args),
     /// Run a benchmark suite over several configurations.
     Bench(cmd::bench::Args),
+    /// Put two `locus bench` outputs side by side, with ratio columns.
+    Compare(cmd::compare::Args),
     /// Run a long seeded mix of verified runs, checking for leaks, growth and hangs.
     Soak(cmd::soak::Args),
     /// Show what Locus can do so far, on this machine.
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::main(&args),
         Command::Sim(args) => cmd::sim::main(&args),
         Command::Bench(args) => cmd::bench::main(&args),
+        Command::Compare(args) => cmd::compare::main(&args),
         Command::Soak(args) => cmd::soak::main(&args),
         Command::Demo(args) => cmd::demo::main(&args),
     };
@@ -82,7 +85,7 @@ fn parse_failure(e: &clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             cmd::Failure::Usage(
-                "missing subcommand (topo, run, sim, bench, soak, demo); try `locus --help`".into(),
+                "missing subcommand (topo, run, sim, bench, compare, soak, demo); try `locus --help`".into(),
             )
             .report()
         }

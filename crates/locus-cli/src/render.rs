@@ -1,5 +1,5 @@
 //! Text rendering of topologies: the full tables of `locus topo` and the compact
-//! summaries of `locus demo`.
+//! summaries of `locus demo`; the warning when a topology has more CPUs than the host.
 
 use std::fmt::Write as _;
 
@@ -191,6 +191,20 @@ pub fn virtual_mapping(t: &Topology) -> String {
     )
 }
 
+/// The warning to print when the threads engine would run more workers than this host
+/// has CPUs (virtual CPUs then share real ones, and times are not those of the modelled
+/// machine); `None` when every worker has a CPU of its own.
+pub fn oversubscribed(t: &Topology, threads: Option<usize>) -> Option<String> {
+    let workers = threads.unwrap_or(t.num_cpus());
+    let real = std::thread::available_parallelism().map_or(1, usize::from);
+    (workers > real).then(|| {
+        format!(
+            "{workers} workers on {real} real CPUs ({}): workers share CPUs, so times measure this host's time-sharing, not the modelled machine; `locus sim` models it",
+            t.name()
+        )
+    })
+}
+
 fn headline(t: &Topology) -> String {
     format!(
         "topology {} ({}): {}, {}, {}",
@@ -296,6 +310,14 @@ mod tests {
     fn cpu_ranges() {
         assert_eq!(ranges([0, 1, 2, 3, 8, 10, 11].into_iter()), "0-3,8,10-11");
         assert_eq!(ranges(std::iter::empty()), "");
+    }
+
+    #[test]
+    fn more_workers_than_cpus_is_named() {
+        let t = Topology::from_spec("1x1").unwrap();
+        assert_eq!(oversubscribed(&t, None), None);
+        let w = oversubscribed(&t, Some(100_000)).unwrap();
+        assert!(w.starts_with("100000 workers on "), "{w}");
     }
 
     #[test]

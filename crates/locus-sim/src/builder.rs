@@ -92,8 +92,10 @@ impl Sim {
         self
     }
 
-    /// Writes a Chrome trace of every run to `path` (each run replaces the file): one
-    /// row per worker, one event per task, coloured by the node of its data.
+    /// Writes a Chrome trace of every run to `path` (each run replaces the file; a name
+    /// ending in `.gz` is compressed) through the runtime's trace recorder, laid out as
+    /// the `locus::observe` module describes: one process per node, slices named by
+    /// locality, arrows to the tasks each made ready, counter tracks per node.
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.trace = Some(path.into());
         self

@@ -30,7 +30,7 @@ use locus::engine::{
     finish, start, Activated, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup, Executor,
     Mechanism, Started, TaskRef,
 };
-use locus::observe::{node_colour, Arg, ChromeTrace, EngineView, Observer, TaskBytes, TaskSpan};
+use locus::observe::{Both, EngineView, Observer, Ready, TaskBytes, TaskSpan, TraceRecorder};
 use locus::{Error, Topology};
 use locus_mem::pool::Pools;
 use locus_topo::NodeId;
@@ -49,8 +49,8 @@ struct Shared {
     seed: u64,
     bodies: BodiesChoice,
     costs: Costs,
-    trace: Option<std::path::PathBuf>,
-    /// Sees every task (`RuntimeBuilder::observer` or `trace`), in simulated time.
+    /// Sees every task (`RuntimeBuilder::observer` or `trace`, and the recorder of
+    /// [`Sim::trace`]), in simulated time.
     observer: Option<Arc<dyn Observer>>,
     probe: Option<Probe>,
     topology: Topology,
@@ -141,12 +141,23 @@ impl SimEngine {
                 Error::Config(format!("cannot write the trace to {}: {e}", path.display()))
             })?;
         }
-        if let Some(observer) = &setup.observer {
+        // `Sim::trace` records through the runtime's trace recorder: one format, the
+        // same arguments, from both engines.
+        let observer: Option<Arc<dyn Observer>> = match (setup.observer, &sim.trace) {
+            (observer, None) => observer,
+            (None, Some(path)) => Some(Arc::new(TraceRecorder::to_file(path.clone()))),
+            (Some(observer), Some(path)) => Some(Arc::new(Both(
+                observer,
+                Arc::new(TraceRecorder::to_file(path.clone())),
+            ))),
+        };
+        if let Some(observer) = &observer {
             observer
                 .attach(&EngineView {
                     engine: "sim",
                     topology: topology.name(),
                     worker_node: &worker_node,
+                    pools: Some(&pools),
                 })
                 .map_err(Error::Config)?;
         }
@@ -155,8 +166,7 @@ impl SimEngine {
                 seed: sim.seed,
                 bodies: sim.bodies,
                 costs,
-                trace: sim.trace,
-                observer: setup.observer,
+                observer,
                 probe: sim.probe,
                 topology,
                 worker_node,
@@ -211,65 +221,11 @@ unsafe impl Engine for SimEngine {
         if let Some(observer) = &self.shared.observer {
             observer.run_finished(makespan);
         }
-        if let (Some(path), Some(spans)) = (&self.shared.trace, &spans) {
-            if let Err(e) = write_trace(path, &self.shared, spans, &summary) {
-                eprintln!(
-                    "locus-sim: cannot write the trace to {}: {e}",
-                    path.display()
-                );
-            }
-        }
         if let Some(probe) = &self.shared.probe {
             probe.publish(summary, spans.filter(|_| probe.keeps_spans()));
         }
         makespan as f64 * 1e-9
     }
-}
-
-/// Writes the Chrome trace of a run: one row per worker, one event per task.
-fn write_trace(
-    path: &std::path::Path,
-    shared: &Shared,
-    spans: &[Span],
-    summary: &Summary,
-) -> std::io::Result<()> {
-    // Whole or not at all: a temporary file beside `path`, renamed over it when done.
-    locus::observe::replace_file(path, |file| {
-        let mut t = ChromeTrace::new(file)?;
-        t.process_name(
-            0,
-            &format!(
-                "locus sim: {} ({} workers), makespan {} ns",
-                shared.topology.name(),
-                shared.worker_node.len(),
-                summary.makespan_ns
-            ),
-        )?;
-        t.worker_rows(0, &shared.worker_node)?;
-        for s in spans {
-            let category = format!("data on node {}", s.data_node);
-            t.complete(
-                0,
-                s.worker as u32,
-                &s.name,
-                &category,
-                Some(node_colour(s.data_node)),
-                s.start_ns,
-                s.end_ns - s.start_ns,
-                &[
-                    ("task", Arg::Int(s.id)),
-                    ("data_node", Arg::Int(s.data_node as u64)),
-                    ("worker_node", Arg::Int(s.node as u64)),
-                    ("bytes", Arg::Int(s.bytes)),
-                    ("isolated_ns", Arg::Int(s.isolated_ns)),
-                    ("ready_ns", Arg::Int(s.ready_ns)),
-                    ("body", Arg::Str(if s.body_ran { "run" } else { "skipped" })),
-                ],
-            )?;
-        }
-        t.finish()?;
-        Ok(())
-    })
 }
 
 /// What the simulator keeps about a queued task.
@@ -440,8 +396,7 @@ enum Found {
 impl Machine {
     fn new(shared: Arc<Shared>, run: u64) -> Self {
         let nodes = shared.topology.num_nodes();
-        let keep_spans =
-            shared.trace.is_some() || shared.probe.as_ref().is_some_and(Probe::keeps_spans);
+        let keep_spans = shared.probe.as_ref().is_some_and(Probe::keeps_spans);
         let state = State {
             now: 0,
             events: EventQueue::new(),
@@ -554,6 +509,14 @@ impl Machine {
             // (in simulated time) arrives when it is created.
             let arrive = (at + after).max(created);
             task.meta.ready_ns = arrive;
+            if let Some(observer) = &self.shared.observer {
+                // A task queued again (pushed on) is ready already: the first call counts.
+                observer.ready(&Ready {
+                    task: task.meta.id,
+                    by: task.meta.activated_by,
+                    at_ns: arrive,
+                });
+            }
             st.events.push(arrive, Event::Arrive(queue, task));
         }
         for (w, after) in effects.woken {
@@ -839,6 +802,7 @@ impl Machine {
             if let Some(observer) = &self.shared.observer {
                 let node = self.shared.worker_node[w];
                 observer.task(&TaskSpan {
+                    id: running.meta.id,
                     name: running.started.name(),
                     worker: w,
                     node,

@@ -49,8 +49,10 @@
 //! - [`costs`]: every constant of the model, with its source.
 //! - [`probe`]: the simulator's counters and per-task spans.
 //!
-//! Traces: [`Sim::trace`] writes the simulator's Chrome trace (with its cost-model
-//! arguments) through [`locus::observe::ChromeTrace`]; an observer installed on the
+//! Traces: [`Sim::trace`] writes the Chrome trace of every run through the runtime's
+//! [`locus::observe::TraceRecorder`], so a simulated trace has the layout and the
+//! arguments of a `threads` one (the cost model's per-task figures are in
+//! [`probe`]'s spans); an observer installed on the
 //! runtime ([`RuntimeBuilder::observer`](locus::RuntimeBuilder::observer) or
 //! [`RuntimeBuilder::trace`](locus::RuntimeBuilder::trace)) sees every simulated task
 //! too, in simulated nanoseconds.

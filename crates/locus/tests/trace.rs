@@ -56,7 +56,7 @@ fn dfa_trace_has_one_event_per_task_one_row_per_worker_and_local_colours() {
     let trace: Value = serde_json::from_slice(&bytes).expect("the trace is JSON");
     let events = events(&trace);
 
-    // One named row per worker, grouped by node.
+    // One named row per worker, in the process of its node.
     let rows: Vec<&Value> = events
         .iter()
         .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
@@ -64,18 +64,21 @@ fn dfa_trace_has_one_event_per_task_one_row_per_worker_and_local_colours() {
     assert_eq!(rows.len(), rt.workers());
     for (w, &node) in rt.worker_nodes().iter().enumerate() {
         let row = rows.iter().find(|e| e["tid"] == w as u64).expect("a row");
-        assert_eq!(row["args"]["name"], format!("worker {w} (node {node})"));
+        assert_eq!(row["args"]["name"], format!("worker {w}"));
+        assert_eq!(row["pid"], node as u64 + 1);
     }
 
     // One complete event per task of the report, plus the root (the control program).
     let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
     assert_eq!(report.tasks, 48);
     assert_eq!(slices.len() as u64, report.tasks + 1);
-    assert_eq!(slices.iter().filter(|e| e["name"] == "root").count(), 1);
+    let task = |e: &Value| e["args"]["task"].as_str().unwrap().to_string();
+    assert_eq!(slices.iter().filter(|e| task(e) == "root").count(), 1);
     for i in 0..24 {
         for kind in ["fill", "check"] {
             let name = format!("{kind} {i}");
-            assert_eq!(slices.iter().filter(|e| e["name"] == name).count(), 1);
+            assert_eq!(slices.iter().filter(|e| task(e) == name).count(), 1);
+            assert_eq!(slices.iter().filter(|e| e["cat"] == name).count(), 1);
         }
     }
 
@@ -101,12 +104,14 @@ fn dfa_trace_has_one_event_per_task_one_row_per_worker_and_local_colours() {
         let worker = e["tid"].as_u64().unwrap() as usize;
         let worker_node = rt.worker_nodes()[worker];
         assert_eq!(e["args"]["worker_node"], worker_node as u64);
-        if e["name"].as_str().unwrap().starts_with("fill") {
+        if task(e).starts_with("fill") {
+            // Written locally: named (and so coloured) `local`.
+            assert_eq!(e["name"], "local", "{e}");
             assert_eq!(data_node, worker_node, "{e}");
             assert_eq!(e["args"]["write_local_bytes"], 4096);
             write_bytes += 4096;
         }
-        if e["name"].as_str().unwrap().starts_with("check") {
+        if task(e).starts_with("check") {
             let read = e["args"]["read_local_bytes"].as_u64().unwrap()
                 + e["args"]["read_remote_bytes"].as_u64().unwrap();
             assert_eq!(read, 4096);

@@ -75,7 +75,7 @@ fn a_run_replaces_the_trace_with_complete_json_and_no_temporary() {
         .as_array()
         .unwrap()
         .iter()
-        .any(|e| e["name"] == "double"));
+        .any(|e| e["args"]["task"] == "double"));
     assert_eq!(entries(&dir), ["trace.json"]);
     drop(rt);
     std::fs::remove_dir_all(&dir).unwrap();

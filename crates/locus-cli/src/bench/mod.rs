@@ -2,6 +2,7 @@
 
 pub mod figures;
 pub mod peers;
+pub mod report;
 pub mod stream;
 pub mod summary;
 pub mod svg;

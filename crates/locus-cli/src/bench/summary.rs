@@ -1,7 +1,9 @@
 //! The summary of a benchmark matrix: one row per kernel and configuration with the
-//! medians over its repetitions, the speedup over `dsa-base`, the peak memory and, for
-//! memory-bound kernels on the threads engine, the bandwidth achieved as a fraction of
-//! the STREAM triad. Rendered as a text table (stdout) and as `summary.json`.
+//! minimum, median and maximum over its repetitions, the speedup over a baseline
+//! configuration (`dsa-base` unless `--baseline` names another) with its range, the peak
+//! memory and, for memory-bound kernels on the threads engine, the bandwidth achieved as
+//! a fraction of the STREAM triad; then one geometric-mean row per configuration.
+//! Rendered as a text table (stdout) and as `summary.json`.
 //!
 //! A run whose task bodies were skipped (paper sizes in the simulator) computed no
 //! result, so it is never counted as verified: it is `skipped`, neither verified nor
@@ -12,8 +14,14 @@ use std::fmt::Write as _;
 use locus_bench::KernelOutcome;
 use serde_json::{json, Value};
 
-/// The configuration speedups are measured against (paper 1, Figure 9).
+/// The configuration speedups are measured against by default (paper 1, Figure 9).
 pub const BASELINE: &str = "dsa-base";
+
+/// Runs shorter than this are dominated by start-up and timer noise: the table warns.
+pub const SHORT_RUN_S: f64 = 0.010;
+
+/// The name of the geometric-mean rows, in the kernel column.
+pub const GEOMEAN: &str = "geomean";
 
 /// The kernels whose speed is bounded by memory bandwidth: the stencils and the
 /// blur/edge filter stream their blocks once per iteration with little arithmetic.
@@ -90,10 +98,19 @@ pub struct Row {
     pub skipped: usize,
     /// Median (wall or simulated) time in seconds over the finished repetitions.
     pub median_s: Option<f64>,
-    /// Median time of `dsa-base` over this row's median time.
+    /// Shortest time over the finished repetitions.
+    pub min_s: Option<f64>,
+    /// Longest time over the finished repetitions.
+    pub max_s: Option<f64>,
+    /// Median time of the baseline over this row's median time.
     pub speedup: Option<f64>,
+    /// The speedup's range: the baseline's median over this row's longest and shortest
+    /// times.
+    pub speedup_range: Option<(f64, f64)>,
     /// Median `r_loc_rt`.
     pub r_loc_rt: Option<f64>,
+    /// Lowest and highest `r_loc_rt` over the repetitions.
+    pub r_loc_rt_range: Option<(f64, f64)>,
     /// Largest peak of live bytes over the repetitions.
     pub peak_bytes: Option<u64>,
     /// Bytes read and written over the median time (memory-bound kernels only).
@@ -107,6 +124,19 @@ pub struct Row {
 }
 
 impl Row {
+    /// `(max - min) / median` of the times, the run-to-run spread.
+    pub fn spread(&self) -> Option<f64> {
+        match (self.min_s, self.median_s, self.max_s) {
+            (Some(lo), Some(m), Some(hi)) if m > 0.0 => Some((hi - lo) / m),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a geometric-mean row rather than a kernel's.
+    pub fn is_geomean(&self) -> bool {
+        self.kernel == GEOMEAN
+    }
+
     /// Whether no repetition failed: every one ran and was verified or skipped its
     /// bodies.
     pub fn ok(&self) -> bool {
@@ -165,12 +195,14 @@ pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
     Some(values[(values.len() - 1) / 2])
 }
 
-/// One row per kernel and configuration, in the order given. `stream_bytes_per_s` is the
-/// STREAM triad bandwidth, if measured.
+/// One row per kernel and configuration, in the order given, then one geometric-mean
+/// row per configuration (speedups only). `baseline` is the configuration speedups are
+/// measured against; `stream_bytes_per_s` is the STREAM triad bandwidth, if measured.
 pub fn rows(
     runs: &[Run],
     kernels: &[&str],
     configs: &[String],
+    baseline: &str,
     stream_bytes_per_s: Option<f64>,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -188,6 +220,7 @@ pub fn rows(
             let mut times: Vec<f64> = done.iter().map(|o| o.report.wall_s).collect();
             let median_s = median(&mut times);
             let mut locs: Vec<f64> = done.iter().map(|o| o.report.locality.r_loc_rt).collect();
+            let r_loc_rt = median(&mut locs);
             let representative = median_s.and_then(|m| done.iter().find(|o| o.report.wall_s == m));
             let bytes_per_s = representative
                 .filter(|o| MEMORY_BOUND.contains(&kernel) && o.report.wall_s > 0.0)
@@ -205,8 +238,12 @@ pub fn rows(
                     .filter(|r| r.verdict() == Verdict::Skipped)
                     .count(),
                 median_s,
+                min_s: times.first().copied(),
+                max_s: times.last().copied(),
                 speedup: None,
-                r_loc_rt: median(&mut locs),
+                speedup_range: None,
+                r_loc_rt,
+                r_loc_rt_range: locs.first().copied().zip(locs.last().copied()),
                 peak_bytes: done.iter().map(|o| o.report.memory.peak_bytes).max(),
                 bytes_per_s,
                 stream_fraction: bytes_per_s.zip(stream_bytes_per_s).map(|(b, s)| b / s),
@@ -218,16 +255,58 @@ pub fn rows(
         }
         let base = rows[first..]
             .iter()
-            .find(|r| r.config == BASELINE)
+            .find(|r| r.config == baseline)
             .and_then(|r| r.median_s);
         for row in &mut rows[first..] {
             row.speedup = base
                 .zip(row.median_s)
                 .filter(|&(_, t)| t > 0.0)
                 .map(|(b, t)| b / t);
+            row.speedup_range = match (base, row.min_s, row.max_s) {
+                (Some(b), Some(lo), Some(hi)) if lo > 0.0 => Some((b / hi, b / lo)),
+                _ => None,
+            };
         }
     }
+    for config in configs {
+        let mine: Vec<&Row> = rows.iter().filter(|r| &r.config == config).collect();
+        let speedup = geomean(mine.iter().map(|r| r.speedup));
+        let low = geomean(mine.iter().map(|r| r.speedup_range.map(|s| s.0)));
+        let high = geomean(mine.iter().map(|r| r.speedup_range.map(|s| s.1)));
+        rows.push(Row {
+            kernel: GEOMEAN.to_string(),
+            config: config.clone(),
+            runs: mine.iter().map(|r| r.runs).sum(),
+            verified: mine.iter().map(|r| r.verified).sum(),
+            skipped: mine.iter().map(|r| r.skipped).sum(),
+            speedup,
+            speedup_range: low.zip(high),
+            r_loc_rt: geomean(mine.iter().map(|r| r.r_loc_rt)),
+            ..Row::default()
+        });
+    }
     rows
+}
+
+/// The geometric mean of the values, `None` when any is missing or not positive (a
+/// mean over part of the kernels would compare configurations on different sets).
+pub fn geomean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let mut sum = 0.0;
+    let mut n = 0usize;
+    for v in values {
+        let v = v.filter(|&v| v > 0.0 && v.is_finite())?;
+        sum += v.ln();
+        n += 1;
+    }
+    (n > 0).then(|| (sum / n as f64).exp())
+}
+
+/// The rows of kernels (not geometric means) whose median time is under
+/// [`SHORT_RUN_S`].
+pub fn short_rows(rows: &[Row]) -> Vec<&Row> {
+    rows.iter()
+        .filter(|r| !r.is_geomean() && r.median_s.is_some_and(|t| t < SHORT_RUN_S))
+        .collect()
 }
 
 fn mib(bytes: u64) -> String {
@@ -238,44 +317,30 @@ fn or_dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "-".to_string())
 }
 
-/// The summary table: left-aligned names, right-aligned figures. `simulated` names the
-/// time column accordingly; the bandwidth column appears when any row has one.
-pub fn table(rows: &[Row], simulated: bool) -> String {
-    let with_bw = rows.iter().any(|r| r.stream_fraction.is_some());
-    let mut cells: Vec<Vec<String>> = vec![[
-        "kernel",
-        "config",
-        if simulated { "sim time s" } else { "time s" },
-        "speedup",
-        "r_loc_rt",
-        "peak MiB",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()];
-    if with_bw {
-        cells[0].push("GB/s".into());
-        cells[0].push("of STREAM".into());
-    }
-    cells[0].push("verified".into());
-    for r in rows {
-        let mut line = vec![
-            r.kernel.clone(),
-            r.config.clone(),
-            or_dash(r.median_s.map(|t| format!("{t:.4}"))),
-            or_dash(r.speedup.map(|s| format!("{s:.2}x"))),
-            or_dash(r.r_loc_rt.map(|l| format!("{l:.3}"))),
-            or_dash(r.peak_bytes.map(mib)),
-        ];
-        if with_bw {
-            line.push(or_dash(r.bytes_per_s.map(|b| format!("{:.2}", b / 1e9))));
-            line.push(or_dash(
-                r.stream_fraction.map(|f| format!("{:.0}%", f * 100.0)),
-            ));
-        }
-        line.push(r.verdict());
-        cells.push(line);
-    }
+/// The names of the table's columns, shared by `locus run`, `locus sim`, `locus bench`
+/// and `locus demo`: `time (s)` is wall time on the threads engine and simulated time in
+/// the simulator (the heading above the table says which).
+pub mod column {
+    /// The median time.
+    pub const TIME: &str = "time (s)";
+    /// The shortest time.
+    pub const MIN: &str = "min (s)";
+    /// The longest time.
+    pub const MAX: &str = "max (s)";
+    /// `(max - min) / median`.
+    pub const SPREAD: &str = "spread";
+    /// `r_loc_rt`, paper 1's R_loc^RT.
+    pub const R_LOC_RT: &str = "r_loc_rt";
+    /// Peak live bytes, MiB.
+    pub const PEAK: &str = "peak (MiB)";
+}
+
+/// The summary table: left-aligned names, right-aligned figures; min / median / max
+/// time and the spread of every row, the speedup over `baseline` with its range (the
+/// baseline's median over this row's longest and shortest times), the geometric-mean
+/// rows under a rule. The bandwidth columns appear when any row has one.
+pub fn table(rows: &[Row], baseline: &str) -> String {
+    let (cells, rule_before) = table_cells(rows, baseline);
     let cols = cells[0].len();
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
@@ -286,8 +351,12 @@ pub fn table(rows: &[Row], simulated: bool) -> String {
                 .unwrap_or(0)
         })
         .collect();
+    let rule = "-".repeat(widths.iter().sum::<usize>() + 2 * (cols - 1));
     let mut out = String::new();
     for (k, row) in cells.iter().enumerate() {
+        if Some(k) == rule_before {
+            let _ = writeln!(out, "{rule}");
+        }
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
             let w = widths[c];
@@ -299,14 +368,70 @@ pub fn table(rows: &[Row], simulated: bool) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
         if k == 0 {
-            let _ = writeln!(
-                out,
-                "{}",
-                "-".repeat(widths.iter().sum::<usize>() + 2 * (cols - 1))
-            );
+            let _ = writeln!(out, "{rule}");
         }
     }
     out
+}
+
+/// The cells of [`table`], its header first, and the index of the first geometric-mean
+/// row (a rule goes above it).
+pub fn table_cells(rows: &[Row], baseline: &str) -> (Vec<Vec<String>>, Option<usize>) {
+    let with_bw = rows.iter().any(|r| r.stream_fraction.is_some());
+    let speedup_head = format!("speedup over {baseline}");
+    let mut head: Vec<String> = [
+        "kernel",
+        "config",
+        column::TIME,
+        column::MIN,
+        column::MAX,
+        column::SPREAD,
+        &speedup_head,
+        "speedup range",
+        column::R_LOC_RT,
+        column::PEAK,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if with_bw {
+        head.push("GB/s".into());
+        head.push("of STREAM".into());
+    }
+    head.push("verified".into());
+    let mut cells: Vec<Vec<String>> = vec![head];
+    let secs = |t: Option<f64>| or_dash(t.map(|t| format!("{t:.4}")));
+    let mut rule_before = None;
+    for r in rows {
+        if r.is_geomean() && rule_before.is_none() {
+            rule_before = Some(cells.len());
+        }
+        let mut line = vec![
+            r.kernel.clone(),
+            r.config.clone(),
+            secs(r.median_s),
+            secs(r.min_s),
+            secs(r.max_s),
+            or_dash(r.spread().map(|f| format!("{:.0}%", f * 100.0))),
+            or_dash(r.speedup.map(|s| format!("{s:.2}x"))),
+            or_dash(r.speedup_range.map(|(lo, hi)| format!("{lo:.2}-{hi:.2}"))),
+            or_dash(r.r_loc_rt.map(|l| format!("{l:.3}"))),
+            or_dash(r.peak_bytes.map(mib)),
+        ];
+        if with_bw {
+            line.push(or_dash(r.bytes_per_s.map(|b| format!("{:.2}", b / 1e9))));
+            line.push(or_dash(
+                r.stream_fraction.map(|f| format!("{:.0}%", f * 100.0)),
+            ));
+        }
+        line.push(if r.is_geomean() {
+            "-".to_string()
+        } else {
+            r.verdict()
+        });
+        cells.push(line);
+    }
+    (cells, rule_before)
 }
 
 /// A row as an object of `summary.json`: `verified` is `true` only when every
@@ -322,8 +447,15 @@ pub fn row_json(r: &Row) -> Value {
         "verified": r.verified(),
         "bodies": r.bodies(),
         "median_s": r.median_s,
-        "speedup_over_dsa_base": r.speedup,
+        "min_s": r.min_s,
+        "max_s": r.max_s,
+        "spread": r.spread(),
+        "speedup": r.speedup,
+        "speedup_min": r.speedup_range.map(|s| s.0),
+        "speedup_max": r.speedup_range.map(|s| s.1),
         "r_loc_rt": r.r_loc_rt,
+        "r_loc_rt_min": r.r_loc_rt_range.map(|s| s.0),
+        "r_loc_rt_max": r.r_loc_rt_range.map(|s| s.1),
         "peak_bytes": r.peak_bytes,
         "bytes_per_s": r.bytes_per_s,
         "stream_fraction": r.stream_fraction,
@@ -344,6 +476,15 @@ mod tests {
     }
 
     #[test]
+    fn geomean_needs_every_value() {
+        let g = geomean([Some(2.0), Some(8.0)].into_iter()).unwrap();
+        assert!((g - 4.0).abs() < 1e-12);
+        assert_eq!(geomean([Some(2.0), None].into_iter()), None);
+        assert_eq!(geomean([Some(2.0), Some(0.0)].into_iter()), None);
+        assert_eq!(geomean(std::iter::empty()), None);
+    }
+
+    #[test]
     fn table_marks_failed_rows() {
         let rows = vec![
             Row {
@@ -352,6 +493,8 @@ mod tests {
                 runs: 3,
                 verified: 3,
                 median_s: Some(0.5),
+                min_s: Some(0.4),
+                max_s: Some(0.9),
                 speedup: Some(1.0),
                 ..Row::default()
             },
@@ -365,9 +508,14 @@ mod tests {
                 ..Row::default()
             },
         ];
-        let t = table(&rows, true);
+        let t = table(&rows, "dsa-base");
         assert!(t.starts_with("kernel"), "{t}");
-        assert!(t.contains("sim time s"));
+        assert!(t.contains("time (s)") && t.contains("speedup over dsa-base"));
+        // min / median / max and the spread (0.9 - 0.4) / 0.5.
+        assert!(
+            t.contains("0.4000") && t.contains("0.9000") && t.contains("100%"),
+            "{t}"
+        );
         assert!(t.contains("2.00x") && t.contains("NO (2/3)"), "{t}");
         assert!(!t.contains("STREAM"));
     }
@@ -415,8 +563,8 @@ mod tests {
         );
         assert!(!Verdict::Skipped.failed());
         let configs = ["dsa-base", "dsa-opt", "dfa"].map(String::from);
-        let rows = rows(&runs, &["kmeans"], &configs, None);
-        let t = table(&rows, true);
+        let rows = rows(&runs, &["kmeans"], &configs, BASELINE, None);
+        let t = table(&rows, BASELINE);
         let line = |config: &str| {
             t.lines()
                 .find(|l| l.split_whitespace().nth(1) == Some(config))

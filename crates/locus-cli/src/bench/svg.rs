@@ -1,6 +1,11 @@
-//! Charts of a benchmark matrix as hand-written SVG: grouped bars (paper 1, Figures
-//! 7-9: one group per kernel, one bar per configuration) and a node-to-node heatmap of
-//! a traffic matrix. Every chart has a title, axis labels and a legend.
+//! Charts of a benchmark matrix as SVG: grouped bars (paper 1, Figures 7-10: one group
+//! per kernel, one bar per configuration, error bars from the shortest to the longest
+//! repetition, dashed reference lines such as a speedup of 1 or the 1/N locality of
+//! interleaving) and node-to-node traffic as small multiples on one shared colour scale.
+//! Every chart has a title, axis titles with units, and a legend (class `legend`); axis
+//! titles carry class `axis-title`, error bars class `error-bar`. Widths follow the
+//! text they hold, so no text leaves the canvas (the bench tests render every picture
+//! and check it).
 
 use std::fmt::Write as _;
 
@@ -9,6 +14,9 @@ const PALETTE: &[&str] = &[
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#bab0ac",
 ];
+
+/// The low and high end of an error bar.
+pub type Range = (f64, f64);
 
 /// A grouped bar chart: `values[group][series]`, `None` where there is no bar.
 pub struct GroupedBars<'a> {
@@ -22,12 +30,24 @@ pub struct GroupedBars<'a> {
     pub groups: &'a [String],
     /// One name per bar in a group, shown in the legend.
     pub series: &'a [String],
+    /// The legend's title (what the series are, e.g. `configuration`).
+    pub legend_title: &'a str,
     /// Bar heights.
     pub values: &'a [Vec<Option<f64>>],
+    /// Error bars, `errors[group][series] = (low, high)`, if any.
+    pub errors: Option<&'a [Vec<Option<Range>>]>,
+    /// What an error bar spans, for the legend (e.g. `min-max of 5 runs`).
+    pub error_label: &'a str,
     /// Top of the vertical axis, if fixed (e.g. 1 for a ratio).
     pub y_max: Option<f64>,
-    /// A horizontal reference line (e.g. speedup 1).
-    pub reference: Option<f64>,
+    /// Horizontal reference lines (e.g. speedup 1), each with its legend text.
+    pub references: &'a [(f64, String)],
+}
+
+/// Roughly how wide `text` is at `size` px in a sans-serif font (an upper bound for
+/// the digits, letters and punctuation of the charts: 0.62 em per character).
+pub fn text_width(text: &str, size: f64) -> f64 {
+    text.chars().count() as f64 * size * 0.62
 }
 
 /// Escapes text for XML content and attributes.
@@ -68,6 +88,8 @@ fn tick_label(v: f64, step: f64) -> String {
 }
 
 fn header(out: &mut String, width: f64, height: f64, title: &str) {
+    // Whole pixels, so that the PNG has exactly the SVG's size.
+    let (width, height) = (width.ceil(), height.ceil());
     let _ = writeln!(
         out,
         r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -82,20 +104,57 @@ fn header(out: &mut String, width: f64, height: f64, title: &str) {
 
 /// Renders a grouped bar chart.
 pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
-    let (left, right, top, bottom) = (70.0, 170.0, 44.0, 90.0);
+    let longest_group = chart
+        .groups
+        .iter()
+        .map(|g| text_width(g, 12.0))
+        .fold(0.0, f64::max);
+    // Group labels are turned by 35 degrees: sin 35 = 0.57, cos 35 = 0.82.
+    let (left, top) = (70.0f64.max(longest_group * 0.82 - 10.0), 44.0);
+    let bottom = 40.0 + longest_group * 0.57;
+    let legend_w = chart
+        .series
+        .iter()
+        .map(|s| text_width(s, 12.0) + 18.0)
+        .chain(
+            chart
+                .references
+                .iter()
+                .map(|(_, l)| text_width(l, 12.0) + 26.0),
+        )
+        .chain([
+            text_width(chart.legend_title, 12.0),
+            if chart.errors.is_some() {
+                text_width(chart.error_label, 12.0) + 18.0
+            } else {
+                0.0
+            },
+        ])
+        .fold(0.0, f64::max);
+    let right = legend_w + 32.0;
     let slot = (chart.series.len().max(1) as f64 * 12.0 + 16.0).max(40.0);
     let plot_w = (chart.groups.len().max(1) as f64 * slot).max(300.0);
+    let plot_w = plot_w.max(text_width(chart.title, 16.0) + 20.0 - left - right);
     let slot = plot_w / chart.groups.len().max(1) as f64;
-    let plot_h = 320.0;
+    let plot_h = 320.0f64.max(text_width(chart.y_label, 13.0) + 10.0);
     let (width, height) = (left + plot_w + right, top + plot_h + bottom);
+    let error_max = chart
+        .errors
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .map(|e| e.1);
     let data_max = chart
         .values
         .iter()
         .flatten()
         .flatten()
         .copied()
+        .chain(error_max)
+        .chain(chart.references.iter().map(|r| r.0))
         .filter(|v| v.is_finite())
-        .fold(chart.reference.unwrap_or(0.0), f64::max);
+        .fold(0.0, f64::max);
     let step = tick_step(chart.y_max.unwrap_or(data_max * 1.05));
     let y_max = chart
         .y_max
@@ -141,6 +200,23 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
                 n = escape(name),
                 sn = escape(series)
             );
+            if let Some(Some((lo, hi))) = chart
+                .errors
+                .and_then(|e| e.get(g))
+                .and_then(|row| row.get(s))
+            {
+                let cx = x + (bar_w - 1.0).max(1.0) / 2.0;
+                let (y_lo, y_hi) = (y(*lo), y(*hi));
+                let cap = ((bar_w - 1.0) / 3.0).clamp(1.5, 5.0);
+                let _ = writeln!(
+                    out,
+                    r##"<g class="error-bar" stroke="#222" stroke-width="1.2"><title>{n} {sn}: {lo:.3} to {hi:.3}</title><line x1="{cx:.1}" y1="{y_lo:.1}" x2="{cx:.1}" y2="{y_hi:.1}"/><line x1="{a:.1}" y1="{y_lo:.1}" x2="{b:.1}" y2="{y_lo:.1}"/><line x1="{a:.1}" y1="{y_hi:.1}" x2="{b:.1}" y2="{y_hi:.1}"/></g>"##,
+                    a = cx - cap,
+                    b = cx + cap,
+                    n = escape(name),
+                    sn = escape(series)
+                );
+            }
         }
         let cx = left + (g as f64 + 0.5) * slot;
         let ly = top + plot_h + 14.0;
@@ -150,12 +226,14 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
             escape(name)
         );
     }
-    if let Some(r) = chart.reference {
-        let yy = y(r);
+    for (k, (r, _)) in chart.references.iter().enumerate() {
+        let yy = y(*r);
         let _ = writeln!(
             out,
-            r##"<line x1="{left}" y1="{yy:.1}" x2="{x2}" y2="{yy:.1}" stroke="#333" stroke-dasharray="5,3"/>"##,
-            x2 = left + plot_w
+            r##"<line x1="{left}" y1="{yy:.1}" x2="{x2}" y2="{yy:.1}" stroke="{c}" stroke-width="1.5" stroke-dasharray="{d}"/>"##,
+            x2 = left + plot_w,
+            c = REFERENCE_COLOURS[k % REFERENCE_COLOURS.len()].0,
+            d = REFERENCE_COLOURS[k % REFERENCE_COLOURS.len()].1,
         );
     }
     // Axes and their labels.
@@ -163,8 +241,8 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
         out,
         r##"<line x1="{left}" y1="{top}" x2="{left}" y2="{b}" stroke="#000"/>
 <line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="#000"/>
-<text x="{cx}" y="{xl}" text-anchor="middle" font-size="13">{xlabel}</text>
-<text x="18" y="{cy}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {cy})">{ylabel}</text>"##,
+<text class="axis-title" x="{cx}" y="{xl}" text-anchor="middle" font-size="13">{xlabel}</text>
+<text class="axis-title" x="18" y="{cy}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {cy})">{ylabel}</text>"##,
         b = top + plot_h,
         r = left + plot_w,
         cx = left + plot_w / 2.0,
@@ -173,16 +251,22 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
         xlabel = escape(chart.x_label),
         ylabel = escape(chart.y_label)
     );
-    legend(&mut out, left + plot_w + 16.0, top, chart.series);
+    legend(&mut out, left + plot_w + 16.0, top, chart);
     out.push_str("</svg>\n");
     out
 }
 
-fn legend(out: &mut String, x: f64, top: f64, series: &[String]) {
+/// Stroke colour and dash pattern of the reference lines, in order.
+const REFERENCE_COLOURS: [(&str, &str); 3] =
+    [("#333", "5,3"), ("#c0392b", "2,2"), ("#7f8c8d", "8,3,2,3")];
+
+fn legend(out: &mut String, x: f64, top: f64, chart: &GroupedBars<'_>) {
+    let series = chart.series;
     let _ = writeln!(
         out,
-        r#"<g class="legend"><text x="{x}" y="{y}" font-weight="bold">configuration</text>"#,
-        y = top + 4.0
+        r#"<g class="legend"><text x="{x}" y="{y}" font-weight="bold">{t}</text>"#,
+        y = top + 4.0,
+        t = escape(chart.legend_title)
     );
     for (s, name) in series.iter().enumerate() {
         let y = top + 14.0 + s as f64 * 18.0;
@@ -195,22 +279,46 @@ fn legend(out: &mut String, x: f64, top: f64, series: &[String]) {
             n = escape(name)
         );
     }
+    let mut y = top + 14.0 + series.len() as f64 * 18.0 + 6.0;
+    for (k, (_, label)) in chart.references.iter().enumerate() {
+        let (c, d) = REFERENCE_COLOURS[k % REFERENCE_COLOURS.len()];
+        let _ = writeln!(
+            out,
+            r#"<line x1="{x}" y1="{ly}" x2="{x2}" y2="{ly}" stroke="{c}" stroke-width="1.5" stroke-dasharray="{d}"/><text x="{tx}" y="{ty}">{l}</text>"#,
+            ly = y + 6.0,
+            x2 = x + 20.0,
+            tx = x + 26.0,
+            ty = y + 10.0,
+            l = escape(label)
+        );
+        y += 18.0;
+    }
+    if chart.errors.is_some() {
+        let _ = writeln!(
+            out,
+            r##"<g stroke="#222" stroke-width="1.2"><line x1="{cx}" y1="{y}" x2="{cx}" y2="{y2}"/><line x1="{a}" y1="{y}" x2="{b}" y2="{y}"/><line x1="{a}" y1="{y2}" x2="{b}" y2="{y2}"/></g><text x="{tx}" y="{ty}">{l}</text>"##,
+            cx = x + 6.0,
+            a = x + 2.0,
+            b = x + 10.0,
+            y2 = y + 12.0,
+            tx = x + 18.0,
+            ty = y + 10.0,
+            l = escape(chart.error_label)
+        );
+    }
     out.push_str("</g>\n");
 }
 
-/// A node-to-node heatmap: `cells[i][j]` is what tasks on node `i` moved in memory of
-/// node `j`.
-pub struct Heatmap<'a> {
-    /// The chart's title.
+/// Node-to-node traffic as small multiples: one square matrix per panel (rows: node of
+/// the task, columns: node of the data), every panel on one colour scale, each cell
+/// labelled with its percentage.
+pub struct TrafficPanels<'a> {
+    /// The figure's title.
     pub title: &'a str,
-    /// Label of the rows' axis.
-    pub y_label: &'a str,
-    /// Label of the columns' axis.
-    pub x_label: &'a str,
-    /// The matrix (square).
-    pub cells: &'a [Vec<f64>],
-    /// Unit of a cell, for the legend.
-    pub unit: &'a str,
+    /// One `(title, cells)` per panel; `cells[i][j]` is a fraction of the panel's bytes.
+    pub panels: &'a [(String, Vec<Vec<f64>>)],
+    /// What a cell's fraction is of, for the legend.
+    pub scale_label: &'a str,
 }
 
 /// White to dark blue, `t` in `[0, 1]`.
@@ -225,77 +333,128 @@ fn shade(t: f64) -> String {
     )
 }
 
-/// Renders a heatmap with a colour scale as its legend.
-pub fn heatmap(map: &Heatmap<'_>) -> String {
-    let n = map.cells.len().max(1);
-    let cell = (480.0 / n as f64).clamp(14.0, 60.0);
-    let (left, top) = (80.0, 50.0);
+/// Renders the panels side by side (wrapping after four), with one continuous colour
+/// scale from 0 to the largest cell of any panel as the legend.
+pub fn traffic_panels(fig: &TrafficPanels<'_>) -> String {
+    let n = fig
+        .panels
+        .iter()
+        .map(|p| p.1.len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let cell = (240.0 / n as f64).clamp(22.0, 44.0);
     let side = cell * n as f64;
-    let (width, height) = (left + side + 140.0, top + side + 60.0);
-    let max = map.cells.iter().flatten().copied().fold(0.0f64, f64::max);
+    let label_w = text_width(&format!("n{}", n - 1), 11.0) + 8.0;
+    let panel_w = (side + label_w + 16.0).max(
+        fig.panels
+            .iter()
+            .map(|p| text_width(&p.0, 12.0) + 12.0)
+            .fold(0.0, f64::max),
+    );
+    let panel_h = side + 70.0;
+    let per_line = fig.panels.len().clamp(1, 4);
+    let lines = fig.panels.len().div_ceil(per_line).max(1);
+    let (left, top) = (40.0, 48.0);
+    let legend_w = text_width(fig.scale_label, 12.0).max(70.0) + 20.0;
+    let width = (left + per_line as f64 * panel_w + legend_w + 20.0)
+        .max(text_width(fig.title, 16.0) + 20.0);
+    let height = top + lines as f64 * panel_h + 10.0;
+    let max = fig
+        .panels
+        .iter()
+        .flat_map(|p| p.1.iter().flatten())
+        .copied()
+        .fold(0.0f64, f64::max);
     let mut out = String::new();
-    header(&mut out, width, height, map.title);
-    for (i, row) in map.cells.iter().enumerate() {
-        for (j, &v) in row.iter().enumerate() {
-            let t = if max > 0.0 { v / max } else { 0.0 };
-            let (x, y) = (left + j as f64 * cell, top + i as f64 * cell);
+    header(&mut out, width, height, fig.title);
+    let _ = writeln!(
+        out,
+        r##"<defs><linearGradient id="scale" x1="0" y1="1" x2="0" y2="0"><stop offset="0" stop-color="{lo}"/><stop offset="1" stop-color="{hi}"/></linearGradient></defs>
+<text class="axis-title" x="14" y="{cy}" text-anchor="middle" font-size="13" transform="rotate(-90 14 {cy})">node of the task (row)</text>"##,
+        lo = shade(0.0),
+        hi = shade(1.0),
+        cy = top + (lines as f64 * panel_h) / 2.0
+    );
+    for (k, (title, cells)) in fig.panels.iter().enumerate() {
+        let px = left + (k % per_line) as f64 * panel_w;
+        let py = top + (k / per_line) as f64 * panel_h;
+        let x0 = px + label_w;
+        let y0 = py + 22.0;
+        let _ = writeln!(
+            out,
+            r#"<text x="{tx:.1}" y="{ty:.1}" text-anchor="middle" font-weight="bold">{t}</text>"#,
+            tx = px + panel_w / 2.0,
+            ty = py + 12.0,
+            t = escape(title)
+        );
+        for (i, row) in cells.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                let t = if max > 0.0 { v / max } else { 0.0 };
+                let (x, y) = (x0 + j as f64 * cell, y0 + i as f64 * cell);
+                let _ = writeln!(
+                    out,
+                    r##"<rect x="{x:.1}" y="{y:.1}" width="{cell:.1}" height="{cell:.1}" fill="{f}" stroke="#999" stroke-width="0.5"><title>n{i} -&gt; n{j}: {p:.1}%</title></rect>"##,
+                    f = shade(t),
+                    p = v * 100.0
+                );
+                let text = if v == 0.0 {
+                    String::new()
+                } else if v * 100.0 < 0.5 {
+                    "&lt;1".to_string()
+                } else {
+                    format!("{:.0}", v * 100.0)
+                };
+                if !text.is_empty() && cell >= 18.0 {
+                    let _ = writeln!(
+                        out,
+                        r#"<text x="{cx:.1}" y="{cy:.1}" text-anchor="middle" font-size="{fs:.0}" fill="{c}">{text}</text>"#,
+                        cx = x + cell / 2.0,
+                        cy = y + cell / 2.0 + 4.0,
+                        fs = (cell * 0.4).min(12.0),
+                        c = if t > 0.5 { "white" } else { "black" }
+                    );
+                }
+            }
             let _ = writeln!(
                 out,
-                r##"<rect x="{x:.1}" y="{y:.1}" width="{cell:.1}" height="{cell:.1}" fill="{f}" stroke="#ccc"><title>n{i} -&gt; n{j}: {v:.2} {u}</title></rect>"##,
-                f = shade(t),
-                u = escape(map.unit)
+                r#"<text x="{x:.1}" y="{y:.1}" text-anchor="end" font-size="11">n{i}</text>"#,
+                x = x0 - 4.0,
+                y = y0 + (i as f64 + 0.5) * cell + 4.0
+            );
+        }
+        for j in 0..cells.len() {
+            let _ = writeln!(
+                out,
+                r#"<text x="{x:.1}" y="{y:.1}" text-anchor="middle" font-size="11">n{j}</text>"#,
+                x = x0 + (j as f64 + 0.5) * cell,
+                y = y0 + side + 13.0
             );
         }
         let _ = writeln!(
             out,
-            r#"<text x="{x}" y="{y:.1}" text-anchor="end">n{i}</text>"#,
-            x = left - 6.0,
-            y = top + (i as f64 + 0.5) * cell + 4.0
+            r#"<text class="axis-title" x="{x:.1}" y="{y:.1}" text-anchor="middle" font-size="11">node of the data (column)</text>"#,
+            x = x0 + side / 2.0,
+            y = y0 + side + 28.0
         );
     }
-    for j in 0..map.cells.len() {
-        let _ = writeln!(
-            out,
-            r#"<text x="{x:.1}" y="{y}" text-anchor="middle">n{j}</text>"#,
-            x = left + (j as f64 + 0.5) * cell,
-            y = top + side + 16.0
-        );
-    }
+    // Legend: the shared scale, a continuous bar with a border, 0 to the largest cell.
+    let lx = left + per_line as f64 * panel_w + 10.0;
+    let lh = (lines as f64 * panel_h - 40.0).min(160.0);
     let _ = writeln!(
         out,
-        r#"<text x="{cx}" y="{xl}" text-anchor="middle" font-size="13">{xlabel}</text>
-<text x="18" y="{cy}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {cy})">{ylabel}</text>"#,
-        cx = left + side / 2.0,
-        xl = top + side + 40.0,
-        cy = top + side / 2.0,
-        xlabel = escape(map.x_label),
-        ylabel = escape(map.y_label)
-    );
-    // Legend: the colour scale from 0 to the largest cell.
-    let (lx, lh) = (left + side + 30.0, side.min(240.0));
-    let steps = 10;
-    let _ = writeln!(
-        out,
-        r#"<g class="legend"><text x="{lx}" y="{y}" font-weight="bold">{u}</text>"#,
-        y = top - 6.0,
-        u = escape(map.unit)
-    );
-    for k in 0..steps {
-        let t = 1.0 - k as f64 / (steps - 1) as f64;
-        let _ = writeln!(
-            out,
-            r#"<rect x="{lx}" y="{y:.1}" width="16" height="{h:.1}" fill="{f}"/>"#,
-            y = top + k as f64 * lh / steps as f64,
-            h = lh / steps as f64 + 0.5,
-            f = shade(t)
-        );
-    }
-    let _ = writeln!(
-        out,
-        r#"<text x="{tx}" y="{y0}">{max:.1}</text><text x="{tx}" y="{y1:.1}">0</text></g>"#,
+        r##"<g class="legend"><text x="{lx}" y="{y}" font-weight="bold">{u}</text>
+<rect x="{lx}" y="{y0}" width="16" height="{lh}" fill="url(#scale)" stroke="#333" stroke-width="0.8"/>
+<text x="{tx}" y="{ya:.1}">{max:.0}%</text><text x="{tx}" y="{yb:.1}">{half:.0}%</text><text x="{tx}" y="{yc:.1}">0%</text></g>"##,
+        y = top + 12.0,
+        y0 = top + 22.0,
+        u = escape(fig.scale_label),
         tx = lx + 22.0,
-        y0 = top + 10.0,
-        y1 = top + lh
+        ya = top + 22.0 + 10.0,
+        yb = top + 22.0 + lh / 2.0 + 4.0,
+        yc = top + 22.0 + lh,
+        max = max * 100.0,
+        half = max * 50.0
     );
     out.push_str("</svg>\n");
     out
@@ -323,9 +482,12 @@ mod tests {
             y_label: "y",
             groups: &groups,
             series: &series,
+            legend_title: "configuration",
             values: &[vec![Some(1.5)]],
+            errors: None,
+            error_label: "",
             y_max: None,
-            reference: Some(1.0),
+            references: &[(1.0, "speedup 1".to_string())],
         });
         assert!(svg.contains("a&lt;b") && svg.contains("x&amp;y") && svg.contains("&quot;q"));
         assert!(!svg.contains("a<b"));

@@ -1,6 +1,7 @@
 //! `locus bench ...`: run the paper-1 kernels under several configurations, a few
-//! repetitions each, and summarise: a table on stdout, one JSON report per run,
-//! `summary.json` and SVG pictures in the output directory. With the threads engine the
+//! repetitions each, and summarise: a table on stdout (min / median / max time, the
+//! speedup over a baseline with its range), one JSON report per run, `summary.json` and
+//! pictures (SVG and PNG) in the output directory. With the threads engine the
 //! host's STREAM triad bandwidth is measured first, as the yardstick of the
 //! memory-bound kernels.
 //!
@@ -20,7 +21,7 @@ use crate::args::{config_parser, Engine, Suite};
 use crate::bench::peers;
 use crate::bench::stream::{self, Triad};
 use crate::bench::summary::{self, Run, Verdict};
-use crate::bench::{figures, summary::Row};
+use crate::bench::{figures, report, summary::Row};
 
 use crate::cmd::{topology, Failure};
 
@@ -36,6 +37,21 @@ pub struct Args {
     /// Engine.
     #[arg(long, value_enum, default_value = "threads")]
     pub engine: Engine,
+    /// The machine: `host`, `NxC` (virtual nodes over the host on threads) or a preset
+    /// (default: host on threads, opteron-64 in the simulator).
+    #[arg(long, value_name = "SPEC")]
+    pub topology: Option<String>,
+    /// Worker threads (default: one per CPU of the topology).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Repetitions of every kernel and configuration (default: 5 on threads; 1 in the
+    /// simulator, which is deterministic). Tables show min / median / max, charts error
+    /// bars.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: Option<u32>,
+    /// The configuration speedups are measured against.
+    #[arg(long, value_parser = config_parser(), default_value = summary::BASELINE, value_name = "CONFIG")]
+    pub baseline: Config,
     /// Also run the peer runtimes (OpenMP tasks with gcc and clang, oneTBB, StarPU, rayon,
     /// and Locus's own kernels in C through its C API).
     #[arg(long)]
@@ -43,8 +59,9 @@ pub struct Args {
     /// Directory for the reports (default: bench-out).
     ///
     /// Before writing, the files a previous `locus bench` left there are removed: run
-    /// reports (KERNEL.CONFIG.N.json), summary.json, peers.json and the pictures
-    /// (speedup.svg, locality.svg, traffic-CONFIG.svg); other files are left alone.
+    /// reports (KERNEL.CONFIG.N.json), summary.json, peers.json, report.html and the
+    /// pictures (speedup, locality and traffic, .svg and .png); other files are left
+    /// alone.
     /// Each file is written to a temporary file and renamed into place when complete.
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
@@ -78,6 +95,8 @@ struct Plan {
     bodies: Option<BodiesArg>,
     repetitions: usize,
     topology: locus::Topology,
+    threads: Option<usize>,
+    baseline: String,
     out: PathBuf,
 }
 
@@ -123,10 +142,19 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         Suite::Paper => BenchSize::Paper,
     };
     let (spec, repetitions) = match args.engine {
-        Engine::Threads => ("host", 3),
+        Engine::Threads => ("host", 5),
         // The simulator is deterministic: a second repetition would repeat the first.
         Engine::Sim => ("opteron-64", 1),
     };
+    let spec = args.topology.as_deref().unwrap_or(spec);
+    let repetitions = args.repeat.map_or(repetitions, |r| r as usize);
+    let topology = topology(spec)?;
+    let threads = args.threads.map(|t| t as usize);
+    if args.engine == Engine::Threads {
+        if let Some(warning) = crate::render::oversubscribed(&topology, threads) {
+            eprintln!("locus: warning: {warning}");
+        }
+    }
     if args.engine == Engine::Threads && args.suite == Suite::Paper {
         eprintln!(
             "locus: warning: paper sizes need gigabytes per kernel and minutes per run on real threads; `--engine sim` models them without the memory"
@@ -139,7 +167,9 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         size,
         bodies: args.bodies,
         repetitions,
-        topology: topology(spec)?,
+        topology,
+        threads,
+        baseline: args.baseline.to_string(),
         out: args
             .out
             .clone()
@@ -243,6 +273,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         &runs,
         &plan.kernels,
         &configs,
+        &plan.baseline,
         stream.map(|s| s.bytes_per_s),
     );
     let failed = runs.iter().filter(|r| r.verdict().failed()).count();
@@ -251,33 +282,66 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         .filter(|r| r.verdict() == Verdict::Skipped)
         .count();
 
-    println!(
-        "locus bench {suite}: {size_name} sizes on {} ({}, {}), {engine} engine, {} per kernel and configuration",
+    let heading = format!(
+        "locus bench {suite}: {size_name} sizes on {} ({}, {}), {engine} engine, {} per kernel and configuration; time (s) is {}",
         plan.topology.name(),
         plural(plan.topology.num_nodes(), "node"),
         plural(plan.topology.num_cpus(), "CPU"),
         if plan.repetitions == 1 {
             "1 run".to_string()
         } else {
-            format!("median of {} runs", plan.repetitions)
+            format!("min / median / max of {} runs", plan.repetitions)
+        },
+        if plan.engine == Engine::Sim {
+            "simulated time"
+        } else {
+            "wall time"
         }
     );
-    if let Some(s) = &stream {
-        println!(
+    let stream_line = stream.as_ref().map(|s| {
+        format!(
             "STREAM triad: {:.2} GB/s ({} threads, 3 x {} MiB, best of {})",
             s.gb_per_s(),
             s.triad.threads,
             (s.triad.len * 8) >> 20,
             s.triad.repetitions
-        );
+        )
+    });
+    println!("{heading}");
+    if let Some(s) = &stream_line {
+        println!("{s}");
     }
     println!();
-    print!("{}", summary::table(&rows, plan.engine == Engine::Sim));
+    print!("{}", summary::table(&rows, &plan.baseline));
+    let mut notes = notes(&plan, &rows);
+    for note in &notes {
+        println!("note: {note}");
+    }
+    if plan.engine == Engine::Threads {
+        let short = summary::short_rows(&rows);
+        if let Some(first) = short.first() {
+            let warning = format!(
+                "{} ran under {:.0} ms (e.g. {} under {}: {:.2} ms): start-up and timer noise dominate such times; use a larger size (--suite paper) before drawing conclusions",
+                plural(short.len(), "kernel and configuration"),
+                summary::SHORT_RUN_S * 1e3,
+                first.kernel,
+                first.config,
+                first.median_s.unwrap_or(0.0) * 1e3
+            );
+            eprintln!("locus: warning: {warning}");
+            notes.push(format!("warning: {warning}"));
+        }
+        if let Some(w) = crate::render::oversubscribed(&plan.topology, plan.threads) {
+            notes.push(format!("warning: {w}"));
+        }
+    }
     if skipped > 0 {
-        println!(
+        let line = format!(
             "{skipped} of {} runs skipped their task bodies: their results are not verified",
             runs.len()
         );
+        println!("{line}");
+        notes.push(line);
     }
 
     let summary_path = plan.out.join("summary.json");
@@ -285,8 +349,33 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     write_whole(&summary_path, &format!("{summary_json:#}\n")).map_err(|e| io(&summary_path, e))?;
     let kernels: Vec<String> = plan.kernels.iter().map(|k| k.to_string()).collect();
     let machine = format!("{}, {engine} engine", plan.topology.name());
-    let pictures = figures::write_all(&plan.out, &rows, &kernels, &configs, &machine)
-        .map_err(|e| io(&plan.out, e))?;
+    let pictures = figures::write_all(
+        &plan.out,
+        &figures::Matrix {
+            rows: &rows,
+            kernels: &kernels,
+            configs: &configs,
+            baseline: &plan.baseline,
+            machine: &machine,
+            nodes: plan.topology.num_nodes(),
+            repetitions: plan.repetitions,
+        },
+    )
+    .map_err(|e| io(&plan.out, e))?;
+    for (name, why) in &pictures.not_drawn {
+        println!("{name}.svg not drawn: {why}");
+    }
+    let report_path = plan.out.join("report.html");
+    let html = report::html(&report::Report {
+        heading: &heading,
+        stream: stream_line.as_deref(),
+        table: summary::table_cells(&rows, &plan.baseline),
+        notes: &notes,
+        not_drawn: &pictures.not_drawn,
+        dir: &plan.out,
+        pictures: &figures::NAMES,
+    });
+    write_whole(&report_path, &html).map_err(|e| io(&report_path, e))?;
     let peers_failed = if args.peers {
         run_peers(&plan, args)?
     } else {
@@ -294,9 +383,9 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     };
     println!();
     println!(
-        "{} run reports, summary.json and {} pictures in {}",
+        "{} run reports, summary.json, report.html and {} (each as SVG and PNG) in {}",
         runs.len(),
-        pictures.len(),
+        plural(pictures.written.len() / 2, "picture"),
         plan.out.display()
     );
 
@@ -402,8 +491,9 @@ pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Whether `name` is a file `locus bench` writes into its output directory: a run
-/// report `KERNEL.CONFIG.N.json`, `summary.json`, `peers.json`, `speedup.svg`,
-/// `locality.svg` or `traffic-CONFIG.svg`, or the temporary file of one of them
+/// report `KERNEL.CONFIG.N.json`, `summary.json`, `peers.json`, `report.html`, a
+/// picture (`speedup`, `locality` or `traffic`, `.svg` or `.png`; `traffic-CONFIG.svg`
+/// of earlier versions), or the temporary file of one of them
 /// (`.NAME.tmp-...`) that an interrupted run left.
 fn owned_by_bench(name: &str) -> bool {
     let name = match name.strip_prefix('.').and_then(|n| n.split_once(".tmp-")) {
@@ -411,8 +501,13 @@ fn owned_by_bench(name: &str) -> bool {
         None => name,
     };
     let config = |c: &str| Config::ALL.iter().any(|k| k.name() == c);
-    if ["summary.json", "peers.json", "speedup.svg", "locality.svg"].contains(&name) {
+    if ["summary.json", "peers.json", "report.html"].contains(&name) {
         return true;
+    }
+    if let Some((stem, ext)) = name.rsplit_once('.') {
+        if (ext == "svg" || ext == "png") && figures::NAMES.contains(&stem) {
+            return true;
+        }
     }
     if let Some(c) = name
         .strip_prefix("traffic-")
@@ -449,6 +544,38 @@ fn clear_previous(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Notes under the table: what a figure above 100 % of STREAM means.
+fn notes(plan: &Plan, rows: &[Row]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(r) = rows
+        .iter()
+        .filter(|r| r.stream_fraction.is_some_and(|f| f > 1.0))
+        .max_by(|a, b| {
+            a.stream_fraction
+                .partial_cmp(&b.stream_fraction)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+    {
+        notes.push(format!(
+            "{} under {} reaches {:.0}% of the STREAM triad: at {} sizes its blocks stay in the caches, so \"of STREAM\" measures cache, not memory, bandwidth",
+            r.kernel,
+            r.config,
+            r.stream_fraction.unwrap_or(0.0) * 100.0,
+            match plan.size {
+                BenchSize::Paper | BenchSize::PaperSgi => "these",
+                _ => "quick",
+            }
+        ));
+    }
+    if !plan.configs.iter().any(|c| c.name() == plan.baseline) {
+        notes.push(format!(
+            "no speedup: the baseline {} is not among the configurations",
+            plan.baseline
+        ));
+    }
+    notes
+}
+
 /// `1 node`, `8 nodes`.
 fn plural(n: usize, what: &str) -> String {
     if n == 1 {
@@ -461,6 +588,9 @@ fn plural(n: usize, what: &str) -> String {
 /// One run on a fresh runtime.
 fn run_one(plan: &Plan, kernel: &str, c: Config) -> Result<KernelOutcome, String> {
     let mut builder = Runtime::builder().topology(plan.topology.clone()).config(c);
+    if let Some(t) = plan.threads {
+        builder = builder.threads(t);
+    }
     if plan.engine == Engine::Sim {
         let sim = crate::cmd::execute::sim_for(plan.size);
         builder = builder.engine(match plan.bodies {
@@ -510,7 +640,9 @@ fn summary_object(
         "control": "sequential",
         "kernels": plan.kernels,
         "configs": plan.configs.iter().map(|&c| c.to_string()).collect::<Vec<_>>(),
-        "baseline": summary::BASELINE,
+        "baseline": plan.baseline,
+        "threads": plan.threads.unwrap_or(plan.topology.num_cpus()),
+        "short_runs": summary::short_rows(rows).iter().map(|r| json!({"bench": r.kernel, "config": r.config, "median_s": r.median_s})).collect::<Vec<_>>(),
         "stream_triad": stream.map(|s| json!({
             "gb_per_s": s.gb_per_s(),
             "bytes_per_s": s.bytes_per_s,

@@ -71,7 +71,7 @@ pub fn main(_args: &Args) -> Result<(), Failure> {
     }
     let (cpus, nodes) = (host.num_cpus(), host.num_nodes());
     println!(
-        "\nr_loc_rt: local bytes over all bytes accessed through runtime buffers; wall: \
+        "\nr_loc_rt: local bytes over all bytes accessed through runtime buffers; time (s): \
          real time on this host ({cpus} {}, {nodes} NUMA {}; virtual nodes share its real \
          {}) or simulated time. `locus run`, `locus sim` and `--json` give the full \
          reports.",
@@ -89,7 +89,7 @@ fn table_header(title: &str) {
         "bench",
         "config",
         "verified",
-        "wall (s)",
+        "time (s)",
         "r_loc_rt",
         "remote writes",
         "peak memory",

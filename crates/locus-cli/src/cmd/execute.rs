@@ -135,13 +135,9 @@ pub fn insert_verified(object: &mut Map<String, Value>, outcome: &locus_bench::K
     }
 }
 
-/// Builds the runtime, runs the benchmark and prints the report. A result that does
+/// Builds the runtime, runs the benchmark and prints the report; a result that does
 /// not match the sequential reference is a failure (exit status 1), after the report.
-pub fn execute(job: Job<'_>, sim: Option<locus_sim::Sim>) -> Result<(), Failure> {
-    execute_traced(job, sim, None)
-}
-
-/// [`execute`], also writing the run's Chrome trace to `trace` (`locus run --trace`):
+/// With `trace`, also writes the run's Chrome trace there (`--trace`):
 /// whether the file can be written is checked before the run (without touching a
 /// previous trace) and the file is replaced whole after it; either failing is a usage
 /// error (one line, exit status 2).
@@ -175,6 +171,11 @@ pub fn execute_traced(
     if sim.is_none() {
         fits_in_memory(name, &workload)?;
     }
+    // Said once the options are known to be good (a usage error stays one line).
+    let oversubscribed = match sim {
+        None => crate::render::oversubscribed(&job.topology, job.threads.map(|t| t as usize)),
+        Some(_) => None,
+    };
     let mut builder = Runtime::builder().topology(job.topology).config(job.config);
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
@@ -193,6 +194,9 @@ pub fn execute_traced(
         locus::Error::Startup { .. } => Failure::Failed(e.to_string()),
         other => Failure::Usage(other.to_string()),
     })?;
+    if let Some(w) = oversubscribed {
+        eprintln!("locus: warning: {w}");
+    }
     eprintln!(
         "locus: {name} under {} on {} ({} workers, {} engine)",
         rt.config(),
@@ -207,6 +211,11 @@ pub fn execute_traced(
         recorder
             .write_file(path)
             .map_err(|e| cannot_write(path, e))?;
+        eprintln!(
+            "locus: trace of {} tasks written to {} (open it at https://ui.perfetto.dev)",
+            recorder.tasks(),
+            path.display()
+        );
     }
     let mut object = Map::new();
     object.insert("bench".into(), json!(name));
@@ -260,18 +269,20 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         r.engine
     ));
     let time = if r.engine == "sim" {
-        "simulated time"
+        "simulated"
     } else {
-        "wall time"
+        "wall"
     };
+    // Worker-time (time x workers) over tasks: what a task costs one worker, all
+    // overheads included; wall time over tasks would divide by the workers again.
     let per_task = if r.tasks > 0 {
-        r.wall_s * 1e9 / r.tasks as f64
+        r.wall_s * r.threads as f64 * 1e9 / r.tasks as f64
     } else {
         0.0
     };
     out.push_str(&format!(
-        "  {time} {:.6} s, {} tasks, {per_task:.0} ns per task\n",
-        r.wall_s, r.tasks
+        "  time (s) {:.6} ({time}), tasks {}, worker-time per task (ns) {per_task:.0} (time x {} workers / tasks)\n",
+        r.wall_s, r.tasks, r.threads
     ));
     out.push_str(&format!(
         "  locality: r_loc_rt {:.3}; read {} local, {} remote; write {} local, {} remote\n",
@@ -307,6 +318,10 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
     ));
     if r.traffic.len() <= 8 {
         out.push_str("  traffic (MiB; row: node of the task, column: node of the data)\n");
+        let head: Vec<String> = (0..r.traffic.len())
+            .map(|j| format!("{:>9}", format!("n{j}")))
+            .collect();
+        out.push_str(&format!("    {:<4}{}\n", "", head.join("")));
         for (i, row) in r.traffic.iter().enumerate() {
             let cells: Vec<String> = row
                 .iter()

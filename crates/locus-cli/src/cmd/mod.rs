@@ -1,6 +1,7 @@
 //! One module per subcommand; each has an `Args` (clap) and a `main`.
 
 pub mod bench;
+pub mod compare;
 pub mod demo;
 pub mod execute;
 pub mod run;

@@ -31,7 +31,8 @@ pub struct Args {
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Write a Chrome trace of the run to FILE (open it at https://ui.perfetto.dev).
+    /// Write a Chrome trace of the run to FILE (`.json`, or `.json.gz` compressed; open
+    /// it at https://ui.perfetto.dev).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
 }

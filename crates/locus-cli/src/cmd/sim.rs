@@ -4,7 +4,7 @@
 use locus::Config;
 
 use crate::args::{config_parser, Bench, Control, Size};
-use crate::cmd::execute::{execute, Job};
+use crate::cmd::execute::{execute_traced, Job};
 use crate::cmd::{topology, Failure};
 
 /// Options of `locus sim`.
@@ -28,7 +28,8 @@ pub struct Args {
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Write a Chrome trace to FILE.
+    /// Write a Chrome trace of the run to FILE (`.json`, or `.json.gz` compressed; open
+    /// it at https://ui.perfetto.dev).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
 }
@@ -36,11 +37,7 @@ pub struct Args {
 /// Simulates the benchmark and prints its report.
 pub fn main(args: &Args) -> Result<(), Failure> {
     let topology = topology(&args.topology)?;
-    let mut sim = locus_sim::Sim::new();
-    if let Some(path) = &args.trace {
-        sim = sim.trace(path.clone());
-    }
-    execute(
+    execute_traced(
         Job {
             bench: args.bench,
             config: args.config,
@@ -50,6 +47,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             size: &args.size,
             json: args.json,
         },
-        Some(sim),
+        Some(locus_sim::Sim::new()),
+        args.trace.as_deref(),
     )
 }

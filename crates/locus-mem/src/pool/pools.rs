@@ -337,6 +337,15 @@ impl Pools {
             .sum()
     }
 
+    /// Bytes in use on `node` (size-class bytes of live blocks); 0 for a node out of
+    /// range. One lock, no allocation: cheap enough to sample after every task.
+    pub fn bytes_in_use_on(&self, node: usize) -> u64 {
+        if node >= self.nodes.len() {
+            return 0;
+        }
+        self.lock(node).stats.in_use
+    }
+
     /// Gives the chunks whose blocks are all free back to the OS, on every node.
     pub fn release_cached(&self) {
         for n in 0..self.nodes.len() {

@@ -1,5 +1,6 @@
 //! Chrome trace event JSON (the format Perfetto and `chrome://tracing` open), written
-//! as a stream: one row per worker, one complete event per task.
+//! as a stream: processes and rows (metadata), complete events (slices), flow events
+//! (arrows between slices) and counter events.
 //!
 //! The writer knows no engine: it takes rows, names, nanosecond times and arguments, so
 //! the `threads` engine (through [`TraceRecorder`](super::TraceRecorder)) and the
@@ -31,6 +32,8 @@ pub fn node_colour(node: usize) -> &'static str {
 pub enum Arg<'a> {
     /// An integer.
     Int(u64),
+    /// A signed integer (e.g. -1 for "none").
+    Signed(i64),
     /// A string.
     Str(&'a str),
 }
@@ -64,6 +67,57 @@ impl<W: Write> ChromeTrace<W> {
             self.out,
             "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
             quote(name)
+        )
+    }
+
+    /// Names process `pid` and places it at `sort_index` (processes sort by index).
+    pub fn sorted_process_name(&mut self, pid: u32, sort_index: u32, name: &str) -> io::Result<()> {
+        self.process_name(pid, name)?;
+        self.separator()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":{sort_index}}}}}"
+        )
+    }
+
+    /// A counter event (`ph: C`): series `key` of counter `name` of process `pid` takes
+    /// `value` at `at_ns`. Perfetto names the track `NAME KEY` (e.g. `remote bytes`).
+    pub fn counter(
+        &mut self,
+        pid: u32,
+        (name, key): (&str, &str),
+        at_ns: u64,
+        value: u64,
+    ) -> io::Result<()> {
+        self.separator()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"C\",\"pid\":{pid},\"tid\":0,\"name\":{},\"ts\":{},\"args\":{{{}:{value}}}}}",
+            quote(name),
+            micros(at_ns),
+            quote(key)
+        )
+    }
+
+    /// The start of flow `id` (`ph: s`), inside the slice that runs at `at_ns` on row
+    /// `tid` of process `pid`.
+    pub fn flow_start(&mut self, pid: u32, tid: u32, id: u64, at_ns: u64) -> io::Result<()> {
+        self.separator()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"s\",\"pid\":{pid},\"tid\":{tid},\"name\":\"made ready\",\"cat\":\"dependence\",\"id\":{id},\"ts\":{}}}",
+            micros(at_ns)
+        )
+    }
+
+    /// The end of flow `id` (`ph: f`, bound to the enclosing slice), at the start of the
+    /// slice at `at_ns` on row `tid` of process `pid`.
+    pub fn flow_end(&mut self, pid: u32, tid: u32, id: u64, at_ns: u64) -> io::Result<()> {
+        self.separator()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":{pid},\"tid\":{tid},\"name\":\"made ready\",\"cat\":\"dependence\",\"id\":{id},\"ts\":{}}}",
+            micros(at_ns)
         )
     }
 
@@ -133,6 +187,7 @@ impl<W: Write> ChromeTrace<W> {
             }
             match value {
                 Arg::Int(v) => write!(self.out, "{}:{v}", quote(key))?,
+                Arg::Signed(v) => write!(self.out, "{}:{v}", quote(key))?,
                 Arg::Str(s) => write!(self.out, "{}:{}", quote(key), quote(s))?,
             }
         }

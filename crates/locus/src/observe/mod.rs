@@ -11,12 +11,37 @@
 //! complete, so a run that is killed or cannot write its trace leaves the previous one. To open it, go to <https://ui.perfetto.dev> and choose
 //! "Open trace file" (or drop the file on the page); `chrome://tracing` opens it too.
 //!
-//! The trace has one row per worker, named `worker W (node N)`, the rows of a node
-//! together, and one slice per task, named after the task and coloured by the node
-//! holding most of the bytes the task accessed (its *data node*; one colour per node, the
-//! same as the simulator's traces). A slice's arguments give the bytes it read and wrote
-//! in memory of its own node (`local`) and of other nodes (`remote`). The root task (the
-//! control program) is a slice too, named `root`.
+//! ## What the trace shows
+//!
+//! Loaded in Perfetto, the trace has **one process per NUMA node** (`node N`, in node
+//! order), each holding its workers as threads (`worker W`), and one slice per task.
+//! Perfetto colours slices by name, so a slice is named after its **locality**: `local`
+//! (every byte it accessed was in its worker's node), `remote` (none was), `mixed`, or
+//! `no data`; the task's own name is its category and its `task` argument. **Arrows**
+//! (flow events) lead from each task to the tasks it made ready (its successors whose
+//! last input it produced, and the tasks its body submitted that were ready at once).
+//! Under each node, three **counter tracks**: `memory in use bytes` (the node's pool,
+//! sampled as each of its tasks ends), `ready tasks` (made ready and not started yet,
+//! counted on the node that ran them) and `remote bytes` (bytes its tasks read or wrote
+//! in other nodes' memory, cumulative).
+//!
+//! Every slice has the same arguments from both engines:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `task` | the task's name (`root` for the control program) |
+//! | `task_id` | the task's number in this trace |
+//! | `made_ready_by` | `task_id` of the task that made it ready, or -1 |
+//! | `ready_ns` | when it became ready, ns since the run began |
+//! | `wait_ns` | from ready to start, ns |
+//! | `worker`, `worker_node` | where it ran |
+//! | `data_node` | the node holding most of the bytes it accessed |
+//! | `read_local_bytes`, `read_remote_bytes` | bytes read in its node's / other nodes' memory |
+//! | `write_local_bytes`, `write_remote_bytes` | the same for bytes written |
+//!
+//! A file name ending in `.gz` gets a gzip-compressed trace (Perfetto opens it as is).
+//! The legacy `cname` colour of each slice (the data node's) is kept for
+//! `chrome://tracing`, which honours it.
 //!
 //! ```
 //! use locus::{Config, Runtime, Topology};
@@ -35,7 +60,7 @@
 //! }))?
 //! .value?;
 //! let trace = std::fs::read_to_string(&path)?;
-//! assert!(trace.contains("\"name\":\"double\""));
+//! assert!(trace.contains("\"task\":\"double\""));
 //! # std::fs::remove_file(&path)?;
 //! # Ok(())
 //! # }
@@ -65,7 +90,11 @@ mod recorder;
 
 pub use chrome::{node_colour, Arg, ChromeTrace};
 pub use file::{check_replaceable, replace_file};
-pub use recorder::TraceRecorder;
+pub use recorder::{locality_class, TraceRecorder};
+
+use std::sync::Arc;
+
+use locus_mem::pool::Pools;
 
 use crate::sched::AccessInfo;
 
@@ -78,11 +107,31 @@ pub struct EngineView<'a> {
     pub topology: &'a str,
     /// Node of each worker; one entry per worker.
     pub worker_node: &'a [usize],
+    /// The per-node pools the run's buffers come from (sampled for the memory counters).
+    pub pools: Option<&'a Arc<Pools>>,
+}
+
+/// A task became ready, as an observer sees it.
+///
+/// `task` and `by` are the engine's keys for tasks ([`TaskSpan::id`]): a key is unique
+/// among the tasks alive at one time (the `threads` engine uses the task's address, so
+/// a key comes back once its task has ended; the simulator numbers its tasks).
+#[derive(Clone, Copy, Debug)]
+pub struct Ready {
+    /// The key of the task made ready.
+    pub task: u64,
+    /// The key of the running task that made it ready (produced its last input, or
+    /// submitted it ready), if a task did.
+    pub by: Option<u64>,
+    /// When, in nanoseconds on the engine's clock.
+    pub at_ns: u64,
 }
 
 /// One task that ran on a worker, as an observer sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct TaskSpan<'a> {
+    /// The engine's key of the task (see [`Ready`]).
+    pub id: u64,
     /// The task's name (`root` for the control program of a run).
     pub name: &'a str,
     /// The worker that ran it.
@@ -181,12 +230,49 @@ pub trait Observer: Send + Sync {
     /// A run starts, at `at_ns` on the engine's clock; no task of it has started yet.
     fn run_started(&self, _at_ns: u64) {}
 
+    /// A task became ready (before it can start); called on the worker that made it
+    /// ready. An engine may report a task that is queued again as ready again before
+    /// it starts: the first call counts.
+    fn ready(&self, _ready: &Ready) {}
+
     /// A task ran on `span.worker`; called on that worker, once per task of the run.
     fn task(&self, span: &TaskSpan<'_>);
 
     /// The run ended at `at_ns` on the engine's clock; every [`task`](Self::task) call
     /// of the run happened before this one.
     fn run_finished(&self, _at_ns: u64) {}
+}
+
+/// Two observers as one: every call goes to the first, then to the second (for
+/// example a user's observer and the trace recorder of
+/// [`RuntimeBuilder::trace`](crate::RuntimeBuilder::trace)).
+pub struct Both(pub Arc<dyn Observer>, pub Arc<dyn Observer>);
+
+impl Observer for Both {
+    fn attach(&self, engine: &EngineView<'_>) -> Result<(), String> {
+        self.0.attach(engine)?;
+        self.1.attach(engine)
+    }
+
+    fn run_started(&self, at_ns: u64) {
+        self.0.run_started(at_ns);
+        self.1.run_started(at_ns);
+    }
+
+    fn ready(&self, ready: &Ready) {
+        self.0.ready(ready);
+        self.1.ready(ready);
+    }
+
+    fn task(&self, span: &TaskSpan<'_>) {
+        self.0.task(span);
+        self.1.task(span);
+    }
+
+    fn run_finished(&self, at_ns: u64) {
+        self.0.run_finished(at_ns);
+        self.1.run_finished(at_ns);
+    }
 }
 
 #[cfg(test)]

@@ -212,6 +212,7 @@ impl ThreadsEngine {
                     engine: "threads",
                     topology: registry.mechanism.topology().name(),
                     worker_node: registry.mechanism.worker_node(),
+                    pools: Some(&registry.pools),
                 })
                 .map_err(Error::Config)?;
         }

@@ -11,7 +11,7 @@ use locus_mem::pool::Pools;
 use super::Registry;
 use crate::engine::mechanism::{Push, Queues, Steal};
 use crate::graph::{finish, start, Activated, Bodies, EngineEvent, Executor, Started, TaskRef};
-use crate::observe::{Observer, TaskBytes, TaskSpan};
+use crate::observe::{Observer, Ready, TaskBytes, TaskSpan};
 use crate::sched::LoadView;
 
 /// Rounds of looking for work, yielding in between, before going to sleep.
@@ -34,7 +34,15 @@ pub(crate) struct WorkerThread {
     /// Whether the slot takes tasks: only while this worker publishes a finished
     /// task's outputs.
     slot_open: Cell<bool>,
+    /// With an observer: the key of the task this worker runs (the task's address), so
+    /// that the tasks it makes ready name it ([`Ready::by`]).
+    running: Cell<Option<u64>>,
     registry: Arc<Registry>,
+}
+
+/// A task's key for observers: its address, unique among live tasks.
+fn key(task: &TaskRef) -> u64 {
+    Arc::as_ptr(task) as usize as u64
 }
 
 impl WorkerThread {
@@ -47,6 +55,7 @@ impl WorkerThread {
             last_victim: Cell::new(None),
             next: Cell::new(None),
             slot_open: Cell::new(false),
+            running: Cell::new(None),
             registry,
         }
     }
@@ -60,7 +69,7 @@ impl WorkerThread {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// Runs a ready task here: [`execute`], observed when an observer is installed
+    /// Runs a ready task here (`start`, then [`finish`](Self::finish)), observed when an observer is installed
     /// (module doc of the engine, "Observation").
     #[inline]
     fn run_task(&self, task: TaskRef) {
@@ -99,16 +108,21 @@ impl WorkerThread {
         }
     }
 
-    /// [`execute`], with the task's span given to `observer` between the body and the
+    /// Runs a task as [`run_task`](Self::run_task) does, with the task's span given to `observer` between the body and the
     /// publication of its outputs (so before the run can end).
     #[inline(never)]
     fn run_observed(&self, observer: &dyn Observer, task: TaskRef) {
+        let id = key(&task);
+        // A task run while helping inside another's body nests: restored below.
+        let outer = self.running.replace(Some(id));
         let start_ns = self.registry.now_ns();
         let Some(started) = start(self, task, Bodies::Run) else {
+            self.running.set(outer);
             return;
         };
         let end_ns = self.registry.now_ns();
         observer.task(&TaskSpan {
+            id,
             name: started.name(),
             worker: self.index,
             node: self.node,
@@ -117,6 +131,7 @@ impl WorkerThread {
             bytes: TaskBytes::of(self.node, started.accesses()),
         });
         self.finish(started);
+        self.running.set(outer);
     }
 
     /// Runs tasks until the runtime terminates.
@@ -317,9 +332,25 @@ impl Executor for WorkerThread {
     }
 
     fn activate(&self, task: Activated) {
-        self.registry
-            .mechanism
-            .activate(&mut &*self, task, |task| task);
+        match &self.registry.observer {
+            None => {
+                self.registry
+                    .mechanism
+                    .activate(&mut &*self, task, |task| task);
+            }
+            // Told before the task is queued, so before it can start anywhere.
+            Some(observer) => {
+                let at_ns = self.registry.now_ns();
+                self.registry.mechanism.activate(&mut &*self, task, |task| {
+                    observer.ready(&Ready {
+                        task: key(&task),
+                        by: self.running.get(),
+                        at_ns,
+                    });
+                    task
+                });
+            }
+        }
     }
 
     fn help_while(&self, blocked: &dyn Fn() -> bool) {

@@ -1,0 +1,211 @@
+//! `locus compare DIR_A DIR_B`: two `locus bench` outputs side by side (threads against
+//! sim, before against after), row by row (kernel and configuration), with ratio columns
+//! B / A for the median time, `r_loc_rt` and peak memory; with `--out DIR`, an overlay
+//! chart `compare.svg` (and `.png`) of the two median times per kernel and
+//! configuration, error bars from each side's min to max.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::bench::svg::{grouped_bars, GroupedBars};
+use crate::cmd::Failure;
+
+/// Options of `locus compare`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The first bench output directory (holding `summary.json`): A.
+    #[arg(value_name = "DIR_A")]
+    pub a: PathBuf,
+    /// The second bench output directory: B.
+    #[arg(value_name = "DIR_B")]
+    pub b: PathBuf,
+    /// Also write `compare.svg` and `compare.png` here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// A bench output: its description and rows.
+struct Side {
+    label: String,
+    rows: Vec<Value>,
+}
+
+fn load(dir: &Path) -> Result<Side, Failure> {
+    let path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Failure::Usage(format!(
+            "{}: {e} (expected the output directory of `locus bench`)",
+            path.display()
+        ))
+    })?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::Usage(format!("{}: not JSON: {e}", path.display())))?;
+    let rows = v["rows"]
+        .as_array()
+        .ok_or_else(|| Failure::Usage(format!("{}: no `rows`", path.display())))?
+        .clone();
+    let label = format!(
+        "{} ({} engine on {}, {} sizes)",
+        dir.display(),
+        v["engine"].as_str().unwrap_or("?"),
+        v["topology"]["name"].as_str().unwrap_or("?"),
+        v["size"].as_str().unwrap_or("?")
+    );
+    Ok(Side { label, rows })
+}
+
+fn key(row: &Value) -> (String, String) {
+    (
+        row["bench"].as_str().unwrap_or("").to_string(),
+        row["config"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 => Some(b / a),
+        _ => None,
+    }
+}
+
+fn cell(v: Option<f64>, decimals: usize) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// Prints the side-by-side table (and writes the chart).
+pub fn main(args: &Args) -> Result<(), Failure> {
+    let a = load(&args.a)?;
+    let b = load(&args.b)?;
+    // Rows of A in order, then those only B has.
+    let mut keys: Vec<(String, String)> = a.rows.iter().map(key).collect();
+    for k in b.rows.iter().map(key) {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let find = |side: &Side, k: &(String, String)| side.rows.iter().find(|r| &key(r) == k).cloned();
+    let num = |row: &Option<Value>, field: &str| row.as_ref().and_then(|r| r[field].as_f64());
+    let mut cells = vec![[
+        "kernel",
+        "config",
+        "A time (s)",
+        "B time (s)",
+        "time B/A",
+        "A r_loc_rt",
+        "B r_loc_rt",
+        "r_loc_rt B/A",
+        "A peak (MiB)",
+        "B peak (MiB)",
+        "peak B/A",
+    ]
+    .map(String::from)
+    .to_vec()];
+    let mib = |v: Option<f64>| v.map(|b| b / (1u64 << 20) as f64);
+    for k in &keys {
+        let (ra, rb) = (find(&a, k), find(&b, k));
+        let (ta, tb) = (num(&ra, "median_s"), num(&rb, "median_s"));
+        let (la, lb) = (num(&ra, "r_loc_rt"), num(&rb, "r_loc_rt"));
+        let (pa, pb) = (num(&ra, "peak_bytes"), num(&rb, "peak_bytes"));
+        cells.push(vec![
+            k.0.clone(),
+            k.1.clone(),
+            cell(ta, 4),
+            cell(tb, 4),
+            cell(ratio(ta, tb), 2),
+            cell(la, 3),
+            cell(lb, 3),
+            cell(ratio(la, lb), 2),
+            cell(mib(pa), 1),
+            cell(mib(pb), 1),
+            cell(ratio(pa, pb), 2),
+        ]);
+    }
+    println!("A: {}", a.label);
+    println!("B: {}", b.label);
+    println!("B/A above 1: B took longer, was more local, or held more memory");
+    println!();
+    let widths: Vec<usize> = (0..cells[0].len())
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (k, row) in cells.iter().enumerate() {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                let w = widths[c];
+                if c < 2 {
+                    format!("{s:<w$}")
+                } else {
+                    format!("{s:>w$}")
+                }
+            })
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+        if k == 0 {
+            println!(
+                "{}",
+                "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
+            );
+        }
+    }
+
+    if let Some(out) = &args.out {
+        std::fs::create_dir_all(out)
+            .map_err(|e| Failure::Failed(format!("{}: {e}", out.display())))?;
+        let kernels_only: Vec<&(String, String)> =
+            keys.iter().filter(|k| k.0 != "geomean").collect();
+        let groups: Vec<String> = kernels_only
+            .iter()
+            .map(|k| format!("{} {}", k.0, k.1))
+            .collect();
+        let series = vec!["A".to_string(), "B".to_string()];
+        let values: Vec<Vec<Option<f64>>> = kernels_only
+            .iter()
+            .map(|k| vec![num(&find(&a, k), "median_s"), num(&find(&b, k), "median_s")])
+            .collect();
+        let errors: Vec<Vec<Option<(f64, f64)>>> = kernels_only
+            .iter()
+            .map(|k| {
+                [&a, &b]
+                    .iter()
+                    .map(|side| {
+                        let r = find(side, k);
+                        num(&r, "min_s").zip(num(&r, "max_s"))
+                    })
+                    .collect()
+            })
+            .collect();
+        let svg = grouped_bars(&GroupedBars {
+            title: "Median time, A beside B",
+            x_label: "kernel and configuration",
+            y_label: "time (s, median)",
+            groups: &groups,
+            series: &series,
+            legend_title: "bench output",
+            values: &values,
+            errors: Some(&errors),
+            error_label: "min to max",
+            y_max: None,
+            references: &[],
+        });
+        let path = out.join("compare.svg");
+        crate::cmd::bench::write_whole(&path, &svg)
+            .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))?;
+        let png = crate::bench::figures::to_png(&svg).map_err(Failure::Failed)?;
+        let png_path = out.join("compare.png");
+        locus::observe::replace_file(&png_path, |f| std::io::Write::write_all(f, &png))
+            .map_err(|e| Failure::Failed(format!("{}: {e}", png_path.display())))?;
+        eprintln!(
+            "locus: compare.svg and compare.png written to {}",
+            out.display()
+        );
+    }
+    Ok(())
+}

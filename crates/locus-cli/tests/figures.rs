@@ -1,0 +1,268 @@
+//! Every picture `locus bench` writes, on the host, on four virtual nodes and in the
+//! simulator on `opteron-64`, rendered as a reader would see it: text laid out in the
+//! system's fonts (resvg), and checked for text outside the canvas, a legend, axis
+//! titles with units, error bars on threads-engine charts, and a PNG of the same size.
+
+use std::path::{Path, PathBuf};
+
+use resvg::usvg;
+
+mod common;
+use common::locus;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The system's fonts with `sans-serif` set to an installed face, as `locus bench`
+/// renders them.
+fn fonts() -> std::sync::Arc<usvg::fontdb::Database> {
+    let mut db = usvg::fontdb::Database::new();
+    db.load_system_fonts();
+    let families: Vec<String> = db
+        .faces()
+        .flat_map(|f| f.families.iter().map(|(n, _)| n.clone()))
+        .collect();
+    let sans = [
+        "DejaVu Sans",
+        "Liberation Sans",
+        "Arial",
+        "Noto Sans",
+        "FreeSans",
+    ]
+    .into_iter()
+    .find(|w| families.iter().any(|f| f == w))
+    .map(str::to_string)
+    .or_else(|| families.first().cloned())
+    .expect("the tests need a font to lay out text (fonts-dejavu-core)");
+    db.set_sans_serif_family(sans);
+    std::sync::Arc::new(db)
+}
+
+/// Text boxes of the laid-out picture, in canvas coordinates.
+fn text_boxes(group: &usvg::Group, out: &mut Vec<usvg::Rect>) {
+    for node in group.children() {
+        match node {
+            usvg::Node::Group(g) => text_boxes(g, out),
+            usvg::Node::Text(t) => out.push(t.abs_bounding_box()),
+            _ => {}
+        }
+    }
+}
+
+/// What one picture must have; returns the number of error bars.
+fn check_picture(svg_path: &Path) -> usize {
+    let what = svg_path.display();
+    let text = std::fs::read_to_string(svg_path).unwrap();
+    let tree = usvg::Tree::from_str(
+        &text,
+        &usvg::Options {
+            fontdb: fonts(),
+            ..usvg::Options::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let size = tree.size();
+    let mut boxes = Vec::new();
+    text_boxes(tree.root(), &mut boxes);
+    assert!(boxes.len() > 5, "{what}: no text laid out");
+    for b in &boxes {
+        assert!(
+            b.left() >= -0.5
+                && b.top() >= -0.5
+                && b.right() <= size.width() + 0.5
+                && b.bottom() <= size.height() + 0.5,
+            "{what}: text at {b:?} leaves the canvas of {} x {}",
+            size.width(),
+            size.height()
+        );
+    }
+
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert!(
+        doc.descendants()
+            .any(|n| n.attribute("class") == Some("legend")),
+        "{what}: no legend"
+    );
+    let titles: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("axis-title"))
+        .map(|n| n.text().unwrap_or("").to_string())
+        .collect();
+    assert!(!titles.is_empty(), "{what}: no axis title");
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.contains('(') && t.ends_with(')') && !t.ends_with("()")),
+        "{what}: no axis title names its unit: {titles:?}"
+    );
+
+    // The PNG beside it: same size.
+    let png = std::fs::read(svg_path.with_extension("png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{what}: PNG signature");
+    let dim = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!(
+        (dim(16), dim(20)),
+        (size.width().ceil() as u32, size.height().ceil() as u32),
+        "{what}: PNG size"
+    );
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some("error-bar"))
+        .count()
+}
+
+fn bench(dir: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["bench", "--out", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = locus(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn svgs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    v.sort();
+    v
+}
+
+const THREADS: &[&str] = &[
+    "--kernels",
+    "jacobi-1d,blur-roberts",
+    "--configs",
+    "dsa-base,dsa-opt",
+    "--repeat",
+    "2",
+];
+
+#[test]
+fn host_pictures_have_error_bars_and_skip_what_one_node_cannot_show() {
+    let host_nodes = std::fs::read_dir("/sys/devices/system/node")
+        .map(|d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("node"))
+            })
+            .count()
+        })
+        .unwrap_or(1);
+    let dir = scratch("figures-host");
+    let stdout = bench(&dir, THREADS);
+    let pictures = svgs(&dir);
+    if host_nodes <= 1 {
+        assert_eq!(pictures, vec![dir.join("speedup.svg")], "{stdout}");
+        assert!(
+            stdout.contains("locality.svg not drawn: one NUMA node"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("traffic.svg not drawn: one NUMA node"),
+            "{stdout}"
+        );
+    }
+    for p in &pictures {
+        // Two kernels and the geometric mean, two configurations (speedup); two
+        // kernels (locality).
+        let bars = check_picture(p);
+        if p.ends_with("speedup.svg") {
+            assert_eq!(bars, 6, "{}", p.display());
+        }
+    }
+}
+
+#[test]
+fn virtual_nodes_draw_every_picture_with_error_bars() {
+    let dir = scratch("figures-4x1");
+    let mut args = THREADS.to_vec();
+    args.extend(["--topology", "4x1"]);
+    let stdout = bench(&dir, &args);
+    let pictures = svgs(&dir);
+    let names: Vec<&str> = pictures
+        .iter()
+        .map(|p| p.file_name().unwrap().to_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["locality.svg", "speedup.svg", "traffic.svg"],
+        "{stdout}"
+    );
+    let bars: Vec<usize> = pictures.iter().map(|p| check_picture(p)).collect();
+    assert_eq!(bars, [4, 6, 0]);
+    let locality = std::fs::read_to_string(dir.join("locality.svg")).unwrap();
+    assert!(locality.contains("interleaved: 1/4 nodes"));
+    let traffic = std::fs::read_to_string(dir.join("traffic.svg")).unwrap();
+    assert!(traffic.contains("dsa-opt: ") && traffic.contains("% local"));
+}
+
+#[test]
+fn simulated_pictures_on_opteron_64() {
+    let dir = scratch("figures-sim");
+    let stdout = bench(
+        &dir,
+        &[
+            "--engine",
+            "sim",
+            "--kernels",
+            "jacobi-2d,bitonic",
+            "--configs",
+            "dsa-base,dsa-opt,shm-base",
+        ],
+    );
+    let pictures = svgs(&dir);
+    assert_eq!(pictures.len(), 3, "{stdout}");
+    for p in &pictures {
+        // One deterministic run each: nothing to draw error bars from.
+        assert_eq!(check_picture(p), 0, "{}", p.display());
+    }
+    // One colour scale for eight-node matrices of three configurations.
+    let traffic = std::fs::read_to_string(dir.join("traffic.svg")).unwrap();
+    assert_eq!(traffic.matches("class=\"legend\"").count(), 1);
+    assert_eq!(traffic.matches("% local</text>").count(), 3);
+}
+
+#[test]
+fn a_missing_baseline_draws_no_speedup_and_says_why() {
+    let dir = scratch("figures-baseline");
+    let stdout = bench(
+        &dir,
+        &[
+            "--engine",
+            "sim",
+            "--kernels",
+            "bitonic",
+            "--configs",
+            "dsa-opt",
+        ],
+    );
+    assert!(
+        stdout.contains("speedup.svg not drawn: the baseline dsa-base is not among"),
+        "{stdout}"
+    );
+    assert!(!dir.join("speedup.svg").exists());
+    let dir = scratch("figures-baseline-2");
+    let stdout = bench(
+        &dir,
+        &[
+            "--engine",
+            "sim",
+            "--kernels",
+            "bitonic",
+            "--configs",
+            "dsa-opt,dfa",
+            "--baseline",
+            "dfa",
+        ],
+    );
+    assert!(stdout.contains("speedup over dfa"), "{stdout}");
+    check_picture(&dir.join("speedup.svg"));
+}
