@@ -1,7 +1,10 @@
-//! `locus topo [--topology SPEC] [--json]`: show a topology.
+//! `locus topo [--topology SPEC] [--json] [--probe]`: show a topology, and with
+//! `--probe` measure the host's migration cost and STREAM triad bandwidth (`probe`).
 
 use crate::cmd::{topology, Failure};
 use crate::render;
+
+mod probe;
 
 /// Options of `locus topo`.
 #[derive(Debug, clap::Args)]
@@ -12,11 +15,18 @@ pub struct Args {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Measure the host: migration cost `a + b x pages` between two nodes
+    /// (`move_pages`) and the STREAM triad bandwidth.
+    #[arg(long)]
+    pub probe: bool,
 }
 
 /// Prints the topology as tables or as one JSON object.
 pub fn main(args: &Args) -> Result<(), Failure> {
     let topo = topology(&args.topology)?;
+    if args.probe {
+        return probe::main(args.json);
+    }
     if args.json {
         let json = serde_json::to_string_pretty(&topo)
             .map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))?;

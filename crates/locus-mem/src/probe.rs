@@ -1,0 +1,240 @@
+//! Probes of the host's memory: the cost of migrating pages between two nodes, and a
+//! STREAM triad.
+//!
+//! [`migration`] measures the linear model of Broquedis et al. ("ForestGOMP: an
+//! efficient OpenMP environment for NUMA architectures", section 3.2: MaMI's
+//! `120 + 11 x pages` microseconds): pages bound to one node and faulted in are moved to
+//! another with `move_pages`, in calls of several sizes, and a least-squares line
+//! through the fastest time of each size gives `a` (per call) and `b` (per page).
+//! [`triad`] runs McCalpin's STREAM triad `a[i] = b[i] + s x c[i]` over vectors each
+//! thread touches first, and reports the bandwidth it sustains.
+//!
+//! Both take wall-clock time: they are for `locus topo --probe`, not for tests that
+//! assert on figures.
+
+use std::time::Instant;
+
+use crate::placement::{self, BindMode, PageStatus, PlacementError};
+use crate::pool::os;
+
+/// A measured migration model: `fixed_ns + per_page_ns x pages`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MigrationFit {
+    /// `a`: the cost of one `move_pages` call, in nanoseconds.
+    pub fixed_ns: f64,
+    /// `b`: the cost of each page moved, in nanoseconds.
+    pub per_page_ns: f64,
+    /// The page size, in bytes.
+    pub page_bytes: usize,
+    /// The (pages, fastest nanoseconds) measurements the line goes through.
+    pub samples: Vec<(usize, f64)>,
+}
+
+/// Why the migration cost could not be measured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// The two nodes are the same, or the machine has one node only.
+    #[error("migration cannot be measured: {0}")]
+    OneNode(String),
+    /// The kernel refused a call.
+    #[error(transparent)]
+    Os(#[from] PlacementError),
+    /// The kernel did not move the pages (the status names the first failure).
+    #[error("move_pages did not move the pages to node {node}: {status:?}")]
+    NotMoved {
+        /// The target OS node.
+        node: usize,
+        /// The status of the first page that did not move.
+        status: PageStatus,
+    },
+}
+
+/// Call sizes of the migration probe, in pages.
+const SIZES: [usize; 5] = [1, 8, 32, 128, 512];
+/// Calls per size; the fastest counts.
+const REPEATS: usize = 5;
+
+/// Measures the migration model between OS nodes `from` and `to`: pages bound to
+/// `from` and faulted in are moved to `to` and back, in calls of 1 to 512 pages.
+pub fn migration(from: usize, to: usize) -> Result<MigrationFit, ProbeError> {
+    if from == to || !placement::numa_available() || placement::online_nodes() < 2 {
+        return Err(ProbeError::OneNode(format!(
+            "the machine has {} NUMA node(s) available; two distinct nodes are needed",
+            placement::online_nodes()
+        )));
+    }
+    let page = placement::page_size();
+    let max = SIZES[SIZES.len() - 1];
+    let len = max * page;
+    let ptr = os::map(len)?;
+    let base = ptr.as_ptr().cast_const();
+    let result = (|| {
+        let _ = placement::madvise_nohugepage(base, len);
+        placement::bind(base, len, from, BindMode::PolicyOnly)?;
+        for i in 0..max {
+            // SAFETY: page `i` is inside the mapping made above, used by this probe only.
+            unsafe { ptr.as_ptr().add(i * page).write_volatile(1) };
+        }
+        // The policy must not pull pages back: reset it, then move explicitly.
+        placement::reset_policy(base, len)?;
+        let mut samples = Vec::with_capacity(SIZES.len());
+        for &pages in &SIZES {
+            let mut best = f64::INFINITY;
+            for _ in 0..REPEATS {
+                let target = to;
+                let start = Instant::now();
+                let status = placement::migrate(base, pages * page, target)?;
+                let ns = start.elapsed().as_nanos() as f64;
+                if let Some(bad) = status.iter().find(|s| s.node() != Some(target)) {
+                    return Err(ProbeError::NotMoved {
+                        node: target,
+                        status: *bad,
+                    });
+                }
+                // Bring them back, untimed, so that every timed call moves them again.
+                placement::migrate(base, pages * page, from)?;
+                best = best.min(ns);
+            }
+            samples.push((pages, best));
+        }
+        let (fixed_ns, per_page_ns) = fit_line(&samples);
+        Ok(MigrationFit {
+            fixed_ns,
+            per_page_ns,
+            page_bytes: page,
+            samples,
+        })
+    })();
+    // SAFETY: the mapping made above, no longer used.
+    unsafe { os::unmap(ptr, len) };
+    result
+}
+
+/// The least-squares line `y = a + b x` through `points`, with `a` and `b` at least 0.
+pub fn fit_line(points: &[(usize, f64)]) -> (f64, f64) {
+    let n = points.len() as f64;
+    if points.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mx = points.iter().map(|p| p.0 as f64).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 as f64 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 as f64 - mx) * (p.1 - my)).sum();
+    let b = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+    ((my - b * mx).max(0.0), b)
+}
+
+/// Result of the STREAM triad probe.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Triad {
+    /// Bytes moved per second (three vectors of `len` doubles: two read, one written),
+    /// best of the repetitions, in GB/s (10^9 bytes).
+    pub gb_per_s: f64,
+    /// Threads that ran it.
+    pub threads: usize,
+    /// Doubles per vector.
+    pub len: usize,
+}
+
+/// Runs the STREAM triad `a[i] = b[i] + 3 x c[i]` over three vectors of `len`
+/// doubles, with one thread per entry of `cpus` (each pinned, each initialising its own
+/// chunk so that first touch places it on its node), `repeats` times; the best counts.
+pub fn triad(len: usize, cpus: &[usize], repeats: usize) -> Triad {
+    let threads = cpus.len().max(1);
+    let chunk = len.div_ceil(threads);
+    let mut a = Vec::<f64>::with_capacity(len);
+    let mut b = Vec::<f64>::with_capacity(len);
+    let mut c = Vec::<f64>::with_capacity(len);
+    // The spare capacity is initialised by the threads below (first touch), then the
+    // lengths are set.
+    let (sa, sb, sc) = (
+        &mut a.spare_capacity_mut()[..len],
+        &mut b.spare_capacity_mut()[..len],
+        &mut c.spare_capacity_mut()[..len],
+    );
+    let mut best = f64::INFINITY;
+    let parts: Vec<_> = sa
+        .chunks_mut(chunk)
+        .zip(sb.chunks_mut(chunk))
+        .zip(sc.chunks_mut(chunk))
+        .enumerate()
+        .collect();
+    let barrier = std::sync::Barrier::new(parts.len() + 1);
+    let barrier = &barrier;
+    std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (i, ((pa, pb), pc)) in parts {
+            let cpu = cpus.get(i).copied();
+            handles.push(s.spawn(move || {
+                if let Some(cpu) = cpu {
+                    let _ = placement::pin_thread_to_cpu(cpu);
+                }
+                for ((x, y), z) in pa.iter_mut().zip(pb.iter_mut()).zip(pc.iter_mut()) {
+                    x.write(0.0);
+                    y.write(1.0);
+                    z.write(2.0);
+                }
+                // SAFETY: every element of the three chunks was written just above.
+                let (pa, pb, pc) = unsafe {
+                    (
+                        &mut *(pa as *mut [std::mem::MaybeUninit<f64>] as *mut [f64]),
+                        &*(pb as *const [std::mem::MaybeUninit<f64>] as *const [f64]),
+                        &*(pc as *const [std::mem::MaybeUninit<f64>] as *const [f64]),
+                    )
+                };
+                for _ in 0..repeats {
+                    barrier.wait();
+                    for ((x, y), z) in pa.iter_mut().zip(pb).zip(pc) {
+                        *x = y + 3.0 * z;
+                    }
+                    barrier.wait();
+                }
+                std::hint::black_box(&pa[0]);
+            }));
+        }
+        for _ in 0..repeats {
+            barrier.wait();
+            let start = Instant::now();
+            barrier.wait();
+            best = best.min(start.elapsed().as_secs_f64());
+        }
+    });
+    let bytes = 3.0 * 8.0 * len as f64;
+    Triad {
+        gb_per_s: bytes / best.max(1e-9) / 1e9,
+        threads,
+        len,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_goes_through_exact_points() {
+        let pts: Vec<(usize, f64)> = [1usize, 8, 32]
+            .iter()
+            .map(|&p| (p, 120_000.0 + 11_000.0 * p as f64))
+            .collect();
+        let (a, b) = fit_line(&pts);
+        assert!(
+            (a - 120_000.0).abs() < 1e-6 && (b - 11_000.0).abs() < 1e-6,
+            "{a} {b}"
+        );
+        assert_eq!(fit_line(&[]), (0.0, 0.0));
+        assert_eq!(fit_line(&[(4, 10.0)]), (10.0, 0.0));
+    }
+
+    #[test]
+    fn one_node_cannot_measure_migration() {
+        assert!(matches!(migration(0, 0), Err(ProbeError::OneNode(_))));
+    }
+
+    #[test]
+    fn triad_runs_and_reports_a_bandwidth() {
+        let t = triad(1 << 12, &[], 2);
+        assert!(t.gb_per_s > 0.0 && t.gb_per_s.is_finite());
+        assert_eq!((t.threads, t.len), (1, 1 << 12));
+    }
+}
