@@ -608,6 +608,16 @@ impl Region {
         armed
     }
 
+    /// Placed pages within `offset..offset + len` that are not on `node`: the pages
+    /// [`migrate`](Self::migrate) to `node` would move.
+    pub fn placed_elsewhere(&self, offset: usize, len: usize, node: usize) -> usize {
+        self.pages[Self::page_range(self.head + offset, len, self.pages.len())]
+            .iter()
+            .filter_map(|slot| decode(slot.load(Ordering::Relaxed)))
+            .filter(|&n| n != node)
+            .count()
+    }
+
     /// Pages armed for migration on next touch, in the whole region.
     pub fn armed_pages(&self) -> usize {
         self.armed.load(Ordering::Relaxed)
