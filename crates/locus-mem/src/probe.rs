@@ -1,8 +1,8 @@
 //! Probes of the host's memory: the cost of migrating pages between two nodes, and a
 //! STREAM triad.
 //!
-//! [`migration`] measures the linear model of Broquedis et al. ("ForestGOMP: an
-//! efficient OpenMP environment for NUMA architectures", section 3.2: MaMI's
+//! [`migration`] measures the linear model of Broquedis et al. ("Dynamic Task and Data
+//! Placement over NUMA Architectures: An OpenMP Runtime Perspective", section 3.2: MaMI's
 //! `120 + 11 x pages` microseconds): pages bound to one node and faulted in are moved to
 //! another with `move_pages`, in calls of several sizes, and a least-squares line
 //! through the fastest time of each size gives `a` (per call) and `b` (per page).

@@ -462,9 +462,10 @@ impl Region {
     }
 }
 
-/// Registering memory, migrating it now and on next touch (Broquedis et al.,
-/// "ForestGOMP: an efficient OpenMP environment for NUMA architectures", MaMI's Table 2:
-/// `mami_register`, `mami_migrate_on_node`, `mami_migrate_on_next_touch`).
+/// Registering memory, migrating it now and on next touch (Broquedis et al., "Dynamic
+/// Task and Data Placement over NUMA Architectures: An OpenMP Runtime Perspective",
+/// MaMI's Table 2: `mami_register`, `mami_migrate_on_node`,
+/// `mami_migrate_on_next_touch`).
 ///
 /// Migration moves pages that exist: a page of a first-touch region that no task has
 /// touched holds no memory, and stays to be placed by its first touch. On real nodes

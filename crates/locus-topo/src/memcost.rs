@@ -1,9 +1,9 @@
 //! [`MemoryCosts`]: what accessing and migrating memory costs, in nanoseconds.
 //!
 //! The cost matrix of a [`Topology`](crate::Topology) is relative (1.0 is a local
-//! access). Broquedis et al., "ForestGOMP: an efficient OpenMP environment for NUMA
-//! architectures" (paper 2, MaMI's Table 2), turn it into absolute costs with two more
-//! figures, which this module holds:
+//! access). Broquedis et al., "Dynamic Task and Data Placement over NUMA Architectures:
+//! An OpenMP Runtime Perspective" (paper 2, MaMI's Table 2), turn it into absolute costs
+//! with two more figures, which this module holds:
 //!
 //! - the latency of one uncached local read and one local write (paper 2, Table 3:
 //!   83 ns and 142 ns on its four-node Opteron);

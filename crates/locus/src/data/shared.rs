@@ -376,8 +376,8 @@ impl SharedBuffer {
     }
 }
 
-/// Migration of shared data (Broquedis et al., "ForestGOMP: an efficient OpenMP
-/// environment for NUMA architectures", MaMI's `mami_migrate_on_node` and
+/// Migration of shared data (Broquedis et al., "Dynamic Task and Data Placement over NUMA
+/// Architectures: An OpenMP Runtime Perspective", MaMI's `mami_migrate_on_node` and
 /// `mami_migrate_on_next_touch`), within the node limits: the pages moved take their
 /// reservation along, and a move the target node has no room for is refused (now) or
 /// left undone (next touch: the page stays where it is).

@@ -1,5 +1,5 @@
-//! The runtime's memory API (Broquedis et al., "ForestGOMP: an efficient OpenMP
-//! environment for NUMA architectures", MaMI's Table 2, in Locus's terms): costs of
+//! The runtime's memory API (Broquedis et al., "Dynamic Task and Data Placement over NUMA
+//! Architectures: An OpenMP Runtime Perspective", MaMI's Table 2, in Locus's terms): costs of
 //! access and migration, migrating a datum now or on its next touch, and registering a
 //! user's buffer as a shared datum. `docs/guide.md`, "Memory", explains the choices.
 //!
