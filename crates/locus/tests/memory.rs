@@ -208,3 +208,32 @@ fn bad_requests_are_errors() {
     });
     assert_eq!(rt.migrate(&v, 1).unwrap().pages, 1);
 }
+
+#[test]
+fn concurrent_touchers_move_each_armed_page_once() {
+    let rt = runtime("4x1");
+    let v = rt
+        .shared::<u64>("v", 64 * 512, RegionPolicy::Bind(0))
+        .unwrap();
+    assert_eq!(rt.migrate_on_next_touch(&v).unwrap(), 64);
+    rt.run(|s| {
+        for t in 0..24 {
+            // Overlapping ranges from nodes 1, 2 and 3, all reading at once.
+            let start = (t * 512 * 5) % (48 * 512);
+            s.task("reader", v.read_range(start..start + 16 * 512))
+                .affinity(Affinity::node(1 + t % 3).strict())
+                .spawn(|_, _| {})
+                .unwrap();
+        }
+        s.task("rest", v.read())
+            .affinity(Affinity::node(3).strict())
+            .spawn(|_, _| {})
+            .unwrap();
+    })
+    .unwrap();
+    let per_node = rt.bytes_per_node(&v);
+    assert_eq!(per_node[0], 0, "{per_node:?}");
+    assert_eq!(per_node.iter().sum::<u64>(), 64 * PAGE as u64);
+    assert_eq!(rt.migrated().next_touch.pages, 64);
+    assert_eq!(rt.shared_bytes_in_use(), 64 * PAGE as u64);
+}
