@@ -34,4 +34,15 @@ fn presets_include_paper_2s_opteron() {
         (Some(4), Some(16))
     );
     assert_eq!(v["read_cost"][0][2].as_f64(), Some(1.41));
+    let m = &v["memory_costs"];
+    assert_eq!(
+        (m["local_read_ns"].as_f64(), m["source"].as_str()),
+        (Some(83.0), Some("paper"))
+    );
+    assert_eq!(m["migration"]["per_page_ns"].as_f64(), Some(11_000.0));
+    let text = stdout(&locus(&["topo", "--topology", "opteron-16"]));
+    assert!(
+        text.contains("migration 120 us + 11 us per 4096 B page"),
+        "{text}"
+    );
 }

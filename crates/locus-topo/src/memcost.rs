@@ -41,6 +41,18 @@ pub enum CostSource {
     Probed,
 }
 
+impl CostSource {
+    /// The name in reports: `assumed`, `paper`, `probed`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            CostSource::Assumed => "assumed",
+            CostSource::Paper => "paper",
+            CostSource::Probed => "probed",
+        }
+    }
+}
+
 /// The cost of migrating pages: `fixed_ns + per_page_ns x pages` (paper 2, section 3.2).
 #[derive(Copy, Clone, Debug, PartialEq, Serialize)]
 pub struct MigrationModel {

@@ -601,6 +601,7 @@ struct TopologyView<'a> {
     read_cost: &'a [Vec<f64>],
     write_cost: &'a [Vec<f64>],
     cost_origin: CostOrigin,
+    memory_costs: &'a MemoryCosts,
 }
 
 impl Serialize for Topology {
@@ -620,6 +621,7 @@ impl Serialize for Topology {
             read_cost: &self.costs.read,
             write_cost: &self.costs.write,
             cost_origin: self.costs.origin,
+            memory_costs: &self.memory_costs,
         }
         .serialize(serializer)
     }

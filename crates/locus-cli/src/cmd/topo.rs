@@ -9,7 +9,8 @@ mod probe;
 /// Options of `locus topo`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// `host`, `NxC`, `NxC:d1,d2,...`, `NxC:@FILE` or a preset (`opteron-64`, `sgi-uv2000`).
+    /// `host`, `NxC`, `NxC:d1,d2,...`, `NxC:@FILE` or a preset (`opteron-64`, `sgi-uv2000`,
+    /// `opteron-16`).
     #[arg(long, value_name = "SPEC", default_value = "host")]
     pub topology: String,
     /// Print one JSON object instead of tables.
@@ -33,6 +34,16 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         println!("{json}");
     } else {
         print!("{}", render::full(&topo));
+        let m = topo.memory_costs();
+        println!(
+            "memory costs ({}): local read {} ns, local write {} ns; migration {} us + {} us per {} B page",
+            m.source.name(),
+            m.local_read_ns,
+            m.local_write_ns,
+            m.migration.fixed_ns / 1e3,
+            m.migration.per_page_ns / 1e3,
+            m.migration.page_bytes
+        );
     }
     Ok(())
 }
