@@ -213,8 +213,9 @@ impl SharedSetup {
         {
             self.add(n, pages);
         }
-        // Only first touch moves pages after creation: other placements fix the node
-        // that data affinity resolves to once, here, instead of on every activation.
+        // Only first touch moves pages as tasks run: other placements fix the node that
+        // data affinity resolves to here (and an explicit migration updates it), instead
+        // of on every activation.
         let placed_main = if policy == RegionPolicy::FirstTouch {
             NO_MAIN
         } else {
