@@ -136,6 +136,40 @@ pub struct Triad {
     pub len: usize,
 }
 
+/// Doubles per vector for a STREAM run on this host: McCalpin's rule, each vector at
+/// least four times the largest cache of CPU 0 (read from
+/// `/sys/devices/system/cpu/cpu0/cache`), and at least 2 Mi doubles (16 MiB); at most
+/// 64 Mi doubles (512 MiB).
+pub fn stream_len() -> usize {
+    let largest = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("size")).ok())
+        .filter_map(|s| parse_cache_size(&s))
+        .max()
+        .unwrap_or(0);
+    (4 * largest / 8).clamp(2 << 20, 64 << 20)
+}
+
+/// A sysfs cache size (`32768K`, `2M`, `512`) in bytes.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let n: usize = digits.parse().ok()?;
+    let scale = match unit {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(scale)
+}
+
 /// Runs the STREAM triad `a[i] = b[i] + 3 x c[i]` over three vectors of `len`
 /// doubles, with one thread per entry of `cpus` (each pinned, each initialising its own
 /// chunk so that first touch places it on its node), `repeats` times; the best counts.
@@ -224,6 +258,17 @@ mod tests {
         );
         assert_eq!(fit_line(&[]), (0.0, 0.0));
         assert_eq!(fit_line(&[(4, 10.0)]), (10.0, 0.0));
+    }
+
+    #[test]
+    fn cache_sizes_parse_and_bound_the_stream_length() {
+        assert_eq!(parse_cache_size("32768K\n"), Some(32 << 20));
+        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
+        assert_eq!(parse_cache_size("512"), Some(512));
+        assert_eq!(parse_cache_size("12Q"), None);
+        assert_eq!(parse_cache_size(""), None);
+        let len = stream_len();
+        assert!(((2 << 20)..=(64 << 20)).contains(&len), "{len}");
     }
 
     #[test]

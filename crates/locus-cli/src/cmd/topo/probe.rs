@@ -2,13 +2,12 @@
 //!
 //! Migration is measured between the first two NUMA nodes the kernel has online
 //! (`locus_mem::probe::migration`); a machine with one node says it cannot be measured
-//! and still runs the triad, one pinned thread per allowed CPU.
+//! and still runs the triad, one pinned thread per allowed CPU, over vectors four
+//! times the largest cache (`locus_mem::probe::stream_len`).
 
 use crate::cmd::Failure;
 use locus_mem::probe;
 
-/// Doubles per triad vector (16 MiB each: larger than the caches of a small host).
-const TRIAD_LEN: usize = 2 << 20;
 /// Triad repetitions; the fastest counts.
 const TRIAD_REPEATS: usize = 5;
 
@@ -17,7 +16,7 @@ pub fn main(json: bool) -> Result<(), Failure> {
     let migration = probe::migration(0, 1);
     let cpus = locus_topo::allowed_cpus()
         .map_err(|e| Failure::Failed(format!("cannot read the allowed CPUs: {e}")))?;
-    let triad = probe::triad(TRIAD_LEN, &cpus, TRIAD_REPEATS);
+    let triad = probe::triad(probe::stream_len(), &cpus, TRIAD_REPEATS);
     if json {
         let migration = match &migration {
             Ok(fit) => serde_json::json!({
