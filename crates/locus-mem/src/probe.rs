@@ -186,53 +186,65 @@ pub fn triad(len: usize, cpus: &[usize], repeats: usize) -> Triad {
         &mut b.spare_capacity_mut()[..len],
         &mut c.spare_capacity_mut()[..len],
     );
-    let mut best = f64::INFINITY;
     let parts: Vec<_> = sa
         .chunks_mut(chunk)
         .zip(sb.chunks_mut(chunk))
         .zip(sc.chunks_mut(chunk))
         .enumerate()
         .collect();
-    let barrier = std::sync::Barrier::new(parts.len() + 1);
+    let barrier = std::sync::Barrier::new(parts.len());
     let barrier = &barrier;
-    std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for (i, ((pa, pb), pc)) in parts {
-            let cpu = cpus.get(i).copied();
-            handles.push(s.spawn(move || {
-                if let Some(cpu) = cpu {
-                    let _ = placement::pin_thread_to_cpu(cpu);
-                }
-                for ((x, y), z) in pa.iter_mut().zip(pb.iter_mut()).zip(pc.iter_mut()) {
-                    x.write(0.0);
-                    y.write(1.0);
-                    z.write(2.0);
-                }
-                // SAFETY: every element of the three chunks was written just above.
-                let (pa, pb, pc) = unsafe {
-                    (
-                        &mut *(pa as *mut [std::mem::MaybeUninit<f64>] as *mut [f64]),
-                        &*(pb as *const [std::mem::MaybeUninit<f64>] as *const [f64]),
-                        &*(pc as *const [std::mem::MaybeUninit<f64>] as *const [f64]),
-                    )
-                };
-                for _ in 0..repeats {
-                    barrier.wait();
-                    for ((x, y), z) in pa.iter_mut().zip(pb).zip(pc) {
-                        *x = y + 3.0 * z;
+    // Each worker stamps the start and end of its part of every repetition; a
+    // repetition lasts from the first start to the last end, so a thread descheduled
+    // between repetitions (a loaded host) does not shorten it.
+    let stamps: Vec<Vec<(Instant, Instant)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|(i, ((pa, pb), pc))| {
+                let cpu = cpus.get(i).copied();
+                s.spawn(move || {
+                    if let Some(cpu) = cpu {
+                        let _ = placement::pin_thread_to_cpu(cpu);
                     }
-                    barrier.wait();
-                }
-                std::hint::black_box(&pa[0]);
-            }));
-        }
-        for _ in 0..repeats {
-            barrier.wait();
-            let start = Instant::now();
-            barrier.wait();
-            best = best.min(start.elapsed().as_secs_f64());
-        }
+                    for ((x, y), z) in pa.iter_mut().zip(pb.iter_mut()).zip(pc.iter_mut()) {
+                        x.write(0.0);
+                        y.write(1.0);
+                        z.write(2.0);
+                    }
+                    // SAFETY: every element of the three chunks was written just above.
+                    let (pa, pb, pc) = unsafe {
+                        (
+                            &mut *(pa as *mut [std::mem::MaybeUninit<f64>] as *mut [f64]),
+                            &*(pb as *const [std::mem::MaybeUninit<f64>] as *const [f64]),
+                            &*(pc as *const [std::mem::MaybeUninit<f64>] as *const [f64]),
+                        )
+                    };
+                    let mut mine = Vec::with_capacity(repeats);
+                    for _ in 0..repeats {
+                        barrier.wait();
+                        let start = Instant::now();
+                        for ((x, y), z) in pa.iter_mut().zip(pb).zip(pc) {
+                            *x = y + 3.0 * z;
+                        }
+                        mine.push((start, Instant::now()));
+                    }
+                    std::hint::black_box(&pa[0]);
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
     });
+    let best = (0..repeats)
+        .filter_map(|r| {
+            let first = stamps.iter().filter_map(|t| t.get(r)).map(|t| t.0).min()?;
+            let last = stamps.iter().filter_map(|t| t.get(r)).map(|t| t.1).max()?;
+            Some(last.duration_since(first).as_secs_f64())
+        })
+        .fold(f64::INFINITY, f64::min);
     let bytes = 3.0 * 8.0 * len as f64;
     Triad {
         gb_per_s: bytes / best.max(1e-9) / 1e9,
