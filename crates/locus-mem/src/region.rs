@@ -19,9 +19,9 @@
 //! (`madvise(MADV_NOHUGEPAGE)`) so that interleaving has page granularity.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
-use crate::placement::{self, BindMode, PlacementError};
+use crate::placement::{self, BindMode, PageStatus, PlacementError};
 use crate::pool::os;
 
 /// How the pages of a [`Region`] are placed. Nodes are indices into
@@ -67,6 +67,15 @@ pub struct RegionConfig {
 /// A page that no task has touched yet (first-touch regions).
 const UNTOUCHED: u16 = u16::MAX;
 
+/// Bit set in a placed page's entry while it is armed for migration on next touch
+/// ([`Region::arm_next_touch`]); the other bits keep its node.
+const ARMED: u16 = 1 << 15;
+
+/// The node of a page-table entry, `None` for an untouched page.
+fn decode(entry: u16) -> Option<usize> {
+    (entry != UNTOUCHED).then_some(usize::from(entry & !ARMED))
+}
+
 /// Page size of the node table.
 pub const PAGE: usize = 4096;
 
@@ -82,8 +91,15 @@ pub struct Region {
     /// Bytes mapped (`len` rounded up to pages; 0 when nothing is mapped).
     mapped: usize,
     policy: RegionPolicy,
-    /// Node of each page, or [`UNTOUCHED`].
+    /// Node of each page, or [`UNTOUCHED`]; [`ARMED`] set while armed for next touch.
     pages: Box<[AtomicU16]>,
+    /// Offset of the region's first byte in its first page: 0 for a mapping, the
+    /// address modulo the page size for registered memory.
+    head: usize,
+    /// Pages armed for migration on next touch.
+    armed: AtomicUsize,
+    /// How registered memory is given back, instead of unmapping it.
+    free: Option<Box<dyn FnOnce() + Send>>,
 }
 
 // SAFETY: the region owns its mapping; the pointer is only an address. Access to the
@@ -199,6 +215,9 @@ impl Region {
             mapped,
             policy,
             pages: pages.into_boxed_slice(),
+            head: 0,
+            armed: AtomicUsize::new(0),
+            free: None,
         };
         let first_page = if mapped == 0 {
             NEXT_VIRTUAL_PAGE.fetch_add(page_count as u64, Ordering::Relaxed)
@@ -291,8 +310,11 @@ impl Region {
 
     /// The node of the page holding byte `offset`, if it is placed yet.
     pub fn node_of(&self, offset: usize) -> Option<usize> {
-        let n = self.pages.get(offset / PAGE)?.load(Ordering::Relaxed);
-        (n != UNTOUCHED).then_some(usize::from(n))
+        decode(
+            self.pages
+                .get((self.head + offset) / PAGE)?
+                .load(Ordering::Relaxed),
+        )
     }
 
     /// Records that a task on `node` touches bytes `offset..offset + len`: pages no task
@@ -302,7 +324,7 @@ impl Region {
         if self.policy != RegionPolicy::FirstTouch || len == 0 {
             return 0;
         }
-        self.pages[Self::page_range(offset, len, self.pages.len())]
+        self.pages[Self::page_range(self.head + offset, len, self.pages.len())]
             .iter()
             .filter(|slot| {
                 slot.compare_exchange(UNTOUCHED, node as u16, Ordering::Relaxed, Ordering::Relaxed)
@@ -317,7 +339,7 @@ impl Region {
         if self.policy != RegionPolicy::FirstTouch || len == 0 {
             return 0;
         }
-        self.pages[Self::page_range(offset, len, self.pages.len())]
+        self.pages[Self::page_range(self.head + offset, len, self.pages.len())]
             .iter()
             .filter(|slot| slot.load(Ordering::Relaxed) == UNTOUCHED)
             .count()
@@ -346,7 +368,7 @@ impl Region {
         }
         let mut plan = plan.iter().copied().filter(|&(_, pages)| pages > 0);
         let mut current = plan.next();
-        for page in Self::page_range(offset, len, self.pages.len()) {
+        for page in Self::page_range(self.head + offset, len, self.pages.len()) {
             let target = current.map_or(node, |(target, _)| target);
             let slot = &self.pages[page];
             if slot
@@ -369,8 +391,7 @@ impl Region {
             }
             placed[target] += 1;
             if let (Some(os_nodes), true) = (os_nodes, target != node && self.mapped > 0) {
-                // SAFETY: `page` is a page of this mapping.
-                let at = unsafe { self.ptr.as_ptr().add(page * PAGE) };
+                let at = self.page_addr(page);
                 // A refusal leaves the page to first touch on `node`: the table is then
                 // off by that page, which is harmless to the program.
                 let _ = placement::bind(at, PAGE, os_nodes[target], BindMode::PolicyOnly);
@@ -397,7 +418,7 @@ impl Region {
         let mut at = offset;
         let mut run: Option<(Option<usize>, usize)> = None;
         while at < end {
-            let page_end = ((at / PAGE) + 1) * PAGE;
+            let page_end = ((self.head + at) / PAGE + 1) * PAGE - self.head;
             let chunk = page_end.min(end) - at;
             let node = self.node_of(at);
             match &mut run {
@@ -433,8 +454,7 @@ impl Region {
     pub fn pages_per_node(&self, nodes: usize) -> Vec<u64> {
         let mut out = vec![0; nodes];
         for slot in self.pages.iter() {
-            let n = usize::from(slot.load(Ordering::Relaxed));
-            if n < nodes {
+            if let Some(n) = decode(slot.load(Ordering::Relaxed)).filter(|&n| n < nodes) {
                 out[n] += 1;
             }
         }
@@ -442,9 +462,247 @@ impl Region {
     }
 }
 
+/// Registering memory, migrating it now and on next touch (Broquedis et al., "Dynamic
+/// Task and Data Placement over NUMA Architectures: An OpenMP Runtime Perspective",
+/// MaMI's Table 2: `mami_register`, `mami_migrate_on_node`,
+/// `mami_migrate_on_next_touch`).
+///
+/// Migration moves pages that exist: a page of a first-touch region that no task has
+/// touched holds no memory, and stays to be placed by its first touch. On real nodes
+/// pages are moved with `move_pages` and the table is read back from the kernel's
+/// status; on virtual nodes (and without memory) the table alone changes.
+impl Region {
+    /// Makes a region of memory the caller allocated: `len` bytes at `ptr`, given back
+    /// by `free` when the region is dropped. Nothing is copied or placed: on real nodes
+    /// (`config.os_nodes`) the node of every present page is read from the kernel
+    /// (`move_pages`) and pages never touched are left to first touch; on virtual nodes
+    /// every page is taken to be on `home`. The region's policy is first touch.
+    ///
+    /// # Safety
+    ///
+    /// `ptr..ptr + len` is memory that stays valid, and that nothing but the users of
+    /// the region reads or writes, until `free` is called (by the region's drop);
+    /// `home < config.nodes`.
+    pub unsafe fn register(
+        ptr: NonNull<u8>,
+        len: usize,
+        free: Box<dyn FnOnce() + Send>,
+        home: usize,
+        config: &RegionConfig,
+    ) -> Result<Self, RegionError> {
+        let head = ptr.as_ptr() as usize % PAGE;
+        let page_count = if len == 0 {
+            0
+        } else {
+            (head + len).div_ceil(PAGE)
+        };
+        let mut pages = Vec::new();
+        if pages.try_reserve_exact(page_count).is_err() {
+            free();
+            return Err(RegionError::TooLarge { len });
+        }
+        let home = home.min(config.nodes.saturating_sub(1));
+        pages.extend((0..page_count).map(|_| AtomicU16::new(home as u16)));
+        let region = Region {
+            ptr,
+            len,
+            mapped: page_count * PAGE,
+            policy: RegionPolicy::FirstTouch,
+            pages: pages.into_boxed_slice(),
+            head,
+            armed: AtomicUsize::new(0),
+            free: Some(free),
+        };
+        if let (Some(os_nodes), true) = (&config.os_nodes, page_count > 0) {
+            let status = placement::query_nodes(region.page_addr(0), page_count * PAGE)
+                .map_err(RegionError::Os)?;
+            for (slot, page) in region.pages.iter().zip(status) {
+                let node = match page {
+                    PageStatus::Node(os) => os_nodes.iter().position(|&n| n == os),
+                    _ => None,
+                };
+                slot.store(node.map_or(UNTOUCHED, |n| n as u16), Ordering::Relaxed);
+            }
+        }
+        Ok(region)
+    }
+
+    /// The address of page `page` (the page's start, before the region's first byte
+    /// for page 0 of registered memory).
+    fn page_addr(&self, page: usize) -> *const u8 {
+        (self.ptr.as_ptr() as usize - self.head + page * PAGE) as *const u8
+    }
+
+    /// Moves the placed pages holding `offset..offset + len` to `node` now
+    /// (`mami_migrate_on_node`), disarming any armed for next touch. On real nodes
+    /// (`os_nodes`, as in [`RegionConfig`]) the pages are moved with `move_pages` and
+    /// the table follows the kernel's status. Returns the pages moved off each node,
+    /// indexed by node (`nodes` entries at least).
+    pub fn migrate(
+        &self,
+        offset: usize,
+        len: usize,
+        node: usize,
+        os_nodes: Option<&[usize]>,
+        nodes: usize,
+    ) -> Result<Vec<u64>, PlacementError> {
+        let mut moved = vec![0u64; nodes.max(node + 1)];
+        let range = Self::page_range(self.head + offset, len, self.pages.len());
+        if range.is_empty() {
+            return Ok(moved);
+        }
+        let kernel = match (os_nodes, self.mapped > 0) {
+            (Some(os_nodes), true) => Some((
+                os_nodes,
+                placement::migrate(
+                    self.page_addr(range.start),
+                    range.len() * PAGE,
+                    os_nodes[node],
+                )?,
+            )),
+            _ => None,
+        };
+        for (k, page) in range.enumerate() {
+            let slot = &self.pages[page];
+            let old = slot.load(Ordering::Relaxed);
+            let Some(was) = decode(old) else { continue };
+            let now = match &kernel {
+                Some((os_nodes, status)) => match status[k] {
+                    PageStatus::Node(os) => os_nodes.iter().position(|&n| n == os),
+                    _ => None,
+                },
+                None => Some(node),
+            };
+            let Some(now) = now else { continue };
+            if slot
+                .compare_exchange(old, now as u16, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                if old & ARMED != 0 {
+                    self.armed.fetch_sub(1, Ordering::Relaxed);
+                }
+                if now != was {
+                    moved[was] += 1;
+                }
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Arms the placed pages holding `offset..offset + len` for migration on next
+    /// touch (`mami_migrate_on_next_touch`): the first [`take_armed`](Self::take_armed)
+    /// that covers a page moves it to the toucher's node. Returns the pages armed by
+    /// this call.
+    pub fn arm_next_touch(&self, offset: usize, len: usize) -> usize {
+        let mut armed = 0;
+        for slot in &self.pages[Self::page_range(self.head + offset, len, self.pages.len())] {
+            if slot
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                    (v != UNTOUCHED && v & ARMED == 0).then_some(v | ARMED)
+                })
+                .is_ok()
+            {
+                armed += 1;
+            }
+        }
+        self.armed.fetch_add(armed, Ordering::Relaxed);
+        armed
+    }
+
+    /// Placed pages within `offset..offset + len` that are not on `node`: the pages
+    /// [`migrate`](Self::migrate) to `node` would move.
+    pub fn placed_elsewhere(&self, offset: usize, len: usize, node: usize) -> usize {
+        self.pages[Self::page_range(self.head + offset, len, self.pages.len())]
+            .iter()
+            .filter_map(|slot| decode(slot.load(Ordering::Relaxed)))
+            .filter(|&n| n != node)
+            .count()
+    }
+
+    /// Pages armed for migration on next touch, in the whole region.
+    pub fn armed_pages(&self) -> usize {
+        self.armed.load(Ordering::Relaxed)
+    }
+
+    /// Armed pages within `offset..offset + len` that are not on `node`: the pages a
+    /// touch from `node` would move.
+    pub fn armed_elsewhere(&self, offset: usize, len: usize, node: usize) -> usize {
+        if self.armed_pages() == 0 {
+            return 0;
+        }
+        self.pages[Self::page_range(self.head + offset, len, self.pages.len())]
+            .iter()
+            .map(|slot| slot.load(Ordering::Relaxed))
+            .filter(|&v| v != UNTOUCHED && v & ARMED != 0 && decode(v) != Some(node))
+            .count()
+    }
+
+    /// A task on `node` touches `offset..offset + len`: the armed pages there are
+    /// disarmed, and up to `budget` of those on other nodes move to `node` (with
+    /// `move_pages` on real nodes, the table then following the kernel's status); the
+    /// others stay where they are. Returns the pages moved off each node, indexed by
+    /// node (`nodes` entries at least).
+    pub fn take_armed(
+        &self,
+        offset: usize,
+        len: usize,
+        node: usize,
+        mut budget: usize,
+        os_nodes: Option<&[usize]>,
+        nodes: usize,
+    ) -> Vec<u64> {
+        let mut moved = vec![0u64; nodes.max(node + 1)];
+        if self.armed_pages() == 0 || len == 0 {
+            return moved;
+        }
+        let mut taken: Vec<(usize, usize)> = Vec::new();
+        for page in Self::page_range(self.head + offset, len, self.pages.len()) {
+            let slot = &self.pages[page];
+            let v = slot.load(Ordering::Relaxed);
+            if v == UNTOUCHED || v & ARMED == 0 {
+                continue;
+            }
+            let was = usize::from(v & !ARMED);
+            let to = if was != node && budget > 0 { node } else { was };
+            if slot
+                .compare_exchange(v, to as u16, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
+                // Another toucher took it first.
+                continue;
+            }
+            self.armed.fetch_sub(1, Ordering::Relaxed);
+            if to != was {
+                budget -= 1;
+                moved[was] += 1;
+                taken.push((page, was));
+            }
+        }
+        if let (Some(os_nodes), true, false) = (os_nodes, self.mapped > 0, taken.is_empty()) {
+            for &(page, was) in &taken {
+                // One call per page: armed pages are seldom contiguous once touchers
+                // have taken parts of a range, and a refusal costs one page only.
+                let now = match placement::migrate(self.page_addr(page), PAGE, os_nodes[node]) {
+                    Ok(status) => status.first().and_then(|s| s.node()),
+                    Err(_) => None,
+                };
+                let now = now.and_then(|os| os_nodes.iter().position(|&n| n == os));
+                if now != Some(node) {
+                    // The kernel did not move it: the table says where it is.
+                    self.pages[page].store(now.unwrap_or(was) as u16, Ordering::Relaxed);
+                    moved[was] -= 1;
+                }
+            }
+        }
+        moved
+    }
+}
+
 impl Drop for Region {
     fn drop(&mut self) {
-        if self.mapped > 0 {
+        if let Some(free) = self.free.take() {
+            free();
+        } else if self.mapped > 0 {
             // SAFETY: `ptr`/`mapped` is the mapping made in `new`, unmapped only here;
             // the region is being dropped, so nothing uses the memory any more.
             unsafe { os::unmap(self.ptr, self.mapped) };
@@ -566,6 +824,97 @@ mod tests {
         assert!(bytes.iter().all(|&b| b == 0));
         bytes[PAGE + 7] = 9;
         assert_eq!(bytes[PAGE + 7], 9);
+    }
+
+    #[test]
+    fn migrate_moves_placed_pages_and_counts_them_by_source() {
+        let r = Region::new(8 * PAGE, RegionPolicy::Blocked, &virtual_nodes(4)).unwrap();
+        assert_eq!(r.pages_per_node(4), vec![2; 4]);
+        // Pages 1..=4 (bytes PAGE + 1 .. 5 * PAGE): one of node 0, two of node 1, one of
+        // node 2.
+        let moved = r.migrate(PAGE + 1, 4 * PAGE - 1, 3, None, 4).unwrap();
+        assert_eq!(moved, vec![1, 2, 1, 0]);
+        assert_eq!(r.pages_per_node(4), vec![1, 0, 1, 6]);
+        assert_eq!(r.migrate(0, r.len(), 3, None, 4).unwrap(), vec![1, 0, 1, 0]);
+        assert_eq!(r.pages_per_node(4), vec![0, 0, 0, 8]);
+        // Untouched first-touch pages hold no memory and stay to their first touch.
+        let f = Region::new(2 * PAGE, RegionPolicy::FirstTouch, &virtual_nodes(2)).unwrap();
+        f.touch(0, 1, 0);
+        assert_eq!(f.migrate(0, f.len(), 1, None, 2).unwrap(), vec![1, 0]);
+        assert_eq!((f.node_of(0), f.node_of(PAGE)), (Some(1), None));
+    }
+
+    #[test]
+    fn next_touch_moves_armed_pages_to_the_first_toucher() {
+        let r = Region::new(6 * PAGE, RegionPolicy::Bind(0), &virtual_nodes(3)).unwrap();
+        assert_eq!(r.arm_next_touch(0, r.len()), 6);
+        assert_eq!(r.arm_next_touch(0, r.len()), 0, "armed once");
+        // Armed pages keep their node until touched.
+        assert_eq!(r.pages_per_node(3), vec![6, 0, 0]);
+        assert_eq!(r.armed_elsewhere(0, 2 * PAGE, 2), 2);
+        assert_eq!(
+            r.take_armed(0, 2 * PAGE, 2, usize::MAX, None, 3),
+            vec![2, 0, 0]
+        );
+        // A second toucher finds them disarmed.
+        assert_eq!(
+            r.take_armed(0, 2 * PAGE, 1, usize::MAX, None, 3),
+            vec![0; 3]
+        );
+        // A budget of one: one page moves, the others stay, all are disarmed.
+        assert_eq!(
+            r.take_armed(2 * PAGE, 3 * PAGE, 1, 1, None, 3),
+            vec![1, 0, 0]
+        );
+        assert_eq!(r.armed_pages(), 1);
+        // A toucher on the page's own node disarms it without moving it.
+        assert_eq!(
+            r.take_armed(5 * PAGE, 1, 0, usize::MAX, None, 3),
+            vec![0; 3]
+        );
+        assert_eq!(r.armed_pages(), 0);
+        let nodes: Vec<_> = (0..6).map(|p| r.node_of(p * PAGE).unwrap()).collect();
+        assert_eq!(nodes, vec![2, 2, 1, 0, 0, 0]);
+        // Migrating now disarms.
+        r.arm_next_touch(0, PAGE);
+        r.migrate(0, PAGE, 0, None, 3).unwrap();
+        assert_eq!(r.armed_pages(), 0);
+    }
+
+    #[test]
+    fn registered_memory_is_not_copied_and_is_given_back() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        let mut v: Vec<u64> = (0..3000).collect();
+        let ptr = NonNull::new(v.as_mut_ptr().cast::<u8>()).unwrap();
+        let len = std::mem::size_of_val(&v[..]);
+        let freed = Arc::new(AtomicBool::new(false));
+        let flag = freed.clone();
+        let free = Box::new(move || {
+            drop(v);
+            flag.store(true, Ordering::Relaxed);
+        });
+        // SAFETY: the Vec's memory is valid until `free` drops it, and only `r` uses it.
+        let r = unsafe { Region::register(ptr, len, free, 1, &virtual_nodes(2)) }.unwrap();
+        assert_eq!(r.as_ptr(), ptr.as_ptr());
+        let head = ptr.as_ptr() as usize % PAGE;
+        let pages = (head + len).div_ceil(PAGE);
+        assert_eq!(r.pages_per_node(2), vec![0, pages as u64]);
+        let mut total = 0;
+        r.bytes_by_node(0, len, |node, bytes| {
+            assert_eq!(node, Some(1));
+            total += bytes;
+        });
+        assert_eq!(total, len);
+        // Byte 0 is on the region's first page, the last byte on its last.
+        assert_eq!(r.migrate(0, 1, 0, None, 2).unwrap(), vec![0, 1]);
+        assert_eq!(r.node_of(0), Some(0));
+        assert_eq!(r.node_of(len - 1), Some(1));
+        // SAFETY: `r` holds `len` bytes of the Vec, which nothing else uses.
+        let back = unsafe { std::slice::from_raw_parts(r.as_ptr().cast::<u64>(), 3000) };
+        assert_eq!(back[2999], 2999);
+        drop(r);
+        assert!(freed.load(Ordering::Relaxed));
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod error;
 #[cfg(feature = "hwloc")]
 mod hwloc;
 mod ids;
+pub mod memcost;
 pub mod preset;
 pub mod spec;
 mod sysfs;
@@ -43,6 +44,7 @@ mod topology;
 pub use affinity::allowed_cpus;
 pub use error::TopoError;
 pub use ids::{CpuId, NodeId};
+pub use memcost::{CostSource, MemoryCosts, MigrationModel};
 pub use preset::PRESET_NAMES;
 pub use sysfs::SysfsReader;
 pub use topology::{CostMatrix, CostOrigin, Node, Source, Topology, MAX_CPUS, MAX_NODES};
@@ -75,7 +77,7 @@ impl Topology {
         spec::synthetic(nodes, cpus_per_node)
     }
 
-    /// A preset by name (`opteron-64`, `sgi-uv2000`); see [`preset`].
+    /// A preset by name (`opteron-64`, `sgi-uv2000`, `opteron-16`); see [`preset`].
     pub fn preset(name: &str) -> Result<Topology, TopoError> {
         preset::preset(name)
     }

@@ -1,4 +1,5 @@
-//! Presets: models of the two machines measured in paper 1 (section 4.2, Tables 1-2).
+//! Presets: models of the two machines measured in paper 1 (section 4.2, Tables 1-2) and
+//! of paper 2's four-node Opteron (Broquedis et al., ForestGOMP and MaMI, Table 3).
 //!
 //! Each preset has the machine's node and core counts, its memory per node, a hop
 //! structure matching the paper's description, and the read/write latency factors the
@@ -6,6 +7,7 @@
 //! in the style of an ACPI SLIT, so that distance classes and cost classes coincide.
 
 use crate::error::TopoError;
+use crate::memcost::MemoryCosts;
 use crate::topology::{CostMatrix, CostOrigin, Parts, Source, Topology};
 
 const GIB: u64 = 1 << 30;
@@ -48,14 +50,23 @@ pub const SGI_UV2000_CLASSES: [HopClass; 4] = [
     class("3 hops", 7.48, 5.87, 75),
 ];
 
+/// Paper 2 (Broquedis et al., ForestGOMP and MaMI), Table 3 ("Memory access latency
+/// (uncached) depending on the data being local or remote"), factors R/W.
+pub const OPTERON_16_CLASSES: [HopClass; 3] = [
+    class("local", 1.00, 1.00, 10),
+    class("neighbour node", 1.18, 1.25, 12),
+    class("opposite node", 1.41, 1.46, 14),
+];
+
 /// The names [`Topology::preset`] accepts.
-pub const PRESET_NAMES: [&str; 2] = ["opteron-64", "sgi-uv2000"];
+pub const PRESET_NAMES: [&str; 3] = ["opteron-64", "sgi-uv2000", "opteron-16"];
 
 /// Builds a preset by name.
 pub(crate) fn preset(name: &str) -> Result<Topology, TopoError> {
     match name {
         "opteron-64" => Ok(opteron_64()),
         "sgi-uv2000" => Ok(sgi_uv2000()),
+        "opteron-16" => Ok(opteron_16()),
         _ => Err(TopoError::UnknownPreset {
             name: name.to_string(),
             known: PRESET_NAMES.join(", "),
@@ -112,6 +123,24 @@ fn sgi_uv2000() -> Topology {
         &SGI_UV2000_CLASSES,
         hop,
     )
+}
+
+/// Opteron-16 (paper 2, section 4.1 and Figure 1): four quad-core AMD Opteron
+/// packages, each one NUMA node of 4 cores and 8 GiB, linked in a square: every node
+/// has two neighbours one link away and one opposite node two links away. Node `i`'s
+/// neighbours are `i ± 1 (mod 4)`, its opposite node `i ^ 2`. Factors: Table 3;
+/// absolute costs: Table 3's local latencies (83 ns read, 142 ns write) and MaMI's
+/// migration model, 120 us + 11 us per page ([`MemoryCosts::OPTERON_16`]).
+fn opteron_16() -> Topology {
+    let hop = |i: usize, j: usize| -> usize {
+        match (i == j, i ^ j == 2) {
+            (true, _) => 0,
+            (false, false) => 1,
+            (false, true) => 2,
+        }
+    };
+    from_classes("opteron-16", 4, 4, 8 * GIB, &OPTERON_16_CLASSES, hop)
+        .with_memory_costs(MemoryCosts::OPTERON_16)
 }
 
 fn from_classes(
@@ -238,6 +267,70 @@ mod tests {
         assert_eq!(w, [1.00, 4.04, 4.95, 5.87]);
         let d: Vec<u32> = SGI_UV2000_CLASSES.iter().map(|c| c.distance).collect();
         assert_eq!(d, [10, 49, 62, 75]);
+    }
+
+    #[test]
+    fn opteron_16_counts_factors_and_costs() {
+        let t = preset("opteron-16").unwrap();
+        assert_eq!((t.num_nodes(), t.num_cpus()), (4, 16));
+        assert!(t.nodes().iter().all(|n| n.cpus.len() == 4));
+        assert_eq!(t.total_memory_bytes(), 32 * GIB);
+        let n = |i| NodeId(i);
+        // Node 0: neighbours 1 and 3, opposite node 2.
+        for j in [1, 3] {
+            assert_eq!(
+                (t.read_cost(n(0), n(j)), t.write_cost(n(0), n(j))),
+                (1.18, 1.25)
+            );
+            assert_eq!(t.distance(n(0), n(j)), 12);
+        }
+        assert_eq!(
+            (t.read_cost(n(0), n(2)), t.write_cost(n(0), n(2))),
+            (1.41, 1.46)
+        );
+        assert_eq!(t.distance(n(0), n(2)), 14);
+        let costs = t.memory_costs();
+        assert_eq!((costs.local_read_ns, costs.local_write_ns), (83.0, 142.0));
+        assert_eq!(
+            (costs.migration.fixed_ns, costs.migration.per_page_ns),
+            (120_000.0, 11_000.0)
+        );
+        // Table 3's absolute latencies, one cache line each.
+        let line = |r: u32, d: u32| {
+            (
+                t.read_cost_ns(64, n(d), n(r)),
+                t.write_cost_ns(64, n(d), n(r)),
+            )
+        };
+        let (r, w) = line(1, 2);
+        assert!((r - 98.0).abs() < 0.1 && (w - 177.5).abs() < 0.1, "{r} {w}");
+        let (r, w) = line(3, 1);
+        assert!(
+            (r - 117.0).abs() < 0.1 && (w - 207.3).abs() < 0.1,
+            "{r} {w}"
+        );
+        assert_eq!(t.migration_cost_ns(3 * 4096), 153_000.0);
+    }
+
+    #[test]
+    fn opteron_16_is_a_square() {
+        // Two neighbours and one opposite node for every node.
+        let t = preset("opteron-16").unwrap();
+        for i in 0..4u32 {
+            let classes = t.nodes_by_distance(NodeId(i));
+            let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
+            assert_eq!(sizes, [2, 1], "node {i}");
+            assert_eq!(classes[1], [NodeId(i ^ 2)], "opposite of {i}");
+            let mut neighbours = vec![NodeId((i + 1) % 4), NodeId((i + 3) % 4)];
+            neighbours.sort_unstable();
+            assert_eq!(classes[0], neighbours, "neighbours of {i}");
+        }
+        let r: Vec<f64> = OPTERON_16_CLASSES.iter().map(|c| c.read).collect();
+        let w: Vec<f64> = OPTERON_16_CLASSES.iter().map(|c| c.write).collect();
+        assert_eq!((r, w), (vec![1.00, 1.18, 1.41], vec![1.00, 1.25, 1.46]));
+        // Other presets keep the assumed costs.
+        let other = preset("opteron-64").unwrap();
+        assert_eq!(*other.memory_costs(), MemoryCosts::ASSUMED);
     }
 
     #[test]

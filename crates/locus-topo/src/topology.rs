@@ -9,6 +9,7 @@ use serde::{Serialize, Serializer};
 
 use crate::error::TopoError;
 use crate::ids::{CpuId, NodeId};
+use crate::memcost::MemoryCosts;
 
 /// Largest number of nodes a topology may have.
 pub const MAX_NODES: usize = 1024;
@@ -113,6 +114,7 @@ pub struct Topology {
     cache_groups: Vec<Vec<CpuId>>,
     distances: Vec<Vec<u32>>,
     costs: CostMatrix,
+    memory_costs: MemoryCosts,
 }
 
 /// The unvalidated parts of a topology, as backends and parsers produce them.
@@ -270,6 +272,7 @@ impl Topology {
             cache_groups: groups,
             distances: parts.distances,
             costs,
+            memory_costs: MemoryCosts::default(),
         })
     }
 
@@ -369,6 +372,64 @@ impl Topology {
     #[must_use]
     pub fn costs(&self) -> &CostMatrix {
         &self.costs
+    }
+
+    /// Absolute memory costs: local latencies and the migration model
+    /// ([`MemoryCosts`]).
+    #[must_use]
+    pub fn memory_costs(&self) -> &MemoryCosts {
+        &self.memory_costs
+    }
+
+    /// The topology with other absolute memory costs (measured ones, for example).
+    #[must_use]
+    pub fn with_memory_costs(mut self, costs: MemoryCosts) -> Topology {
+        self.memory_costs = costs;
+        self
+    }
+
+    /// The cost in nanoseconds for a CPU of `from` to read `bytes` bytes of `data`'s
+    /// memory: one miss per 64-byte line at the local read latency times the read
+    /// factor (see [`MemoryCosts`] for what this bounds).
+    ///
+    /// ```
+    /// use locus_topo::{NodeId, Topology};
+    /// let t = Topology::preset("opteron-16").unwrap();
+    /// // 64 KiB from the opposite node: 1024 lines of 83 ns x 1.41.
+    /// let ns = t.read_cost_ns(64 << 10, NodeId(0), NodeId(2));
+    /// assert!((ns - 1024.0 * 83.0 * 1.41).abs() < 1e-6);
+    /// ```
+    ///
+    /// # Panics
+    /// If a node is outside the topology.
+    #[must_use]
+    pub fn read_cost_ns(&self, bytes: u64, data: NodeId, from: NodeId) -> f64 {
+        MemoryCosts::access_ns(
+            bytes,
+            self.memory_costs.local_read_ns,
+            self.read_cost(from, data),
+        )
+    }
+
+    /// The cost in nanoseconds for a CPU of `from` to write `bytes` bytes of `data`'s
+    /// memory, as [`read_cost_ns`](Self::read_cost_ns) with the write latency and factor.
+    ///
+    /// # Panics
+    /// If a node is outside the topology.
+    #[must_use]
+    pub fn write_cost_ns(&self, bytes: u64, data: NodeId, from: NodeId) -> f64 {
+        MemoryCosts::access_ns(
+            bytes,
+            self.memory_costs.local_write_ns,
+            self.write_cost(from, data),
+        )
+    }
+
+    /// The cost in nanoseconds of migrating `bytes` bytes in one call, by the
+    /// topology's [`MigrationModel`](crate::MigrationModel).
+    #[must_use]
+    pub fn migration_cost_ns(&self, bytes: u64) -> f64 {
+        self.memory_costs.migration.cost_ns(bytes)
     }
 
     /// Groups of CPUs sharing a last-level cache, ordered by their first CPU. Every CPU
@@ -540,6 +601,7 @@ struct TopologyView<'a> {
     read_cost: &'a [Vec<f64>],
     write_cost: &'a [Vec<f64>],
     cost_origin: CostOrigin,
+    memory_costs: &'a MemoryCosts,
 }
 
 impl Serialize for Topology {
@@ -559,6 +621,7 @@ impl Serialize for Topology {
             read_cost: &self.costs.read,
             write_cost: &self.costs.write,
             cost_origin: self.costs.origin,
+            memory_costs: &self.memory_costs,
         }
         .serialize(serializer)
     }

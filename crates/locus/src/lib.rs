@@ -111,7 +111,10 @@ pub use {
     error::{Error, RunError},
     graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx},
     metrics::Report,
-    runtime::{Finished, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN, DEFAULT_WINDOW_PER_WORKER},
+    runtime::{
+        Finished, Migrated, MigrationCounts, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN,
+        DEFAULT_WINDOW_PER_WORKER,
+    },
 };
 
 // Re-exported from the crates that define them, whose pages hold their documentation

@@ -24,6 +24,9 @@ use crate::observe::{Observer, TraceRecorder};
 use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
 use crate::sched::{HomeRegions, ReadyPolicy};
 
+mod memory;
+pub use memory::{Migrated, MigrationCounts};
+
 static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The default window is this many tasks per worker...

@@ -88,6 +88,30 @@ impl DataInner {
         })
     }
 
+    /// A shared datum over an existing buffer (memory the user registered).
+    pub(crate) fn with_shared_buffer(
+        runtime: u64,
+        name: String,
+        len: usize,
+        elem_size: usize,
+        versions: &Arc<VersionCounts>,
+        buffer: Arc<SharedBuffer>,
+    ) -> Self {
+        let bytes = len * elem_size;
+        let initial = Version::initial(bytes, versions, Some(&buffer));
+        DataInner {
+            id: NEXT_DATA_ID.fetch_add(1, Ordering::Relaxed),
+            runtime,
+            name,
+            len,
+            elem_size,
+            bytes,
+            current: Mutex::new(initial),
+            shared: Some(buffer),
+            unavailable: None,
+        }
+    }
+
     /// As [`create`](Self::create), for the infallible constructors: a datum whose
     /// memory could not be made is still returned, and refused to every task that
     /// declares it, with the reason.

@@ -8,7 +8,7 @@
 //! names the same [`SharedBuffer`], a [`Region`] placed by its [`RegionPolicy`] when the
 //! datum is created; tasks never allocate.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus_mem::pool::Pools;
@@ -46,6 +46,8 @@ pub(crate) struct SharedSetup {
     pools: Arc<Pools>,
     live: Vec<AtomicU64>,
     peak: Vec<AtomicU64>,
+    /// Pages moved by explicit migrations, and by migrations on next touch.
+    pub(crate) migrated: [AtomicU64; 2],
 }
 
 /// Why a region was not made: the region's own error, or a node limit.
@@ -73,6 +75,7 @@ impl SharedSetup {
             pools,
             live: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
             peak: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
+            migrated: [AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 
@@ -210,13 +213,17 @@ impl SharedSetup {
         {
             self.add(n, pages);
         }
-        // Only first touch moves pages after creation: other placements fix the node
-        // that data affinity resolves to once, here, instead of on every activation.
-        let placed_main =
-            (policy != RegionPolicy::FirstTouch).then(|| main_node_of(&region, self.config.nodes));
+        // Only first touch moves pages as tasks run: other placements fix the node that
+        // data affinity resolves to here (and an explicit migration updates it), instead
+        // of on every activation.
+        let placed_main = if policy == RegionPolicy::FirstTouch {
+            NO_MAIN
+        } else {
+            main_node_of(&region, self.config.nodes)
+        };
         Ok(Arc::new(SharedBuffer {
             region,
-            placed_main,
+            placed_main: AtomicUsize::new(placed_main),
             reservation: Mutex::new(Reservation {
                 unplaced: if policy == RegionPolicy::FirstTouch {
                     reserved.clone()
@@ -262,8 +269,9 @@ impl SharedSetup {
 /// The memory of one shared datum.
 pub(crate) struct SharedBuffer {
     pub(crate) region: Region,
-    /// The node holding most of the buffer, when its placement cannot change.
-    placed_main: Option<usize>,
+    /// The node holding most of the buffer, when its placement changes only by an
+    /// explicit migration (which updates it); [`NO_MAIN`] when touches move pages.
+    placed_main: AtomicUsize,
     /// The pages reserved against each node's limit. First touches take this lock, so
     /// that the pages they place and the reservations they move agree.
     reservation: Mutex<Reservation>,
@@ -302,6 +310,9 @@ impl SharedBuffer {
     /// limits, as [`SharedSetup`] says: a page goes to `node` if `node` holds an unplaced
     /// reservation of the datum or has room for one, else to the nearest node holding one.
     pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) {
+        if self.region.armed_pages() > 0 && len > 0 {
+            self.take_armed(offset, len, node);
+        }
         if self.region.policy() != RegionPolicy::FirstTouch || len == 0 {
             return;
         }
@@ -359,10 +370,195 @@ impl SharedBuffer {
     /// The node holding most of the buffer (the first such node; node 0 when no page is
     /// placed yet).
     pub(crate) fn main_node(&self) -> usize {
-        self.placed_main
-            .unwrap_or_else(|| main_node_of(&self.region, self.setup.config.nodes))
+        match self.placed_main.load(Ordering::Acquire) {
+            NO_MAIN => main_node_of(&self.region, self.setup.config.nodes),
+            main => main,
+        }
     }
 }
+
+/// Migration of shared data (Broquedis et al., "Dynamic Task and Data Placement over NUMA
+/// Architectures: An OpenMP Runtime Perspective", MaMI's `mami_migrate_on_node` and
+/// `mami_migrate_on_next_touch`), within the node limits: the pages moved take their
+/// reservation along, and a move the target node has no room for is refused (now) or
+/// left undone (next touch: the page stays where it is).
+impl SharedBuffer {
+    /// Moves the placed pages holding `offset..offset + len` to `node` now; returns the
+    /// pages moved.
+    pub(crate) fn migrate(&self, offset: usize, len: usize, node: usize) -> Result<u64, String> {
+        let setup = &self.setup;
+        let nodes = setup.config.nodes;
+        let mut guard = lock_mutex(&self.reservation);
+        let wanted = self.region.placed_elsewhere(offset, len, node) as u64;
+        if wanted == 0 {
+            // Armed pages already on `node` are disarmed all the same.
+            let _ = self.region.migrate(offset, len, node, None, nodes);
+            return Ok(0);
+        }
+        setup
+            .pools
+            .reserve_on(node, wanted * PAGE as u64)
+            .map_err(|_| {
+                format!("node {node} has no room for {wanted} more pages under the node limit")
+            })?;
+        let moved =
+            match self
+                .region
+                .migrate(offset, len, node, setup.config.os_nodes.as_deref(), nodes)
+            {
+                Ok(moved) => moved,
+                Err(e) => {
+                    setup.pools.unreserve(node, wanted * PAGE as u64);
+                    return Err(e.to_string());
+                }
+            };
+        let total = self.account_moves(&mut guard.reserved, &moved, node, wanted);
+        setup.migrated[0].fetch_add(total, Ordering::Relaxed);
+        if self.region.policy() != RegionPolicy::FirstTouch && self.region.armed_pages() == 0 {
+            self.placed_main
+                .store(main_node_of(&self.region, nodes), Ordering::Release);
+        }
+        Ok(total)
+    }
+
+    /// Arms every placed page for migration on next touch: the first task that declares
+    /// an access to a page takes it to its node when it starts. Returns the pages armed.
+    pub(crate) fn arm_next_touch(&self) -> usize {
+        let _guard = lock_mutex(&self.reservation);
+        // Touches now move pages: the main node is computed on demand.
+        self.placed_main.store(NO_MAIN, Ordering::Release);
+        self.region.arm_next_touch(0, self.region.len())
+    }
+
+    /// A task on `node` starts with an access to `offset..offset + len`: the armed pages
+    /// there move to `node`, as many as `node` has room for.
+    fn take_armed(&self, offset: usize, len: usize, node: usize) {
+        let setup = &self.setup;
+        let nodes = setup.config.nodes;
+        let mut guard = lock_mutex(&self.reservation);
+        let wanted = self.region.armed_elsewhere(offset, len, node) as u64;
+        let granted = if wanted == 0 {
+            0
+        } else {
+            setup
+                .pools
+                .reserve_up_to(node, wanted * PAGE as u64, PAGE as u64)
+                / PAGE as u64
+        };
+        let moved = self.region.take_armed(
+            offset,
+            len,
+            node,
+            granted as usize,
+            setup.config.os_nodes.as_deref(),
+            nodes,
+        );
+        let total = self.account_moves(&mut guard.reserved, &moved, node, granted);
+        setup.migrated[1].fetch_add(total, Ordering::Relaxed);
+    }
+
+    /// Moves the reservations and live counts of the pages moved off each node
+    /// (`moved[n]`) to `node`, which holds `granted` newly reserved pages (those not
+    /// used are given back); returns the pages moved.
+    fn account_moves(&self, reserved: &mut [u64], moved: &[u64], node: usize, granted: u64) -> u64 {
+        let setup = &self.setup;
+        let total: u64 = moved.iter().sum();
+        if granted > total {
+            setup.pools.unreserve(node, (granted - total) * PAGE as u64);
+        }
+        for (src, &pages) in moved.iter().enumerate().take(reserved.len()) {
+            if pages > 0 {
+                setup.pools.unreserve(src, pages * PAGE as u64);
+                reserved[src] -= pages.min(reserved[src]);
+                setup.live[src].fetch_sub(pages * PAGE as u64, Ordering::AcqRel);
+            }
+        }
+        if total > 0 {
+            reserved[node] += total;
+            setup.add(node, total);
+        }
+        total
+    }
+}
+
+impl SharedSetup {
+    /// Pages moved so far: by explicit migrations, and on next touch.
+    pub(crate) fn migrated_pages(&self) -> (u64, u64) {
+        (
+            self.migrated[0].load(Ordering::Relaxed),
+            self.migrated[1].load(Ordering::Relaxed),
+        )
+    }
+
+    /// A shared buffer over a registered region (memory the user allocated): its placed
+    /// pages are reserved on their nodes, its untouched ones as a first-touch datum's.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        name: &str,
+        region: Region,
+    ) -> Result<Arc<SharedBuffer>, Error> {
+        let nodes = self.config.nodes;
+        let page_bytes = PAGE as u64;
+        let placed = region.pages_per_node(nodes);
+        let total_pages = match region.len() {
+            0 => 0,
+            len => (len + region.as_ptr() as usize % PAGE).div_ceil(PAGE) as u64,
+        };
+        let mut left = total_pages.saturating_sub(placed.iter().sum());
+        let mut reserved = vec![0u64; nodes];
+        let refuse = |reserved: &[u64], message: String| {
+            self.release(reserved);
+            Err(Error::OutOfMemory {
+                task: format!("register({name})"),
+                bytes: region.len(),
+                message,
+            })
+        };
+        for (node, &p) in placed.iter().enumerate() {
+            if p > 0 && self.pools.reserve_on(node, p * page_bytes).is_err() {
+                return refuse(
+                    &reserved,
+                    format!("node {node} has no room for its {p} pages under the node limit"),
+                );
+            }
+            reserved[node] = p;
+        }
+        let mut unplaced = vec![0u64; nodes];
+        for node in self.nearest_first(0) {
+            if left == 0 {
+                break;
+            }
+            let got = self
+                .pools
+                .reserve_up_to(node, left * page_bytes, page_bytes)
+                / page_bytes;
+            reserved[node] += got;
+            unplaced[node] += got;
+            left -= got;
+        }
+        if left > 0 {
+            return refuse(
+                &reserved,
+                format!(
+                    "the nodes have no room for its {left} untouched pages under the node limit"
+                ),
+            );
+        }
+        for (n, &pages) in placed.iter().enumerate() {
+            self.add(n, pages);
+        }
+        Ok(Arc::new(SharedBuffer {
+            region,
+            placed_main: AtomicUsize::new(NO_MAIN),
+            reservation: Mutex::new(Reservation { reserved, unplaced }),
+            setup: self.clone(),
+            poisoned: std::sync::Mutex::new(None),
+        }))
+    }
+}
+
+/// `SharedBuffer::placed_main` when the main node is computed on demand.
+const NO_MAIN: usize = usize::MAX;
 
 /// The node holding most of `region` (the first such node; node 0 when no page is
 /// placed yet).

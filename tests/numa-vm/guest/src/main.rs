@@ -8,6 +8,7 @@
 
 mod expected;
 mod mapping;
+mod memory;
 mod pages;
 mod pinned;
 mod placement;
@@ -29,6 +30,7 @@ fn main() {
     placement::run(&mut report);
     pools::run(&mut report);
     runtime::run(&mut report);
+    memory::run(&mut report);
 
     println!("{} passed, {} failed", report.passed(), report.failed());
     let clean = report.failed() == 0 && report.passed() > 0;

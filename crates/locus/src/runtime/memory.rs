@@ -1,0 +1,354 @@
+//! The runtime's memory API (Broquedis et al., "Dynamic Task and Data Placement over NUMA
+//! Architectures: An OpenMP Runtime Perspective", MaMI's Table 2, in Locus's terms): costs of
+//! access and migration, migrating a datum now or on its next touch, and registering a
+//! user's buffer as a shared datum. `docs/guide.md`, "Memory", explains the choices.
+//!
+//! | MaMI | Locus |
+//! |---|---|
+//! | `mami_malloc` with a policy | [`Runtime::shared`] with a [`RegionPolicy`](crate::RegionPolicy) |
+//! | `mami_register` | [`Runtime::register`] |
+//! | `mami_migrate_on_node` | [`Runtime::migrate`], [`Runtime::migrate_range`] |
+//! | `mami_migrate_on_next_touch` | [`Runtime::migrate_on_next_touch`] |
+//! | `mami_cost_for_read_access` (and write) | [`Runtime::read_cost`], [`Runtime::write_cost`] |
+//! | migration cost | [`Runtime::migration_cost`] |
+//!
+//! # Next touch without a pager
+//!
+//! MaMI migrates on next touch with a user-level pager: `mprotect` the area, catch the
+//! `SIGSEGV` of the first access, `move_pages` there and unprotect. Locus does not need
+//! one: every task declares the data it touches, so the pages of an armed datum move to
+//! the node of the first task that declares an access to them, when that task starts,
+//! through the same path that places first-touch pages (`SharedBuffer::touch`). This
+//! avoids what makes a pager hard to get right: the handler must be async-signal-safe
+//! (no locks, no allocation, yet it must find the region and call `move_pages`); it must
+//! tell its faults from foreign ones (a genuine segmentation fault, or another library's
+//! protected pages) and chain to their handlers; and with many threads, several may
+//! fault on one page at once while another unprotects it. The cost is granularity: a
+//! declared access moves all the armed pages it covers, touched by the body or not.
+
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard, TryLockError};
+
+use locus_mem::region::{Region, PAGE};
+use locus_topo::NodeId;
+
+use super::Runtime;
+use crate::data::version::Version;
+use crate::data::{Data, DataInner, Element};
+use crate::error::Error;
+use crate::graph::current_executor;
+
+/// What a migration moved.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Migrated {
+    /// Pages moved (4 KiB each).
+    pub pages: u64,
+    /// Bytes moved: the pages' bytes.
+    pub bytes: u64,
+}
+
+impl Migrated {
+    fn pages(pages: u64) -> Migrated {
+        Migrated {
+            pages,
+            bytes: pages * PAGE as u64,
+        }
+    }
+}
+
+/// Pages the runtime has migrated since it was built.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct MigrationCounts {
+    /// Moved by [`Runtime::migrate`] and [`Runtime::migrate_range`].
+    pub now: Migrated,
+    /// Moved on next touch, when their first declared toucher started.
+    pub next_touch: Migrated,
+}
+
+impl Runtime {
+    /// The cost in nanoseconds for a CPU of `from_node` to read `bytes` bytes of
+    /// `data_node`'s memory: one miss per 64-byte line at the topology's local read
+    /// latency times its read factor (`locus_topo::MemoryCosts`). A node outside the
+    /// topology is an error.
+    ///
+    /// ```
+    /// use locus::{Runtime, Topology};
+    /// let rt = Runtime::builder().topology(Topology::from_spec("opteron-16")?).threads(4).build()?;
+    /// // One line from the opposite node (paper 2, Table 3: 117 ns).
+    /// assert!((rt.read_cost(64, 2, 0)? - 117.0).abs() < 0.1);
+    /// assert!(rt.read_cost(64, 4, 0).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_cost(&self, bytes: u64, data_node: usize, from_node: usize) -> Result<f64, Error> {
+        let (data, from) = self.node_pair("read_cost", data_node, from_node)?;
+        Ok(self.topology.read_cost_ns(bytes, data, from))
+    }
+
+    /// The cost in nanoseconds for a CPU of `from_node` to write `bytes` bytes of
+    /// `data_node`'s memory, as [`read_cost`](Self::read_cost) with the write latency
+    /// and factors.
+    pub fn write_cost(&self, bytes: u64, data_node: usize, from_node: usize) -> Result<f64, Error> {
+        let (data, from) = self.node_pair("write_cost", data_node, from_node)?;
+        Ok(self.topology.write_cost_ns(bytes, data, from))
+    }
+
+    /// The cost in nanoseconds of migrating `bytes` bytes in one call: `a + b x pages`,
+    /// the topology's migration model (a preset's published one, assumed figures
+    /// otherwise; `locus topo --probe` measures the host's).
+    pub fn migration_cost(&self, bytes: u64) -> f64 {
+        self.topology.migration_cost_ns(bytes)
+    }
+
+    /// Pages migrated since the runtime was built, now and on next touch.
+    pub fn migrated(&self) -> MigrationCounts {
+        let (now, next_touch) = self.shared.migrated_pages();
+        MigrationCounts {
+            now: Migrated::pages(now),
+            next_touch: Migrated::pages(next_touch),
+        }
+    }
+
+    /// Moves every page of the datum to `node` now (`move_pages` on real nodes; the
+    /// page table on virtual ones) and returns what moved. A shared datum's pages move
+    /// in place (pages a first-touch datum has not had touched hold no memory and stay
+    /// to their first touch). A versioned datum is renamed: its current contents are
+    /// copied into a block of `node`'s pool, which becomes its current version (the
+    /// block may come from a nearer node when `node` is full, as any allocation).
+    ///
+    /// Errors: a node outside the topology, a handle of another runtime, a call from
+    /// inside a task or while another thread runs a program on this runtime, a datum
+    /// without memory, or a node limit the pages do not fit under.
+    ///
+    /// ```
+    /// use locus::{RegionPolicy, Runtime, Topology};
+    /// let rt = Runtime::builder().topology(Topology::from_spec("4x1")?).build()?;
+    /// let v = rt.shared::<u64>("v", 4096, RegionPolicy::Interleave)?;
+    /// let moved = rt.migrate(&v, 3)?;
+    /// assert_eq!(moved.pages, 6); // 8 pages, 2 were on node 3 already
+    /// assert_eq!(rt.bytes_per_node(&v), vec![0, 0, 0, 8 * 4096]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn migrate<T: Element>(&self, data: &Data<T>, node: usize) -> Result<Migrated, Error> {
+        self.migrate_range(data, 0..data.len(), node)
+    }
+
+    /// Moves the pages holding the elements of `range` to `node` now, as
+    /// [`migrate`](Self::migrate) does for the whole datum. Pages partly in the range
+    /// move whole. A versioned datum moves whole only (its buffer is one block): a
+    /// range of it that is not the whole datum is an error.
+    pub fn migrate_range<T: Element>(
+        &self,
+        data: &Data<T>,
+        range: Range<usize>,
+        node: usize,
+    ) -> Result<Migrated, Error> {
+        let op = "migrate";
+        let _quiet = self.quiescent(op, &data.inner)?;
+        self.check_node(op, node)?;
+        let inner = &data.inner;
+        if range.start > range.end || range.end > inner.len {
+            return Err(Error::Config(format!(
+                "{op}: range {range:?} is outside `{}` ({} elements)",
+                inner.name, inner.len
+            )));
+        }
+        let elem = inner.elem_size;
+        let (offset, len) = (range.start * elem, (range.end - range.start) * elem);
+        match &inner.shared {
+            Some(buffer) => buffer
+                .migrate(offset, len, node)
+                .map(Migrated::pages)
+                .map_err(|message| Error::OutOfMemory {
+                    task: format!("{op}({})", inner.name),
+                    bytes: len,
+                    message,
+                }),
+            None if range != (0..inner.len) => Err(Error::Config(format!(
+                "{op}: `{}` is versioned, its buffer moves whole only",
+                inner.name
+            ))),
+            None => self.rename_to(inner, node),
+        }
+    }
+
+    /// Arms every page of a shared datum for migration on next touch: each page moves
+    /// to the node of the first task that declares an access to it, when that task
+    /// starts (see the module documentation for why no pager is needed). Returns the
+    /// pages armed. A versioned datum is an error: its next version is allocated where
+    /// its producer runs anyway (deferred allocation), or moved with
+    /// [`migrate`](Self::migrate). Other errors as for [`migrate`](Self::migrate).
+    pub fn migrate_on_next_touch<T: Element>(&self, data: &Data<T>) -> Result<usize, Error> {
+        let op = "migrate_on_next_touch";
+        let _quiet = self.quiescent(op, &data.inner)?;
+        match &data.inner.shared {
+            Some(buffer) => Ok(buffer.arm_next_touch()),
+            None => Err(Error::Config(format!(
+                "{op}: `{}` is versioned: its next version is placed by its producer; \
+                 move its current one with migrate",
+                data.inner.name
+            ))),
+        }
+    }
+
+    /// Makes a user's vector a shared datum, without copying it: the datum's memory is
+    /// the vector's, its pages stay where they are (on real nodes their nodes are read
+    /// from the kernel, and pages never touched are placed by their first touch; on
+    /// virtual nodes they count on the node of worker 0, where the control program
+    /// runs), and it is freed as the vector it was when the last handle and task let go
+    /// of it. Tasks then update it in place, as any shared datum.
+    ///
+    /// The vector's first and last pages may hold other memory of the process: they
+    /// count as the datum's, and migrating the datum moves them whole. Allocate
+    /// page-aligned memory for exact placement.
+    ///
+    /// Errors: a runtime whose buffers hold no memory (a simulation with skipped
+    /// bodies), or node limits the pages do not fit under; the vector is dropped then.
+    ///
+    /// ```
+    /// use locus::{Runtime, Topology};
+    /// let rt = Runtime::builder().topology(Topology::from_spec("2x1")?).build()?;
+    /// let v: Vec<u32> = (0..1000).collect();
+    /// let at = v.as_ptr() as usize;
+    /// let data = rt.register("v", v)?;
+    /// rt.run(|s| {
+    ///     s.spawn("bump", data.read_write(), move |_, x| {
+    ///         assert_eq!(x.as_ptr() as usize, at); // the vector's own memory
+    ///         x[0] += 7;
+    ///     })
+    ///     .unwrap();
+    /// })?;
+    /// assert_eq!(rt.fetch(&data)?[..2], [7, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register<T: Element>(
+        &self,
+        name: impl Into<String>,
+        values: Vec<T>,
+    ) -> Result<Data<T>, Error> {
+        let name = name.into();
+        if self.pools().config().accounting_only {
+            return Err(Error::Config(format!(
+                "register({name}): this runtime's buffers hold no memory (a simulation with \
+                 skipped bodies)"
+            )));
+        }
+        let mut values = std::mem::ManuallyDrop::new(values);
+        let (ptr, len, capacity) = (values.as_mut_ptr(), values.len(), values.capacity());
+        let bytes = std::mem::size_of_val(&values[..]);
+        let address = ptr as usize;
+        let free = Box::new(move || {
+            // SAFETY: the parts of the vector taken apart above, reassembled once, when
+            // the region over its memory is dropped.
+            drop(unsafe { Vec::from_raw_parts(address as *mut T, len, capacity) });
+        });
+        let start = std::ptr::NonNull::new(ptr.cast::<u8>()).expect("a Vec's pointer is not null");
+        let home = self.engine.worker_node()[0];
+        // SAFETY: the vector's memory is valid until `free` runs, and nothing else can
+        // reach it: the vector was taken apart above.
+        let region = unsafe { Region::register(start, bytes, free, home, &self.shared.config) }
+            .map_err(|e| Error::OutOfMemory {
+                task: format!("register({name})"),
+                bytes,
+                message: e.to_string(),
+            })?;
+        let buffer = self.shared.register(&name, region)?;
+        Ok(Data::from_inner(Arc::new(DataInner::with_shared_buffer(
+            self.id,
+            name,
+            len,
+            std::mem::size_of::<T>(),
+            &self.versions,
+            buffer,
+        ))))
+    }
+
+    /// A versioned datum's current contents copied into a block of `node`'s pool,
+    /// which becomes its current version.
+    fn rename_to(&self, inner: &DataInner, node: usize) -> Result<Migrated, Error> {
+        let current = inner.current();
+        let Some(old) = current.buffer() else {
+            // Never written: no memory to move; its first version goes where its
+            // producer runs.
+            return Ok(Migrated::default());
+        };
+        if old.main_node() == node {
+            return Ok(Migrated::default());
+        }
+        let bytes = inner.bytes();
+        let renamed = Version::initial(bytes, &self.versions, None);
+        let block = renamed
+            .buffer_or_alloc(|| self.pools().alloc(node, bytes))
+            .map_err(|e| Error::OutOfMemory {
+                task: format!("migrate({})", inner.name),
+                bytes,
+                message: e.to_string(),
+            })?;
+        if !old.is_accounted_only() && !block.is_accounted_only() {
+            // SAFETY: (1) both buffers hold the datum's `bytes` bytes; (2) no run is in
+            // progress (the caller holds the run lock), so nothing writes the old
+            // buffer, and the new one is not reachable by anyone else yet.
+            unsafe { std::ptr::copy_nonoverlapping(old.as_ptr(), block.as_mut_ptr(), bytes) };
+        }
+        let moved = if block.main_node() == old.main_node() {
+            0
+        } else {
+            bytes.div_ceil(PAGE) as u64
+        };
+        inner.follow(renamed);
+        self.shared.migrated[0].fetch_add(moved, Ordering::Relaxed);
+        Ok(Migrated::pages(moved))
+    }
+
+    /// Both nodes as topology ids, or the error naming the bad one.
+    fn node_pair(&self, op: &str, a: usize, b: usize) -> Result<(NodeId, NodeId), Error> {
+        self.check_node(op, a)?;
+        self.check_node(op, b)?;
+        Ok((NodeId(a as u32), NodeId(b as u32)))
+    }
+
+    fn check_node(&self, op: &str, node: usize) -> Result<(), Error> {
+        let nodes = self.topology.num_nodes();
+        if node >= nodes {
+            return Err(Error::Config(format!(
+                "{op}: node {node} does not exist (topology `{}` has {nodes})",
+                self.topology.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The run lock, held while memory moves: refused for a handle of another runtime,
+    /// a datum without memory, from inside a task, or while a run is in progress.
+    fn quiescent(&self, op: &str, inner: &DataInner) -> Result<MutexGuard<'_, ()>, Error> {
+        if inner.runtime != self.id {
+            return Err(Error::ForeignData {
+                task: op.into(),
+                data: inner.name.clone(),
+            });
+        }
+        if let Some(reason) = &inner.unavailable {
+            return Err(Error::Config(format!(
+                "{op}: `{}` has no memory: {reason}",
+                inner.name
+            )));
+        }
+        if current_executor(|_| ()).is_some() {
+            return Err(Error::Declaration {
+                task: op.into(),
+                message: format!(
+                    "`{}` cannot move from inside a task: its tasks may be using it",
+                    inner.name
+                ),
+            });
+        }
+        match self.run_lock.try_lock() {
+            Ok(guard) => Ok(guard),
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(Error::Config(format!(
+                "{op}: `{}` cannot move while a run is in progress",
+                inner.name
+            ))),
+        }
+    }
+}
