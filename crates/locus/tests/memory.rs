@@ -237,3 +237,30 @@ fn concurrent_touchers_move_each_armed_page_once() {
     assert_eq!(rt.migrated().next_touch.pages, 64);
     assert_eq!(rt.shared_bytes_in_use(), 64 * PAGE as u64);
 }
+
+/// Partitioned data live in segments and an open reduction in private copies: moving
+/// "the" buffer of either would move nothing meaningful, so both are refused.
+#[test]
+fn partitioned_data_and_open_reductions_are_not_migrated() {
+    let rt = locus::Runtime::builder()
+        .topology(locus::Topology::from_spec("2x1").unwrap())
+        .build()
+        .unwrap();
+    let whole = rt.data_from("whole", &[1u64; 64]).unwrap();
+    let parts = rt.partition(&whole, locus::Partition::blocks(16)).unwrap();
+    for (what, data) in [("whole", &whole), ("part", parts.get(0).unwrap())] {
+        let err = rt.migrate(data, 1).unwrap_err().to_string();
+        assert!(err.contains("partitioned"), "{what}: {err}");
+    }
+    let total = rt.data_from("total", &[0u64]).unwrap();
+    rt.run(|s| {
+        s.spawn("add", total.reduce(0, |a, b| *a += b), |_, t| t[0] += 5)
+            .unwrap();
+    })
+    .unwrap();
+    let err = rt.migrate(&total, 1).unwrap_err().to_string();
+    assert!(err.contains("reduction in progress"), "{err}");
+    assert_eq!(rt.fetch(&total).unwrap(), vec![5]);
+    rt.migrate(&total, 1).unwrap();
+    assert_eq!(rt.node_of(&total), Some(1));
+}

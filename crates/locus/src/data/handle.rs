@@ -109,6 +109,9 @@ impl DataInner {
             current: Mutex::new(initial),
             shared: Some(buffer),
             unavailable: None,
+            segments: no_segments(),
+            part_of: None,
+            reduction: Mutex::new(None),
         }
     }
 

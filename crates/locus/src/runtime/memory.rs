@@ -333,6 +333,20 @@ impl Runtime {
                 inner.name
             )));
         }
+        if inner.is_partitioned() {
+            return Err(Error::Config(format!(
+                "{op}: `{}` is partitioned or a part: its contents live in segments, which \
+                 deferred allocation places where their writers run",
+                inner.name
+            )));
+        }
+        if crate::data::lock_mutex(&inner.reduction).is_some() {
+            return Err(Error::Config(format!(
+                "{op}: `{}` has a reduction in progress: fetch it (or run a task that \
+                 reads it) first",
+                inner.name
+            )));
+        }
         if current_executor(|_| ()).is_some() {
             return Err(Error::Declaration {
                 task: op.into(),
