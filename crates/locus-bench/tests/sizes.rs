@@ -141,6 +141,11 @@ fn explicit() -> Vec<(&'static str, SizeSpec, serde_json::Value)> {
             spec(tiny, Some(256), Some(4), None, None, &[("seed", "7")]),
             json!({"len": 256, "block_len": 64, "seed": 7}),
         ),
+        (
+            "sparselu",
+            spec(tiny, Some(15), None, Some(3), None, &[("layout", "1")]),
+            json!({"blocks": 5, "block_len": 3, "layout": 1}),
+        ),
     ]
 }
 

@@ -35,6 +35,8 @@ pub enum Bench {
     BlurRoberts,
     /// Bitonic sort.
     Bitonic,
+    /// BOTS SparseLU: LU of a sparse block matrix (paper 4).
+    Sparselu,
 }
 
 /// Parses a configuration name ([`Config::name`]) into the runtime's [`Config`]; `--help`

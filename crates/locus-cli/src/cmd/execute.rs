@@ -34,6 +34,7 @@ pub fn bench_name(b: Bench) -> &'static str {
         Bench::Kmeans => "kmeans",
         Bench::BlurRoberts => "blur-roberts",
         Bench::Bitonic => "bitonic",
+        Bench::Sparselu => "sparselu",
     }
 }
 
