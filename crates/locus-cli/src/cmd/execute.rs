@@ -15,6 +15,8 @@ pub struct Job<'a> {
     pub config: Config,
     pub topology: Topology,
     pub threads: Option<u32>,
+    /// `--vicinity`: steal vicinity of `home`.
+    pub vicinity: Option<u32>,
     pub control: Control,
     pub size: &'a Size,
     pub json: bool,
@@ -179,6 +181,15 @@ pub fn execute_traced(
     let mut builder = Runtime::builder().topology(job.topology).config(job.config);
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
+    }
+    if let Some(v) = job.vicinity {
+        if job.config != Config::Home {
+            return Err(Failure::Usage(format!(
+                "--vicinity is for --config home, not {}",
+                job.config
+            )));
+        }
+        builder = builder.vicinity(v as usize);
     }
     if let Some(recorder) = &recorder {
         builder = builder.observer(recorder.clone());
