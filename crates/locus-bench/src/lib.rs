@@ -14,6 +14,7 @@
 //! - [`blur_roberts`]: a Gaussian blur then a Roberts cross over image blocks.
 //! - [`bitonic`]: a blocked bitonic sorting network over 64-bit integers.
 //! - [`sparselu`]: BOTS's LU factorisation of a sparse block matrix (paper 4).
+//! - [`cholesky`]: the tiled Cholesky factorisation, tile kernels shared with the peers.
 //!
 //! Every reference is its own sequential loop over the whole problem, written from the
 //! kernel's definition and calling none of the functions the task bodies run; it does
@@ -32,6 +33,7 @@
 mod alloc;
 pub mod bitonic;
 pub mod blur_roberts;
+pub mod cholesky;
 pub mod control;
 pub mod jacobi_1d;
 pub mod jacobi_2d;
@@ -84,6 +86,7 @@ pub const BENCHES: &[&str] = &[
     "blur-roberts",
     "bitonic",
     "sparselu",
+    "cholesky",
 ];
 
 /// Problem size of a [`run_kernel`] run.
@@ -242,6 +245,8 @@ pub enum Workload {
     Bitonic(bitonic::Params),
     /// [`sparselu`].
     SparseLu(sparselu::Params),
+    /// [`cholesky`].
+    Cholesky(cholesky::Params),
 }
 
 impl Workload {
@@ -267,6 +272,7 @@ impl Workload {
             "blur-roberts" => Workload::BlurRoberts(size::resolve(spec, control).map_err(p)?),
             "bitonic" => Workload::Bitonic(size::resolve(spec, control).map_err(p)?),
             "sparselu" => Workload::SparseLu(size::resolve(spec, control).map_err(p)?),
+            "cholesky" => Workload::Cholesky(size::resolve(spec, control).map_err(p)?),
             _ => return Err(Error::UnknownBench(name.to_string())),
         })
     }
@@ -286,6 +292,7 @@ impl Workload {
             Workload::BlurRoberts(_) => "blur-roberts",
             Workload::Bitonic(_) => "bitonic",
             Workload::SparseLu(_) => "sparselu",
+            Workload::Cholesky(_) => "cholesky",
         }
     }
 
@@ -308,6 +315,11 @@ impl Workload {
             Workload::BlurRoberts(p) => params_json(p),
             Workload::Bitonic(p) => params_json(p),
             Workload::SparseLu(p) => params_json(p),
+            Workload::Cholesky(p) => {
+                let mut params = params_json(p);
+                params["flops"] = serde_json::json!(p.flops());
+                params
+            }
         }
     }
 
@@ -327,6 +339,7 @@ impl Workload {
             Workload::BlurRoberts(p) => p.data_bytes(),
             Workload::Bitonic(p) => p.data_bytes(),
             Workload::SparseLu(p) => p.data_bytes(),
+            Workload::Cholesky(p) => p.data_bytes(),
         }
     }
 
@@ -346,6 +359,7 @@ impl Workload {
             Workload::BlurRoberts(p) => p.tasks(),
             Workload::Bitonic(p) => bitonic::tasks(p),
             Workload::SparseLu(p) => sparselu::tasks(p),
+            Workload::Cholesky(p) => cholesky::tasks(p),
         }
     }
 
@@ -399,6 +413,7 @@ impl Workload {
             Workload::BlurRoberts(p) => blur_roberts::run(rt, p)?,
             Workload::Bitonic(p) => bitonic::run(rt, p)?,
             Workload::SparseLu(p) => sparselu::run(rt, p)?,
+            Workload::Cholesky(p) => cholesky::run(rt, p)?,
         };
         // A run that did less (or more) than its program describes is not a result.
         let expected = self.kernel_tasks();
@@ -696,6 +711,14 @@ mod tests {
                 };
                 let want = || Ok(flip_at(sparselu::reference(&p)?, at));
                 (sparselu::run_against(rt, &p, want).unwrap(), "matrix")
+            }),
+            ("cholesky", 100, |rt, control, at| {
+                let p = cholesky::Params {
+                    control,
+                    ..cholesky::Params::tiny()
+                };
+                let want = || Ok(flip_at(cholesky::reference(&p)?, at));
+                (cholesky::run_against(rt, &p, want).unwrap(), "matrix")
             }),
             ("random-dag", 0, |rt, _, at| {
                 let p = random_dag::Params::tiny();

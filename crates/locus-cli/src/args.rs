@@ -37,6 +37,8 @@ pub enum Bench {
     Bitonic,
     /// BOTS SparseLU: LU of a sparse block matrix (paper 4).
     Sparselu,
+    /// Tiled Cholesky factorisation (potrf, trsm, syrk, gemm).
+    Cholesky,
 }
 
 /// Parses a configuration name ([`Config::name`]) into the runtime's [`Config`]; `--help`

@@ -37,6 +37,7 @@ pub fn bench_name(b: Bench) -> &'static str {
         Bench::BlurRoberts => "blur-roberts",
         Bench::Bitonic => "bitonic",
         Bench::Sparselu => "sparselu",
+        Bench::Cholesky => "cholesky",
     }
 }
 
@@ -224,6 +225,14 @@ pub fn execute_traced(
     object.insert("bench".into(), json!(name));
     object.insert("params".into(), outcome.params.clone());
     insert_verified(&mut object, &outcome);
+    // Kernels that count their floating-point operations (cholesky) get a rate.
+    let gflop_s = outcome.params["flops"]
+        .as_f64()
+        .filter(|_| outcome.report.wall_s > 0.0)
+        .map(|flops| flops / outcome.report.wall_s / 1e9);
+    if let Some(rate) = gflop_s {
+        object.insert("gflop_s".into(), json!(rate));
+    }
     let report = serde_json::to_value(&outcome.report).expect("reports serialise to JSON");
     if let Value::Object(fields) = report {
         object.extend(fields);
@@ -236,6 +245,9 @@ pub fn execute_traced(
             "{}",
             text(name, &outcome.report, outcome.verified, outcome.checked)
         );
+        if let Some(rate) = gflop_s {
+            println!("  {rate:.3} GFLOP/s (n^3/3 operations)");
+        }
     }
     if outcome.verified || !outcome.checked {
         Ok(())
