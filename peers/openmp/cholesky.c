@@ -11,30 +11,10 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "../common/cholesky_tiles.h"
+#include "../common/cholesky_check.h"
 
-static long slot(long i, long j) { return i * (i + 1) / 2 + j; }
-
-/* The unblocked left-looking factorisation of the whole matrix: the check. */
-static double *reference(long n) {
-    double *a = (double *)malloc((size_t)(n * n) * sizeof(double));
-    for (long i = 0; i < n; i++)
-        for (long j = 0; j < n; j++) a[i * n + j] = cholesky_initial(n, i, j);
-    for (long j = 0; j < n; j++) {
-        double d = a[j * n + j];
-        for (long k = 0; k < j; k++) d -= a[j * n + k] * a[j * n + k];
-        d = sqrt(d);
-        a[j * n + j] = d;
-        for (long i = j + 1; i < n; i++) {
-            double v = a[i * n + j];
-            for (long k = 0; k < j; k++) v -= a[i * n + k] * a[j * n + k];
-            a[i * n + j] = v / d;
-        }
-    }
-    return a;
-}
+#define slot cholesky_slot
 
 int main(int argc, char **argv) {
     long n = 512, b = 64;
@@ -49,13 +29,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     long nt = n / b;
-    double **t = (double **)malloc((size_t)(nt * (nt + 1) / 2) * sizeof(double *));
-    for (long i = 0; i < nt; i++)
-        for (long j = 0; j <= i; j++) {
-            double *p = (double *)malloc((size_t)(b * b) * sizeof(double));
-            for (long q = 0; q < b * b; q++) p[q] = cholesky_initial(n, i * b + q / b, j * b + q % b);
-            t[slot(i, j)] = p;
-        }
+    double **t = cholesky_tiles_new(n, b);
     char *dep = (char *)calloc((size_t)(nt * (nt + 1) / 2), 1);
     long tasks = 0;
 
@@ -91,23 +65,14 @@ int main(int argc, char **argv) {
     }
     double wall = omp_get_wtime() - t0;
 
-    double *want = reference(n);
-    int ok = 1;
-    for (long i = 0; i < n && ok; i++)
-        for (long j = 0; j <= i; j++) {
-            double got = t[slot(i / b, j / b)][(i % b) * b + j % b];
-            if (memcmp(&got, &want[i * n + j], sizeof(double)) != 0) {
-                ok = 0;
-                break;
-            }
-        }
+    int ok = cholesky_verify(t, n, b);
     double flops = (double)n * n * n / 3.0;
     printf("{\"peer\": \"" PEER "\", \"bench\": \"cholesky\", \"threads\": %d, \"tasks\": %ld, "
            "\"wall_s\": %.6f, \"ns_per_task\": %.1f, \"verified\": %s, \"gflop_s\": %.3f, "
            "\"params\": {\"n\": %ld, \"tile\": %ld}}\n",
            omp_get_max_threads(), tasks, wall, tasks ? wall * 1e9 / tasks : 0.0, ok ? "true" : "false",
            wall > 0 ? flops / wall / 1e9 : 0.0, n, b);
-    for (long q = 0; q < nt * (nt + 1) / 2; q++) free(t[q]);
-    free(t), free(dep), free(want);
+    cholesky_tiles_free(t, n, b);
+    free(dep);
     return ok ? 0 : 1;
 }

@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn every_peer_kernel_has_a_source() {
         // Every peer has paper 1's kernels and the overhead graph; the OpenMP peers
-        // have every kernel.
+        // have every kernel, oneTBB and StarPU cholesky too.
         for peer in Peer::ALL {
             for k in &KERNELS[..5] {
                 assert!(peer.has(k), "{peer}: {k}");
@@ -242,7 +242,8 @@ mod tests {
         for k in KERNELS {
             assert!(Peer::OpenmpGcc.has(k) && Peer::OpenmpClang.has(k), "{k}");
         }
-        assert!(!Peer::Rayon.has("cholesky"));
+        assert!(Peer::Tbb.has("cholesky") && Peer::Starpu.has("cholesky"));
+        assert!(!Peer::Rayon.has("cholesky") && !Peer::Tbb.has("sparselu"));
     }
 
     #[test]
