@@ -25,14 +25,18 @@
 //!
 //! Every block is a datum. Where its memory lives is the `layout` field:
 //!
-//! - `0` (default): versioned data placed by the runtime, as every other kernel; a
-//!   filled-in block has no memory until its first `bmod` runs;
+//! - `0` (default): paper 4's choice for the configuration: `1` under `home`, `3`
+//!   under any other;
 //! - `1` ("homed"): every block that will ever exist is a shared datum bound to one
 //!   node, block after block round-robin over the nodes that have workers, and updated
 //!   in place: paper 4's allocation for home-based scheduling ("homing each sub-matrix
 //!   on a different home cache");
 //! - `2` ("hash-for-home"): every block shared and interleaved over all the nodes, the
-//!   TilePro64's default hashing that paper 4 uses for its other policies.
+//!   TilePro64's default hashing that paper 4 uses for its other policies;
+//! - `3`: versioned data placed by the runtime, as every other kernel; a filled-in
+//!   block has no memory until its first `bmod` runs. (Under `home` with sequential
+//!   control every version would then start on the control program's node, and every
+//!   task would have the same home.)
 //!
 //! With [`Control::Parallel`], step `k` has one creator for its `lu0`, `fwd` and `bdiv`
 //! tasks and up to 16 creators for its `bmod` tasks (one per group of block rows); a
@@ -55,7 +59,7 @@
 //! - `--block-len L`: `block_len` = L;
 //! - `--blocks B`: `blocks` = B;
 //! - `--iterations`: refused;
-//! - `--param layout=0|1|2`: where the blocks live (above).
+//! - `--param layout=0|1|2|3`: where the blocks live (above).
 
 use std::sync::Arc;
 
@@ -72,8 +76,8 @@ pub struct Params {
     pub blocks: usize,
     /// Rows (and columns) of a block.
     pub block_len: usize,
-    /// Where the blocks live: 0 versioned, 1 homed round-robin, 2 interleaved (module
-    /// docs).
+    /// Where the blocks live: 0 by configuration, 1 homed round-robin, 2 interleaved,
+    /// 3 versioned (module docs).
     pub layout: usize,
     /// Who submits the tasks.
     pub control: Control,
@@ -120,9 +124,9 @@ impl Params {
         let o = <Self as KernelParams>::OPTIONS;
         o.positive("blocks", self.blocks)?;
         o.positive("block_len", self.block_len)?;
-        if self.layout > 2 {
+        if self.layout > 3 {
             return Err(format!(
-                "sparselu: {} = {} is not 0 (versioned), 1 (homed) or 2 (interleaved)",
+                "sparselu: {} = {} is not 0 (by configuration), 1 (homed), 2 (interleaved) or 3 (versioned)",
                 o.label("layout"),
                 self.layout
             ));
@@ -491,7 +495,12 @@ fn make_blocks(rt: &Runtime, p: &Params) -> Result<Blocks, crate::Error> {
             .as_mut()
             .filter(|_| initial[b])
             .map(|v| std::mem::take(&mut v[b]));
-        let policy = match p.layout {
+        let layout = match p.layout {
+            0 if rt.config() == locus::Config::Home => 1,
+            0 => 3,
+            l => l,
+        };
+        let policy = match layout {
             1 => {
                 let home = homes[next_home % homes.len()];
                 next_home += 1;

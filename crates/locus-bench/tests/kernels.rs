@@ -160,7 +160,10 @@ fn linear_algebra_kernels_verify_under_every_config_and_control() {
     for spec in ["host", "2x1", "4x1"] {
         for config in CONFIGS {
             let rt = runtime(spec, config);
-            for (name, layouts) in [("sparselu", &["0", "1", "2"][..]), ("cholesky", &[][..])] {
+            for (name, layouts) in [
+                ("sparselu", &["0", "1", "2", "3"][..]),
+                ("cholesky", &[][..]),
+            ] {
                 let layouts = if layouts.is_empty() {
                     &["-"][..]
                 } else {

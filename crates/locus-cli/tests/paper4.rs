@@ -14,16 +14,8 @@ fn sim_json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn home_with_a_vicinity_of_one_never_steals() {
-    let base = [
-        "--threads",
-        "4",
-        "--config",
-        "home",
-        "--param",
-        "size=tiny",
-        "--param",
-        "layout=1",
-    ];
+    // Under `home` the blocks are homed round-robin by default (`layout` 0).
+    let base = ["--threads", "4", "--config", "home", "--param", "size=tiny"];
     let alone = sim_json(&[&base[..], &["--vicinity", "1"]].concat());
     assert_eq!(alone["verified"], true);
     assert_eq!(alone["threads"], 4);
@@ -32,6 +24,10 @@ fn home_with_a_vicinity_of_one_never_steals() {
     // Every block is homed on one of the four workers' tiles: with no stealing every
     // access of a task to the block it writes is local.
     assert_eq!(alone["locality"]["write_remote_bytes"], 0);
+    // ... and the blocks' homes spread the tasks over every worker.
+    for w in alone["workers"].as_array().unwrap() {
+        assert!(w["tasks"].as_u64().unwrap() > 0, "{w}");
+    }
     let full = sim_json(&[&base[..], &["--vicinity", "4"]].concat());
     assert_eq!(full["verified"], true);
     let steals = full["steals"]["remote"].as_u64().unwrap();
