@@ -109,6 +109,16 @@ impl Params {
                 self.tile
             ));
         }
+        // The program's tasks are listed before they run.
+        let tasks = tasks(self);
+        if u128::from(tasks) > crate::size::MAX_BLOCKS {
+            return Err(format!(
+                "cholesky: {} / {} = {} tiles per side gives {tasks} tasks, more than the limit of 2^24",
+                o.label("n"),
+                o.label("tile"),
+                self.tiles()
+            ));
+        }
         Ok(())
     }
 

@@ -131,13 +131,25 @@ impl Params {
                 self.layout
             ));
         }
-        o.elements::<f32>(&[("blocks", self.blocks), ("block_len", self.block_len)])?;
+        if self.blocks > MAX_BLOCKS_PER_AXIS {
+            return Err(format!(
+                "sparselu: {} = {} is more than {MAX_BLOCKS_PER_AXIS}",
+                o.label("blocks"),
+                self.blocks
+            ));
+        }
         let n = self.blocks.saturating_mul(self.block_len);
         o.elements::<f32>(&[("blocks", n), ("block_len", n)])?;
-        o.count(
-            "blocks",
-            &[("blocks", self.blocks), ("blocks", self.blocks)],
-        )
+        // The program's tasks are listed before they run.
+        let tasks = tasks(self);
+        if u128::from(tasks) > crate::size::MAX_BLOCKS {
+            return Err(format!(
+                "sparselu: {} = {} gives {tasks} tasks, more than the limit of 2^24",
+                o.label("blocks"),
+                self.blocks
+            ));
+        }
+        Ok(())
     }
 
     fn n(&self) -> usize {
@@ -162,6 +174,9 @@ kernel_params!(
     }
 );
 
+/// Most blocks along an axis: listing the pattern's fill-in takes `blocks³ / 64` steps.
+const MAX_BLOCKS_PER_AXIS: usize = 1024;
+
 /// Whether BOTS's `genmat` allocates block `(i, j)`.
 fn genmat_present(i: usize, j: usize) -> bool {
     let mut null = (i < j && i % 3 != 0) || (i > j && j % 3 != 0) || i % 2 == 1 || j % 2 == 1;
@@ -172,21 +187,40 @@ fn genmat_present(i: usize, j: usize) -> bool {
 }
 
 /// The blocks present before and after the factorisation (row-major, `nb × nb`): the
-/// second adds the blocks filled in.
+/// second adds the blocks filled in. Step `k` fills `(i, j)` for every `i, j > k` with
+/// `(i, k)` and `(k, j)` present: row `k` right of the diagonal is or-ed into each such
+/// row `i`, 64 blocks at a time.
 fn pattern(nb: usize) -> (Vec<bool>, Vec<bool>) {
     let initial: Vec<bool> = (0..nb * nb)
         .map(|b| genmat_present(b / nb, b % nb))
         .collect();
-    let mut after = initial.clone();
+    let words = nb.div_ceil(64);
+    let mut rows = vec![0u64; nb * words];
+    for b in (0..nb * nb).filter(|&b| initial[b]) {
+        let (i, j) = (b / nb, b % nb);
+        rows[i * words + j / 64] |= 1 << (j % 64);
+    }
+    let bit = |rows: &[u64], i: usize, j: usize| rows[i * words + j / 64] >> (j % 64) & 1 == 1;
     for k in 0..nb {
+        // Row k's blocks right of column k.
+        let mut right: Vec<u64> = rows[k * words..(k + 1) * words].to_vec();
+        for (w, word) in right.iter_mut().enumerate() {
+            let first = w * 64;
+            if first + 64 <= k + 1 {
+                *word = 0;
+            } else if first <= k {
+                *word &= !0u64 << (k + 1 - first);
+            }
+        }
         for i in k + 1..nb {
-            for j in k + 1..nb {
-                if after[i * nb + k] && after[k * nb + j] {
-                    after[i * nb + j] = true;
+            if bit(&rows, i, k) {
+                for (x, r) in rows[i * words..(i + 1) * words].iter_mut().zip(&right) {
+                    *x |= r;
                 }
             }
         }
     }
+    let after = (0..nb * nb).map(|b| bit(&rows, b / nb, b % nb)).collect();
     (initial, after)
 }
 
@@ -238,9 +272,19 @@ fn steps(nb: usize) -> Vec<Vec<Task>> {
         .collect()
 }
 
-/// Tasks the factorisation submits, creators excluded.
+/// Tasks the factorisation submits, creators excluded: at step `k`, with `r` blocks
+/// below the diagonal block and `c` right of it, `1 + c + r + r c`. A block `(i, k)`
+/// or `(k, j)` is never filled in after step `k`, so the final pattern gives both.
 pub(crate) fn tasks(p: &Params) -> u64 {
-    steps(p.blocks).iter().map(|s| s.len() as u64).sum()
+    let nb = p.blocks;
+    let after = pattern(nb).1;
+    (0..nb)
+        .map(|k| {
+            let r = (k + 1..nb).filter(|&i| after[i * nb + k]).count() as u64;
+            let c = (k + 1..nb).filter(|&j| after[k * nb + j]).count() as u64;
+            1 + r + c + r * c
+        })
+        .sum()
 }
 
 /// The values of the present blocks, in row-major block order, from BOTS's sequence,
@@ -646,6 +690,33 @@ mod tests {
         // Fill-in: (2, 4) from (2, 0) x (0, 4), absent at first.
         assert!(after[2 * 7 + 4] && !initial[2 * 7 + 4]);
         assert!(after.iter().zip(&initial).all(|(&a, &i)| a || !i));
+    }
+
+    /// The bitset fill-in and the task count equal the plain triple loop over the
+    /// pattern and the listed steps.
+    #[test]
+    fn fill_in_and_task_count_follow_the_definition() {
+        for nb in [1, 2, 7, 30, 64, 65, 130] {
+            let (initial, after) = pattern(nb);
+            let mut want = initial.clone();
+            for k in 0..nb {
+                for i in k + 1..nb {
+                    for j in k + 1..nb {
+                        if want[i * nb + k] && want[k * nb + j] {
+                            want[i * nb + j] = true;
+                        }
+                    }
+                }
+            }
+            assert_eq!(after, want, "{nb} blocks");
+            let p = Params {
+                blocks: nb,
+                ..Params::tiny()
+            };
+            let listed: usize = steps(nb).iter().map(Vec::len).sum();
+            assert_eq!(tasks(&p), listed as u64, "{nb} blocks");
+        }
+        assert_eq!(tasks(&Params::paper()), 2735);
     }
 
     /// Every block the tasks touch exists when touched, and every fill-in block is
