@@ -13,6 +13,8 @@
 //!   partial sums reduce into the centroids.
 //! - [`blur_roberts`]: a Gaussian blur then a Roberts cross over image blocks.
 //! - [`bitonic`]: a blocked bitonic sorting network over 64-bit integers.
+//! - [`sparselu`]: BOTS's LU factorisation of a sparse block matrix (paper 4).
+//! - [`cholesky`]: the tiled Cholesky factorisation, tile kernels shared with the peers.
 //!
 //! Every reference is its own sequential loop over the whole problem, written from the
 //! kernel's definition and calling none of the functions the task bodies run; it does
@@ -31,6 +33,7 @@
 mod alloc;
 pub mod bitonic;
 pub mod blur_roberts;
+pub mod cholesky;
 pub mod control;
 pub mod jacobi_1d;
 pub mod jacobi_2d;
@@ -42,6 +45,7 @@ pub mod seidel_1d;
 pub mod seidel_2d;
 pub mod seidel_3d;
 pub mod size;
+pub mod sparselu;
 mod stencil;
 pub mod verify;
 
@@ -81,6 +85,8 @@ pub const BENCHES: &[&str] = &[
     "kmeans",
     "blur-roberts",
     "bitonic",
+    "sparselu",
+    "cholesky",
 ];
 
 /// Problem size of a [`run_kernel`] run.
@@ -237,6 +243,10 @@ pub enum Workload {
     BlurRoberts(blur_roberts::Params),
     /// [`bitonic`].
     Bitonic(bitonic::Params),
+    /// [`sparselu`].
+    SparseLu(sparselu::Params),
+    /// [`cholesky`].
+    Cholesky(cholesky::Params),
 }
 
 impl Workload {
@@ -261,6 +271,8 @@ impl Workload {
             "kmeans" => Workload::Kmeans(size::resolve(spec, control).map_err(p)?),
             "blur-roberts" => Workload::BlurRoberts(size::resolve(spec, control).map_err(p)?),
             "bitonic" => Workload::Bitonic(size::resolve(spec, control).map_err(p)?),
+            "sparselu" => Workload::SparseLu(size::resolve(spec, control).map_err(p)?),
+            "cholesky" => Workload::Cholesky(size::resolve(spec, control).map_err(p)?),
             _ => return Err(Error::UnknownBench(name.to_string())),
         })
     }
@@ -279,6 +291,8 @@ impl Workload {
             Workload::Kmeans(_) => "kmeans",
             Workload::BlurRoberts(_) => "blur-roberts",
             Workload::Bitonic(_) => "bitonic",
+            Workload::SparseLu(_) => "sparselu",
+            Workload::Cholesky(_) => "cholesky",
         }
     }
 
@@ -300,6 +314,12 @@ impl Workload {
             Workload::Kmeans(p) => params_json(p),
             Workload::BlurRoberts(p) => params_json(p),
             Workload::Bitonic(p) => params_json(p),
+            Workload::SparseLu(p) => params_json(p),
+            Workload::Cholesky(p) => {
+                let mut params = params_json(p);
+                params["flops"] = serde_json::json!(p.flops());
+                params
+            }
         }
     }
 
@@ -318,6 +338,8 @@ impl Workload {
             Workload::Kmeans(p) => p.data_bytes(),
             Workload::BlurRoberts(p) => p.data_bytes(),
             Workload::Bitonic(p) => p.data_bytes(),
+            Workload::SparseLu(p) => p.data_bytes(),
+            Workload::Cholesky(p) => p.data_bytes(),
         }
     }
 
@@ -336,6 +358,8 @@ impl Workload {
             Workload::Kmeans(p) => p.tasks(),
             Workload::BlurRoberts(p) => p.tasks(),
             Workload::Bitonic(p) => bitonic::tasks(p),
+            Workload::SparseLu(p) => sparselu::tasks(p),
+            Workload::Cholesky(p) => cholesky::tasks(p),
         }
     }
 
@@ -388,6 +412,8 @@ impl Workload {
             Workload::Kmeans(p) => kmeans::run(rt, p)?,
             Workload::BlurRoberts(p) => blur_roberts::run(rt, p)?,
             Workload::Bitonic(p) => bitonic::run(rt, p)?,
+            Workload::SparseLu(p) => sparselu::run(rt, p)?,
+            Workload::Cholesky(p) => cholesky::run(rt, p)?,
         };
         // A run that did less (or more) than its program describes is not a result.
         let expected = self.kernel_tasks();
@@ -678,6 +704,22 @@ mod tests {
                 let want = || Ok(flip_at(bitonic::reference(&p)?, at));
                 (bitonic::run_against(rt, &p, want).unwrap(), "keys")
             }),
+            ("sparselu", 150, |rt, control, at| {
+                let p = sparselu::Params {
+                    control,
+                    ..sparselu::Params::tiny()
+                };
+                let want = || Ok(flip_at(sparselu::reference(&p)?, at));
+                (sparselu::run_against(rt, &p, want).unwrap(), "matrix")
+            }),
+            ("cholesky", 100, |rt, control, at| {
+                let p = cholesky::Params {
+                    control,
+                    ..cholesky::Params::tiny()
+                };
+                let want = || Ok(flip_at(cholesky::reference(&p)?, at));
+                (cholesky::run_against(rt, &p, want).unwrap(), "matrix")
+            }),
             ("random-dag", 0, |rt, _, at| {
                 let p = random_dag::Params::tiny();
                 let want = |program: &random_dag::Program| {
@@ -724,7 +766,7 @@ mod tests {
         for (name, at, run) in table {
             for control in Control::ALL {
                 let (out, _) = run(&rt, control, None);
-                assert!(out.verified, "{name} ({control})");
+                assert!(out.verified, "{name} ({control}): {:?}", out.mismatch);
                 assert_eq!(out.mismatch, None, "{name} ({control})");
                 let (out, what) = run(&rt, control, Some(at));
                 assert!(!out.verified, "{name} ({control})");

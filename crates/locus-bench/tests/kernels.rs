@@ -149,3 +149,64 @@ fn paper_sizes_are_table_3() {
     let s = bitonic::Params::paper();
     assert_eq!((s.len, s.block_len), (1 << 28, 1 << 16));
 }
+
+/// The kernels beyond paper 1 (`sparselu` of paper 4, `cholesky`) verify at tiny sizes under every
+/// configuration on the host and on two and four virtual nodes, under both control
+/// programs and in each of their data layouts, and run exactly the tasks their program
+/// describes.
+#[test]
+fn linear_algebra_kernels_verify_under_every_config_and_control() {
+    use locus_bench::{SizeSpec, Workload};
+    for spec in ["host", "2x1", "4x1"] {
+        for config in CONFIGS {
+            let rt = runtime(spec, config);
+            for (name, layouts) in [
+                ("sparselu", &["0", "1", "2", "3"][..]),
+                ("cholesky", &[][..]),
+            ] {
+                let layouts = if layouts.is_empty() {
+                    &["-"][..]
+                } else {
+                    layouts
+                };
+                for &layout in layouts {
+                    for control in Control::ALL {
+                        let fields = match layout {
+                            "-" => vec![],
+                            _ => vec![("layout".into(), layout.into())],
+                        };
+                        let size = SizeSpec {
+                            fields,
+                            ..SizeSpec::from(Size::Tiny)
+                        };
+                        let at =
+                            format!("{name} (layout {layout}, {control}) under {config} on {spec}");
+                        let w = Workload::new(name, &size, control).unwrap();
+                        let out = w.run(&rt).unwrap_or_else(|e| panic!("{at}: {e}"));
+                        assert!(
+                            out.verified && out.checked && out.mismatch.is_none(),
+                            "{at}: {:?}",
+                            out.mismatch
+                        );
+                        assert_eq!(
+                            out.report.tasks - out.report.control_tasks,
+                            w.kernel_tasks()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// sparselu at 7 × 7 blocks, counted by hand from BOTS's pattern (rows `xxx.x.x`,
+/// `xxx....`, `xxxx...`, `..xxx..`, `x..xxx.`, `....xxx`, `x....xx`) and its fill-in:
+/// 7 `lu0`; `fwd` and `bdiv` 4 + 3 + 3 + 2 + 2 + 1 each over steps 0-5; `bmod`
+/// 16 + 9 + 9 + 4 + 4 + 1.
+#[test]
+fn sparselu_runs_the_tasks_of_the_bots_pattern() {
+    let rt = runtime("2x1", Config::DsaBase);
+    let out = run_kernel("sparselu", &rt, Size::Tiny, Control::Sequential).unwrap();
+    assert!(out.verified);
+    assert_eq!(out.report.tasks, 7 + 2 * 15 + 43);
+}

@@ -137,6 +137,13 @@ fn shape(name: &str) -> Shape {
             &[("points", "block_points")],
             &[],
         ),
+        // The dense check holds the whole matrix of (blocks × block_len)².
+        "sparselu" => (
+            &[(4, &["blocks", "block_len", "blocks", "block_len"])],
+            &[],
+            &["blocks"],
+        ),
+        "cholesky" => (&[(8, &["n", "n"])], &[("n", "tile")], &[]),
         other => panic!("no shape for {other}"),
     };
     Shape {

@@ -141,6 +141,16 @@ fn explicit() -> Vec<(&'static str, SizeSpec, serde_json::Value)> {
             spec(tiny, Some(256), Some(4), None, None, &[("seed", "7")]),
             json!({"len": 256, "block_len": 64, "seed": 7}),
         ),
+        (
+            "sparselu",
+            spec(tiny, Some(15), None, Some(3), None, &[("layout", "1")]),
+            json!({"blocks": 5, "block_len": 3, "layout": 1}),
+        ),
+        (
+            "cholesky",
+            spec(tiny, Some(30), Some(3), None, None, &[]),
+            json!({"n": 30, "tile": 10}),
+        ),
     ]
 }
 

@@ -35,6 +35,10 @@ pub enum Bench {
     BlurRoberts,
     /// Bitonic sort.
     Bitonic,
+    /// BOTS SparseLU: LU of a sparse block matrix (paper 4).
+    Sparselu,
+    /// Tiled Cholesky factorisation (potrf, trsm, syrk, gemm).
+    Cholesky,
 }
 
 /// Parses a configuration name ([`Config::name`]) into the runtime's [`Config`]; `--help`

@@ -231,6 +231,7 @@ fn origin(o: CostOrigin) -> &'static str {
         CostOrigin::DistanceRatio => "distance ratios",
         CostOrigin::Hmat => "distance ratios scaled by HMAT latencies",
         CostOrigin::Measured => "measured (paper 1, Tables 1-2)",
+        CostOrigin::Documented => "from Tilera's published latencies, partly estimated",
     }
 }
 

@@ -11,7 +11,8 @@
 //!   reads the same through hwloc;
 //! - a spec: [`Topology::from_spec`] (`host`, `NxC`, `NxC:d,...`, `NxC:@FILE`, a preset
 //!   name; see [`spec`] for the grammar);
-//! - a preset of a machine from paper 1: [`Topology::preset`] (`opteron-64`, `sgi-uv2000`).
+//! - a preset of a machine from paper 1 or paper 4: [`Topology::preset`] (`opteron-64`,
+//!   `sgi-uv2000`, `tilepro64`).
 //!
 //! A model can be laid over the host's CPUs ([`Topology::laid_over_host`]): its nodes are
 //! then *virtual nodes*, workers are pinned to real CPUs and buffers and metrics use the

@@ -1,9 +1,11 @@
 //! Presets: models of the two machines measured in paper 1 (section 4.2, Tables 1-2) and
-//! of paper 2's four-node Opteron (Broquedis et al., ForestGOMP and MaMI, Table 3).
+//! of paper 2's four-node Opteron (Broquedis et al., ForestGOMP and MaMI, Table 3) and
+//! of the Tilera TilePro64 of paper 4 (section 2).
 //!
 //! Each preset has the machine's node and core counts, its memory per node, a hop
 //! structure matching the paper's description, and the read/write latency factors the
-//! paper measured for each hop class. Distances are the read factors times 10 (rounded),
+//! paper measured for each hop class (for the TilePro64, which paper 4 does not
+//! measure, factors from Tilera's documentation; see [`TILEPRO64_CLASSES`]). Distances are the read factors times 10 (rounded),
 //! in the style of an ACPI SLIT, so that distance classes and cost classes coincide.
 
 use crate::error::TopoError;
@@ -58,8 +60,46 @@ pub const OPTERON_16_CLASSES: [HopClass; 3] = [
     class("opposite node", 1.41, 1.46, 14),
 ];
 
+/// Cycles of an L2 hit in the tile's own L2 slice on the TilePro64 (Tilera, "Tile
+/// Processor Architecture Overview for the TILEPro Series", UG120: 8 cycles).
+pub const TILEPRO64_LOCAL_L2_CYCLES: f64 = 8.0;
+
+/// Cycles a request and its reply spend per mesh hop on the TilePro64 (one cycle per
+/// hop each way on the iMesh: Wentzlaff et al., "On-Chip Interconnection Architecture
+/// of the Tile Processor", IEEE Micro 2007).
+pub const TILEPRO64_CYCLES_PER_HOP: f64 = 2.0;
+
+/// Fixed cycles of a miss served by another tile's L2 slice (its "home"), on top of
+/// the home's own L2 access and the hops: an *estimate*, chosen so that a home one hop
+/// away answers in 30 cycles and one 14 hops away (the farthest on the 8 x 8 mesh) in
+/// 56, within the 30-60 cycles Tilera's UG120 gives for a remote L2 ("L3") hit.
+pub const TILEPRO64_REMOTE_OVERHEAD_CYCLES: f64 = 20.0;
+
+/// Read and write factors of the TilePro64 by mesh hops (0 to 14) between a tile and
+/// the home of the line: `(overhead + L2 + hops x per-hop) / L2` for a remote home.
+/// Writes use the read factors: the L2 is write-through to the home (paper 4 section
+/// 2), so a write pays the trip to the home as a read does (an *estimate*: Tilera
+/// publishes no separate write latency). Distances are the factors times 10, rounded.
+pub const TILEPRO64_CLASSES: [HopClass; 15] = [
+    class("local (own L2 slice)", 1.0, 1.0, 10),
+    class("1 hop", 3.75, 3.75, 38),
+    class("2 hops", 4.0, 4.0, 40),
+    class("3 hops", 4.25, 4.25, 43),
+    class("4 hops", 4.5, 4.5, 45),
+    class("5 hops", 4.75, 4.75, 48),
+    class("6 hops", 5.0, 5.0, 50),
+    class("7 hops", 5.25, 5.25, 53),
+    class("8 hops", 5.5, 5.5, 55),
+    class("9 hops", 5.75, 5.75, 58),
+    class("10 hops", 6.0, 6.0, 60),
+    class("11 hops", 6.25, 6.25, 63),
+    class("12 hops", 6.5, 6.5, 65),
+    class("13 hops", 6.75, 6.75, 68),
+    class("14 hops", 7.0, 7.0, 70),
+];
+
 /// The names [`Topology::preset`] accepts.
-pub const PRESET_NAMES: [&str; 3] = ["opteron-64", "sgi-uv2000", "opteron-16"];
+pub const PRESET_NAMES: [&str; 4] = ["opteron-64", "sgi-uv2000", "opteron-16", "tilepro64"];
 
 /// Builds a preset by name.
 pub(crate) fn preset(name: &str) -> Result<Topology, TopoError> {
@@ -67,6 +107,7 @@ pub(crate) fn preset(name: &str) -> Result<Topology, TopoError> {
         "opteron-64" => Ok(opteron_64()),
         "sgi-uv2000" => Ok(sgi_uv2000()),
         "opteron-16" => Ok(opteron_16()),
+        "tilepro64" => Ok(tilepro64()),
         _ => Err(TopoError::UnknownPreset {
             name: name.to_string(),
             known: PRESET_NAMES.join(", "),
@@ -93,7 +134,15 @@ fn opteron_64() -> Topology {
             (false, false, false) => 3,
         }
     };
-    from_classes("opteron-64", 8, 8, 8 * GIB, &OPTERON_64_CLASSES, hop)
+    from_classes(
+        "opteron-64",
+        8,
+        8,
+        8 * GIB,
+        &OPTERON_64_CLASSES,
+        hop,
+        CostOrigin::Measured,
+    )
 }
 
 /// SGI UV2000 "SGI-192" (paper 1, section 4.2): 12 blades of two 8-core Intel Xeon
@@ -122,6 +171,30 @@ fn sgi_uv2000() -> Topology {
         756 * GIB / 24,
         &SGI_UV2000_CLASSES,
         hop,
+        CostOrigin::Measured,
+    )
+}
+
+/// Tilera TilePro64 (paper 4 section 2): 64 tiles in an 8 x 8 mesh, each a core with
+/// a 64 KB slice of the shared L2 that is the home of the memory lines hashed to it.
+/// Each tile is one node of one core: its "local memory" is what it homes, and an
+/// access to a line homed on another tile costs more with the mesh hops (Manhattan
+/// distance) between them ([`TILEPRO64_CLASSES`]). Tile `t` is at row `t / 8`, column
+/// `t % 8`.
+///
+/// Memory: the chip's four DDR2 controllers address 16 GiB (Tilera's TILEPro64 product
+/// brief), homed a 64th per tile: 256 MiB per node. Paper 4 runs 50 threads; the
+/// simulator takes them as tiles 0-49 (`--threads 50`).
+fn tilepro64() -> Topology {
+    let hop = |i: usize, j: usize| -> usize { (i / 8).abs_diff(j / 8) + (i % 8).abs_diff(j % 8) };
+    from_classes(
+        "tilepro64",
+        64,
+        1,
+        16 * GIB / 64,
+        &TILEPRO64_CLASSES,
+        hop,
+        CostOrigin::Documented,
     )
 }
 
@@ -139,8 +212,16 @@ fn opteron_16() -> Topology {
             (false, true) => 2,
         }
     };
-    from_classes("opteron-16", 4, 4, 8 * GIB, &OPTERON_16_CLASSES, hop)
-        .with_memory_costs(MemoryCosts::OPTERON_16)
+    from_classes(
+        "opteron-16",
+        4,
+        4,
+        8 * GIB,
+        &OPTERON_16_CLASSES,
+        hop,
+        CostOrigin::Measured,
+    )
+    .with_memory_costs(MemoryCosts::OPTERON_16)
 }
 
 fn from_classes(
@@ -150,6 +231,7 @@ fn from_classes(
     memory_per_node: u64,
     classes: &[HopClass],
     hop: impl Fn(usize, usize) -> usize,
+    origin: CostOrigin,
 ) -> Topology {
     let matrix = |f: &dyn Fn(&HopClass) -> f64| -> Vec<Vec<f64>> {
         (0..nodes)
@@ -172,7 +254,7 @@ fn from_classes(
         costs: Some(CostMatrix {
             read: matrix(&|c| c.read),
             write: matrix(&|c| c.write),
-            origin: CostOrigin::Measured,
+            origin,
         }),
     };
     // The presets are constants; a failure here is a bug caught by the tests below.
@@ -331,6 +413,37 @@ mod tests {
         // Other presets keep the assumed costs.
         let other = preset("opteron-64").unwrap();
         assert_eq!(*other.memory_costs(), MemoryCosts::ASSUMED);
+    }
+
+    #[test]
+    fn tilepro64_costs_grow_with_mesh_hops() {
+        let t = preset("tilepro64").unwrap();
+        assert_eq!((t.num_nodes(), t.num_cpus()), (64, 64));
+        assert!(t.nodes().iter().all(|n| n.cpus.len() == 1));
+        assert_eq!(t.total_memory_bytes(), 16 * GIB);
+        let n = |i| NodeId(i);
+        // Tile 9 is at (1, 1): tiles 1, 8, 10, 17 are one hop away, tile 63 at (7, 7)
+        // twelve hops.
+        for j in [1, 8, 10, 17] {
+            assert_eq!(t.read_cost(n(9), n(j)), 3.75, "{j}");
+        }
+        assert_eq!(t.read_cost(n(9), n(63)), 6.5);
+        assert_eq!(t.read_cost(n(0), n(63)), 7.0);
+        assert_eq!(t.write_cost(n(0), n(63)), 7.0);
+        assert_eq!(t.read_cost(n(5), n(5)), 1.0);
+        assert_eq!(t.costs().origin, CostOrigin::Documented);
+        // Corner tile: neighbours by hops 1, 2, ..., 14 number 2, 3, ..., 8, 7, ..., 1.
+        let sizes: Vec<usize> = t.nodes_by_distance(n(0)).iter().map(Vec::len).collect();
+        assert_eq!(sizes, [2, 3, 4, 5, 6, 7, 8, 7, 6, 5, 4, 3, 2, 1]);
+        // The factors follow the documented cycles.
+        for (h, c) in TILEPRO64_CLASSES.iter().enumerate().skip(1) {
+            let cycles = TILEPRO64_REMOTE_OVERHEAD_CYCLES
+                + TILEPRO64_LOCAL_L2_CYCLES
+                + h as f64 * TILEPRO64_CYCLES_PER_HOP;
+            assert_eq!(c.read, cycles / TILEPRO64_LOCAL_L2_CYCLES, "{h} hops");
+            assert!((30.0..=60.0).contains(&cycles));
+            assert_eq!(c.distance, (c.read * 10.0).round() as u32);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! | `NxC` | `N` nodes of `C` CPUs, distance 10 local and 20 remote |
 //! | `NxC:d1,d2,...` | the same with a full `N*N` distance matrix, row-major |
 //! | `NxC:@FILE` | the same with the matrix read from `FILE` |
-//! | `opteron-64`, `sgi-uv2000` | a [`preset`] of a machine from paper 1 |
+//! | `opteron-64`, `sgi-uv2000`, `tilepro64` | a [`preset`] of a machine from paper 1 or 4 |
 //!
 //! A distance file holds `N*N` integers separated by spaces, commas or newlines (one
 //! row per line reads best, as in the kernel's `node*/distance` files); text from `#`

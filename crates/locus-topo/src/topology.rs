@@ -51,8 +51,11 @@ pub enum CostOrigin {
     DistanceRatio,
     /// Distance ratios scaled by the firmware's HMAT read and write latencies.
     Hmat,
-    /// Factors measured on a real machine (the presets, paper 1 Tables 1-2).
+    /// Factors measured on a real machine (the presets of paper 1, Tables 1-2).
     Measured,
+    /// Factors derived from the vendor's published latencies, partly estimated (the
+    /// `tilepro64` preset).
+    Documented,
 }
 
 /// The relative cost for a CPU on node `i` to read, and to write, memory on node `j`.

@@ -15,6 +15,8 @@ pub struct Job<'a> {
     pub config: Config,
     pub topology: Topology,
     pub threads: Option<u32>,
+    /// `--vicinity`: steal vicinity of `home`.
+    pub vicinity: Option<u32>,
     pub control: Control,
     pub size: &'a Size,
     pub json: bool,
@@ -34,6 +36,8 @@ pub fn bench_name(b: Bench) -> &'static str {
         Bench::Kmeans => "kmeans",
         Bench::BlurRoberts => "blur-roberts",
         Bench::Bitonic => "bitonic",
+        Bench::Sparselu => "sparselu",
+        Bench::Cholesky => "cholesky",
     }
 }
 
@@ -180,6 +184,15 @@ pub fn execute_traced(
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
     }
+    if let Some(v) = job.vicinity {
+        if job.config != Config::Home {
+            return Err(Failure::Usage(format!(
+                "--vicinity is for --config home, not {}",
+                job.config
+            )));
+        }
+        builder = builder.vicinity(v as usize);
+    }
     if let Some(recorder) = &recorder {
         builder = builder.observer(recorder.clone());
     }
@@ -221,6 +234,14 @@ pub fn execute_traced(
     object.insert("bench".into(), json!(name));
     object.insert("params".into(), outcome.params.clone());
     insert_verified(&mut object, &outcome);
+    // Kernels that count their floating-point operations (cholesky) get a rate.
+    let gflop_s = outcome.params["flops"]
+        .as_f64()
+        .filter(|_| outcome.report.wall_s > 0.0)
+        .map(|flops| flops / outcome.report.wall_s / 1e9);
+    if let Some(rate) = gflop_s {
+        object.insert("gflop_s".into(), json!(rate));
+    }
     let report = serde_json::to_value(&outcome.report).expect("reports serialise to JSON");
     if let Value::Object(fields) = report {
         object.extend(fields);
@@ -233,6 +254,9 @@ pub fn execute_traced(
             "{}",
             text(name, &outcome.report, outcome.verified, outcome.checked)
         );
+        if let Some(rate) = gflop_s {
+            println!("  {rate:.3} GFLOP/s (n^3/3 operations)");
+        }
     }
     if outcome.verified || !outcome.checked {
         Ok(())

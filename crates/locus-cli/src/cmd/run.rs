@@ -22,6 +22,10 @@ pub struct Args {
     /// Number of worker threads (default: one per CPU of the topology).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
+    /// For `--config home`: workers per steal vicinity (1: no stealing; default: all
+    /// the workers).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub vicinity: Option<u32>,
     /// Sequential or parallel control program.
     #[arg(long, value_enum, default_value = "seq")]
     pub control: Control,
@@ -46,6 +50,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             config: args.config,
             topology,
             threads: args.threads,
+            vicinity: args.vicinity,
             control: args.control,
             size: &args.size,
             json: args.json,

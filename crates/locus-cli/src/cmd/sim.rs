@@ -19,6 +19,14 @@ pub struct Args {
     /// Scheduling configuration (see docs/guide.md, "Choosing a configuration").
     #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
     pub config: Config,
+    /// Number of modelled worker threads, on the first CPUs of the topology (default:
+    /// one per CPU).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// For `--config home`: workers per steal vicinity (1: no stealing; default: all
+    /// the workers).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub vicinity: Option<u32>,
     /// Sequential or parallel control program.
     #[arg(long, value_enum, default_value = "seq")]
     pub control: Control,
@@ -42,7 +50,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             bench: args.bench,
             config: args.config,
             topology,
-            threads: None,
+            threads: args.threads,
+            vicinity: args.vicinity,
             control: args.control,
             size: &args.size,
             json: args.json,

@@ -31,7 +31,7 @@ pub fn run_peer(
     config: &str,
 ) -> Result<Timed, String> {
     let Some((program, mut args)) = built.program(kernel) else {
-        return Err(format!("{} is not built", built.peer));
+        return Err(format!("{} has no program for {kernel}", built.peer));
     };
     args.extend(size_args(kernel, size));
     let home = out.join("peers").join("starpu-home");
@@ -188,6 +188,9 @@ pub fn compare(
                     .iter()
                     .map(|b| {
                         let runs = match &b.state {
+                            Prepared::Ready { .. } if !b.peer.has(kernel) => {
+                                PeerRuns::Skipped(format!("no {} program for {kernel}", b.peer))
+                            }
                             Prepared::Ready { .. } => PeerRuns::Ran {
                                 times: Vec::new(),
                                 verified: true,

@@ -49,6 +49,9 @@ impl Built {
         let Prepared::Ready { dir, .. } = &self.state else {
             return None;
         };
+        if !self.peer.has(kernel) {
+            return None;
+        }
         Some(match self.peer {
             Peer::Rayon => (dir.join("locus-peer-rayon"), vec![kernel.to_string()]),
             _ => (dir.join(file_stem(kernel)), Vec::new()),
@@ -203,7 +206,7 @@ fn build(
 /// source; `Err` when something it needs is missing.
 fn c_command(peer: Peer) -> Result<(String, Vec<String>, Vec<String>), String> {
     let common = ["-O2", "-Wall", "-ffp-contract=off"].map(String::from);
-    let (compiler, mut before, after): (&str, Vec<String>, Vec<String>) = match peer {
+    let (compiler, mut before, mut after): (&str, Vec<String>, Vec<String>) = match peer {
         Peer::OpenmpGcc => ("gcc", vec!["-fopenmp".into()], Vec::new()),
         Peer::OpenmpClang => ("clang", vec!["-fopenmp".into()], Vec::new()),
         Peer::Tbb => ("g++", vec!["-std=c++17".into()], vec!["-ltbb".into()]),
@@ -249,6 +252,8 @@ fn c_command(peer: Peer) -> Result<(String, Vec<String>, Vec<String>), String> {
     }
     let mut flags = common.to_vec();
     flags.append(&mut before);
+    // The math library: cholesky's tiles take square roots.
+    after.push("-lm".into());
     Ok((compiler.to_string(), flags, after))
 }
 
@@ -260,7 +265,7 @@ fn build_c(peer: Peer, dir: &Path, kernels: &[&str]) -> Prepared {
     };
     let ext = if peer == Peer::Tbb { "cpp" } else { "c" };
     let mut warnings = Vec::new();
-    for kernel in kernels {
+    for kernel in kernels.iter().filter(|k| peer.has(k)) {
         let source = peer.sources().join(format!("{}.{ext}", file_stem(kernel)));
         let out = Command::new(&compiler)
             .args(&flags)
