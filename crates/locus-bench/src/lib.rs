@@ -13,6 +13,10 @@
 //!   partial sums reduce into the centroids.
 //! - [`blur_roberts`]: a Gaussian blur then a Roberts cross over image blocks.
 //! - [`bitonic`]: a blocked bitonic sorting network over 64-bit integers.
+//! - [`spmv`]: repeated sparse matrix-vector products over row partitions placed on
+//!   the nodes (paper 3), the matrix generated or read from a Matrix Market file
+//!   ([`mtx`]).
+//! - [`bicgstab`]: the BiCGStab solver over the same partitions, to a tolerance.
 //!
 //! Every reference is its own sequential loop over the whole problem, written from the
 //! kernel's definition and calling none of the functions the task bodies run; it does
@@ -28,20 +32,25 @@
 //! "Paper 1" is Drebes et al. 2016 (work-pushing and deferred allocation), whose
 //! evaluation these kernels reproduce; `docs/papers.md` of the repository lists it.
 
+pub mod affinity;
 mod alloc;
+pub mod bicgstab;
 pub mod bitonic;
 pub mod blur_roberts;
 pub mod control;
+pub mod csr;
 pub mod jacobi_1d;
 pub mod jacobi_2d;
 pub mod jacobi_3d;
 pub mod kmeans;
+pub mod mtx;
 pub mod overhead;
 pub mod random_dag;
 pub mod seidel_1d;
 pub mod seidel_2d;
 pub mod seidel_3d;
 pub mod size;
+pub mod spmv;
 mod stencil;
 pub mod verify;
 
@@ -81,6 +90,8 @@ pub const BENCHES: &[&str] = &[
     "kmeans",
     "blur-roberts",
     "bitonic",
+    "spmv",
+    "bicgstab",
 ];
 
 /// Problem size of a [`run_kernel`] run.
@@ -237,6 +248,10 @@ pub enum Workload {
     BlurRoberts(blur_roberts::Params),
     /// [`bitonic`].
     Bitonic(bitonic::Params),
+    /// [`spmv`]; its control program is always sequential.
+    Spmv(spmv::Problem),
+    /// [`bicgstab`]; its control program is always sequential.
+    Bicgstab(bicgstab::Problem),
 }
 
 impl Workload {
@@ -261,6 +276,12 @@ impl Workload {
             "kmeans" => Workload::Kmeans(size::resolve(spec, control).map_err(p)?),
             "blur-roberts" => Workload::BlurRoberts(size::resolve(spec, control).map_err(p)?),
             "bitonic" => Workload::Bitonic(size::resolve(spec, control).map_err(p)?),
+            "spmv" => Workload::Spmv(
+                spmv::Problem::new(size::resolve(spec, control).map_err(p)?).map_err(p)?,
+            ),
+            "bicgstab" => Workload::Bicgstab(
+                bicgstab::Problem::new(size::resolve(spec, control).map_err(p)?).map_err(p)?,
+            ),
             _ => return Err(Error::UnknownBench(name.to_string())),
         })
     }
@@ -279,6 +300,8 @@ impl Workload {
             Workload::Kmeans(_) => "kmeans",
             Workload::BlurRoberts(_) => "blur-roberts",
             Workload::Bitonic(_) => "bitonic",
+            Workload::Spmv(_) => "spmv",
+            Workload::Bicgstab(_) => "bicgstab",
         }
     }
 
@@ -300,6 +323,8 @@ impl Workload {
             Workload::Kmeans(p) => params_json(p),
             Workload::BlurRoberts(p) => params_json(p),
             Workload::Bitonic(p) => params_json(p),
+            Workload::Spmv(p) => params_json(&p.params),
+            Workload::Bicgstab(p) => params_json(&p.params),
         }
     }
 
@@ -318,6 +343,8 @@ impl Workload {
             Workload::Kmeans(p) => p.data_bytes(),
             Workload::BlurRoberts(p) => p.data_bytes(),
             Workload::Bitonic(p) => p.data_bytes(),
+            Workload::Spmv(p) => p.data_bytes(),
+            Workload::Bicgstab(p) => p.data_bytes(),
         }
     }
 
@@ -336,6 +363,9 @@ impl Workload {
             Workload::Kmeans(p) => p.tasks(),
             Workload::BlurRoberts(p) => p.tasks(),
             Workload::Bitonic(p) => bitonic::tasks(p),
+            Workload::Spmv(p) => p.tasks(),
+            // Its solve stops when it converges: a run at the most iterations.
+            Workload::Bicgstab(p) => p.tasks(p.params.max_iterations, true),
         }
     }
 
@@ -345,6 +375,8 @@ impl Workload {
     /// control, the same blocks, halos and arithmetic through the stencil engine of the
     /// other stencils, with creators per band of blocks.
     pub fn run(&self, rt: &Runtime) -> Result<KernelOutcome, Error> {
+        // The tasks a run described, when only the run can tell (a solve to a tolerance).
+        let mut described = None;
         let Outcome {
             verified,
             mismatch,
@@ -388,9 +420,15 @@ impl Workload {
             Workload::Kmeans(p) => kmeans::run(rt, p)?,
             Workload::BlurRoberts(p) => blur_roberts::run(rt, p)?,
             Workload::Bitonic(p) => bitonic::run(rt, p)?,
+            Workload::Spmv(p) => spmv::run(rt, p)?,
+            Workload::Bicgstab(p) => {
+                let (out, tasks) = bicgstab::run(rt, p)?;
+                described = Some(tasks);
+                out
+            }
         };
         // A run that did less (or more) than its program describes is not a result.
-        let expected = self.kernel_tasks();
+        let expected = described.unwrap_or_else(|| self.kernel_tasks());
         let ran = report.tasks - report.control_tasks;
         if ran != expected {
             return Err(Error::TaskCount {
@@ -677,6 +715,23 @@ mod tests {
                 };
                 let want = || Ok(flip_at(bitonic::reference(&p)?, at));
                 (bitonic::run_against(rt, &p, want).unwrap(), "keys")
+            }),
+            ("spmv", 37, |rt, _, at| {
+                let problem = spmv::Problem::new(spmv::Params::tiny()).unwrap();
+                let a = problem.matrix().unwrap();
+                let want = || Ok(flip_at(spmv::reference(&a, 3)?, at));
+                (spmv::run_against(rt, &problem, want).unwrap(), "x")
+            }),
+            ("bicgstab", 50, |rt, _, at| {
+                let p = bicgstab::Params::tiny();
+                let problem = bicgstab::Problem::new(p.clone()).unwrap();
+                let want = |a: &csr::Csr, parts: &[std::ops::Range<usize>]| {
+                    let mut solved =
+                        bicgstab::reference(a, parts, p.tolerance(), p.max_iterations)?;
+                    solved.x = flip_at(solved.x, at);
+                    Ok(solved)
+                };
+                (bicgstab::run_against(rt, &problem, want).unwrap().0, "x")
             }),
             ("random-dag", 0, |rt, _, at| {
                 let p = random_dag::Params::tiny();

@@ -137,6 +137,8 @@ fn shape(name: &str) -> Shape {
             &[("points", "block_points")],
             &[],
         ),
+        // The matrix of the mesh: its rows, and the partitions of them.
+        "spmv" | "bicgstab" => (&[(8, &["mesh", "mesh"])], &[], &["partitions"]),
         other => panic!("no shape for {other}"),
     };
     Shape {

@@ -141,6 +141,23 @@ fn explicit() -> Vec<(&'static str, SizeSpec, serde_json::Value)> {
             spec(tiny, Some(256), Some(4), None, None, &[("seed", "7")]),
             json!({"len": 256, "block_len": 64, "seed": 7}),
         ),
+        (
+            "spmv",
+            spec(tiny, Some(6), None, None, Some(4), &[("partitions", "5")]),
+            json!({"mesh": 6, "partitions": 5, "products": 4}),
+        ),
+        (
+            "bicgstab",
+            spec(
+                tiny,
+                Some(5),
+                None,
+                None,
+                Some(500),
+                &[("tolerance_digits", "6")],
+            ),
+            json!({"mesh": 5, "partitions": 4, "max_iterations": 500, "tolerance_digits": 6}),
+        ),
     ]
 }
 

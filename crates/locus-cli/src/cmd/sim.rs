@@ -19,6 +19,10 @@ pub struct Args {
     /// Scheduling configuration (see docs/guide.md, "Choosing a configuration").
     #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
     pub config: Config,
+    /// Number of simulated workers (default: one per CPU of the topology), placed as
+    /// `locus run --threads` places them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
     /// Sequential or parallel control program.
     #[arg(long, value_enum, default_value = "seq")]
     pub control: Control,
@@ -45,7 +49,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             bench: args.bench,
             config: args.config,
             topology,
-            threads: None,
+            threads: args.threads,
             control: args.control,
             size: &args.size,
             json: args.json,
