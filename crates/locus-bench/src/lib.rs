@@ -355,7 +355,7 @@ impl Workload {
             Workload::RandomDag(p) => p.tasks as u64,
             Workload::Overhead(p) => overhead::tasks(p),
             Workload::Jacobi1d(p, control) => stencil::jacobi_1d(p, *control).tasks(),
-            Workload::Jacobi2d(p) => p.grid().tasks(),
+            Workload::Jacobi2d(p) => p.tasks(),
             Workload::Jacobi3d(p) => p.grid().tasks(),
             Workload::Seidel1d(p) => p.grid().tasks(),
             Workload::Seidel2d(p) => p.grid().tasks(),
