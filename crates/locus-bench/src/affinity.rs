@@ -1,7 +1,6 @@
 //! The affinity variants of paper 3's workloads (`--affinity none|init|strict|non-strict`;
-//! Virouleau et al., "Evaluation of OpenMP Dependent Tasks with the KASTORS Benchmark
-//! Suite" and "Description, Implementation and Evaluation of an Affinity Clause for
-//! Task Directives", Figures 1-3).
+//! Virouleau et al., "Description, Implementation and Evaluation of an Affinity Clause
+//! for Task Directives", Figures 1-3: the KASTORS Jacobi and the SpMV).
 //!
 //! - `none`: no hint; initialisation tasks run wherever the scheduler puts them, so the
 //!   data land where they were first written, and so do the compute tasks.
