@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds paper 3's OpenMP peers (spmv.c, bicgstab.c, and jacobi_2d.c's KASTORS variants)
-# with gcc (libgomp) and clang (libomp), warnings as errors, and runs each at Locus's tiny
-# size under every affinity mode; every run must verify. With `--compare`, also runs
+# with gcc (libgomp) and clang (libomp), and ../starpu/spmv.c when pkg-config knows
+# StarPU, warnings as errors, and runs each at Locus's tiny size under every affinity
+# mode; every run must verify. With `--compare`, also runs
 # Locus's kernels at the same small sizes on the host, alternately with the peers, and
 # prints each wall time (one run each: a quick look, not a benchmark).
 #
@@ -28,6 +29,21 @@ for cc in "${compilers[@]}"; do
         "$work/jacobi_2d-$cc" 16 16 4 8 3 "$mode"
     done
 done
+starpu=""
+for module in starpu-1.4 starpu-1.3; do
+    if pkg-config --exists "$module" 2>/dev/null; then starpu=$module; break; fi
+done
+if [ -n "$starpu" ]; then
+    # shellcheck disable=SC2046
+    gcc -O2 -Wall -Werror -ffp-contract=off $(pkg-config --cflags "$starpu") -o "$work/spmv-starpu" \
+        peers/starpu/spmv.c $(pkg-config --libs "$starpu") -lm
+    export STARPU_NCPU=$OMP_NUM_THREADS STARPU_NCUDA=0 STARPU_NOPENCL=0 STARPU_SILENT=1 STARPU_HOME=$work
+    for mode in none init strict non-strict; do
+        "$work/spmv-starpu" 8 4 3 "$mode"
+    done
+else
+    echo "check-sparse: StarPU not found by pkg-config (Debian: libstarpu-dev); its spmv skipped" >&2
+fi
 if [ "${1:-}" = --compare ]; then
     cargo build --release -q -p locus-cli
     for mode in init strict; do
@@ -35,6 +51,7 @@ if [ "${1:-}" = --compare ]; then
             "$work/spmv-$cc" 256 16 50 "$mode"
             "$work/bicgstab-$cc" 128 16 8 2000 "$mode"
         done
+        [ -n "$starpu" ] && "$work/spmv-starpu" 256 16 50 "$mode"
         target/release/locus run spmv --affinity "$mode" --json | grep -o '"wall_s":[0-9.e-]*' | sed "s/^/locus spmv $mode /"
         target/release/locus run bicgstab --affinity "$mode" --json | grep -o '"wall_s":[0-9.e-]*' | sed "s/^/locus bicgstab $mode /"
     done
