@@ -32,6 +32,7 @@
 use locus::Runtime;
 use serde::{Deserialize, Serialize};
 
+use crate::affinity::AffinityMode;
 use crate::control::Control;
 use crate::size::{kernel_params, Axis, KernelParams, Options};
 use crate::stencil::{self, Grid, Sweep};
@@ -51,6 +52,11 @@ pub struct Params {
     pub iterations: usize,
     /// Who submits the tasks.
     pub control: Control,
+    /// Paper 3's KASTORS program (`--affinity MODE`): initialisation tasks write the
+    /// blocks, and the initialisation and block tasks carry the mode's hints towards
+    /// the block's owner. `None`: the initial blocks are given (paper 1's program).
+    #[serde(default)]
+    pub affinity: Option<AffinityMode>,
 }
 
 impl Default for Params {
@@ -63,6 +69,7 @@ impl Default for Params {
             block_cols: 128,
             iterations: 20,
             control: Control::Sequential,
+            affinity: None,
         }
     }
 }
@@ -78,6 +85,7 @@ impl Params {
             block_cols: 1 << 6,
             iterations: 60,
             control: Control::Sequential,
+            affinity: None,
         }
     }
 
@@ -90,6 +98,32 @@ impl Params {
         }
     }
 
+    /// Paper 3 section 4.3's KASTORS Jacobi: 49152 × 49152 in blocks of 1024 × 1024
+    /// (48 × 48 blocks), with `affinity`; 10 iterations.
+    pub fn kastors(affinity: AffinityMode) -> Self {
+        Params {
+            rows: 49152,
+            cols: 49152,
+            block_rows: 1024,
+            block_cols: 1024,
+            iterations: 10,
+            control: Control::Sequential,
+            affinity: Some(affinity),
+        }
+    }
+
+    /// Tasks the program describes, creators excluded: one per block per iteration,
+    /// and one initialisation per block with `affinity`.
+    pub fn tasks(&self) -> u64 {
+        let g = self.grid();
+        let init = if self.affinity.is_some() {
+            g.tasks() / self.iterations.max(1) as u64
+        } else {
+            0
+        };
+        g.tasks() + init
+    }
+
     /// 16 × 16 in 4 × 8 blocks, 3 iterations: for tests.
     pub fn tiny() -> Self {
         Params {
@@ -99,6 +133,7 @@ impl Params {
             block_cols: 8,
             iterations: 3,
             control: Control::Sequential,
+            affinity: None,
         }
     }
 
@@ -188,5 +223,5 @@ pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
 /// [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
-    stencil::run(rt, &p.grid(), || reference(p))
+    stencil::run_placed(rt, &p.grid(), p.affinity, || reference(p))
 }

@@ -15,6 +15,10 @@
 //! - [`bitonic`]: a blocked bitonic sorting network over 64-bit integers.
 //! - [`sparselu`]: BOTS's LU factorisation of a sparse block matrix (paper 4).
 //! - [`cholesky`]: the tiled Cholesky factorisation, tile kernels shared with the peers.
+//! - [`spmv`]: repeated sparse matrix-vector products over row partitions placed on
+//!   the nodes (paper 3), the matrix generated or read from a Matrix Market file
+//!   ([`mtx`]).
+//! - [`bicgstab`]: the BiCGStab solver over the same partitions, to a tolerance.
 //!
 //! Every reference is its own sequential loop over the whole problem, written from the
 //! kernel's definition and calling none of the functions the task bodies run; it does
@@ -30,15 +34,19 @@
 //! "Paper 1" is Drebes et al. 2016 (work-pushing and deferred allocation), whose
 //! evaluation these kernels reproduce; `docs/papers.md` of the repository lists it.
 
+pub mod affinity;
 mod alloc;
+pub mod bicgstab;
 pub mod bitonic;
 pub mod blur_roberts;
 pub mod cholesky;
 pub mod control;
+pub mod csr;
 pub mod jacobi_1d;
 pub mod jacobi_2d;
 pub mod jacobi_3d;
 pub mod kmeans;
+pub mod mtx;
 pub mod overhead;
 pub mod random_dag;
 pub mod seidel_1d;
@@ -46,6 +54,7 @@ pub mod seidel_2d;
 pub mod seidel_3d;
 pub mod size;
 pub mod sparselu;
+pub mod spmv;
 mod stencil;
 pub mod verify;
 
@@ -87,6 +96,8 @@ pub const BENCHES: &[&str] = &[
     "bitonic",
     "sparselu",
     "cholesky",
+    "spmv",
+    "bicgstab",
 ];
 
 /// Problem size of a [`run_kernel`] run.
@@ -247,6 +258,10 @@ pub enum Workload {
     SparseLu(sparselu::Params),
     /// [`cholesky`].
     Cholesky(cholesky::Params),
+    /// [`spmv`]; its control program is always sequential.
+    Spmv(spmv::Problem),
+    /// [`bicgstab`]; its control program is always sequential.
+    Bicgstab(bicgstab::Problem),
 }
 
 impl Workload {
@@ -273,6 +288,12 @@ impl Workload {
             "bitonic" => Workload::Bitonic(size::resolve(spec, control).map_err(p)?),
             "sparselu" => Workload::SparseLu(size::resolve(spec, control).map_err(p)?),
             "cholesky" => Workload::Cholesky(size::resolve(spec, control).map_err(p)?),
+            "spmv" => Workload::Spmv(
+                spmv::Problem::new(size::resolve(spec, control).map_err(p)?).map_err(p)?,
+            ),
+            "bicgstab" => Workload::Bicgstab(
+                bicgstab::Problem::new(size::resolve(spec, control).map_err(p)?).map_err(p)?,
+            ),
             _ => return Err(Error::UnknownBench(name.to_string())),
         })
     }
@@ -293,6 +314,8 @@ impl Workload {
             Workload::Bitonic(_) => "bitonic",
             Workload::SparseLu(_) => "sparselu",
             Workload::Cholesky(_) => "cholesky",
+            Workload::Spmv(_) => "spmv",
+            Workload::Bicgstab(_) => "bicgstab",
         }
     }
 
@@ -320,6 +343,8 @@ impl Workload {
                 params["flops"] = serde_json::json!(p.flops());
                 params
             }
+            Workload::Spmv(p) => params_json(&p.params),
+            Workload::Bicgstab(p) => params_json(&p.params),
         }
     }
 
@@ -340,6 +365,8 @@ impl Workload {
             Workload::Bitonic(p) => p.data_bytes(),
             Workload::SparseLu(p) => p.data_bytes(),
             Workload::Cholesky(p) => p.data_bytes(),
+            Workload::Spmv(p) => p.data_bytes(),
+            Workload::Bicgstab(p) => p.data_bytes(),
         }
     }
 
@@ -350,7 +377,7 @@ impl Workload {
             Workload::RandomDag(p) => p.tasks as u64,
             Workload::Overhead(p) => overhead::tasks(p),
             Workload::Jacobi1d(p, control) => stencil::jacobi_1d(p, *control).tasks(),
-            Workload::Jacobi2d(p) => p.grid().tasks(),
+            Workload::Jacobi2d(p) => p.tasks(),
             Workload::Jacobi3d(p) => p.grid().tasks(),
             Workload::Seidel1d(p) => p.grid().tasks(),
             Workload::Seidel2d(p) => p.grid().tasks(),
@@ -360,6 +387,9 @@ impl Workload {
             Workload::Bitonic(p) => bitonic::tasks(p),
             Workload::SparseLu(p) => sparselu::tasks(p),
             Workload::Cholesky(p) => cholesky::tasks(p),
+            Workload::Spmv(p) => p.tasks(),
+            // Its solve stops when it converges: a run at the most iterations.
+            Workload::Bicgstab(p) => p.tasks(p.params.max_iterations, true),
         }
     }
 
@@ -369,6 +399,8 @@ impl Workload {
     /// control, the same blocks, halos and arithmetic through the stencil engine of the
     /// other stencils, with creators per band of blocks.
     pub fn run(&self, rt: &Runtime) -> Result<KernelOutcome, Error> {
+        // The tasks a run described, when only the run can tell (a solve to a tolerance).
+        let mut described = None;
         let Outcome {
             verified,
             mismatch,
@@ -414,9 +446,15 @@ impl Workload {
             Workload::Bitonic(p) => bitonic::run(rt, p)?,
             Workload::SparseLu(p) => sparselu::run(rt, p)?,
             Workload::Cholesky(p) => cholesky::run(rt, p)?,
+            Workload::Spmv(p) => spmv::run(rt, p)?,
+            Workload::Bicgstab(p) => {
+                let (out, tasks) = bicgstab::run(rt, p)?;
+                described = Some(tasks);
+                out
+            }
         };
         // A run that did less (or more) than its program describes is not a result.
-        let expected = self.kernel_tasks();
+        let expected = described.unwrap_or_else(|| self.kernel_tasks());
         let ran = report.tasks - report.control_tasks;
         if ran != expected {
             return Err(Error::TaskCount {
@@ -719,6 +757,23 @@ mod tests {
                 };
                 let want = || Ok(flip_at(cholesky::reference(&p)?, at));
                 (cholesky::run_against(rt, &p, want).unwrap(), "matrix")
+            }),
+            ("spmv", 37, |rt, _, at| {
+                let problem = spmv::Problem::new(spmv::Params::tiny()).unwrap();
+                let a = problem.matrix().unwrap();
+                let want = || Ok(flip_at(spmv::reference(&a, 3)?, at));
+                (spmv::run_against(rt, &problem, want).unwrap(), "x")
+            }),
+            ("bicgstab", 50, |rt, _, at| {
+                let p = bicgstab::Params::tiny();
+                let problem = bicgstab::Problem::new(p.clone()).unwrap();
+                let want = |a: &csr::Csr, parts: &[std::ops::Range<usize>]| {
+                    let mut solved =
+                        bicgstab::reference(a, parts, p.tolerance(), p.max_iterations)?;
+                    solved.x = flip_at(solved.x, at);
+                    Ok(solved)
+                };
+                (bicgstab::run_against(rt, &problem, want).unwrap().0, "x")
             }),
             ("random-dag", 0, |rt, _, at| {
                 let p = random_dag::Params::tiny();

@@ -502,10 +502,24 @@ fn set_field(
 ) -> Result<(), String> {
     let name = o.name;
     let (shown_key, shown_value) = (one_line(key), one_line(value));
+    // The options of their own (`--affinity MODE`, `--matrix FILE`) come as
+    // `--NAME=VALUE` and set the text field NAME of the workloads that have one.
+    if let Some(option) = key.strip_prefix("--") {
+        return match object.get(option) {
+            Some(Value::String(_) | Value::Null) => {
+                object.insert(option.to_string(), Value::String(value.to_string()));
+                Ok(())
+            }
+            _ => Err(format!(
+                "{name}: --{} means nothing for {name}",
+                one_line(option)
+            )),
+        };
+    }
     let fields = || {
         object
             .iter()
-            .filter(|(_, v)| !v.is_string())
+            .filter(|(_, v)| !v.is_string() && !v.is_null())
             .map(|(k, _)| k.as_str())
             .collect::<Vec<_>>()
             .join(", ")
@@ -517,7 +531,7 @@ fn set_field(
                 fields()
             ))
         }
-        Some(Value::String(_)) => {
+        Some(Value::String(_) | Value::Null) => {
             return Err(format!("{name}: --param {shown_key}: use --{shown_key}"));
         }
         Some(Value::Bool(_)) => match value {

@@ -23,8 +23,9 @@
 
 use std::sync::Arc;
 
-use locus::{Data, Read, Runtime, Scope, Write};
+use locus::{Affinity, Data, Read, Runtime, Scope, Write};
 
+use crate::affinity::{hinted, owner_of, AffinityMode};
 use crate::control::{opt, spawn_creator, split, BandTokens, Control, MAX_CREATORS};
 
 /// How a sweep uses the values of the current iteration.
@@ -291,9 +292,9 @@ struct Set {
 }
 
 impl Set {
-    /// Set `k`; the first holds the initial values (unless the runtime skips bodies:
-    /// then both are created empty).
-    fn new(rt: &Runtime, g: &Grid, k: usize) -> Result<Set, crate::Error> {
+    /// Set `k`; the first holds the initial values (unless the runtime skips bodies, or
+    /// `empty`: initialisation tasks write them; then both are created empty).
+    fn new(rt: &Runtime, g: &Grid, k: usize, empty: bool) -> Result<Set, crate::Error> {
         let (nb, bl) = (g.nb(), g.block_len());
         let gst = strides(g.n);
         let mut blocks = Vec::with_capacity(g.blocks());
@@ -301,7 +302,7 @@ impl Set {
         for blk in 0..g.blocks() {
             let bc = coords(blk, nb);
             let name = format!("{}.{k}.{blk}", g.name);
-            if k == 1 || rt.skips_bodies() {
+            if k == 1 || empty || rt.skips_bodies() {
                 blocks.push(rt.data::<f64>(name, bl));
                 for (a, sides) in faces
                     .iter_mut()
@@ -320,10 +321,7 @@ impl Set {
             let init: Vec<f64> = crate::alloc::collected(
                 "the initial values of a block",
                 bl,
-                (0..bl).map(|q| {
-                    let c = coords(q, g.b);
-                    initial((0..3).map(|a| (bc[a] * g.b[a] + c[a]) * gst[a]).sum())
-                }),
+                (0..bl).map(|q| initial_at(g, bc, gst, q)),
             )?;
             for (a, sides) in faces
                 .iter_mut()
@@ -346,13 +344,53 @@ impl Set {
     }
 }
 
-/// Submits the task of block `blk` for iteration `t`.
+/// The initial value of point `q` of the block at block coordinates `bc`.
+fn initial_at(g: &Grid, bc: [usize; 3], gst: [usize; 3], q: usize) -> f64 {
+    let c = coords(q, g.b);
+    initial((0..3).map(|a| (bc[a] * g.b[a] + c[a]) * gst[a]).sum())
+}
+
+/// Submits the task writing block `blk`'s initial values (and its faces) into set 0,
+/// hinted by `hint`.
+fn submit_init(
+    s: &Scope,
+    g: &Grid,
+    set: &Set,
+    blk: usize,
+    hint: Option<Affinity>,
+) -> Result<(), locus::Error> {
+    let faces: Vec<Write<f64>> = (0..3)
+        .filter(|&a| g.has_faces(a))
+        .flat_map(|a| [set.faces[a][0][blk].write(), set.faces[a][1][blk].write()])
+        .collect();
+    let grid = *g;
+    hinted(s.task("init", (set.blocks[blk].write(), faces)), hint).spawn(
+        move |_, (out, mut faces)| {
+            let (bc, gst) = (coords(blk, grid.nb()), strides(grid.n));
+            for (q, o) in out.iter_mut().enumerate() {
+                *o = initial_at(&grid, bc, gst, q);
+            }
+            let mut faces = faces.iter_mut();
+            for a in (0..3).filter(|&a| grid.has_faces(a)) {
+                for side in [0, grid.b[a] - 1] {
+                    let face = faces.next().expect("one output per face");
+                    for (f, q) in face_points(a, side, grid.b) {
+                        face[f] = out[q];
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// Submits the task of block `blk` for iteration `t`, hinted by `hint`.
 fn submit_block(
     s: &Scope,
     g: &Grid,
     sets: &[Set; 2],
     t: usize,
     blk: usize,
+    hint: Option<Affinity>,
 ) -> Result<(), locus::Error> {
     let (src, dst) = (&sets[t % 2], &sets[(t + 1) % 2]);
     let nb = g.nb();
@@ -387,16 +425,19 @@ fn submit_block(
         .flat_map(|a| [dst.faces[a][0][blk].write(), dst.faces[a][1][blk].write()])
         .collect();
     let grid = *g;
-    s.spawn(
-        g.name,
-        (
-            src.blocks[blk].read(),
-            halos,
-            dst.blocks[blk].write(),
-            faces,
+    hinted(
+        s.task(
+            g.name,
+            (
+                src.blocks[blk].read(),
+                halos,
+                dst.blocks[blk].write(),
+                faces,
+            ),
         ),
-        move |_, (cur, halos, out, mut faces)| step_block(&grid, cur, &halos, out, &mut faces),
+        hint,
     )
+    .spawn(move |_, (cur, halos, out, mut faces)| step_block(&grid, cur, &halos, out, &mut faces))
 }
 
 /// The problem of [`crate::jacobi_1d`] as a grid (same blocks, same one-element halo
@@ -420,8 +461,26 @@ pub(crate) fn run(
     g: &Grid,
     want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
 ) -> Result<crate::Outcome, crate::Error> {
+    run_placed(rt, g, None, want)
+}
+
+/// [`run`]; with `affinity`, the KASTORS program of paper 3 (Virouleau et al.): one
+/// initialisation task per block writes its initial values, and the initialisation
+/// and block tasks carry the hints of the mode towards the block's owner, a worker
+/// (contiguous runs of blocks per worker, in block order).
+pub(crate) fn run_placed(
+    rt: &Runtime,
+    g: &Grid,
+    affinity: Option<AffinityMode>,
+    want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
+) -> Result<crate::Outcome, crate::Error> {
     g.check();
-    let sets = Arc::new([Set::new(rt, g, 0)?, Set::new(rt, g, 1)?]);
+    let placed = affinity.is_some();
+    let sets = Arc::new([Set::new(rt, g, 0, placed)?, Set::new(rt, g, 1, placed)?]);
+    let workers = rt.workers();
+    let (blocks, mode) = (g.blocks(), affinity.unwrap_or(AffinityMode::None));
+    let owner = move |blk: usize| Affinity::worker(owner_of(blk, blocks, workers));
+    let hint = move |blk: usize| mode.compute(owner(blk));
     let nb = g.nb();
     // Bands for creators: groups of slices across the slowest axis with several blocks.
     let band_axis = (0..3).find(|&a| nb[a] > 1).unwrap_or(2);
@@ -433,19 +492,25 @@ pub(crate) fn run(
     let tokens = BandTokens::new(rt, bands.len());
     let grid = *g;
     let finished = rt.run(|s| -> Result<(), locus::Error> {
+        if placed {
+            for blk in 0..grid.blocks() {
+                submit_init(s, &grid, &sets[0], blk, mode.init(owner(blk)))?;
+            }
+        }
         for t in 0..grid.iterations {
             match grid.control {
                 Control::Sequential => {
                     for blk in 0..grid.blocks() {
-                        submit_block(s, &grid, &sets, t, blk)?;
+                        submit_block(s, &grid, &sets, t, blk, hint(blk))?;
                     }
                 }
                 Control::Parallel => {
                     for (b, band) in bands.iter().enumerate() {
                         let (sets, band) = (sets.clone(), band.clone());
                         let submit = move |s: &Scope| {
-                            band.into_iter()
-                                .try_for_each(|blk| submit_block(s, &grid, &sets, t, blk))
+                            band.into_iter().try_for_each(|blk| {
+                                submit_block(s, &grid, &sets, t, blk, hint(blk))
+                            })
                         };
                         match grid.sweep {
                             Sweep::Jacobi => spawn_creator(s, tokens.jacobi(t, b), submit)?,

@@ -144,6 +144,8 @@ fn shape(name: &str) -> Shape {
             &["blocks"],
         ),
         "cholesky" => (&[(8, &["n", "n"])], &[("n", "tile")], &[]),
+        // The matrix of the mesh: its rows, and the partitions of them.
+        "spmv" | "bicgstab" => (&[(8, &["mesh", "mesh"])], &[], &["partitions"]),
         other => panic!("no shape for {other}"),
     };
     Shape {

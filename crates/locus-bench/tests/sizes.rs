@@ -151,6 +151,23 @@ fn explicit() -> Vec<(&'static str, SizeSpec, serde_json::Value)> {
             spec(tiny, Some(30), Some(3), None, None, &[]),
             json!({"n": 30, "tile": 10}),
         ),
+        (
+            "spmv",
+            spec(tiny, Some(6), None, None, Some(4), &[("partitions", "5")]),
+            json!({"mesh": 6, "partitions": 5, "products": 4}),
+        ),
+        (
+            "bicgstab",
+            spec(
+                tiny,
+                Some(5),
+                None,
+                None,
+                Some(500),
+                &[("tolerance_digits", "6")],
+            ),
+            json!({"mesh": 5, "partitions": 4, "max_iterations": 500, "tolerance_digits": 6}),
+        ),
     ]
 }
 

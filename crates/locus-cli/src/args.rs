@@ -39,6 +39,24 @@ pub enum Bench {
     Sparselu,
     /// Tiled Cholesky factorisation (potrf, trsm, syrk, gemm).
     Cholesky,
+    /// Repeated sparse matrix-vector products over row partitions.
+    Spmv,
+    /// The BiCGStab solver over row partitions.
+    Bicgstab,
+}
+
+/// Which tasks carry affinity hints (Virouleau et al., the OpenMP task affinity
+/// clause).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AffinityArg {
+    /// No hints: data land where their first writer ran.
+    None,
+    /// Initialisation tasks bound to spread the data over the nodes; compute unhinted.
+    Init,
+    /// Initialisation and compute tasks bound to the data's owner.
+    Strict,
+    /// Initialisation bound; compute tasks prefer the owner and may be stolen.
+    NonStrict,
 }
 
 /// Parses a configuration name ([`Config::name`]) into the runtime's [`Config`]; `--help`
@@ -184,6 +202,14 @@ pub struct Size {
         help_heading = "Problem size"
     )]
     pub params: Vec<(String, String)>,
+    /// Affinity hints of spmv, bicgstab and jacobi-2d (for jacobi-2d: the KASTORS
+    /// program, whose data are written by initialisation tasks).
+    #[arg(long, value_enum, help_heading = "Kernel options")]
+    pub affinity: Option<AffinityArg>,
+    /// The matrix of spmv and bicgstab: a Matrix Market file (coordinate real, integer
+    /// or pattern; general or symmetric).
+    #[arg(long, value_name = "FILE.mtx", help_heading = "Kernel options")]
+    pub matrix: Option<String>,
 }
 
 fn key_value(s: &str) -> Result<(String, String), String> {

@@ -2,6 +2,7 @@
 //! `locus sim` (the simulator): building the runtime, verifying, and printing the
 //! report as text or as one JSON object (`docs/guide.md`, "Reading the report").
 
+use clap::ValueEnum as _;
 use locus::{Config, Runtime, Topology};
 use locus_bench::{Control as BenchControl, Size as BenchSize, SizeSpec, Workload};
 use serde_json::{json, Map, Value};
@@ -38,6 +39,8 @@ pub fn bench_name(b: Bench) -> &'static str {
         Bench::Bitonic => "bitonic",
         Bench::Sparselu => "sparselu",
         Bench::Cholesky => "cholesky",
+        Bench::Spmv => "spmv",
+        Bench::Bicgstab => "bicgstab",
     }
 }
 
@@ -72,6 +75,15 @@ fn size(s: &Size, topology: &str) -> Result<SizeSpec, Failure> {
         } else {
             spec.fields.push((k.clone(), v.clone()));
         }
+    }
+    // Options of their own set the kernel's text fields (`locus_bench::size`).
+    if let Some(a) = s.affinity {
+        let name = a.to_possible_value().expect("no skipped value");
+        spec.fields
+            .push(("--affinity".into(), name.get_name().into()));
+    }
+    if let Some(m) = &s.matrix {
+        spec.fields.push(("--matrix".into(), m.clone()));
     }
     if spec.base == BenchSize::Paper {
         spec.base = BenchSize::paper_for(topology);

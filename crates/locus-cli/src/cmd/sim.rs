@@ -19,8 +19,8 @@ pub struct Args {
     /// Scheduling configuration (see docs/guide.md, "Choosing a configuration").
     #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
     pub config: Config,
-    /// Number of modelled worker threads, on the first CPUs of the topology (default:
-    /// one per CPU).
+    /// Number of simulated workers (default: one per CPU of the topology), placed as
+    /// `locus run --threads` places them: round-robin over the nodes.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// For `--config home`: workers per steal vicinity (1: no stealing; default: all

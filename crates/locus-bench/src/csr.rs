@@ -1,0 +1,402 @@
+//! Sparse matrices in compressed sparse row (CSR) form, cut into row partitions that
+//! live on one node each: the data layout of `spmv` and `bicgstab`.
+//!
+//! # Partitioning
+//!
+//! Rows are cut into contiguous ranges holding as even a share of the non-zeros as the
+//! row boundaries allow ([`partition_by_nnz`]). Paper 3 partitioned its matrix with
+//! METIS; Locus does not, for three reasons. (1) Contiguous ranges keep every
+//! partition's rows, its output slice and its input slice contiguous in the natural
+//! numbering, so a product task declares its neighbours' slices as byte ranges and the
+//! results stay bit for bit those of a sequential product in the file's order; a graph
+//! partition would renumber the unknowns and need gathers. (2) On the paper's matrix
+//! (the five-point Laplacian of a square mesh, rows in natural order) a contiguous range
+//! is a band of mesh rows, which touches two neighbours through one mesh row each: the
+//! communication volume per partition is the band's two edges, the same order as a
+//! graph partitioner's up to a few hundred partitions. (3) The maintained binding
+//! (`metis`, over `metis-sys`) builds METIS from C sources or needs `libmetis-dev`; a
+//! benchmark crate that every engineer builds should not need a C toolchain for it.
+//!
+//! # Placement
+//!
+//! [`Placed`] holds one partition's rows (its `row_ptr`, columns and values) as three
+//! data, written by one initialisation task per partition bound to the partition's
+//! home node (see [`crate::affinity`]): with deferred allocation the buffers are
+//! allocated on that node, as first touch places them in paper 3's programs.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use locus::{Affinity, Data, Read, Runtime, Scope};
+
+use crate::affinity::{hinted, owner_of, worker_nodes, AffinityMode};
+
+/// A sparse matrix in CSR form: row `i`'s entries are `col_idx[k]`, `vals[k]` for `k` in
+/// `row_ptr[i]..row_ptr[i + 1]`, columns increasing within a row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Csr {
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Start of each row's entries, and the number of entries at the end.
+    pub row_ptr: Vec<usize>,
+    /// Column of each entry.
+    pub col_idx: Vec<u32>,
+    /// Value of each entry.
+    pub vals: Vec<f64>,
+}
+
+impl Csr {
+    /// Entries stored (non-zeros).
+    pub fn nnz(&self) -> usize {
+        self.vals.len()
+    }
+
+    /// The matrix of `(row, col, value)` triplets (0-based), sorted by row then column;
+    /// duplicates are summed in the order given.
+    pub fn from_triplets(rows: usize, cols: usize, mut t: Vec<(u32, u32, f64)>) -> Csr {
+        // Stable: duplicates keep their order, so their sum is the file's.
+        t.sort_by_key(|&(i, j, _)| (i, j));
+        let mut row_ptr = vec![0usize; rows + 1];
+        let mut col_idx = Vec::with_capacity(t.len());
+        let mut vals: Vec<f64> = Vec::with_capacity(t.len());
+        let mut last = None;
+        for (i, j, v) in t {
+            if last == Some((i, j)) {
+                *vals.last_mut().expect("a previous entry") += v;
+                continue;
+            }
+            last = Some((i, j));
+            row_ptr[i as usize + 1] += 1;
+            col_idx.push(j);
+            vals.push(v);
+        }
+        for i in 0..rows {
+            row_ptr[i + 1] += row_ptr[i];
+        }
+        Csr {
+            rows,
+            cols,
+            row_ptr,
+            col_idx,
+            vals,
+        }
+    }
+
+    /// The five-point finite-volume Laplacian of an `n × n` mesh with Dirichlet
+    /// boundaries (paper 3 section 4.3): unknowns in natural order, 4 on the diagonal,
+    /// -1 for each of the up to four neighbours.
+    pub fn laplacian(n: usize) -> Result<Csr, crate::Error> {
+        let rows = n * n;
+        let nnz = laplacian_nnz(n);
+        let mut row_ptr = crate::alloc::with_capacity("the Laplacian's row pointers", rows + 1)?;
+        let mut col_idx = crate::alloc::with_capacity("the Laplacian's columns", nnz)?;
+        let mut vals = crate::alloc::with_capacity("the Laplacian's values", nnz)?;
+        row_ptr.push(0);
+        for y in 0..n {
+            for x in 0..n {
+                let i = y * n + x;
+                let mut push = |j: usize, v: f64| {
+                    col_idx.push(j as u32);
+                    vals.push(v);
+                };
+                if y > 0 {
+                    push(i - n, -1.0);
+                }
+                if x > 0 {
+                    push(i - 1, -1.0);
+                }
+                push(i, 4.0);
+                if x + 1 < n {
+                    push(i + 1, -1.0);
+                }
+                if y + 1 < n {
+                    push(i + n, -1.0);
+                }
+                row_ptr.push(col_idx.len());
+            }
+        }
+        Ok(Csr {
+            rows,
+            cols: rows,
+            row_ptr,
+            col_idx,
+            vals,
+        })
+    }
+
+    /// The largest sum of absolute values of a row (the infinity norm).
+    pub fn norm_inf(&self) -> f64 {
+        (0..self.rows)
+            .map(|i| {
+                self.vals[self.row_ptr[i]..self.row_ptr[i + 1]]
+                    .iter()
+                    .map(|v| v.abs())
+                    .sum::<f64>()
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Non-zeros of the Laplacian of an `n × n` mesh: `5 n² - 4 n`.
+pub fn laplacian_nnz(n: usize) -> usize {
+    (5 * n * n).saturating_sub(4 * n)
+}
+
+/// Cuts the rows of `a` into `parts` contiguous, non-empty ranges with as even a share
+/// of the non-zeros as row boundaries allow: range `p` starts at the row boundary
+/// nearest `p / parts` of the non-zeros (then moved, if need be, so that every range
+/// has a row). Needs `1 <= parts <= a.rows`.
+pub fn partition_by_nnz(a: &Csr, parts: usize) -> Vec<Range<usize>> {
+    assert!(parts >= 1 && parts <= a.rows, "1 <= parts <= rows");
+    let nnz = a.nnz() as u128;
+    let mut starts = Vec::with_capacity(parts + 1);
+    starts.push(0usize);
+    for p in 1..parts {
+        let target = (nnz * p as u128 / parts as u128) as usize;
+        // The row boundary nearest the target (the earlier on a tie).
+        let mut first = a.row_ptr.partition_point(|&k| k < target).min(a.rows);
+        if first > 0 && target - a.row_ptr[first - 1] <= a.row_ptr[first] - target {
+            first -= 1;
+        }
+        let lo = starts[p - 1] + 1;
+        let hi = a.rows - (parts - p);
+        starts.push(first.clamp(lo, hi));
+    }
+    starts.push(a.rows);
+    starts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// The partitions of the rows, the matrix and what each product task reads of the
+/// input vector: everything a product needs, without its data.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// The matrix.
+    pub a: Arc<Csr>,
+    /// Rows of each partition.
+    pub parts: Vec<Range<usize>>,
+    /// For each partition, the slices of the input vector its rows' columns fall in:
+    /// `(partition q, range within q's slice)`, in order; together they cover the
+    /// partition's columns from its smallest to its largest.
+    pub halo: Vec<Vec<(usize, Range<usize>)>>,
+}
+
+impl Plan {
+    /// The plan of `a` cut into `parts` partitions ([`partition_by_nnz`]).
+    pub fn new(a: Arc<Csr>, parts: usize) -> Plan {
+        let ranges = partition_by_nnz(&a, parts);
+        let halo = ranges
+            .iter()
+            .map(|r| {
+                let cols = &a.col_idx[a.row_ptr[r.start]..a.row_ptr[r.end]];
+                let (Some(&lo), Some(&hi)) = (cols.iter().min(), cols.iter().max()) else {
+                    return Vec::new();
+                };
+                let (lo, hi) = (lo as usize, hi as usize + 1);
+                ranges
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| q.start < hi && lo < q.end)
+                    .map(|(q, qr)| (q, lo.max(qr.start) - qr.start..hi.min(qr.end) - qr.start))
+                    .collect()
+            })
+            .collect();
+        Plan {
+            a,
+            parts: ranges,
+            halo,
+        }
+    }
+
+    /// The first column the halo of partition `p` covers.
+    pub fn halo_start(&self, p: usize) -> usize {
+        self.halo[p]
+            .first()
+            .map_or(0, |(q, r)| self.parts[*q].start + r.start)
+    }
+
+    /// The reads of partition `p`'s halo of the vector cut into `slices`.
+    pub fn halo_reads(&self, p: usize, slices: &[Data<f64>]) -> Vec<Read<f64>> {
+        self.halo[p]
+            .iter()
+            .map(|(q, r)| slices[*q].read_range(r.clone()))
+            .collect()
+    }
+}
+
+/// `y[i] = Σ_k vals[k] · x[cols[k] - start]` over each row `i` of one partition, the
+/// entries in order; `halo` is the input vector's slices from column `start`.
+pub(crate) fn product_rows(
+    row_ptr: &[u64],
+    cols: &[u32],
+    vals: &[f64],
+    halo: &[&[f64]],
+    start: usize,
+    y: &mut [f64],
+) {
+    let x: Vec<f64> = halo.concat();
+    for (i, out) in y.iter_mut().enumerate() {
+        let mut sum = 0.0;
+        for k in row_ptr[i] as usize..row_ptr[i + 1] as usize {
+            sum += vals[k] * x[cols[k] as usize - start];
+        }
+        *out = sum;
+    }
+}
+
+/// One partition's rows as data: row pointers (relative to the partition's first
+/// entry), columns and values.
+pub(crate) struct PartData {
+    pub row_ptr: Data<u64>,
+    pub cols: Data<u32>,
+    pub vals: Data<f64>,
+}
+
+/// The matrix's partitions as data, with their home nodes.
+pub(crate) struct Placed {
+    pub plan: Arc<Plan>,
+    pub parts: Vec<PartData>,
+    /// Home node of each partition.
+    pub home: Vec<usize>,
+}
+
+impl Placed {
+    /// The data of every partition (empty until [`Placed::init`]'s tasks write them);
+    /// homes spread the partitions over the nodes with workers in contiguous runs.
+    pub fn new(rt: &Runtime, name: &str, plan: Arc<Plan>) -> Placed {
+        let nodes = worker_nodes(rt);
+        let a = &plan.a;
+        let parts = plan
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(p, r)| PartData {
+                row_ptr: rt.data(format!("{name}.A{p}.row_ptr"), r.len() + 1),
+                cols: rt.data(
+                    format!("{name}.A{p}.cols"),
+                    a.row_ptr[r.end] - a.row_ptr[r.start],
+                ),
+                vals: rt.data(
+                    format!("{name}.A{p}.vals"),
+                    a.row_ptr[r.end] - a.row_ptr[r.start],
+                ),
+            })
+            .collect();
+        let home = (0..plan.parts.len())
+            .map(|p| nodes[owner_of(p, plan.parts.len(), nodes.len())])
+            .collect();
+        Placed { plan, parts, home }
+    }
+
+    /// The affinity of partition `p`'s owner: its home node.
+    pub fn owner(&self, p: usize) -> Affinity {
+        Affinity::node(self.home[p])
+    }
+
+    /// Submits the task writing partition `p`'s rows, hinted by `mode`.
+    pub fn init(&self, s: &Scope, mode: AffinityMode, p: usize) -> Result<(), locus::Error> {
+        let plan = self.plan.clone();
+        let d = &self.parts[p];
+        hinted(
+            s.task(
+                "init-matrix",
+                (d.row_ptr.write(), d.cols.write(), d.vals.write()),
+            ),
+            mode.init(self.owner(p)),
+        )
+        .spawn(move |_, (row_ptr, cols, vals)| {
+            let (a, r) = (&plan.a, &plan.parts[p]);
+            let first = a.row_ptr[r.start];
+            for (o, &k) in row_ptr.iter_mut().zip(&a.row_ptr[r.start..=r.end]) {
+                *o = (k - first) as u64;
+            }
+            let entries = first..a.row_ptr[r.end];
+            cols.copy_from_slice(&a.col_idx[entries.clone()]);
+            vals.copy_from_slice(&a.vals[entries]);
+        })
+    }
+
+    /// Submits the product of partition `p`: `out = A[p] · x`, where `x` is the vector
+    /// cut into slices like the rows; hinted by `mode` towards the partition's owner
+    /// (paper 3's owner-computes rule: the task runs where its output slice lives).
+    pub fn product(
+        &self,
+        s: &Scope,
+        mode: AffinityMode,
+        p: usize,
+        x: &[Data<f64>],
+        out: &Data<f64>,
+    ) -> Result<(), locus::Error> {
+        let d = &self.parts[p];
+        let start = self.plan.halo_start(p);
+        hinted(
+            s.task(
+                "spmv",
+                (
+                    d.row_ptr.read(),
+                    d.cols.read(),
+                    d.vals.read(),
+                    self.plan.halo_reads(p, x),
+                    out.write(),
+                ),
+            ),
+            mode.compute(self.owner(p)),
+        )
+        .spawn(move |_, (row_ptr, cols, vals, halo, y)| {
+            product_rows(row_ptr, cols, vals, &halo, start, y)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_laplacian_has_its_stencil() {
+        let a = Csr::laplacian(3).unwrap();
+        assert_eq!(a.nnz(), laplacian_nnz(3));
+        // The centre of the mesh: four neighbours and the diagonal, columns in order.
+        let centre = a.row_ptr[4]..a.row_ptr[5];
+        assert_eq!(a.col_idx[centre.clone()], [1, 3, 4, 5, 7]);
+        assert_eq!(a.vals[centre], [-1.0, -1.0, 4.0, -1.0, -1.0]);
+        assert_eq!(a.norm_inf(), 8.0);
+    }
+
+    #[test]
+    fn partitions_balance_the_nonzeros() {
+        // Rows of 1, 1, 1, 1, 8, 8 entries over 3 parts: 20 entries, targets 6 and 13;
+        // the nearest boundaries are before row 4 (4 entries) and before row 5 (12).
+        let mut t = Vec::new();
+        for (i, n) in [1u32, 1, 1, 1, 8, 8].into_iter().enumerate() {
+            for j in 0..n {
+                t.push((i as u32, j, 1.0));
+            }
+        }
+        let a = Csr::from_triplets(6, 8, t);
+        assert_eq!(partition_by_nnz(&a, 3), vec![0..4, 4..5, 5..6]);
+        // As many parts as rows: one row each, whatever the non-zeros.
+        assert_eq!(
+            partition_by_nnz(&a, 6),
+            (0..6).map(|i| i..i + 1).collect::<Vec<_>>()
+        );
+        let l = Csr::laplacian(10).unwrap();
+        let parts = partition_by_nnz(&l, 4);
+        for r in &parts {
+            let nnz = l.row_ptr[r.end] - l.row_ptr[r.start];
+            assert!(nnz.abs_diff(l.nnz() / 4) <= 5, "{parts:?}");
+        }
+    }
+
+    #[test]
+    fn the_halo_covers_the_columns_of_a_partition() {
+        // Two partitions of two mesh rows (32 of the 64 entries each): each reads the
+        // mesh row across the boundary from the other's slice.
+        let plan = Plan::new(Arc::new(Csr::laplacian(4).unwrap()), 2);
+        assert_eq!(plan.parts, vec![0..8, 8..16]);
+        assert_eq!(plan.halo[0], vec![(0, 0..8), (1, 0..4)]);
+        assert_eq!(plan.halo[1], vec![(0, 4..8), (1, 0..8)]);
+        assert_eq!((plan.halo_start(0), plan.halo_start(1)), (0, 4));
+    }
+}
