@@ -99,6 +99,17 @@ typedef enum locus_affinity {
   LOCUS_AFFINITY_DATA = 3,
 } locus_affinity;
 
+// How to cut a datum (`locus_partition_spec::kind`).
+typedef enum locus_partition_kind {
+  // Consecutive parts of `block_len` elements, the last one shorter.
+  LOCUS_PARTITION_BLOCKS = 0,
+  // The `range_count` ranges at `ranges`, in that order (they may overlap).
+  LOCUS_PARTITION_RANGES = 1,
+  // The `tile_rows x tile_cols` tiles of a row-major `rows x cols` matrix, in
+  // row-major order of tiles; a tile's view holds its elements row after row.
+  LOCUS_PARTITION_TILES = 2,
+} locus_partition_kind;
+
 // A runtime: pinned workers over a topology with a scheduling configuration. Made by
 // `locus_runtime_create`, freed by `locus_runtime_destroy`. The all-zero value is
 // the null handle.
@@ -115,6 +126,34 @@ typedef struct locus_data {
   // Opaque: a slot and its generation in Locus's table of data.
   uint64_t bits;
 } locus_data;
+
+// A range of elements, `begin` included, `end` excluded.
+typedef struct locus_range {
+  // First element.
+  size_t begin;
+  // One past the last element.
+  size_t end;
+} locus_range;
+
+// A partition, in elements: `kind` (a `locus_partition_kind`) says which fields count.
+typedef struct locus_partition_spec {
+  // A `locus_partition_kind`.
+  uint32_t kind;
+  // `LOCUS_PARTITION_BLOCKS`: elements per part (at least 1).
+  size_t block_len;
+  // `LOCUS_PARTITION_RANGES`: the ranges (NULL only when `range_count` is 0).
+  const struct locus_range *ranges;
+  // `LOCUS_PARTITION_RANGES`: how many ranges.
+  size_t range_count;
+  // `LOCUS_PARTITION_TILES`: rows of the matrix.
+  size_t rows;
+  // `LOCUS_PARTITION_TILES`: columns of the matrix.
+  size_t cols;
+  // `LOCUS_PARTITION_TILES`: rows of a tile (must divide `rows`).
+  size_t tile_rows;
+  // `LOCUS_PARTITION_TILES`: columns of a tile (must divide `cols`).
+  size_t tile_cols;
+} locus_partition_spec;
 
 // The report of one run, from `locus_run`; freed by
 // `locus_report_free`. The all-zero value is the null handle.
@@ -329,6 +368,28 @@ enum locus_status locus_fetch(struct locus_runtime runtime,
 enum locus_status locus_node_of(struct locus_runtime runtime,
                                 struct locus_data data,
                                 int64_t *node);
+
+// Cuts `data` into parts as `spec` says (between runs, not from inside a task) and
+// writes a handle for each part to `parts[0..n]`, and `n` to `*count`. `capacity` is
+// the length of `parts`: if it is less than `n`, nothing is partitioned, `*count` is
+// still `n`, and the status is `LOCUS_E_SIZE`, so that a caller can ask for the
+// number first with `capacity` 0. A part's element size is the datum's; its count is
+// its length in elements. Bad partitions (a range past the end, tiles that do not
+// divide the matrix, a kind that does not exist) are `LOCUS_E_ARGUMENT` or
+// `LOCUS_E_CONFIG`, naming the datum.
+//
+// # Safety
+//
+// `spec` is NULL (an error) or valid for a read, with `spec->ranges` valid for reads
+// of `spec->range_count` ranges when the kind is `LOCUS_PARTITION_RANGES`; `parts` is
+// valid for writes of `capacity` handles (NULL allowed when `capacity` is 0); `count`
+// is NULL (an error) or valid for a write.
+enum locus_status locus_partition(struct locus_runtime runtime,
+                                  struct locus_data data,
+                                  const struct locus_partition_spec *spec,
+                                  struct locus_data *parts,
+                                  size_t capacity,
+                                  size_t *count);
 
 // Writes the report as one JSON object (the format of `locus run --json`'s runtime
 // part) to `*json`, a NUL-terminated string to free with `locus_string_free`.

@@ -30,6 +30,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod data;
 mod handles;
+mod partition;
 mod report;
 mod runtime;
 mod status;
@@ -39,6 +40,7 @@ pub use data::{
     locus_data, locus_data_create, locus_data_free, locus_data_from, locus_data_shared,
     locus_data_size, locus_fetch, locus_node_of, locus_policy,
 };
+pub use partition::{locus_partition, locus_partition_kind, locus_partition_spec, locus_range};
 pub use report::{
     locus_figures, locus_report, locus_report_figures, locus_report_free, locus_report_json,
     locus_string_free,

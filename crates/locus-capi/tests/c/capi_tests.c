@@ -837,6 +837,92 @@ static void test_runtime_destroyed_by_its_run(void) {
     EXPECT(locus_data_free(d), LOCUS_E_HANDLE, "freed");
 }
 
+/* ---- partitions ---- */
+
+typedef struct {
+    locus_data parts[4];
+    locus_status status;
+} tiles_state;
+
+/* Doubles every element of its one tile, and checks the tile is 2 x 2 elements. */
+static int32_t double_tile(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)arg;
+    if (n != 1 || views[0].count != 4 || views[0].elem_size != sizeof(double)) return 9;
+    double *x = views[0].ptr;
+    for (size_t i = 0; i < 4; i++) x[i] *= 2;
+    return 0;
+}
+
+static int32_t spawn_per_tile(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    tiles_state *st = arg;
+    st->status = LOCUS_OK;
+    for (int i = 0; i < 4; i++) {
+        locus_access acc = {st->parts[i], LOCUS_READ_WRITE, 0, 0};
+        locus_task t = {0};
+        t.name = "double";
+        t.body = double_tile;
+        t.accesses = &acc;
+        t.naccesses = 1;
+        locus_status s = locus_spawn(ctx, &t);
+        if (s != LOCUS_OK) st->status = s;
+    }
+    return 0;
+}
+
+static void test_partitions(void) {
+    locus_runtime rt = make_runtime("dsa-opt");
+    double values[16];
+    for (int i = 0; i < 16; i++) values[i] = i;
+    locus_data m = {0};
+    OK(locus_data_from(rt, "m", sizeof(double), 16, values, &m));
+    locus_partition_spec tiles = {0};
+    tiles.kind = LOCUS_PARTITION_TILES;
+    tiles.rows = 4;
+    tiles.cols = 4;
+    tiles.tile_rows = 2;
+    tiles.tile_cols = 2;
+    size_t count = 0;
+    EXPECT(locus_partition(rt, m, NULL, NULL, 0, &count), LOCUS_E_NULL, "spec");
+    EXPECT(locus_partition(rt, m, &tiles, NULL, 0, NULL), LOCUS_E_NULL, "count");
+    /* Asking with no room gives the number of parts, and partitions nothing. */
+    EXPECT(locus_partition(rt, m, &tiles, NULL, 0, &count), LOCUS_E_SIZE, "4 parts");
+    CHECK(count == 4);
+    locus_partition_spec bad = tiles;
+    bad.kind = 7;
+    EXPECT(locus_partition(rt, m, &bad, NULL, 0, &count), LOCUS_E_ARGUMENT, "kind 7");
+    bad = tiles;
+    bad.tile_cols = 3; /* does not divide 4 columns */
+    tiles_state st = {{{0}}, LOCUS_E_INTERNAL};
+    CHECK(locus_partition(rt, m, &bad, st.parts, 4, &count) != LOCUS_OK);
+    locus_range past_end = {10, 20};
+    locus_partition_spec ranges = {0};
+    ranges.kind = LOCUS_PARTITION_RANGES;
+    ranges.ranges = &past_end;
+    ranges.range_count = 1;
+    CHECK(locus_partition(rt, m, &ranges, st.parts, 4, &count) != LOCUS_OK);
+
+    OK(locus_partition(rt, m, &tiles, st.parts, 4, &count));
+    CHECK(count == 4);
+    size_t elem = 0, n = 0;
+    OK(locus_data_size(st.parts[3], &elem, &n));
+    CHECK(elem == sizeof(double) && n == 4);
+    OK(locus_run(rt, spawn_per_tile, &st, NULL));
+    OK(st.status);
+    double back[16];
+    OK(locus_fetch(rt, m, back, 16));
+    for (int i = 0; i < 16; i++) CHECK(back[i] == 2.0 * i);
+    /* Tile (1, 0) holds rows 2-3, columns 0-1, row after row. */
+    double tile[4];
+    OK(locus_fetch(rt, st.parts[2], tile, 4));
+    CHECK(tile[0] == 16 && tile[1] == 18 && tile[2] == 24 && tile[3] == 26);
+    for (int i = 0; i < 4; i++) OK(locus_data_free(st.parts[i]));
+    OK(locus_data_free(m));
+    OK(locus_runtime_destroy(rt));
+}
+
 /* ---- the table of tests ---- */
 
 typedef struct {
@@ -852,6 +938,7 @@ static const test_case TESTS[] = {
     {"data_errors", test_data_errors},
     {"shared_data", test_shared_data},
     {"run_views_and_ranges", test_run_views_and_ranges},
+    {"partitions", test_partitions},
     {"spawn_errors", test_spawn_errors},
     {"failed_runs", test_failed_runs},
     {"arguments_and_destructors", test_arguments_and_destructors},
