@@ -334,6 +334,28 @@ enum locus_status locus_data_shared(struct locus_runtime runtime,
                                     const void *values,
                                     struct locus_data *out);
 
+// Makes a *registered* datum: the caller's `count` elements of `elem_size` bytes at
+// `ptr` become a shared datum without a copy (its pages stay where they are; on real
+// NUMA nodes Locus reads their nodes from the kernel), updated in place by the tasks
+// that write it. `release(ptr)` is called exactly once, when the last handle and task
+// let go of the datum, or before this function returns if it fails; with `release`
+// NULL the caller frees the memory itself, after freeing every handle of the datum
+// and destroying the runtime. `ptr` must be aligned for the C type of the elements.
+//
+// # Safety
+//
+// `name` is NULL (an error) or NUL-terminated; `ptr` is valid for reads and writes of
+// `elem_size * count` bytes, which nothing but Locus touches until `release` is called
+// (or, without `release`, until the runtime is destroyed); `out` is NULL (an error)
+// or valid for a write.
+enum locus_status locus_data_register(struct locus_runtime runtime,
+                                      const char *name,
+                                      size_t elem_size,
+                                      size_t count,
+                                      void *ptr,
+                                      void (*release)(void *ptr),
+                                      struct locus_data *out);
+
 // Frees a datum's handle. Tasks already submitted that declare it still run; its
 // memory goes back once the last of them is done.
 enum locus_status locus_data_free(struct locus_data data);

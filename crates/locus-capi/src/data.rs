@@ -232,6 +232,65 @@ pub unsafe extern "C" fn locus_data_shared(
     })
 }
 
+/// Makes a *registered* datum: the caller's `count` elements of `elem_size` bytes at
+/// `ptr` become a shared datum without a copy (its pages stay where they are; on real
+/// NUMA nodes Locus reads their nodes from the kernel), updated in place by the tasks
+/// that write it. `release(ptr)` is called exactly once, when the last handle and task
+/// let go of the datum, or before this function returns if it fails; with `release`
+/// NULL the caller frees the memory itself, after freeing every handle of the datum
+/// and destroying the runtime. `ptr` must be aligned for the C type of the elements.
+///
+/// # Safety
+///
+/// `name` is NULL (an error) or NUL-terminated; `ptr` is valid for reads and writes of
+/// `elem_size * count` bytes, which nothing but Locus touches until `release` is called
+/// (or, without `release`, until the runtime is destroyed); `out` is NULL (an error)
+/// or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn locus_data_register(
+    runtime: locus_runtime,
+    name: *const c_char,
+    elem_size: usize,
+    count: usize,
+    ptr: *mut c_void,
+    release: Option<unsafe extern "C" fn(ptr: *mut c_void)>,
+    out: *mut locus_data,
+) -> locus_status {
+    // Called on every path that does not hand the memory to Locus.
+    let give_back = || {
+        if let (Some(release), false) = (release, ptr.is_null()) {
+            // SAFETY: the caller's function for its own memory, called once.
+            unsafe { release(ptr) };
+        }
+    };
+    let mut handed = false;
+    let status = guard(|| {
+        // SAFETY: forwarded from the caller.
+        let (rt, name, bytes) = unsafe { prepare(runtime, name, elem_size, count, out) }?;
+        let Some(start) = std::ptr::NonNull::new(ptr.cast::<u8>()) else {
+            return Err(crate::status::null("ptr"));
+        };
+        let address = ptr as usize;
+        let free: Box<dyn FnOnce() + Send> = Box::new(move || {
+            if let Some(release) = release {
+                // SAFETY: the caller's function for its own memory, called once, when
+                // Locus lets go of it.
+                unsafe { release(address as *mut c_void) };
+            }
+        });
+        handed = true;
+        // SAFETY: the caller's contract: `bytes` bytes at `ptr`, valid and Locus's
+        // alone until `free` runs; bytes need no alignment.
+        let data = unsafe { rt.register_raw::<u8>(name, start, bytes, free) }?;
+        // SAFETY: `out` checked non-NULL by `prepare`.
+        unsafe { store(data, elem_size, count, runtime.bits, out) }
+    });
+    if !handed {
+        give_back();
+    }
+    status
+}
+
 /// Frees a datum's handle. Tasks already submitted that declare it still run; its
 /// memory goes back once the last of them is done.
 #[no_mangle]

@@ -37,8 +37,8 @@ mod status;
 mod task;
 
 pub use data::{
-    locus_data, locus_data_create, locus_data_free, locus_data_from, locus_data_shared,
-    locus_data_size, locus_fetch, locus_node_of, locus_policy,
+    locus_data, locus_data_create, locus_data_free, locus_data_from, locus_data_register,
+    locus_data_shared, locus_data_size, locus_fetch, locus_node_of, locus_policy,
 };
 pub use partition::{locus_partition, locus_partition_kind, locus_partition_spec, locus_range};
 pub use report::{

@@ -923,6 +923,73 @@ static void test_partitions(void) {
     OK(locus_runtime_destroy(rt));
 }
 
+/* ---- registered user memory ---- */
+
+static int released;
+static void *released_ptr;
+
+static void count_release(void *p) {
+    released++;
+    released_ptr = p;
+    free(p);
+}
+
+typedef struct {
+    locus_data d;
+    void *expect;
+    locus_status status;
+} register_state;
+
+static int32_t same_memory_doubled(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    register_state *st = arg;
+    if (n != 1 || views[0].ptr != st->expect) return 5; /* no copy: the caller's memory */
+    double *x = views[0].ptr;
+    for (size_t i = 0; i < views[0].count; i++) x[i] *= 2;
+    return 0;
+}
+
+static int32_t spawn_doubling(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    register_state *st = arg;
+    locus_access acc = {st->d, LOCUS_READ_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "double";
+    t.body = same_memory_doubled;
+    t.arg = st;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    st->status = locus_spawn(ctx, &t);
+    return 0;
+}
+
+static void test_registered_memory(void) {
+    locus_runtime rt = make_runtime("dsa-opt");
+    locus_data d = {0};
+    released = 0;
+    EXPECT(locus_data_register(rt, "r", 8, 4, NULL, count_release, &d), LOCUS_E_NULL, "ptr");
+    CHECK(released == 0);
+    double *bad = malloc(4 * sizeof(double));
+    EXPECT(locus_data_register(rt, "r", 0, 4, bad, count_release, &d), LOCUS_E_SIZE, "elem_size");
+    CHECK(released == 1 && released_ptr == bad); /* refused: given back at once */
+
+    double *mine = malloc(512 * sizeof(double));
+    for (int i = 0; i < 512; i++) mine[i] = i;
+    OK(locus_data_register(rt, "r", sizeof(double), 512, mine, count_release, &d));
+    register_state st = {d, mine, LOCUS_E_INTERNAL};
+    OK(locus_run(rt, spawn_doubling, &st, NULL));
+    OK(st.status);
+    CHECK(mine[511] == 1022); /* written in place */
+    double back[512];
+    OK(locus_fetch(rt, d, back, 512));
+    CHECK(back[3] == 6 && back[511] == 1022);
+    CHECK(released == 1);
+    OK(locus_data_free(d));
+    OK(locus_runtime_destroy(rt));
+    CHECK(released == 2 && released_ptr == mine); /* once Locus let go, exactly once */
+}
+
 /* ---- the table of tests ---- */
 
 typedef struct {
@@ -939,6 +1006,7 @@ static const test_case TESTS[] = {
     {"shared_data", test_shared_data},
     {"run_views_and_ranges", test_run_views_and_ranges},
     {"partitions", test_partitions},
+    {"registered_memory", test_registered_memory},
     {"spawn_errors", test_spawn_errors},
     {"failed_runs", test_failed_runs},
     {"arguments_and_destructors", test_arguments_and_destructors},

@@ -226,32 +226,63 @@ impl Runtime {
         name: impl Into<String>,
         values: Vec<T>,
     ) -> Result<Data<T>, Error> {
+        let mut values = std::mem::ManuallyDrop::new(values);
+        let (ptr, len, capacity) = (values.as_mut_ptr(), values.len(), values.capacity());
+        let address = ptr as usize;
+        let free = Box::new(move || {
+            // SAFETY: the parts of the vector taken apart above, reassembled once, when
+            // the region over its memory is dropped (or the registration is refused).
+            drop(unsafe { Vec::from_raw_parts(address as *mut T, len, capacity) });
+        });
+        let start = std::ptr::NonNull::new(ptr).expect("a Vec's pointer is not null");
+        // SAFETY: the vector's memory is valid until `free` runs, and nothing else can
+        // reach it: the vector was taken apart above.
+        unsafe { self.register_raw(name, start, len, free) }
+    }
+
+    /// [`register`](Self::register) for memory Locus cannot own as a `Vec` (a C
+    /// program's buffer): `len` elements at `ptr` become a shared datum without a copy,
+    /// and `free` is called once, when the last handle and task let go of the datum,
+    /// or at once if the registration is refused (the error says why).
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is aligned for `T` and `ptr..ptr + len` is memory that holds valid `T`s,
+    /// stays valid, and that nothing but the datum's tasks and fetches reads or writes,
+    /// until `free` is called.
+    pub unsafe fn register_raw<T: Element>(
+        &self,
+        name: impl Into<String>,
+        ptr: std::ptr::NonNull<T>,
+        len: usize,
+        free: Box<dyn FnOnce() + Send>,
+    ) -> Result<Data<T>, Error> {
         let name = name.into();
         if self.pools().config().accounting_only {
+            free();
             return Err(Error::Config(format!(
                 "register({name}): this runtime's buffers hold no memory (a simulation with \
                  skipped bodies)"
             )));
         }
-        let mut values = std::mem::ManuallyDrop::new(values);
-        let (ptr, len, capacity) = (values.as_mut_ptr(), values.len(), values.capacity());
-        let bytes = std::mem::size_of_val(&values[..]);
-        let address = ptr as usize;
-        let free = Box::new(move || {
-            // SAFETY: the parts of the vector taken apart above, reassembled once, when
-            // the region over its memory is dropped.
-            drop(unsafe { Vec::from_raw_parts(address as *mut T, len, capacity) });
-        });
-        let start = std::ptr::NonNull::new(ptr.cast::<u8>()).expect("a Vec's pointer is not null");
+        let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()) else {
+            free();
+            return Err(Error::Size {
+                data: name,
+                len,
+                elem_size: std::mem::size_of::<T>(),
+            });
+        };
         let home = self.engine.worker_node()[0];
-        // SAFETY: the vector's memory is valid until `free` runs, and nothing else can
-        // reach it: the vector was taken apart above.
-        let region = unsafe { Region::register(start, bytes, free, home, &self.shared.config) }
-            .map_err(|e| Error::OutOfMemory {
-                task: format!("register({name})"),
-                bytes,
-                message: e.to_string(),
-            })?;
+        // SAFETY: forwarded from the caller; the region calls `free` when dropped, also
+        // when it is refused below.
+        let region =
+            unsafe { Region::register(ptr.cast(), bytes, free, home, &self.shared.config) }
+                .map_err(|e| Error::OutOfMemory {
+                    task: format!("register({name})"),
+                    bytes,
+                    message: e.to_string(),
+                })?;
         let buffer = self.shared.register(&name, region)?;
         Ok(Data::from_inner(Arc::new(DataInner::with_shared_buffer(
             self.id,
