@@ -19,7 +19,7 @@
 //!
 //! # Placement
 //!
-//! [`Placed`] holds one partition's rows (its `row_ptr`, columns and values) as three
+//! `Placed` holds one partition's rows (its `row_ptr`, columns and values) as three
 //! data, written by one initialisation task per partition bound to the partition's
 //! home node (see [`crate::affinity`]): with deferred allocation the buffers are
 //! allocated on that node, as first touch places them in paper 3's programs.
