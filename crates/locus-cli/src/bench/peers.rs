@@ -36,6 +36,8 @@ pub const KERNELS: &[&str] = &[
     "overhead",
     "sparselu",
     "cholesky",
+    "spmv",
+    "bicgstab",
 ];
 
 /// A peer runtime.
@@ -159,7 +161,9 @@ pub enum Size {
 /// The size arguments of a peer program for `kernel` (the same for every peer: the
 /// positional arguments of `peers/README.md`).
 pub fn size_args(kernel: &str, size: Size) -> Vec<String> {
-    use locus_bench::{bitonic, cholesky, jacobi_2d, kmeans, overhead, seidel_2d, sparselu};
+    use locus_bench::{
+        bicgstab, bitonic, cholesky, jacobi_2d, kmeans, overhead, seidel_2d, sparselu, spmv,
+    };
     let tiny = size == Size::Tiny;
     let numbers: Vec<usize> = match kernel {
         "jacobi-2d" | "seidel-2d" => {
@@ -220,6 +224,34 @@ pub fn size_args(kernel: &str, size: Size) -> Vec<String> {
             };
             vec![p.n, p.tile]
         }
+        // The mode of affinity hints last, as Locus runs them (strict by default).
+        "spmv" => {
+            let p = if tiny {
+                spmv::Params::tiny()
+            } else {
+                spmv::Params::default()
+            };
+            let mut args: Vec<String> = [p.mesh, p.partitions, p.products]
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            args.push(p.affinity.name().to_string());
+            return args;
+        }
+        "bicgstab" => {
+            let p = if tiny {
+                bicgstab::Params::tiny()
+            } else {
+                bicgstab::Params::default()
+            };
+            let mut args: Vec<String> =
+                [p.mesh, p.partitions, p.tolerance_digits, p.max_iterations]
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+            args.push(p.affinity.name().to_string());
+            return args;
+        }
         _ => Vec::new(),
     };
     numbers.iter().map(ToString::to_string).collect()
@@ -251,6 +283,7 @@ mod tests {
             assert!(Peer::OpenmpGcc.has(k) && Peer::OpenmpClang.has(k), "{k}");
         }
         assert!(Peer::Tbb.has("cholesky") && Peer::Starpu.has("cholesky"));
+        assert!(Peer::Starpu.has("spmv") && !Peer::Tbb.has("bicgstab"));
         assert!(!Peer::Rayon.has("cholesky") && !Peer::Tbb.has("sparselu"));
     }
 
