@@ -913,6 +913,16 @@ impl Machine {
     /// helping worker does.
     fn help_while(self: &Rc<Self>, w: usize, blocked: &dyn Fn() -> bool) {
         while blocked() {
+            // Between two events, the waiting worker takes the work of its own queues
+            // (tasks only it may run among them: strict hints, its mailbox) as the
+            // `threads` engine's waiting worker does, instead of leaving them until the
+            // rest of the machine is idle.
+            if self.state.borrow().workers[w].running.is_none() {
+                if let Some(task) = self.own_work(w) {
+                    self.begin(w, task);
+                    continue;
+                }
+            }
             if self.step() {
                 continue;
             }
@@ -934,6 +944,18 @@ impl Machine {
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("helping from inline code");
         frame.cursor = frame.cursor.max(now);
+    }
+
+    /// A task of worker `w`'s own queues and its node's (no stealing), taken now.
+    fn own_work(&self, w: usize) -> Option<Queued> {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        let mut view = st.queues.view(w, &mut st.rng, &self.shared.charges);
+        let found = self.shared.mechanism.find_own_work(&mut view);
+        let effects = view.done();
+        let now = st.now;
+        self.carry_out(st, now, 0, effects);
+        found
     }
 
     /// With no event left, worker `w` (busy in a body) runs a task of its own queues

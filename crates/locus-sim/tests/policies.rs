@@ -702,3 +702,37 @@ fn home_spreads_a_burst_of_tasks_over_the_home_nodes_workers() {
         obs.named("consume-").iter().map(|r| r.worker).collect();
     assert_eq!(workers.len(), rt.workers(), "workers used: {workers:?}");
 }
+
+/// A control program throttled by the window waits inside its body on worker 0; like
+/// the `threads` engine's waiting worker, worker 0 keeps taking the tasks only it may
+/// run (strict hints) while worker 1 runs its own, so the two halves overlap. Before,
+/// worker 0 ran its tasks only once the rest of the machine was idle: the makespan was
+/// the sum of both halves.
+#[test]
+fn a_throttled_control_program_runs_its_workers_strict_tasks_meanwhile() {
+    const TASKS: usize = 64;
+    const COST_NS: u64 = 100_000;
+    let (rt, _) = runtime("2x1", Config::Ws, |b| b.window(4));
+    let outs: Vec<Data<u64>> = (0..TASKS).map(|k| rt.data(format!("o{k}"), 1)).collect();
+    let report = rt
+        .run(|s| {
+            for (k, out) in outs.iter().enumerate() {
+                s.task("strict", out.write())
+                    .cost(COST_NS)
+                    .affinity(Affinity::worker(k % 2).strict())
+                    .spawn(move |_, o| o[0] = k as u64)
+                    .unwrap();
+            }
+        })
+        .unwrap()
+        .report;
+    for (k, out) in outs.iter().enumerate() {
+        assert_eq!(rt.fetch(out).unwrap(), vec![k as u64]);
+    }
+    let serial_s = (TASKS as u64 * COST_NS) as f64 * 1e-9;
+    assert!(
+        report.wall_s < 0.75 * serial_s,
+        "makespan {:.6} s, the two workers' halves in turn take {serial_s:.6} s",
+        report.wall_s
+    );
+}

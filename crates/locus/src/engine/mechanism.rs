@@ -521,6 +521,17 @@ impl Mechanism {
     ///    cost: each victim's deque (oldest first; about half of it with `steal_half`),
     ///    then its mailbox ([`steal`](Self::steal)).
     pub fn find_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
+        if let Some(task) = self.find_own_work(q) {
+            return Some(task);
+        }
+        self.steal(q)
+    }
+
+    /// Steps 0 to 4 of the [find-work chain](Self::find_work): the worker's own queues
+    /// and its node's, without stealing. An engine whose worker waits inside a body
+    /// (the simulator's model of a throttled control program) takes its own queues'
+    /// work this way while the rest of the machine runs.
+    pub fn find_own_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
         if let Some(task) = q.take_next() {
             return Some(task);
         }
@@ -533,10 +544,7 @@ impl Mechanism {
         if let Some(task) = q.pop_node_private() {
             return Some(task);
         }
-        if let Some(task) = q.pop_mailbox() {
-            return Some(task);
-        }
-        self.steal(q)
+        q.pop_mailbox()
     }
 
     /// Step 5 of the find-work chain: tries each victim of the plan once (the last one
