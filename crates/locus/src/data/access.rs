@@ -105,6 +105,17 @@ impl Binding {
         }
     }
 
+    /// As [`leaves`](Self::leaves), mutably.
+    pub(crate) fn leaves_mut(&mut self) -> std::slice::IterMut<'_, Binding> {
+        if self.gather.is_none() {
+            return std::slice::from_mut(self).iter_mut();
+        }
+        match &mut self.gather {
+            Some(g) => g.leaves.iter_mut(),
+            None => unreachable!("checked above"),
+        }
+    }
+
     /// Start of the view's memory: the gathered buffer, or the input's (`output`:
     /// the output's) buffer at the access's offset. Dangling (aligned for `T`) for an
     /// empty gathered view.

@@ -396,12 +396,8 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
             ));
         }
         for leaf in r.leaves() {
-            if let (Some(shared), true, false) = (
-                &leaf.data.shared,
-                leaf.mode.reads(),
-                Arc::ptr_eq(&leaf.data, &outer.data),
-            ) {
-                if let Some(task) = shared.poisoned_by() {
+            if leaf.mode.reads() && !Arc::ptr_eq(&leaf.data, &outer.data) {
+                if let Some(task) = leaf.data.poisoned_by() {
                     return Err(Error::Poisoned {
                         data: outer.data.name.clone(),
                         task,
@@ -749,7 +745,7 @@ pub(crate) unsafe fn gather_out<T: Element>(
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
     let es = data.elem_size;
     for (segment, pieces) in leaves {
-        if let Some(task) = segment.shared.as_ref().and_then(|s| s.poisoned_by()) {
+        if let Some(task) = segment.poisoned_by() {
             return Err(Error::Poisoned {
                 data: data.name.clone(),
                 task,

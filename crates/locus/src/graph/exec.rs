@@ -132,8 +132,8 @@ fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
                 d.data.name
             )));
         }
-        if let (Some(shared), true) = (&d.data.shared, d.mode.reads()) {
-            if let Some(task) = shared.poisoned_by() {
+        if d.mode.reads() {
+            if let Some(task) = d.data.poisoned_by() {
                 return Err(Refusal::Invalid(
                     Error::Poisoned {
                         data: d.data.name.clone(),
@@ -411,6 +411,15 @@ where
                 // A weak write's version stands for its children's: no buffer of its own.
                 if shared.is_none()
                     && !d.weak
+                    && d.mode == Mode::ReadWrite
+                    && run.alloc == AllocMode::Immediate
+                {
+                    // A read-write may take over its input's buffer at execution
+                    // (`data::version`, "Update in place"); if it cannot, its buffer is
+                    // made then, on this node.
+                    next.place_on(ex.node());
+                } else if shared.is_none()
+                    && !d.weak
                     && run.alloc == AllocMode::Immediate
                     && alloc_failed.is_none()
                 {
@@ -659,7 +668,7 @@ fn close_reduction(
 fn prepare_buffers(
     ex: &dyn Executor,
     task: &Task,
-    bindings: &[Binding],
+    bindings: &mut [Binding],
     bodies: Bodies,
     control: bool,
 ) -> Result<(), Error> {
@@ -685,7 +694,13 @@ fn prepare_buffers(
         .map(|_| ())
         .map_err(|e| oom(v.bytes, e))
     };
-    for b in bindings.iter().flat_map(Binding::leaves) {
+    // Deferred allocation updates in place only on the executing node; immediate
+    // allocation wherever the buffer lies (`data::version`, "Update in place").
+    let in_place_node = match task.run.alloc {
+        AllocMode::Deferred => Some(node),
+        AllocMode::Immediate => None,
+    };
+    for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
         if b.weak {
             // The task does not see what it declares weakly.
             continue;
@@ -710,9 +725,20 @@ fn prepare_buffers(
             zeroed(input)?;
         }
 
+        if let (Mode::ReadWrite, Some(output), Some(input)) = (b.mode, &b.output, &mut b.input) {
+            if output.take_over(input, in_place_node) {
+                task.run
+                    .counters
+                    .worker(ex.worker())
+                    .versions_in_place
+                    .add(1);
+                continue;
+            }
+        }
         if let Some(output) = &b.output {
+            let home = output.placement().unwrap_or(node);
             let out = output
-                .buffer_or_alloc(|| ex.pools().alloc(node, output.bytes))
+                .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
                 .map_err(|e| oom(output.bytes, e))?;
             if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
                 let src = b
@@ -931,7 +957,7 @@ impl Started {
 /// that the graph drains and every version is released.
 pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
     let Job {
-        bindings,
+        mut bindings,
         body,
         hints,
         control,
@@ -946,7 +972,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             run.fail(error);
         }
     } else {
-        let outcome = prepare_buffers(ex, &task, &bindings, bodies, control).and_then(|()| {
+        let outcome = prepare_buffers(ex, &task, &mut bindings, bodies, control).and_then(|()| {
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
                 (Bodies::Skip, false) => drop_skipped(&task, body),
@@ -1067,8 +1093,8 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
-fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: Completion) {
-    for b in bindings.iter().flat_map(Binding::leaves) {
+fn release(ex: &dyn Executor, task: &Task, mut bindings: Vec<Binding>, completion: Completion) {
+    for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
         if let Some(r) = &b.reduce {
             // The copy goes back to the group; the last reducer releases the combiner.
             if let Some(combiner) = r.group.reducer_done(r, completion == Completion::Done) {
@@ -1099,6 +1125,13 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
                 _ => {}
             }
         }
+        if let (Completion::Panicked, Some(output)) = (completion, &b.output) {
+            if output.is_in_place() {
+                // Updated in place, maybe partly: nothing complete to fall back to
+                // (`data::version`, "Update in place").
+                b.data.poison(output, &task.name);
+            }
+        }
         let published = b
             .output
             .as_ref()
@@ -1109,6 +1142,10 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
             // abandoned one is freed with the task (`data::version`).
             b.data.settle();
         }
+        // This task lets its versions go before its successors start, so that a
+        // read-write among them finds itself the only holder of its input.
+        drop(b.output.take());
+        drop(b.input.take());
         for waiter in released.into_iter().chain(published) {
             if waiter.satisfy_one() {
                 ex.activate(Activated::new(waiter));

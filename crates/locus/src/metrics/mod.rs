@@ -49,6 +49,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) with_preference: Counter,
     /// Of those, tasks run by a worker of their preferred node.
     pub(crate) started_on_preferred: Counter,
+    /// Read-writes whose new version took over its input's buffer (updated in place).
+    pub(crate) versions_in_place: Counter,
     /// Bytes read by this worker's tasks, by node of the data.
     pub(crate) read_bytes: Box<[Counter]>,
     /// Bytes written by this worker's tasks, by node of the data.
@@ -67,6 +69,7 @@ impl WorkerCounters {
             pushes_kept_local: Counter::default(),
             with_preference: Counter::default(),
             started_on_preferred: Counter::default(),
+            versions_in_place: Counter::default(),
             read_bytes: (0..nodes).map(|_| Counter::default()).collect(),
             write_bytes: (0..nodes).map(|_| Counter::default()).collect(),
         }
