@@ -915,7 +915,7 @@ impl Runtime {
             Cow::Borrowed("root"),
             run.clone(),
             crate::graph::Job {
-                bindings: Vec::new(),
+                bindings: Default::default(),
                 body,
                 hints: Default::default(),
                 control: true,

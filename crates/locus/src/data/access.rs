@@ -58,6 +58,14 @@ pub struct Declared {
     pub(crate) reducer: Option<Arc<Reducer>>,
 }
 
+/// A task's declared accesses, inline for the few most tasks declare (opaque outside
+/// the crate).
+#[doc(hidden)]
+pub type Declarations = smallvec::SmallVec<[Declared; 2]>;
+
+/// A task's bindings, inline for the few most tasks declare.
+pub(crate) type Bindings = smallvec::SmallVec<[Binding; 2]>;
+
 /// One access bound to versions at submission (opaque outside the crate).
 #[doc(hidden)]
 pub struct Binding {
@@ -257,7 +265,7 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
 
     /// Appends this list's accesses, in order.
     #[doc(hidden)]
-    fn declare(&self, out: &mut Vec<Declared>);
+    fn declare(&self, out: &mut Declarations);
 
     /// Builds the views from the bindings, consuming one binding per access in the
     /// order of [`declare`](Self::declare).
@@ -285,7 +293,7 @@ fn next_binding<'a>(bindings: &mut std::slice::Iter<'a, Binding>) -> &'a Binding
 impl<T: Element> AccessList for Read<T> {
     type Views<'a> = &'a [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Read,
@@ -342,7 +350,7 @@ unsafe fn output_view<T: Element>(b: &Binding) -> &mut [T] {
 impl<T: Element> AccessList for Write<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Write,
@@ -361,7 +369,7 @@ impl<T: Element> AccessList for Write<T> {
 impl<T: Element> AccessList for ReadWrite<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::ReadWrite,
@@ -382,7 +390,7 @@ impl<T: Element> sealed::Sealed for Reduce<T> {}
 impl<T: Element> AccessList for Reduce<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Reduce,
@@ -404,7 +412,7 @@ impl sealed::Sealed for Weak {}
 impl AccessList for Weak {
     type Views<'a> = ();
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: self.mode,
@@ -425,7 +433,7 @@ impl sealed::Sealed for () {}
 impl AccessList for () {
     type Views<'a> = ();
 
-    fn declare(&self, _out: &mut Vec<Declared>) {}
+    fn declare(&self, _out: &mut Declarations) {}
 
     unsafe fn views<'a>(&self, _bindings: &mut std::slice::Iter<'a, Binding>) {}
 }
@@ -435,7 +443,7 @@ impl<A: AccessList> sealed::Sealed for Vec<A> {}
 impl<A: AccessList> AccessList for Vec<A> {
     type Views<'a> = Vec<A::Views<'a>>;
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         for a in self {
             a.declare(out);
         }
@@ -457,7 +465,7 @@ impl<A: AccessList> sealed::Sealed for Option<A> {}
 impl<A: AccessList> AccessList for Option<A> {
     type Views<'a> = Option<A::Views<'a>>;
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         if let Some(a) = self {
             a.declare(out);
         }
@@ -475,7 +483,7 @@ impl<A: AccessList, const N: usize> sealed::Sealed for [A; N] {}
 impl<A: AccessList, const N: usize> AccessList for [A; N] {
     type Views<'a> = [A::Views<'a>; N];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         for a in self {
             a.declare(out);
         }
@@ -502,7 +510,7 @@ macro_rules! tuple_access_list {
             type Views<'a> = ($($name::Views<'a>,)+);
 
             #[allow(non_snake_case)]
-            fn declare(&self, out: &mut Vec<Declared>) {
+            fn declare(&self, out: &mut Declarations) {
                 let ($($name,)+) = self;
                 $($name.declare(out);)+
             }

@@ -283,11 +283,12 @@ pub(crate) enum Resolved {
 
 impl Resolved {
     /// The declarations the task binds to versions.
-    pub(crate) fn leaves(&self) -> Vec<&Declared> {
-        match self {
-            Resolved::Plain(d) => vec![d],
-            Resolved::Gathered { leaves, .. } => leaves.iter().map(|(d, _)| d).collect(),
-        }
+    pub(crate) fn leaves(&self) -> impl Iterator<Item = &Declared> {
+        let (one, many) = match self {
+            Resolved::Plain(d) => (Some(d), &[][..]),
+            Resolved::Gathered { leaves, .. } => (None, &leaves[..]),
+        };
+        one.into_iter().chain(many.iter().map(|(d, _)| d))
     }
 
     /// The declaration as the task made it.
@@ -385,7 +386,7 @@ pub(crate) fn resolve(d: Declared) -> Resolved {
 /// accesses writes it (the rule for a datum declared twice, for overlapping parts),
 /// nor read a segment of shared data a failed writer left partly written.
 pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
-    let mut seen: Vec<(u64, bool, &Declared)> = Vec::new();
+    let mut seen: smallvec::SmallVec<[(u64, bool, &Declared); 4]> = smallvec::SmallVec::new();
     for r in resolved {
         let outer = r.outer();
         if let (Resolved::Gathered { .. }, Mode::Reduce) = (r, outer.mode) {

@@ -55,13 +55,16 @@ use super::handle::lock;
 use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
 
+/// The tasks waiting for a version: inline for the one or two most versions have.
+pub(crate) type Waiters = smallvec::SmallVec<[TaskRef; 2]>;
+
 struct State {
     produced: bool,
     /// Published by a producer that did not complete (see the module doc).
     abandoned: bool,
     /// The version this one superseded, until this one is committed.
     fallback: Option<Arc<Version>>,
-    waiters: Vec<TaskRef>,
+    waiters: Waiters,
     /// Versions that forward to this one and wait for it to be produced, with whether
     /// their own producer completed: published with it.
     chained: Vec<(Arc<Version>, bool)>,
@@ -162,7 +165,7 @@ impl Version {
                 produced,
                 abandoned: false,
                 fallback: None,
-                waiters: Vec::new(),
+                waiters: Waiters::new(),
                 chained: Vec::new(),
             }),
             readers: Readers::default(),
@@ -354,7 +357,7 @@ impl Version {
     /// Marks the version produced and returns the tasks that waited for it.
     /// `complete` says whether its producer's body ran to its end: the version is then
     /// committed and lets its fallback go, or else abandoned (module doc).
-    pub(crate) fn publish(&self, complete: bool) -> Vec<TaskRef> {
+    pub(crate) fn publish(&self, complete: bool) -> Waiters {
         let mut state = lock(&self.state);
         state.produced = true;
         let fallback = if complete {
@@ -377,12 +380,12 @@ impl Version {
     /// Publishes this version, which its producer has finished with (`complete`: its
     /// body ran to its end), once the version it forwards to is produced too: at
     /// once, or when that one is.
-    pub(crate) fn publish_after_forward(self: &Arc<Self>, complete: bool) -> Vec<TaskRef> {
+    pub(crate) fn publish_after_forward(self: &Arc<Self>, complete: bool) -> Waiters {
         if let Some(target) = self.forward.get() {
             let mut state = lock(&target.state);
             if !state.produced {
                 state.chained.push((self.clone(), complete));
-                return Vec::new();
+                return Waiters::new();
             }
         }
         self.publish(complete)

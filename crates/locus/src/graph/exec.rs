@@ -22,9 +22,12 @@ use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
 use crate::data::reduce::{combine_order, Group, ReduceBinding};
 use crate::data::version::{Buffer, Version};
-use crate::data::{lock_mutex, AccessList, Binding, DataInner, Declared, Gather, Mode};
+use crate::data::{
+    lock_mutex, AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode,
+};
 use crate::error::Error;
 use crate::sched::AccessInfo;
+use smallvec::SmallVec;
 
 /// What the dependence tracker needs from the engine running it: one per worker (part
 /// of the [engine contract](crate::engine)).
@@ -271,7 +274,7 @@ pub(crate) fn submit<L, F>(
     owner: Option<&Owner>,
     name: Cow<'static, str>,
     hints: Hints,
-    declared: Vec<Declared>,
+    declared: Declarations,
     body: TaskBody<L, F>,
 ) -> Result<(), Error>
 where
@@ -291,7 +294,7 @@ where
         }
     };
     let mut entries = domain.map(Domain::entries);
-    let mut resolved = Vec::new();
+    let mut resolved: SmallVec<[Resolved; 2]> = SmallVec::new();
     let checked = validate(run, &declared).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover.
         resolved = declared.into_iter().map(partition::resolve).collect();
@@ -334,14 +337,14 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let declared: Vec<&Declared> = resolved.iter().flat_map(Resolved::leaves).collect();
-    let mut locked: Vec<(u64, std::sync::MutexGuard<'_, Arc<Version>>)> = Vec::new();
+    let declared: SmallVec<[&Declared; 4]> = resolved.iter().flat_map(Resolved::leaves).collect();
+    let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, Arc<Version>>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
         // One datum: one lock, no order to keep.
         (None, [d]) => locked.push((d.data.id, d.data.lock_current())),
         (None, _) => {
-            let mut order: Vec<&Declared> = declared.clone();
+            let mut order: SmallVec<[&Declared; 4]> = declared.clone();
             order.sort_by_key(|d| d.data.id);
             order.dedup_by_key(|d| d.data.id);
             locked = order
@@ -350,7 +353,7 @@ where
                 .collect();
         }
     }
-    let mut leaves = Vec::with_capacity(declared.len());
+    let mut leaves: SmallVec<[Binding; 4]> = SmallVec::new();
     let mut inputs = 0;
     let mut alloc_failed = None;
     // The combining tasks of the reductions this submission closes (`data::reduce`).
@@ -467,7 +470,7 @@ where
     drop(declared);
     // One binding per declared access: a gathered one holds its segments' bindings.
     let mut leaves = leaves.into_iter();
-    let bindings: Vec<Binding> = resolved
+    let bindings: Bindings = resolved
         .into_iter()
         .map(|r| match r {
             Resolved::Plain(_) => leaves.next().expect("one binding per leaf"),
@@ -646,7 +649,7 @@ fn close_reduction(
         name,
         run.clone(),
         Job {
-            bindings: vec![binding],
+            bindings: smallvec::smallvec![binding],
             body,
             hints: Hints::default(),
             control: false,
@@ -914,7 +917,7 @@ pub enum Bodies {
 /// A task whose body has run, or was skipped, and whose outputs are not published yet.
 pub struct Started {
     task: TaskRef,
-    bindings: Vec<Binding>,
+    bindings: Bindings,
     hints: Hints,
     completion: Completion,
 }
@@ -1093,7 +1096,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
-fn release(ex: &dyn Executor, task: &Task, mut bindings: Vec<Binding>, completion: Completion) {
+fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: Completion) {
     for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
         if let Some(r) = &b.reduce {
             // The copy goes back to the group; the last reducer releases the combiner.

@@ -170,7 +170,7 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared = Vec::new();
+        let mut declared = crate::data::Declarations::new();
         accesses.declare(&mut declared);
         scope.submit(name, hints, declared, TaskBody::Views(accesses, body))
     }
@@ -187,7 +187,7 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared = Vec::new();
+        let mut declared = crate::data::Declarations::new();
         accesses.declare(&mut declared);
         scope.submit::<L, for<'a> fn(&TaskCtx, L::Views<'a>)>(
             name,
@@ -204,7 +204,7 @@ impl Scope {
         &self,
         name: Cow<'static, str>,
         hints: Hints,
-        declared: Vec<crate::data::Declared>,
+        declared: crate::data::Declarations,
         body: TaskBody<L, F>,
     ) -> Result<(), Error>
     where
