@@ -328,7 +328,7 @@ where
         }
     }
 
-    run.task_submitted(Some(matches!(body, TaskBody::Control(_))));
+    run.task_submitted(Some((ex.worker(), matches!(body, TaskBody::Control(_)))));
     if let Some(domain) = domain {
         domain.child_submitted();
     }
@@ -353,7 +353,7 @@ where
                 .collect();
         }
     }
-    let mut leaves: SmallVec<[Binding; 4]> = SmallVec::new();
+    let mut leaves = Bindings::new();
     let mut inputs = 0;
     let mut alloc_failed = None;
     // The combining tasks of the reductions this submission closes (`data::reduce`).
@@ -469,34 +469,43 @@ where
     drop(locked);
     drop(declared);
     // One binding per declared access: a gathered one holds its segments' bindings.
-    let mut leaves = leaves.into_iter();
-    let bindings: Bindings = resolved
-        .into_iter()
-        .map(|r| match r {
-            Resolved::Plain(_) => leaves.next().expect("one binding per leaf"),
-            Resolved::Gathered { outer, leaves: l } => {
-                let bytes = outer.range.len() * outer.data.elem_size;
-                let (count, pieces): (Vec<()>, Vec<Vec<Piece>>) =
-                    l.into_iter().map(|(_, p)| ((), p)).unzip();
-                Binding {
-                    data: outer.data,
-                    mode: outer.mode,
-                    weak: outer.weak,
-                    input: None,
-                    output: None,
-                    after: None,
-                    offset: 0,
-                    bytes,
-                    reduce: None,
-                    gather: Some(Box::new(Gather {
-                        leaves: leaves.by_ref().take(count.len()).collect(),
-                        pieces,
-                        block: std::sync::OnceLock::new(),
-                    })),
+    // Without partitioned data, the leaves are those bindings already.
+    let gathered = resolved
+        .iter()
+        .any(|r| matches!(r, Resolved::Gathered { .. }));
+    let bindings: Bindings = if !gathered {
+        drop(resolved);
+        leaves
+    } else {
+        let mut leaves = leaves.into_iter();
+        resolved
+            .into_iter()
+            .map(|r| match r {
+                Resolved::Plain(_) => leaves.next().expect("one binding per leaf"),
+                Resolved::Gathered { outer, leaves: l } => {
+                    let bytes = outer.range.len() * outer.data.elem_size;
+                    let (count, pieces): (Vec<()>, Vec<Vec<Piece>>) =
+                        l.into_iter().map(|(_, p)| ((), p)).unzip();
+                    Binding {
+                        data: outer.data,
+                        mode: outer.mode,
+                        weak: outer.weak,
+                        input: None,
+                        output: None,
+                        after: None,
+                        offset: 0,
+                        bytes,
+                        reduce: None,
+                        gather: Some(Box::new(Gather {
+                            leaves: leaves.by_ref().take(count.len()).collect(),
+                            pieces,
+                            block: std::sync::OnceLock::new(),
+                        })),
+                    }
                 }
-            }
-        })
-        .collect();
+            })
+            .collect()
+    };
     if let Some(error) = alloc_failed {
         // The task stays in the graph so that its readers are released when it is
         // drained; the failed run skips its body.
@@ -658,7 +667,7 @@ fn close_reduction(
         inputs,
         None,
     );
-    run.task_submitted(Some(false));
+    run.task_submitted(Some((ex.worker(), false)));
     Some((task, group))
 }
 
@@ -998,7 +1007,10 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         (false, true) => Throttle::Help,
                         (false, false) => Throttle::Never,
                     };
-                    let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), throttle, owner);
+                    // SAFETY: `task`, whose run this is, is held until this function
+                    // returns, after the body and the context are gone.
+                    let ctx =
+                        unsafe { TaskCtx::new(&task.run, ex.worker(), ex.node(), throttle, owner) };
                     catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings)))
                         .map(|()| {
                             if bodies == Bodies::Run && !control {

@@ -39,6 +39,10 @@ impl Counter {
 /// What one worker counts during a run.
 pub(crate) struct WorkerCounters {
     pub(crate) tasks: Counter,
+    /// Tasks submitted from this worker (the run's root excluded).
+    pub(crate) submitted: Counter,
+    /// Of those, control tasks.
+    pub(crate) control_submitted: Counter,
     pub(crate) steals_same_node: Counter,
     pub(crate) steals_remote: Counter,
     pub(crate) pushes_attempted: Counter,
@@ -61,6 +65,8 @@ impl WorkerCounters {
     fn new(nodes: usize) -> Self {
         WorkerCounters {
             tasks: Counter::default(),
+            submitted: Counter::default(),
+            control_submitted: Counter::default(),
             steals_same_node: Counter::default(),
             steals_remote: Counter::default(),
             pushes_attempted: Counter::default(),
