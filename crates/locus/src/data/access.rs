@@ -58,13 +58,16 @@ pub struct Declared {
     pub(crate) reducer: Option<Arc<Reducer>>,
 }
 
-/// A task's declared accesses, inline for the few most tasks declare (opaque outside
-/// the crate).
+/// A task's declared accesses, inline for a task of one access (opaque outside the
+/// crate).
 #[doc(hidden)]
-pub type Declarations = smallvec::SmallVec<[Declared; 2]>;
+pub type Declarations = smallvec::SmallVec<[Declared; 1]>;
 
-/// A task's bindings, inline for the few most tasks declare.
-pub(crate) type Bindings = smallvec::SmallVec<[Binding; 2]>;
+/// A task's bindings, inline for a task of one access. One, not more: the bindings
+/// move with the task record (into it, out to the worker, to completion), and a
+/// larger inline array costs every task, those of no access too, more copying than
+/// the allocation it saves (instructions per task under callgrind, `benches/tasks.rs`).
+pub(crate) type Bindings = smallvec::SmallVec<[Binding; 1]>;
 
 /// One access bound to versions at submission (opaque outside the crate).
 #[doc(hidden)]
