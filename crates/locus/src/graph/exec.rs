@@ -294,10 +294,13 @@ where
         }
     };
     let mut entries = domain.map(Domain::entries);
-    let mut resolved: SmallVec<[Resolved; 2]> = SmallVec::new();
+    let mut resolved: SmallVec<[Resolved; 1]> = SmallVec::new();
     let checked = validate(run, &declared).and_then(|()| {
-        // Accesses to partitioned data bind to the segments they cover.
-        resolved = declared.into_iter().map(partition::resolve).collect();
+        // Accesses to partitioned data bind to the segments they cover. (A task of no
+        // access, common enough, skips the collecting.)
+        if !declared.is_empty() {
+            resolved = declared.into_iter().map(partition::resolve).collect();
+        }
         partition::check_leaves(&resolved).map_err(Refusal::Invalid)?;
         match (owner, &entries) {
             (Some(owner), Some(entries)) => validate_nested(
@@ -337,7 +340,11 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let declared: SmallVec<[&Declared; 4]> = resolved.iter().flat_map(Resolved::leaves).collect();
+    let declared: SmallVec<[&Declared; 4]> = if resolved.is_empty() {
+        SmallVec::new()
+    } else {
+        resolved.iter().flat_map(Resolved::leaves).collect()
+    };
     let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, Arc<Version>>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
