@@ -185,9 +185,11 @@ pub(crate) enum TaskBody<L: AccessList, F> {
 }
 
 /// The task in whose domain a scope binds its tasks (`graph::domain`).
-#[derive(Clone)]
 pub(crate) struct Owner {
-    pub(crate) task: TaskRef,
+    /// Borrowed from `start`, which holds the task (or, for a control task, the task
+    /// whose parent this is) until the body and its context are gone: no reference
+    /// count is taken per task run.
+    task: NonNull<TaskRef>,
     /// The owner's bindings while its body runs, to make its domain on the first
     /// spawn; `None` when the domain exists already (the children of a control task
     /// go to the domain of the control task's parent).
@@ -195,9 +197,28 @@ pub(crate) struct Owner {
 }
 
 impl Owner {
+    /// The owner of a body's scope: `task`, with its `bindings` if the body is its own.
+    ///
+    /// # Safety
+    ///
+    /// `task` (and the bindings) outlive the owner, which lives only in the context of
+    /// the body `start` runs.
+    unsafe fn new(task: &TaskRef, bindings: Option<NonNull<[Binding]>>) -> Self {
+        Owner {
+            task: NonNull::from(task),
+            bindings,
+        }
+    }
+
+    /// The owning task.
+    pub(crate) fn task(&self) -> &TaskRef {
+        // SAFETY: `Owner::new`'s contract: the task outlives the owner.
+        unsafe { self.task.as_ref() }
+    }
+
     /// The owner's domain if it has one already.
     pub(crate) fn existing_domain(&self) -> Option<&Domain> {
-        self.task.domain.get()
+        self.task().domain.get()
     }
 
     /// Whether the scope is the owner's own (its body runs), not a control task's.
@@ -207,7 +228,7 @@ impl Owner {
 
     /// The owner's domain, made on first use.
     pub(crate) fn domain_or_refusal(&self) -> Result<&Domain, Error> {
-        self.domain().map_err(|r| r.into_error(&self.task.name))
+        self.domain().map_err(|r| r.into_error(&self.task().name))
     }
 
     /// The owner's domain, made on first use.
@@ -217,13 +238,13 @@ impl Owner {
             // body is running, and only that body's context reaches it; they live in
             // `start`'s frame until the body returns.
             Some(bindings) => Ok(self
-                .task
+                .task()
                 .domain
                 .get_or_init(|| Domain::new(unsafe { bindings.as_ref() }))),
-            None => self.task.domain.get().ok_or_else(|| {
+            None => self.task().domain.get().ok_or_else(|| {
                 Refusal::Invalid(format!(
                     "the scope of `{}` has no domain (a runtime bug)",
-                    self.task.name
+                    self.task().name
                 ))
             }),
         }
@@ -304,7 +325,7 @@ where
         partition::check_leaves(&resolved).map_err(Refusal::Invalid)?;
         match (owner, &entries) {
             (Some(owner), Some(entries)) => validate_nested(
-                &owner.task,
+                owner.task(),
                 entries,
                 resolved.iter().flat_map(Resolved::leaves),
             ),
@@ -549,7 +570,7 @@ where
             root: false,
         },
         inputs,
-        owner.map(|o| o.task.clone()),
+        owner.map(|o| o.task().clone()),
     );
     drop(entries);
     ex.submitted(&task);
@@ -999,15 +1020,16 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                     // A task's children go to its domain; a control task's to its
                     // parent's (module doc of `graph::domain`).
                     let owner = if control {
-                        task.parent.clone().map(|task| Owner {
-                            task,
-                            bindings: None,
+                        task.parent.as_ref().map(|parent| {
+                            // SAFETY: `task`, so its parent, is held until this function
+                            // returns, after the body and its context are gone.
+                            unsafe { Owner::new(parent, None) }
                         })
                     } else {
-                        Some(Owner {
-                            task: task.clone(),
-                            bindings: Some(NonNull::from(&bindings[..])),
-                        })
+                        let own = Some(NonNull::from(&bindings[..]));
+                        // SAFETY: `task` and `bindings` are held, unmoved, until the body
+                        // and its context are gone.
+                        Some(unsafe { Owner::new(&task, own) })
                     };
                     let throttle = match (root, control) {
                         (true, _) => Throttle::Wait,

@@ -317,7 +317,7 @@ impl TaskCtx {
                 if let Some(domain) = owner.existing_domain() {
                     if let Some(data) = domain.children_wait_for_owner() {
                         return Err(Error::Declaration {
-                            task: owner.task.name.to_string(),
+                            task: owner.task().name.to_string(),
                             message: format!(
                                 "waits for children that read `{data}`, which this task \
                                  writes: they can start only once its body returns; declare \
