@@ -179,3 +179,45 @@ fn nested_tasks_and_partitions_update_in_place() {
         }
     }
 }
+
+#[test]
+fn a_part_updated_in_place_by_a_task_that_panicked_is_poisoned() {
+    for config in VERSIONED {
+        let rt = runtime("1x1", config);
+        let x = rt.data_from("x", &[1u64; LEN]).unwrap();
+        let parts = rt.partition(&x, locus::Partition::blocks(LEN / 2)).unwrap();
+        let err = rt
+            .run(|s| {
+                s.spawn("partial", parts[0].read_write(), |_, v| {
+                    v[0] = 7;
+                    panic!("half-way");
+                })
+                .unwrap();
+            })
+            .unwrap_err();
+        assert_eq!(err.report.versions.in_place, 1, "{config}");
+        // The other part reads as before; the poisoned one is refused, through the
+        // part and through the whole.
+        rt.run(|s| s.spawn("other", parts[1].read(), |_, _| {}).unwrap())
+            .unwrap();
+        for refused in [
+            rt.run(|s| s.spawn("part", parts[0].read(), |_, _| {})),
+            rt.run(|s| s.spawn("whole", x.read(), |_, _| {})),
+        ] {
+            let err = refused.unwrap_err().error;
+            assert!(
+                err.to_string().contains("partly written"),
+                "{config}: {err}"
+            );
+        }
+        assert!(
+            matches!(rt.fetch(&x), Err(locus::Error::Poisoned { .. })),
+            "{config}"
+        );
+        // Writing the part whole heals it.
+        rt.run(|s| s.spawn("heal", parts[0].write(), |_, v| v.fill(3)).unwrap())
+            .unwrap();
+        let whole = rt.fetch(&x).unwrap();
+        assert_eq!((whole[0], whole[LEN - 1]), (3, 1), "{config}");
+    }
+}
