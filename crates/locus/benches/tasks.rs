@@ -20,7 +20,7 @@
 
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_main, BenchmarkId, Criterion};
+use criterion::{BenchmarkId, Criterion};
 use locus::{Config, Runtime, TaskCtx};
 
 const CONFIGS: [Config; 2] = [Config::DsaOpt, Config::ShmBase];
@@ -204,4 +204,50 @@ fn benches(c: &mut Criterion) {
 mod group {
     criterion::criterion_group!(tasks, super::benches);
 }
-criterion_main!(group::tasks);
+
+/// One run of one benchmark, for instruction counts under `valgrind --tool=callgrind`
+/// (reliable where wall times are not): `LOCUS_TASKS_ONCE=BENCH:TASKS[:CONFIG]` runs
+/// BENCH once with TASKS tasks on one worker (default configuration `dsa-opt`) instead
+/// of the criterion benchmarks. The instructions of one task are the difference of two
+/// such runs over the difference of their tasks, which cancels the runtime's start:
+///
+/// ```sh
+/// LOCUS_TASKS_ONCE=chain:2000 valgrind --tool=callgrind target/release/deps/tasks-HASH
+/// LOCUS_TASKS_ONCE=chain:4000 valgrind --tool=callgrind target/release/deps/tasks-HASH
+/// ```
+fn once(spec: &str) {
+    let mut fields = spec.split(':');
+    let bench = fields.next().unwrap_or_default();
+    let tasks: u64 = fields
+        .next()
+        .and_then(|t| t.parse().ok())
+        .expect("LOCUS_TASKS_ONCE=BENCH:TASKS[:CONFIG]");
+    let config = fields.next().map_or(Config::DsaOpt, |c| {
+        CONFIGS
+            .into_iter()
+            .find(|k| k.name() == c)
+            .expect("a configuration of the benchmarks")
+    });
+    let body: fn(&Runtime, u64) -> Duration = match bench {
+        "empty" => empty,
+        "chain" => chain,
+        "fan" => fan,
+        "churn" => churn,
+        "nested" => nested,
+        other => panic!("no benchmark `{other}`"),
+    };
+    let rt = runtime(config, 1);
+    let t = body(&rt, tasks);
+    println!("{bench} {config} {tasks} tasks: {:?}", t);
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("LOCUS_TASKS_ONCE") {
+        once(&spec);
+        return;
+    }
+    group::tasks();
+    criterion::Criterion::default()
+        .configure_from_args()
+        .final_summary();
+}

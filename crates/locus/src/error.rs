@@ -66,8 +66,8 @@ pub enum Error {
         /// The size of one element in bytes.
         elem_size: usize,
     },
-    /// A shared datum was being written in place by a task that panicked: its contents
-    /// may be partly written. Reads are refused until a task writes it whole
+    /// A datum was being written in place (shared data, or a read-write that took over
+    /// the buffer it read) by a task that panicked: its contents may be partly written. Reads are refused until a task writes it whole
     /// ([`Data::write`](crate::Data::write)).
     #[error("`{data}` may be partly written: task `{task}` panicked while writing it in place; write it whole before reading it")]
     Poisoned {

@@ -733,7 +733,7 @@ impl Runtime {
         }
         // Waits for a run in progress on another thread (the doc above).
         let _no_run = lock_mutex(&self.run_lock);
-        if let Some(task) = inner.shared.as_ref().and_then(|s| s.poisoned_by()) {
+        if let Some(task) = inner.poisoned_by() {
             return Err(Error::Poisoned {
                 data: inner.name.clone(),
                 task,
@@ -865,7 +865,10 @@ impl Runtime {
     ///   the last of its writers whose body ran to its end (or its initial contents).
     ///   A writer that panicked part-way through, or never ran, leaves no trace; the
     ///   next run and [`fetch`](Self::fetch) see the complete version. (To allow this
-    ///   a superseded version lives until its successor's writer finishes.)
+    ///   a superseded version lives until its successor's writer finishes.) Except
+    ///   after a read-write updated in place (the only holder of the version it read
+    ///   took over its buffer: `versions.in_place` in the report): a writer that
+    ///   panicked then poisons the datum, as below.
     /// - a shared datum is updated in place, so a writer that never ran leaves the
     ///   previous contents, but one that panicked while writing it may have written
     ///   part of it: the datum is then *poisoned*. `fetch` returns
@@ -915,7 +918,7 @@ impl Runtime {
             Cow::Borrowed("root"),
             run.clone(),
             crate::graph::Job {
-                bindings: Vec::new(),
+                bindings: Default::default(),
                 body,
                 hints: Default::default(),
                 control: true,
@@ -967,6 +970,7 @@ impl Runtime {
             created: self.versions.created() - versions_before,
             peak_live: self.versions.peak(),
             live_at_end: self.versions.live(),
+            in_place: report.versions.in_place,
         };
         match run.take_error() {
             Some(error) => Err(RunError {

@@ -1,8 +1,8 @@
-//! What a failed run leaves behind: versioned data keep their last complete version;
-//! shared data written in place by a task that panicked are poisoned until written
-//! whole.
+//! What a failed run leaves behind: versioned data keep their last complete version,
+//! unless a task that panicked was updating them in place; those, and shared data
+//! written in place by a task that panicked, are poisoned until written whole.
 
-use locus::{Config, Error, RegionPolicy, Runtime, Topology};
+use locus::{AllocMode, Config, Error, RegionPolicy, Runtime, Topology};
 
 fn runtime(config: Config) -> Runtime {
     Runtime::builder()
@@ -46,8 +46,16 @@ fn a_partial_write_of_a_task_that_panicked_is_not_published() {
     for config in VERSIONED {
         let rt = runtime(config);
         let x = rt.data_from("x", &[5u64; 8]).unwrap();
+        let seen = rt.data::<u64>("seen", 8);
         let outcome = rt.run(|s| {
             s.spawn("step", x.read_write(), |_, v| v.fill(6)).unwrap();
+            // A reader of `step`'s version, still pending when `partial` starts: the
+            // version has another holder, so `partial` renames instead of updating
+            // in place.
+            s.spawn("hold", (x.read(), seen.write()), |_, (x, seen)| {
+                seen.copy_from_slice(x)
+            })
+            .unwrap();
             s.spawn("partial", x.read_write(), |_, v| {
                 v[0] = 99;
                 panic!("after a partial write");
@@ -57,8 +65,93 @@ fn a_partial_write_of_a_task_that_panicked_is_not_published() {
         });
         let err = outcome.unwrap_err();
         assert!(err.error.to_string().contains("after a partial write"));
-        // `step` completed; `partial` did not, and `after` never ran.
+        match rt.fetch(&x) {
+            // `step` completed; `partial` did not, and `after` never ran.
+            Ok(x) => assert_eq!(x, vec![6; 8], "{config}"),
+            // `hold` finished before `partial` started, which then updated in place.
+            Err(Error::Poisoned { task, .. }) => assert_eq!(task, "partial"),
+            Err(e) => panic!("{config}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_task_that_panicked_while_updating_in_place_poisons_the_datum_until_written_whole() {
+    for config in VERSIONED {
+        let rt = runtime(config);
+        let x = rt.data_from("x", &[5u64; 8]).unwrap();
+        let outcome = rt.run(|s| {
+            s.spawn("step", x.read_write(), |_, v| v.fill(6)).unwrap();
+            s.spawn("partial", x.read_write(), |_, v| {
+                v[0] = 99;
+                panic!("after a partial write");
+            })
+            .unwrap();
+        });
+        let err = outcome.unwrap_err();
+        let in_place = err.report.versions.in_place;
+        match rt.fetch(&x) {
+            // `partial` is the only holder of `step`'s version: in place, under
+            // immediate allocation wherever the buffer is.
+            Err(Error::Poisoned { data, task }) => {
+                assert_eq!((&*data, &*task), ("x", "partial"), "{config}");
+                if config.alloc_mode() == AllocMode::Immediate {
+                    assert_eq!(in_place, 2, "{config}");
+                }
+            }
+            // Deferred allocation renames when the buffer is on another node.
+            Ok(x) => {
+                assert!(
+                    config.alloc_mode() == AllocMode::Deferred && in_place < 2,
+                    "{config}"
+                );
+                assert_eq!(x, vec![6; 8], "{config}");
+                continue;
+            }
+            Err(e) => panic!("{config}: {e}"),
+        }
+        // Reading it, or reading and writing it, is refused; writing it whole heals it.
+        for refused in [
+            rt.run(|s| s.spawn("read", x.read(), |_, _| {})),
+            rt.run(|s| s.spawn("bump", x.read_write(), |_, _| {})),
+        ] {
+            let err = refused.unwrap_err().error;
+            assert!(
+                err.to_string().contains("partly written"),
+                "{config}: {err}"
+            );
+        }
+        rt.run(|s| s.spawn("heal", x.write(), |_, v| v.fill(3)).unwrap())
+            .unwrap();
+        assert_eq!(rt.fetch(&x).unwrap(), vec![3; 8], "{config}");
+    }
+}
+
+#[test]
+fn a_read_write_that_never_ran_after_taking_over_keeps_the_contents() {
+    // One worker: `step` updates in place. The second task takes over `step`'s buffer
+    // too, then its other buffer cannot be made: its body never runs, and the datum
+    // keeps `step`'s contents, not poisoned.
+    for config in VERSIONED {
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec("1x1").unwrap())
+            .config(config)
+            .node_limit(16 * 4096)
+            .build()
+            .unwrap();
+        let x = rt.data_from("x", &[5u64; 8]).unwrap();
+        let huge = rt.data::<u8>("huge", 32 * 4096);
+        let outcome = rt.run(|s| {
+            s.spawn("step", x.read_write(), |_, v| v.fill(6)).unwrap();
+            let _ = s.spawn("never", (x.read_write(), huge.read_write()), |_, (v, _)| {
+                v.fill(7)
+            });
+        });
+        let err = outcome.unwrap_err();
+        assert!(matches!(err.error, Error::OutOfMemory { .. }), "{config}");
+        assert_eq!(err.report.versions.in_place, 2, "{config}");
         assert_eq!(rt.fetch(&x).unwrap(), vec![6; 8], "{config}");
+        assert_eq!(rt.live_versions(), 2, "{config}");
     }
 }
 
@@ -76,7 +169,12 @@ fn versions_of_a_failed_run_are_all_released() {
                 .ok();
             }
         });
-        assert_eq!(rt.fetch(&x).unwrap()[0], 11);
+        // The last complete version, or poisoned if `step` 10 updated in place.
+        match rt.fetch(&x) {
+            Ok(x) => assert_eq!(x[0], 11),
+            Err(Error::Poisoned { task, .. }) => assert_eq!(task, "step"),
+            Err(e) => panic!("{e}"),
+        }
     }
     assert_eq!(rt.live_versions(), 0);
     assert_eq!(rt.pool_bytes_in_use(), 0);

@@ -58,6 +58,17 @@ pub struct Declared {
     pub(crate) reducer: Option<Arc<Reducer>>,
 }
 
+/// A task's declared accesses, inline for a task of one access (opaque outside the
+/// crate).
+#[doc(hidden)]
+pub type Declarations = smallvec::SmallVec<[Declared; 1]>;
+
+/// A task's bindings, inline for a task of one access. One, not more: the bindings
+/// move with the task record (into it, out to the worker, to completion), and a
+/// larger inline array costs every task, those of no access too, more copying than
+/// the allocation it saves (instructions per task under callgrind, `benches/tasks.rs`).
+pub(crate) type Bindings = smallvec::SmallVec<[Binding; 1]>;
+
 /// One access bound to versions at submission (opaque outside the crate).
 #[doc(hidden)]
 pub struct Binding {
@@ -102,6 +113,17 @@ impl Binding {
         match &self.gather {
             Some(g) => g.leaves.iter(),
             None => std::slice::from_ref(self).iter(),
+        }
+    }
+
+    /// As [`leaves`](Self::leaves), mutably.
+    pub(crate) fn leaves_mut(&mut self) -> std::slice::IterMut<'_, Binding> {
+        if self.gather.is_none() {
+            return std::slice::from_mut(self).iter_mut();
+        }
+        match &mut self.gather {
+            Some(g) => g.leaves.iter_mut(),
+            None => unreachable!("checked above"),
         }
     }
 
@@ -246,7 +268,7 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
 
     /// Appends this list's accesses, in order.
     #[doc(hidden)]
-    fn declare(&self, out: &mut Vec<Declared>);
+    fn declare(&self, out: &mut Declarations);
 
     /// Builds the views from the bindings, consuming one binding per access in the
     /// order of [`declare`](Self::declare).
@@ -274,7 +296,7 @@ fn next_binding<'a>(bindings: &mut std::slice::Iter<'a, Binding>) -> &'a Binding
 impl<T: Element> AccessList for Read<T> {
     type Views<'a> = &'a [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Read,
@@ -331,7 +353,7 @@ unsafe fn output_view<T: Element>(b: &Binding) -> &mut [T] {
 impl<T: Element> AccessList for Write<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Write,
@@ -350,7 +372,7 @@ impl<T: Element> AccessList for Write<T> {
 impl<T: Element> AccessList for ReadWrite<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::ReadWrite,
@@ -371,7 +393,7 @@ impl<T: Element> sealed::Sealed for Reduce<T> {}
 impl<T: Element> AccessList for Reduce<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Reduce,
@@ -393,7 +415,7 @@ impl sealed::Sealed for Weak {}
 impl AccessList for Weak {
     type Views<'a> = ();
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: self.mode,
@@ -414,7 +436,7 @@ impl sealed::Sealed for () {}
 impl AccessList for () {
     type Views<'a> = ();
 
-    fn declare(&self, _out: &mut Vec<Declared>) {}
+    fn declare(&self, _out: &mut Declarations) {}
 
     unsafe fn views<'a>(&self, _bindings: &mut std::slice::Iter<'a, Binding>) {}
 }
@@ -424,7 +446,7 @@ impl<A: AccessList> sealed::Sealed for Vec<A> {}
 impl<A: AccessList> AccessList for Vec<A> {
     type Views<'a> = Vec<A::Views<'a>>;
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         for a in self {
             a.declare(out);
         }
@@ -446,7 +468,7 @@ impl<A: AccessList> sealed::Sealed for Option<A> {}
 impl<A: AccessList> AccessList for Option<A> {
     type Views<'a> = Option<A::Views<'a>>;
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         if let Some(a) = self {
             a.declare(out);
         }
@@ -464,7 +486,7 @@ impl<A: AccessList, const N: usize> sealed::Sealed for [A; N] {}
 impl<A: AccessList, const N: usize> AccessList for [A; N] {
     type Views<'a> = [A::Views<'a>; N];
 
-    fn declare(&self, out: &mut Vec<Declared>) {
+    fn declare(&self, out: &mut Declarations) {
         for a in self {
             a.declare(out);
         }
@@ -491,7 +513,7 @@ macro_rules! tuple_access_list {
             type Views<'a> = ($($name::Views<'a>,)+);
 
             #[allow(non_snake_case)]
-            fn declare(&self, out: &mut Vec<Declared>) {
+            fn declare(&self, out: &mut Declarations) {
                 let ($($name,)+) = self;
                 $($name.declare(out);)+
             }

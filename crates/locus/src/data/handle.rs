@@ -53,6 +53,9 @@ pub(crate) struct DataInner {
     /// The open reduction group, if reductions were declared since the last other
     /// access (module `reduce`).
     pub(crate) reduction: Mutex<Option<Arc<Group>>>,
+    /// Whether a version of the datum was ever poisoned (`data::version`, "Update in
+    /// place"): only then is the current version looked at for poison.
+    pub(crate) maybe_poisoned: std::sync::atomic::AtomicBool,
 }
 
 impl DataInner {
@@ -85,6 +88,7 @@ impl DataInner {
             segments: no_segments(),
             part_of: None,
             reduction: Mutex::new(None),
+            maybe_poisoned: Default::default(),
         })
     }
 
@@ -112,6 +116,7 @@ impl DataInner {
             segments: no_segments(),
             part_of: None,
             reduction: Mutex::new(None),
+            maybe_poisoned: Default::default(),
         }
     }
 
@@ -142,6 +147,7 @@ impl DataInner {
                 segments: no_segments(),
                 part_of: None,
                 reduction: Mutex::new(None),
+                maybe_poisoned: Default::default(),
             },
         }
     }
@@ -168,6 +174,7 @@ impl DataInner {
             segments: no_segments(),
             part_of: Some(PartOf { root, runs }),
             reduction: Mutex::new(None),
+            maybe_poisoned: Default::default(),
         }
     }
 
@@ -230,6 +237,26 @@ impl DataInner {
     /// did not complete.
     pub(crate) fn settle(&self) {
         drop(self.lock_current());
+    }
+
+    /// Marks `version` of this datum as partly written by `task`, which panicked while
+    /// updating it in place (`data::version`, "Update in place").
+    pub(crate) fn poison(&self, version: &Version, task: &str) {
+        version.poison(task);
+        self.maybe_poisoned.store(true, Ordering::Release);
+    }
+
+    /// The task that left the datum's contents partly written, if any: a shared datum
+    /// written in place, or the current version of a versioned one updated in place,
+    /// by a task that panicked. Reads are refused until a task writes it whole.
+    pub(crate) fn poisoned_by(&self) -> Option<String> {
+        if let Some(shared) = &self.shared {
+            return shared.poisoned_by();
+        }
+        if !self.maybe_poisoned.load(Ordering::Acquire) {
+            return None;
+        }
+        self.lock_current().poisoned_by()
     }
 
     /// The version the next task binds to.

@@ -29,7 +29,8 @@ pub use handle::{Data, Element};
 pub use partition::{Partition, Parts};
 pub use reduce::Reduce;
 
+pub(crate) use access::Bindings;
 #[doc(hidden)]
-pub use access::{Binding, Declared};
+pub use access::{Binding, Declarations, Declared};
 pub(crate) use access::{Gather, Mode};
 pub(crate) use handle::{lock as lock_mutex, DataInner};

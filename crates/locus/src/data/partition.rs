@@ -283,11 +283,12 @@ pub(crate) enum Resolved {
 
 impl Resolved {
     /// The declarations the task binds to versions.
-    pub(crate) fn leaves(&self) -> Vec<&Declared> {
-        match self {
-            Resolved::Plain(d) => vec![d],
-            Resolved::Gathered { leaves, .. } => leaves.iter().map(|(d, _)| d).collect(),
-        }
+    pub(crate) fn leaves(&self) -> impl Iterator<Item = &Declared> {
+        let (one, many) = match self {
+            Resolved::Plain(d) => (Some(d), &[][..]),
+            Resolved::Gathered { leaves, .. } => (None, &leaves[..]),
+        };
+        one.into_iter().chain(many.iter().map(|(d, _)| d))
     }
 
     /// The declaration as the task made it.
@@ -385,7 +386,7 @@ pub(crate) fn resolve(d: Declared) -> Resolved {
 /// accesses writes it (the rule for a datum declared twice, for overlapping parts),
 /// nor read a segment of shared data a failed writer left partly written.
 pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
-    let mut seen: Vec<(u64, bool, &Declared)> = Vec::new();
+    let mut seen: smallvec::SmallVec<[(u64, bool, &Declared); 4]> = smallvec::SmallVec::new();
     for r in resolved {
         let outer = r.outer();
         if let (Resolved::Gathered { .. }, Mode::Reduce) = (r, outer.mode) {
@@ -396,12 +397,10 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
             ));
         }
         for leaf in r.leaves() {
-            if let (Some(shared), true, false) = (
-                &leaf.data.shared,
-                leaf.mode.reads(),
-                Arc::ptr_eq(&leaf.data, &outer.data),
-            ) {
-                if let Some(task) = shared.poisoned_by() {
+            // Every segment read, the one a part resolves to included (the
+            // declaration itself was checked, not the segment).
+            if leaf.mode.reads() {
+                if let Some(task) = leaf.data.poisoned_by() {
                     return Err(Error::Poisoned {
                         data: outer.data.name.clone(),
                         task,
@@ -749,7 +748,7 @@ pub(crate) unsafe fn gather_out<T: Element>(
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
     let es = data.elem_size;
     for (segment, pieces) in leaves {
-        if let Some(task) = segment.shared.as_ref().and_then(|s| s.poisoned_by()) {
+        if let Some(task) = segment.poisoned_by() {
             return Err(Error::Poisoned {
                 data: data.name.clone(),
                 task,

@@ -21,7 +21,30 @@
 //! time it is bound or fetched ([`Version::committed`]). A failed run thus leaves every
 //! versioned datum with its last complete contents; the cost is that a superseded
 //! version lives until its successor's producer finishes.
+//!
+//! # Update in place
+//!
+//! A read-write whose input version nobody else holds any more (no reader pending, no
+//! later task bound to it: the input is superseded by the task's own output, so no task
+//! can bind to it again) takes over the input's buffer instead of copying it into a new
+//! one ([`Version::take_over`]): the datum's memory is updated in place, as in the
+//! classic shared-memory model. Under deferred allocation the buffer must already be on
+//! the executing worker's node, so that the new version is where its producer runs (the
+//! purpose of deferred allocation); otherwise the task renames, copying the contents to
+//! its own node. Under immediate allocation buffers are placed on the submitting
+//! worker's node, whoever runs the task: a read-write's buffer is not made at
+//! submission but at execution, where it takes over its input's wherever that lies,
+//! or else is made on the submitting worker's node as immediate allocation places it.
+//!
+//! The superseded version then holds nothing, so a producer updating in place has no
+//! fallback. If it completes, nothing is lost. If it never ran, the buffer holds the
+//! previous contents untouched, and the abandoned version stands for them. If it
+//! panicked, the contents may be partly written: the version is *poisoned*
+//! ([`Version::poison`]), and reading the datum is refused with
+//! [`Error::Poisoned`](crate::Error::Poisoned) until a task writes it whole, as for
+//! shared data.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use locus_mem::pool::Block;
@@ -32,13 +55,16 @@ use super::handle::lock;
 use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
 
+/// The tasks waiting for a version: inline for the one or two most versions have.
+pub(crate) type Waiters = smallvec::SmallVec<[TaskRef; 2]>;
+
 struct State {
     produced: bool,
     /// Published by a producer that did not complete (see the module doc).
     abandoned: bool,
     /// The version this one superseded, until this one is committed.
     fallback: Option<Arc<Version>>,
-    waiters: Vec<TaskRef>,
+    waiters: Waiters,
     /// Versions that forward to this one and wait for it to be produced, with whether
     /// their own producer completed: published with it.
     chained: Vec<(Arc<Version>, bool)>,
@@ -110,6 +136,13 @@ pub(crate) struct Version {
     /// writer, waiting for them (module `counts`).
     readers: Readers<TaskRef>,
     counts: Arc<VersionCounts>,
+    /// Whether the version took over the buffer of the one it superseded (module doc,
+    /// "Update in place"). Set by the producer's worker before its body runs.
+    in_place: AtomicBool,
+    /// The producer that panicked while updating this version in place.
+    poisoned: OnceLock<String>,
+    /// Immediate allocation: the node the buffer goes to when made at execution.
+    placement: OnceLock<usize>,
 }
 
 impl Version {
@@ -132,11 +165,14 @@ impl Version {
                 produced,
                 abandoned: false,
                 fallback: None,
-                waiters: Vec::new(),
+                waiters: Waiters::new(),
                 chained: Vec::new(),
             }),
             readers: Readers::default(),
             counts: counts.clone(),
+            in_place: AtomicBool::new(false),
+            poisoned: OnceLock::new(),
+            placement: OnceLock::new(),
         })
     }
 
@@ -174,6 +210,101 @@ impl Version {
     /// committed (module doc, "Failed producers").
     pub(crate) fn keep_fallback(&self, previous: Arc<Version>) {
         lock(&self.state).fallback = Some(previous);
+    }
+
+    /// Takes back the version kept by [`keep_fallback`](Self::keep_fallback).
+    fn take_fallback(&self) -> Option<Arc<Version>> {
+        lock(&self.state).fallback.take()
+    }
+
+    /// Update in place (module doc): makes `input`, the version this pending one
+    /// supersedes, give its buffer to this one, if nobody else holds `input`, this
+    /// version has no buffer yet and stands for no other, and `input`'s buffer is a
+    /// private block (on `node`, when given). On success `input` becomes this version
+    /// (a read-write reads what it writes) and the superseded version, now empty, is
+    /// released. Returns whether the buffer was taken over.
+    ///
+    /// Called by the producer's worker before its body runs, once `input` is produced.
+    pub(crate) fn take_over(
+        self: &Arc<Self>,
+        input: &mut Arc<Version>,
+        node: Option<usize>,
+    ) -> bool {
+        if self.buffer.get().is_some() || self.forward.get().is_some() {
+            return false;
+        }
+        // The fallback is `input` itself: set aside while its holders are counted. Only
+        // this pending version's producer (the caller) publishes it, so nobody looks
+        // for the fallback meanwhile.
+        let fallback = self.take_fallback();
+        if fallback.as_ref().is_some_and(|f| !Arc::ptr_eq(f, input)) {
+            if let Some(f) = fallback {
+                self.keep_fallback(f);
+            }
+            return false;
+        }
+        drop(fallback);
+        // `get_mut` succeeds only if no other `Arc` exists: no task can bind to
+        // `input` any more (it is superseded), so none can appear either.
+        let taken = match Arc::get_mut(input) {
+            Some(old)
+                if old.forward.get().is_none()
+                    && matches!(old.buffer.get(), Some(Buffer::Private(b))
+                        if node.map_or(true, |n| b.node() == n)) =>
+            {
+                old.buffer.take()
+            }
+            _ => None,
+        };
+        match taken {
+            Some(buffer) => {
+                let _ = self.buffer.set(buffer);
+                self.in_place.store(true, Ordering::Relaxed);
+                *input = self.clone();
+                true
+            }
+            None => {
+                self.keep_fallback(input.clone());
+                false
+            }
+        }
+    }
+
+    /// Immediate allocation of a read-write: the node its buffer goes to if it cannot
+    /// take over its input's (the submitting worker's), made at execution.
+    pub(crate) fn place_on(&self, node: usize) {
+        let _ = self.placement.set(node);
+    }
+
+    /// The node set by [`place_on`](Self::place_on), if any.
+    pub(crate) fn placement(&self) -> Option<usize> {
+        self.placement.get().copied()
+    }
+
+    /// Whether this version took over its predecessor's buffer.
+    pub(crate) fn is_in_place(&self) -> bool {
+        self.in_place.load(Ordering::Relaxed)
+    }
+
+    /// Marks this version, updated in place by `task`, which panicked, as partly
+    /// written (module doc).
+    pub(crate) fn poison(&self, task: &str) {
+        let _ = self.poisoned.set(task.to_string());
+    }
+
+    /// The task that left this version's contents partly written, if any (following
+    /// forwards to the version holding them).
+    pub(crate) fn poisoned_by(&self) -> Option<String> {
+        let mut v = self;
+        loop {
+            if let Some(task) = v.poisoned.get() {
+                return Some(task.clone());
+            }
+            match v.forward.get() {
+                Some(next) => v = next,
+                None => return None,
+            }
+        }
     }
 
     /// The last committed version: this one, or, for a version whose producer did not
@@ -226,7 +357,7 @@ impl Version {
     /// Marks the version produced and returns the tasks that waited for it.
     /// `complete` says whether its producer's body ran to its end: the version is then
     /// committed and lets its fallback go, or else abandoned (module doc).
-    pub(crate) fn publish(&self, complete: bool) -> Vec<TaskRef> {
+    pub(crate) fn publish(&self, complete: bool) -> Waiters {
         let mut state = lock(&self.state);
         state.produced = true;
         let fallback = if complete {
@@ -249,12 +380,12 @@ impl Version {
     /// Publishes this version, which its producer has finished with (`complete`: its
     /// body ran to its end), once the version it forwards to is produced too: at
     /// once, or when that one is.
-    pub(crate) fn publish_after_forward(self: &Arc<Self>, complete: bool) -> Vec<TaskRef> {
+    pub(crate) fn publish_after_forward(self: &Arc<Self>, complete: bool) -> Waiters {
         if let Some(target) = self.forward.get() {
             let mut state = lock(&target.state);
             if !state.produced {
                 state.chained.push((self.clone(), complete));
-                return Vec::new();
+                return Waiters::new();
             }
         }
         self.publish(complete)

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::data::version::Version;
-use crate::data::{lock_mutex, Binding, DataInner, Mode};
+use crate::data::{lock_mutex, Binding, Bindings, DataInner, Mode};
 
 /// One datum of a domain.
 pub(crate) struct Entry {
@@ -53,7 +53,7 @@ pub(crate) struct Domain {
     /// One while the owner's body runs, plus one per child not complete.
     open: AtomicUsize,
     /// The owner's bindings and how its body ended, from the body's end to completion.
-    deferred: Mutex<Option<(Vec<Binding>, super::exec::Completion)>>,
+    deferred: Mutex<Option<(Bindings, super::exec::Completion)>>,
 }
 
 impl Domain {
@@ -151,7 +151,7 @@ impl Domain {
     /// the children that waited for the start versions.
     pub(crate) fn body_done(
         &self,
-        bindings: Vec<Binding>,
+        bindings: Bindings,
         completion: super::exec::Completion,
     ) -> Vec<crate::graph::TaskRef> {
         let starts: Vec<Arc<Version>> = self
@@ -167,7 +167,7 @@ impl Domain {
     /// The owner is complete: forwards each output to the last version the children
     /// wrote, lets local data follow them, and returns the owner's bindings, with
     /// whether every version it leaves is complete.
-    pub(crate) fn complete(&self) -> (Vec<Binding>, super::exec::Completion) {
+    pub(crate) fn complete(&self) -> (Bindings, super::exec::Completion) {
         let (bindings, completion) = lock_mutex(&self.deferred)
             .take()
             .expect("the body's end comes before completion");

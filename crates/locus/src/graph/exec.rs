@@ -22,9 +22,12 @@ use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
 use crate::data::reduce::{combine_order, Group, ReduceBinding};
 use crate::data::version::{Buffer, Version};
-use crate::data::{lock_mutex, AccessList, Binding, DataInner, Declared, Gather, Mode};
+use crate::data::{
+    lock_mutex, AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode,
+};
 use crate::error::Error;
 use crate::sched::AccessInfo;
+use smallvec::SmallVec;
 
 /// What the dependence tracker needs from the engine running it: one per worker (part
 /// of the [engine contract](crate::engine)).
@@ -132,8 +135,8 @@ fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
                 d.data.name
             )));
         }
-        if let (Some(shared), true) = (&d.data.shared, d.mode.reads()) {
-            if let Some(task) = shared.poisoned_by() {
+        if d.mode.reads() {
+            if let Some(task) = d.data.poisoned_by() {
                 return Err(Refusal::Invalid(
                     Error::Poisoned {
                         data: d.data.name.clone(),
@@ -182,9 +185,11 @@ pub(crate) enum TaskBody<L: AccessList, F> {
 }
 
 /// The task in whose domain a scope binds its tasks (`graph::domain`).
-#[derive(Clone)]
 pub(crate) struct Owner {
-    pub(crate) task: TaskRef,
+    /// Borrowed from `start`, which holds the task (or, for a control task, the task
+    /// whose parent this is) until the body and its context are gone: no reference
+    /// count is taken per task run.
+    task: NonNull<TaskRef>,
     /// The owner's bindings while its body runs, to make its domain on the first
     /// spawn; `None` when the domain exists already (the children of a control task
     /// go to the domain of the control task's parent).
@@ -192,9 +197,28 @@ pub(crate) struct Owner {
 }
 
 impl Owner {
+    /// The owner of a body's scope: `task`, with its `bindings` if the body is its own.
+    ///
+    /// # Safety
+    ///
+    /// `task` (and the bindings) outlive the owner, which lives only in the context of
+    /// the body `start` runs.
+    unsafe fn new(task: &TaskRef, bindings: Option<NonNull<[Binding]>>) -> Self {
+        Owner {
+            task: NonNull::from(task),
+            bindings,
+        }
+    }
+
+    /// The owning task.
+    pub(crate) fn task(&self) -> &TaskRef {
+        // SAFETY: `Owner::new`'s contract: the task outlives the owner.
+        unsafe { self.task.as_ref() }
+    }
+
     /// The owner's domain if it has one already.
     pub(crate) fn existing_domain(&self) -> Option<&Domain> {
-        self.task.domain.get()
+        self.task().domain.get()
     }
 
     /// Whether the scope is the owner's own (its body runs), not a control task's.
@@ -204,7 +228,7 @@ impl Owner {
 
     /// The owner's domain, made on first use.
     pub(crate) fn domain_or_refusal(&self) -> Result<&Domain, Error> {
-        self.domain().map_err(|r| r.into_error(&self.task.name))
+        self.domain().map_err(|r| r.into_error(&self.task().name))
     }
 
     /// The owner's domain, made on first use.
@@ -214,13 +238,13 @@ impl Owner {
             // body is running, and only that body's context reaches it; they live in
             // `start`'s frame until the body returns.
             Some(bindings) => Ok(self
-                .task
+                .task()
                 .domain
                 .get_or_init(|| Domain::new(unsafe { bindings.as_ref() }))),
-            None => self.task.domain.get().ok_or_else(|| {
+            None => self.task().domain.get().ok_or_else(|| {
                 Refusal::Invalid(format!(
                     "the scope of `{}` has no domain (a runtime bug)",
-                    self.task.name
+                    self.task().name
                 ))
             }),
         }
@@ -271,7 +295,7 @@ pub(crate) fn submit<L, F>(
     owner: Option<&Owner>,
     name: Cow<'static, str>,
     hints: Hints,
-    declared: Vec<Declared>,
+    declared: Declarations,
     body: TaskBody<L, F>,
 ) -> Result<(), Error>
 where
@@ -291,14 +315,17 @@ where
         }
     };
     let mut entries = domain.map(Domain::entries);
-    let mut resolved = Vec::new();
+    let mut resolved: SmallVec<[Resolved; 1]> = SmallVec::new();
     let checked = validate(run, &declared).and_then(|()| {
-        // Accesses to partitioned data bind to the segments they cover.
-        resolved = declared.into_iter().map(partition::resolve).collect();
+        // Accesses to partitioned data bind to the segments they cover. (A task of no
+        // access, common enough, skips the collecting.)
+        if !declared.is_empty() {
+            resolved = declared.into_iter().map(partition::resolve).collect();
+        }
         partition::check_leaves(&resolved).map_err(Refusal::Invalid)?;
         match (owner, &entries) {
             (Some(owner), Some(entries)) => validate_nested(
-                &owner.task,
+                owner.task(),
                 entries,
                 resolved.iter().flat_map(Resolved::leaves),
             ),
@@ -325,7 +352,7 @@ where
         }
     }
 
-    run.task_submitted(Some(matches!(body, TaskBody::Control(_))));
+    run.task_submitted(Some((ex.worker(), matches!(body, TaskBody::Control(_)))));
     if let Some(domain) = domain {
         domain.child_submitted();
     }
@@ -334,14 +361,18 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let declared: Vec<&Declared> = resolved.iter().flat_map(Resolved::leaves).collect();
-    let mut locked: Vec<(u64, std::sync::MutexGuard<'_, Arc<Version>>)> = Vec::new();
+    let declared: SmallVec<[&Declared; 4]> = if resolved.is_empty() {
+        SmallVec::new()
+    } else {
+        resolved.iter().flat_map(Resolved::leaves).collect()
+    };
+    let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, Arc<Version>>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
         // One datum: one lock, no order to keep.
         (None, [d]) => locked.push((d.data.id, d.data.lock_current())),
         (None, _) => {
-            let mut order: Vec<&Declared> = declared.clone();
+            let mut order: SmallVec<[&Declared; 4]> = declared.clone();
             order.sort_by_key(|d| d.data.id);
             order.dedup_by_key(|d| d.data.id);
             locked = order
@@ -350,7 +381,7 @@ where
                 .collect();
         }
     }
-    let mut leaves = Vec::with_capacity(declared.len());
+    let mut leaves = Bindings::new();
     let mut inputs = 0;
     let mut alloc_failed = None;
     // The combining tasks of the reductions this submission closes (`data::reduce`).
@@ -411,6 +442,15 @@ where
                 // A weak write's version stands for its children's: no buffer of its own.
                 if shared.is_none()
                     && !d.weak
+                    && d.mode == Mode::ReadWrite
+                    && run.alloc == AllocMode::Immediate
+                {
+                    // A read-write may take over its input's buffer at execution
+                    // (`data::version`, "Update in place"); if it cannot, its buffer is
+                    // made then, on this node.
+                    next.place_on(ex.node());
+                } else if shared.is_none()
+                    && !d.weak
                     && run.alloc == AllocMode::Immediate
                     && alloc_failed.is_none()
                 {
@@ -457,34 +497,43 @@ where
     drop(locked);
     drop(declared);
     // One binding per declared access: a gathered one holds its segments' bindings.
-    let mut leaves = leaves.into_iter();
-    let bindings: Vec<Binding> = resolved
-        .into_iter()
-        .map(|r| match r {
-            Resolved::Plain(_) => leaves.next().expect("one binding per leaf"),
-            Resolved::Gathered { outer, leaves: l } => {
-                let bytes = outer.range.len() * outer.data.elem_size;
-                let (count, pieces): (Vec<()>, Vec<Vec<Piece>>) =
-                    l.into_iter().map(|(_, p)| ((), p)).unzip();
-                Binding {
-                    data: outer.data,
-                    mode: outer.mode,
-                    weak: outer.weak,
-                    input: None,
-                    output: None,
-                    after: None,
-                    offset: 0,
-                    bytes,
-                    reduce: None,
-                    gather: Some(Box::new(Gather {
-                        leaves: leaves.by_ref().take(count.len()).collect(),
-                        pieces,
-                        block: std::sync::OnceLock::new(),
-                    })),
+    // Without partitioned data, the leaves are those bindings already.
+    let gathered = resolved
+        .iter()
+        .any(|r| matches!(r, Resolved::Gathered { .. }));
+    let bindings: Bindings = if !gathered {
+        drop(resolved);
+        leaves
+    } else {
+        let mut leaves = leaves.into_iter();
+        resolved
+            .into_iter()
+            .map(|r| match r {
+                Resolved::Plain(_) => leaves.next().expect("one binding per leaf"),
+                Resolved::Gathered { outer, leaves: l } => {
+                    let bytes = outer.range.len() * outer.data.elem_size;
+                    let (count, pieces): (Vec<()>, Vec<Vec<Piece>>) =
+                        l.into_iter().map(|(_, p)| ((), p)).unzip();
+                    Binding {
+                        data: outer.data,
+                        mode: outer.mode,
+                        weak: outer.weak,
+                        input: None,
+                        output: None,
+                        after: None,
+                        offset: 0,
+                        bytes,
+                        reduce: None,
+                        gather: Some(Box::new(Gather {
+                            leaves: leaves.by_ref().take(count.len()).collect(),
+                            pieces,
+                            block: std::sync::OnceLock::new(),
+                        })),
+                    }
                 }
-            }
-        })
-        .collect();
+            })
+            .collect()
+    };
     if let Some(error) = alloc_failed {
         // The task stays in the graph so that its readers are released when it is
         // drained; the failed run skips its body.
@@ -521,7 +570,7 @@ where
             root: false,
         },
         inputs,
-        owner.map(|o| o.task.clone()),
+        owner.map(|o| o.task().clone()),
     );
     drop(entries);
     ex.submitted(&task);
@@ -637,7 +686,7 @@ fn close_reduction(
         name,
         run.clone(),
         Job {
-            bindings: vec![binding],
+            bindings: smallvec::smallvec![binding],
             body,
             hints: Hints::default(),
             control: false,
@@ -646,7 +695,7 @@ fn close_reduction(
         inputs,
         None,
     );
-    run.task_submitted(Some(false));
+    run.task_submitted(Some((ex.worker(), false)));
     Some((task, group))
 }
 
@@ -659,7 +708,7 @@ fn close_reduction(
 fn prepare_buffers(
     ex: &dyn Executor,
     task: &Task,
-    bindings: &[Binding],
+    bindings: &mut [Binding],
     bodies: Bodies,
     control: bool,
 ) -> Result<(), Error> {
@@ -685,7 +734,13 @@ fn prepare_buffers(
         .map(|_| ())
         .map_err(|e| oom(v.bytes, e))
     };
-    for b in bindings.iter().flat_map(Binding::leaves) {
+    // Deferred allocation updates in place only on the executing node; immediate
+    // allocation wherever the buffer lies (`data::version`, "Update in place").
+    let in_place_node = match task.run.alloc {
+        AllocMode::Deferred => Some(node),
+        AllocMode::Immediate => None,
+    };
+    for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
         if b.weak {
             // The task does not see what it declares weakly.
             continue;
@@ -710,9 +765,20 @@ fn prepare_buffers(
             zeroed(input)?;
         }
 
+        if let (Mode::ReadWrite, Some(output), Some(input)) = (b.mode, &b.output, &mut b.input) {
+            if output.take_over(input, in_place_node) {
+                task.run
+                    .counters
+                    .worker(ex.worker())
+                    .versions_in_place
+                    .add(1);
+                continue;
+            }
+        }
         if let Some(output) = &b.output {
+            let home = output.placement().unwrap_or(node);
             let out = output
-                .buffer_or_alloc(|| ex.pools().alloc(node, output.bytes))
+                .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
                 .map_err(|e| oom(output.bytes, e))?;
             if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
                 let src = b
@@ -888,7 +954,7 @@ pub enum Bodies {
 /// A task whose body has run, or was skipped, and whose outputs are not published yet.
 pub struct Started {
     task: TaskRef,
-    bindings: Vec<Binding>,
+    bindings: Bindings,
     hints: Hints,
     completion: Completion,
 }
@@ -931,7 +997,7 @@ impl Started {
 /// that the graph drains and every version is released.
 pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
     let Job {
-        bindings,
+        mut bindings,
         body,
         hints,
         control,
@@ -946,7 +1012,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             run.fail(error);
         }
     } else {
-        let outcome = prepare_buffers(ex, &task, &bindings, bodies, control).and_then(|()| {
+        let outcome = prepare_buffers(ex, &task, &mut bindings, bodies, control).and_then(|()| {
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
                 (Bodies::Skip, false) => drop_skipped(&task, body),
@@ -954,22 +1020,26 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                     // A task's children go to its domain; a control task's to its
                     // parent's (module doc of `graph::domain`).
                     let owner = if control {
-                        task.parent.clone().map(|task| Owner {
-                            task,
-                            bindings: None,
+                        task.parent.as_ref().map(|parent| {
+                            // SAFETY: `task`, so its parent, is held until this function
+                            // returns, after the body and its context are gone.
+                            unsafe { Owner::new(parent, None) }
                         })
                     } else {
-                        Some(Owner {
-                            task: task.clone(),
-                            bindings: Some(NonNull::from(&bindings[..])),
-                        })
+                        let own = Some(NonNull::from(&bindings[..]));
+                        // SAFETY: `task` and `bindings` are held, unmoved, until the body
+                        // and its context are gone.
+                        Some(unsafe { Owner::new(&task, own) })
                     };
                     let throttle = match (root, control) {
                         (true, _) => Throttle::Wait,
                         (false, true) => Throttle::Help,
                         (false, false) => Throttle::Never,
                     };
-                    let ctx = TaskCtx::new(run.clone(), ex.worker(), ex.node(), throttle, owner);
+                    // SAFETY: `task`, whose run this is, is held until this function
+                    // returns, after the body and the context are gone.
+                    let ctx =
+                        unsafe { TaskCtx::new(&task.run, ex.worker(), ex.node(), throttle, owner) };
                     catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings)))
                         .map(|()| {
                             if bodies == Bodies::Run && !control {
@@ -1067,8 +1137,8 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
-fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: Completion) {
-    for b in bindings.iter().flat_map(Binding::leaves) {
+fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: Completion) {
+    for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
         if let Some(r) = &b.reduce {
             // The copy goes back to the group; the last reducer releases the combiner.
             if let Some(combiner) = r.group.reducer_done(r, completion == Completion::Done) {
@@ -1099,6 +1169,13 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
                 _ => {}
             }
         }
+        if let (Completion::Panicked, Some(output)) = (completion, &b.output) {
+            if output.is_in_place() {
+                // Updated in place, maybe partly: nothing complete to fall back to
+                // (`data::version`, "Update in place").
+                b.data.poison(output, &task.name);
+            }
+        }
         let published = b
             .output
             .as_ref()
@@ -1109,6 +1186,10 @@ fn release(ex: &dyn Executor, task: &Task, bindings: Vec<Binding>, completion: C
             // abandoned one is freed with the task (`data::version`).
             b.data.settle();
         }
+        // This task lets its versions go before its successors start, so that a
+        // read-write among them finds itself the only holder of its input.
+        drop(b.output.take());
+        drop(b.input.take());
         for waiter in released.into_iter().chain(published) {
             if waiter.satisfy_one() {
                 ex.activate(Activated::new(waiter));

@@ -1,6 +1,5 @@
 //! The state of one run: outstanding tasks, the first error, and the metrics.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::completion::Completion;
@@ -25,12 +24,9 @@ pub(crate) struct RunState {
     /// Bound on submitted-but-unfinished tasks, if any.
     pub(crate) window: Option<usize>,
     /// Tasks submitted and not finished, the root included, and the run's failure
-    /// (module `completion`).
+    /// (module `completion`). Tasks submitted are counted by the submitting worker
+    /// (`metrics`), so that a submission updates one run-wide atomic only.
     completion: Completion<Error>,
-    /// Tasks submitted, the root excluded.
-    submitted: AtomicU64,
-    /// Of those, control tasks.
-    control_submitted: AtomicU64,
 }
 
 impl RunState {
@@ -50,31 +46,34 @@ impl RunState {
             shared,
             window,
             completion: Completion::default(),
-            submitted: AtomicU64::new(0),
-            control_submitted: AtomicU64::new(0),
         }
     }
 
-    /// Counts a new task: `Some(control)` for a submitted task, whether it is a
-    /// control task; `None` for the root, which only counts as outstanding.
-    pub(crate) fn task_submitted(&self, counted: Option<bool>) {
+    /// Counts a new task: `Some((worker, control))` for a task submitted from
+    /// `worker`, whether it is a control task; `None` for the root, which only counts
+    /// as outstanding.
+    pub(crate) fn task_submitted(&self, counted: Option<(usize, bool)>) {
         self.completion.task_submitted();
-        if let Some(control) = counted {
-            self.submitted.fetch_add(1, Ordering::Relaxed);
+        if let Some((worker, control)) = counted {
+            let counters = self.counters.worker(worker);
+            counters.submitted.add(1);
             if control {
-                self.control_submitted.fetch_add(1, Ordering::Relaxed);
+                counters.control_submitted.add(1);
             }
         }
     }
 
-    /// Control tasks submitted.
+    /// Control tasks submitted; read once the run is over (`metrics`).
     pub(crate) fn control_submitted(&self) -> u64 {
-        self.control_submitted.load(Ordering::Acquire)
+        self.counters
+            .slots()
+            .map(|c| c.control_submitted.get())
+            .sum()
     }
 
-    /// Tasks submitted, the root excluded.
+    /// Tasks submitted, the root excluded; read once the run is over (`metrics`).
     pub(crate) fn submitted(&self) -> u64 {
-        self.submitted.load(Ordering::Acquire)
+        self.counters.slots().map(|c| c.submitted.get()).sum()
     }
 
     /// Tasks submitted and not finished.

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::exec::{current_executor, submit, Owner, TaskBody, Throttle};
@@ -18,7 +19,9 @@ use crate::error::Error;
 /// inside another task are ordered after everything submitted so far in the run, so a
 /// parallel control program should give each creating task its own data.
 pub struct Scope {
-    run: Arc<RunState>,
+    /// The run, borrowed from the task whose body holds the scope (see
+    /// [`TaskCtx::new`]): no reference count is taken per task run.
+    run: NonNull<Arc<RunState>>,
     /// The task whose domain the scope's tasks bind in; `None` for the run's control
     /// program, whose tasks bind to the run-wide current versions.
     owner: Option<Owner>,
@@ -30,13 +33,22 @@ pub struct Scope {
 }
 
 impl Scope {
-    pub(crate) fn new(run: Arc<RunState>, throttle: Throttle, owner: Option<Owner>) -> Self {
+    /// # Safety
+    ///
+    /// `run` outlives the scope.
+    unsafe fn new(run: &Arc<RunState>, throttle: Throttle, owner: Option<Owner>) -> Self {
         Scope {
-            run,
+            run: NonNull::from(run),
             owner,
             throttle,
             _not_send: PhantomData,
         }
+    }
+
+    /// The run the scope submits to.
+    fn run(&self) -> &Arc<RunState> {
+        // SAFETY: `Scope::new`'s contract: the run outlives the scope.
+        unsafe { self.run.as_ref() }
     }
 
     /// Starts a task declaring `accesses`; add hints, then [`spawn`](TaskBuilder::spawn).
@@ -116,13 +128,13 @@ impl Scope {
     /// [`TaskCtx::fetch`], and once the task is complete the datum holds what its
     /// children wrote last.
     pub fn data<T: Element>(&self, name: impl Into<String>, len: usize) -> Data<T> {
-        let shared = &self.run.shared;
+        let shared = &self.run().shared;
         let inner = Arc::new(DataInner::create_or_unavailable(
-            self.run.runtime_id,
+            self.run().runtime_id,
             name.into(),
             len,
             std::mem::size_of::<T>(),
-            &self.run.versions,
+            &self.run().versions,
             shared.default_policy.map(|p| (shared, p)),
         ));
         if let Some(domain) = self.owner.as_ref().and_then(|o| o.domain_or_refusal().ok()) {
@@ -133,7 +145,7 @@ impl Scope {
 
     /// Whether the run has failed (a task panicked or a declaration was refused).
     pub fn has_failed(&self) -> bool {
-        self.run.is_failed()
+        self.run().is_failed()
     }
 }
 
@@ -170,7 +182,7 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared = Vec::new();
+        let mut declared = crate::data::Declarations::new();
         accesses.declare(&mut declared);
         scope.submit(name, hints, declared, TaskBody::Views(accesses, body))
     }
@@ -187,7 +199,7 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared = Vec::new();
+        let mut declared = crate::data::Declarations::new();
         accesses.declare(&mut declared);
         scope.submit::<L, for<'a> fn(&TaskCtx, L::Views<'a>)>(
             name,
@@ -204,7 +216,7 @@ impl Scope {
         &self,
         name: Cow<'static, str>,
         hints: Hints,
-        declared: Vec<crate::data::Declared>,
+        declared: crate::data::Declarations,
         body: TaskBody<L, F>,
     ) -> Result<(), Error>
     where
@@ -216,7 +228,7 @@ impl Scope {
             let (name, hints, declared, body) = task.take().expect("taken once");
             submit(
                 ex,
-                &self.run,
+                self.run(),
                 self.throttle,
                 self.owner.as_ref(),
                 name,
@@ -252,15 +264,24 @@ pub struct TaskCtx {
 }
 
 impl TaskCtx {
-    pub(crate) fn new(
-        run: Arc<RunState>,
+    /// The context of a task body about to run in `run`.
+    ///
+    /// # Safety
+    ///
+    /// `run` outlives the context: it is the `run` of the task whose body receives the
+    /// context, which the caller holds until the body has returned and the context is
+    /// dropped (the context is neither `Send` nor cloneable, and the body gets it by
+    /// reference only).
+    pub(crate) unsafe fn new(
+        run: &Arc<RunState>,
         worker: usize,
         node: usize,
         throttle: Throttle,
         owner: Option<Owner>,
     ) -> Self {
         TaskCtx {
-            scope: Scope::new(run, throttle, owner),
+            // SAFETY: the caller's contract.
+            scope: unsafe { Scope::new(run, throttle, owner) },
             worker,
             node,
         }
@@ -286,7 +307,7 @@ impl TaskCtx {
     /// not wait); a control task cannot wait (its children are its parent's); after a
     /// failed run, [`Error::RunFailed`].
     pub fn wait(&self) -> Result<(), Error> {
-        let run = &self.scope.run;
+        let run = self.scope.run();
         match &self.scope.owner {
             None if self.scope.throttle == Throttle::Wait => {
                 // The root: every task but itself.
@@ -296,7 +317,7 @@ impl TaskCtx {
                 if let Some(domain) = owner.existing_domain() {
                     if let Some(data) = domain.children_wait_for_owner() {
                         return Err(Error::Declaration {
-                            task: owner.task.name.to_string(),
+                            task: owner.task().name.to_string(),
                             message: format!(
                                 "waits for children that read `{data}`, which this task \
                                  writes: they can start only once its body returns; declare \
@@ -403,7 +424,12 @@ impl TaskCtx {
                 entry.current.clone()
             }
         };
-        if let Some(task) = inner.shared.as_ref().and_then(|s| s.poisoned_by()) {
+        if let Some(task) = inner
+            .shared
+            .as_ref()
+            .and_then(|s| s.poisoned_by())
+            .or_else(|| version.poisoned_by())
+        {
             return Err(Error::Poisoned {
                 data: inner.name.clone(),
                 task,

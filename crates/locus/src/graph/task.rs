@@ -28,7 +28,7 @@ pub(crate) type Body = BodyFor<'static>;
 
 /// What the executing worker takes out of a ready task.
 pub(crate) struct Job {
-    pub(crate) bindings: Vec<Binding>,
+    pub(crate) bindings: crate::data::Bindings,
     pub(crate) body: Body,
     /// Read by the placement policy at activation; like the bindings it may hold data
     /// handles, so it is released with the job, before the task counts as finished.

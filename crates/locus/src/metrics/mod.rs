@@ -39,6 +39,10 @@ impl Counter {
 /// What one worker counts during a run.
 pub(crate) struct WorkerCounters {
     pub(crate) tasks: Counter,
+    /// Tasks submitted from this worker (the run's root excluded).
+    pub(crate) submitted: Counter,
+    /// Of those, control tasks.
+    pub(crate) control_submitted: Counter,
     pub(crate) steals_same_node: Counter,
     pub(crate) steals_remote: Counter,
     pub(crate) pushes_attempted: Counter,
@@ -49,6 +53,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) with_preference: Counter,
     /// Of those, tasks run by a worker of their preferred node.
     pub(crate) started_on_preferred: Counter,
+    /// Read-writes whose new version took over its input's buffer (updated in place).
+    pub(crate) versions_in_place: Counter,
     /// Bytes read by this worker's tasks, by node of the data.
     pub(crate) read_bytes: Box<[Counter]>,
     /// Bytes written by this worker's tasks, by node of the data.
@@ -59,6 +65,8 @@ impl WorkerCounters {
     fn new(nodes: usize) -> Self {
         WorkerCounters {
             tasks: Counter::default(),
+            submitted: Counter::default(),
+            control_submitted: Counter::default(),
             steals_same_node: Counter::default(),
             steals_remote: Counter::default(),
             pushes_attempted: Counter::default(),
@@ -67,6 +75,7 @@ impl WorkerCounters {
             pushes_kept_local: Counter::default(),
             with_preference: Counter::default(),
             started_on_preferred: Counter::default(),
+            versions_in_place: Counter::default(),
             read_bytes: (0..nodes).map(|_| Counter::default()).collect(),
             write_bytes: (0..nodes).map(|_| Counter::default()).collect(),
         }

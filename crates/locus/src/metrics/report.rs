@@ -155,6 +155,9 @@ pub struct VersionsReport {
     pub peak_live: usize,
     /// Versions alive at the end (the current versions of live handles).
     pub live_at_end: usize,
+    /// Of the versions created, those that took over the buffer of the version they
+    /// superseded (a read-write that was its only holder: updated in place, no copy).
+    pub in_place: u64,
 }
 
 /// Figures of one worker.
@@ -204,6 +207,7 @@ impl Report {
             self.pushes.kept_local += slot.pushes_kept_local.get();
             self.pushes.with_preference += slot.with_preference.get();
             self.pushes.started_on_preferred += slot.started_on_preferred.get();
+            self.versions.in_place += slot.versions_in_place.get();
             self.workers.push(WorkerReport {
                 worker: w,
                 node: exec,
