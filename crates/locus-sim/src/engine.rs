@@ -913,11 +913,14 @@ impl Machine {
     /// helping worker does.
     fn help_while(self: &Rc<Self>, w: usize, blocked: &dyn Fn() -> bool) {
         while blocked() {
-            // Between two events, the waiting worker takes the work of its own queues
+            // Between two events, a worker waiting in the outermost body it runs (a
+            // control program throttled by the window) takes the work of its own queues
             // (tasks only it may run among them: strict hints, its mailbox) as the
             // `threads` engine's waiting worker does, instead of leaving them until the
-            // rest of the machine is idle.
-            if self.state.borrow().workers[w].running.is_none() {
+            // rest of the machine is idle. Deeper waits (a task waiting for its children
+            // while helping another) keep to helping when the machine is idle: bodies
+            // run inline here, so helping from every depth would nest without bound.
+            if self.inline.borrow().len() <= 1 && self.state.borrow().workers[w].running.is_none() {
                 if let Some(task) = self.own_work(w) {
                     self.begin(w, task);
                     continue;
