@@ -79,6 +79,7 @@ impl SimEngine {
             // No body touches a buffer: blocks are only accounted and hold no memory.
             pools.accounting_only = true;
             pools.bind = false;
+            pools.first_touch = sim.first_touch;
         }
         let pools = Pools::new(pools)
             .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;

@@ -531,6 +531,10 @@ fn prepare_buffers(
             let out = output
                 .buffer_or_alloc(|| ex.pools().alloc(node, output.bytes))
                 .map_err(|e| oom(output.bytes, e))?;
+            if let Buffer::Private(block) = out {
+                // A fresh block of a first-touch pool is placed by this first writer.
+                let _ = ex.pools().first_touch(block, node);
+            }
             if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
                 let src = b
                     .input
