@@ -9,6 +9,7 @@
 //! - `controllers x2`: twice the controller bandwidth;
 //! - `links unlimited`: no limit on the links into a node;
 //! - `no compute`: tasks take no compute time (memory only);
+//! - `no cache`: no last-level cache (`Costs::llc_bytes` 0);
 //! - `no first touch`: fresh pool blocks stay on the node that supplied them
 //!   ([`Sim::first_touch`]).
 
@@ -31,6 +32,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let variants: Vec<(&str, Costs, bool)> = vec![
         ("model", base, true),
         ("no first touch", base, false),
+        (
+            "no cache",
+            Costs {
+                llc_bytes: 0,
+                ..base
+            },
+            true,
+        ),
         (
             "controllers x2",
             Costs {

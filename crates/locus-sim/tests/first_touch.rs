@@ -26,10 +26,10 @@ fn producers(first_touch: bool) -> Report {
     let finished = rt
         .run(|s| {
             for d in &data {
-                s.spawn("produce", d.write(), |_, _| {});
+                s.spawn("produce", d.write(), |_, _| {}).unwrap();
             }
             for d in &data {
-                s.spawn("consume", d.read(), |_, _| {});
+                s.spawn("consume", d.read(), |_, _| {}).unwrap();
             }
         })
         .unwrap();

@@ -588,22 +588,44 @@ pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
 
 /// Calls `f` with each entry of [`access_infos`], without collecting them.
 fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
+    for_each_keyed_access(bindings, |a, _| f(a));
+}
+
+/// Like [`for_each_access`], with the [`MemoryKey`] of each access.
+fn for_each_keyed_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo, MemoryKey)) {
     for b in bindings.iter().filter(|b| !b.weak) {
-        let mut access = |version: Option<&Arc<Version>>, input: bool| match version
-            .and_then(|v| v.buffer())
-        {
-            Some(Buffer::Shared(s)) => s.region.bytes_by_node(b.offset, b.bytes, |node, bytes| {
-                f(AccessInfo {
-                    bytes: bytes as u64,
-                    node,
-                    input,
-                })
-            }),
-            buffer => f(AccessInfo {
-                bytes: b.bytes as u64,
-                node: buffer.map(Buffer::main_node),
-                input,
-            }),
+        let mut access = |version: Option<&Arc<Version>>, input: bool| {
+            let key = version.map_or(0, |v| Arc::as_ptr(v) as usize);
+            match version.and_then(|v| v.buffer()) {
+                Some(Buffer::Shared(s)) => {
+                    let mut offset = b.offset;
+                    s.region.bytes_by_node(b.offset, b.bytes, |node, bytes| {
+                        f(
+                            AccessInfo {
+                                bytes: bytes as u64,
+                                node,
+                                input,
+                            },
+                            MemoryKey {
+                                buffer: Arc::as_ptr(s) as usize,
+                                offset,
+                            },
+                        );
+                        offset += bytes;
+                    })
+                }
+                buffer => f(
+                    AccessInfo {
+                        bytes: b.bytes as u64,
+                        node: buffer.map(Buffer::main_node),
+                        input,
+                    },
+                    MemoryKey {
+                        buffer: key,
+                        offset: 0,
+                    },
+                ),
+            }
         };
         if b.mode.reads() {
             access(b.input.as_ref(), true);
@@ -612,6 +634,18 @@ fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
             access(b.output.as_ref(), false);
         }
     }
+}
+
+/// Which memory an access touches, for an engine that models caches: accesses of one
+/// run with equal keys touch the same bytes (from the key's first byte). A version's
+/// buffer is named by its version; a shared datum's by its buffer and the access's
+/// first byte. Keys of freed memory may be reused by later versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MemoryKey {
+    /// The address of the version, or of the shared datum's buffer.
+    pub buffer: usize,
+    /// First byte of the access in a shared datum; 0 for a version.
+    pub offset: usize,
 }
 
 /// Whether task bodies run (the `threads` engine, and the simulator at small sizes) or
@@ -650,6 +684,14 @@ impl Started {
     /// The task's accesses: bytes and the node of each buffer.
     pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> {
         access_infos(&self.bindings).into_iter()
+    }
+
+    /// The task's accesses as [`Started::accesses`] gives them, each with the key of
+    /// the memory it touches.
+    pub fn keyed_accesses(&self) -> impl Iterator<Item = (AccessInfo, MemoryKey)> {
+        let mut out = Vec::with_capacity(self.bindings.len() + 1);
+        for_each_keyed_access(&self.bindings, |a, k| out.push((a, k)));
+        out.into_iter()
     }
 
     /// The task's cost hint, in nanoseconds of computation.
