@@ -11,13 +11,41 @@
 //! lines shared between nodes, no prefetching.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use locus::engine::MemoryKey;
+
+/// A multiplicative hash of the keys' words (the Fx hash of rustc): keys are addresses,
+/// and the maps are looked up a few times per task, never iterated.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type KeyMap<V> = HashMap<MemoryKey, V, BuildHasherDefault<KeyHasher>>;
 
 /// One node's cache.
 #[derive(Default)]
 struct Llc {
-    entries: HashMap<MemoryKey, Entry>,
+    entries: KeyMap<Entry>,
     /// Keys by the stamp of their last touch, oldest first.
     lru: BTreeMap<u64, MemoryKey>,
     bytes: u64,
@@ -35,7 +63,7 @@ pub(crate) struct Caches {
     nodes: Vec<Llc>,
     capacity: u64,
     /// Writes per key so far; a cached entry of an older generation is stale.
-    generation: HashMap<MemoryKey, u64>,
+    generation: KeyMap<u64>,
     clock: u64,
 }
 
@@ -45,7 +73,7 @@ impl Caches {
         Caches {
             nodes: (0..nodes).map(|_| Llc::default()).collect(),
             capacity,
-            generation: HashMap::new(),
+            generation: KeyMap::default(),
             clock: 0,
         }
     }
