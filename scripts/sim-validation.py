@@ -38,8 +38,8 @@ def paper(path):
                    if any((m, k, c) in by for c in CONFIGS)]
         configs = [c for c in CONFIGS if any((m, k, c) in by for k in kernels)]
         print(f"\n#### {m}: simulated time s (r_loc_rt)\n")
-        print("| kernel | " + " | ".join(configs) + " | dsa-opt / dsa-base | dsa-opt / shm-base | fallbacks dsa-base |")
-        print("|---|" + "---|" * (len(configs) + 3))
+        print("| kernel | " + " | ".join(configs) + " | dsa-opt / dsa-base | dsa-opt / shm-base | fallbacks dsa-base | first touched dsa-base |")
+        print("|---|" + "---|" * (len(configs) + 4))
         over_base, over_shm, loc = {}, {}, {}
         not_best = []
         for k in kernels:
@@ -61,8 +61,9 @@ def paper(path):
                 if best[1] != "dsa-opt" and best[0] < opt["wall_s"] * 0.99:
                     not_best.append(f"{k} ({best[1]} {opt['wall_s'] / best[0]:.2f}x faster)")
             fb = base["memory"].get("fallbacks", 0) if base else "-"
+            ft = base["memory"].get("first_touched", 0) if base else "-"
             print(f"| {k} | " + " | ".join(cells)
-                  + f" | {fmt(sb)} | {fmt(ss)} | {fb} |")
+                  + f" | {fmt(sb)} | {fmt(ss)} | {fb} | {ft} |")
         print()
         checks = []
         if over_base:

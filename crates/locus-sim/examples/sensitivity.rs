@@ -8,7 +8,10 @@
 //! - `model`: the machine's [`Costs`];
 //! - `controllers x2`: twice the controller bandwidth;
 //! - `links unlimited`: no limit on the links into a node;
-//! - `no compute`: tasks take no compute time (memory only).
+//! - `no compute`: tasks take no compute time (memory only);
+//! - `no cache`: no last-level cache (`Costs::llc_bytes` 0);
+//! - `no first touch`: fresh pool blocks stay on the node that supplied them
+//!   ([`Sim::first_touch`]).
 
 use locus::engine::Bodies;
 use locus::{Config, Runtime, Topology};
@@ -26,14 +29,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let topology = Topology::from_spec(&spec)?;
     let base = Costs::for_topology(topology.name());
     const NO_OPS: &[KernelOps] = &[];
-    let variants: Vec<(&str, Costs)> = vec![
-        ("model", base),
+    let variants: Vec<(&str, Costs, bool)> = vec![
+        ("model", base, true),
+        ("no first touch", base, false),
+        (
+            "no cache",
+            Costs {
+                llc_bytes: 0,
+                ..base
+            },
+            true,
+        ),
         (
             "controllers x2",
             Costs {
                 node_bandwidth_gb_s: base.node_bandwidth_gb_s * 2.0,
                 ..base
             },
+            true,
         ),
         (
             "links unlimited",
@@ -41,6 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 link_bandwidth_gb_s: 1e6,
                 ..base
             },
+            true,
         ),
         (
             "no compute",
@@ -49,6 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 compute_ps_per_byte: 0,
                 ..base
             },
+            true,
         ),
     ];
     let size = SizeSpec {
@@ -57,27 +72,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..SizeSpec::default()
     };
     println!("{spec} {kernel} ({control} control, iterations {iterations:?})");
-    println!("| variant | dsa-base s | dsa-opt s | shm-base s | dsa-opt / dsa-base | dsa-opt / shm-base | fallbacks |");
-    println!("|---|---|---|---|---|---|---|");
-    for (name, costs) in variants {
+    println!("| variant | dsa-base s (r_loc_rt) | dsa-opt s (r_loc_rt) | shm-base s | dsa-opt / dsa-base | dsa-opt / shm-base | fallbacks | first touched |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (name, costs, first_touch) in variants {
         let mut times = Vec::new();
+        let mut loc = Vec::new();
         let mut fallbacks = 0;
+        let mut first_touched = 0;
         for config in [Config::DsaBase, Config::DsaOpt, Config::ShmBase] {
             let rt = Runtime::builder()
                 .topology(topology.clone())
                 .config(config)
-                .engine(Sim::new().bodies(Bodies::Skip).costs(costs))
+                .engine(
+                    Sim::new()
+                        .bodies(Bodies::Skip)
+                        .costs(costs)
+                        .first_touch(first_touch),
+                )
                 .build()?;
             let out = Workload::new(&kernel, &size, control)?.run(&rt)?;
             if config == Config::DsaBase {
                 fallbacks = out.report.memory.fallbacks;
+                first_touched = out.report.memory.first_touched;
             }
             times.push(out.report.wall_s);
+            loc.push(out.report.locality.r_loc_rt);
         }
         println!(
-            "| {name} | {:.2} | {:.2} | {:.2} | {:.2}x | {:.2}x | {fallbacks} |",
+            "| {name} | {:.2} ({:.3}) | {:.2} ({:.3}) | {:.2} | {:.2}x | {:.2}x | {fallbacks} | {first_touched} |",
             times[0],
+            loc[0],
             times[1],
+            loc[1],
             times[2],
             times[0] / times[1],
             times[2] / times[1]

@@ -24,6 +24,10 @@ pub struct Costs {
     /// Bandwidth of the links into one node, in GB/s: every access from a core of
     /// another node to this node's memory crosses them.
     pub link_bandwidth_gb_s: f64,
+    /// Bytes of one node's last-level cache, shared by its cores: what a task reads
+    /// of memory its node touched recently and that still fits costs no memory
+    /// traffic (`src/cache.rs`). 0: no cache.
+    pub llc_bytes: u64,
     /// Cache-line misses one core keeps in flight.
     pub outstanding_lines: u32,
     /// Bytes of a cache line.
@@ -153,6 +157,7 @@ pub const KERNEL_OPS: &[KernelOps] = &[
 const OPTERON: Costs = Costs {
     node_bandwidth_gb_s: 25.6,
     link_bandwidth_gb_s: 38.4,
+    llc_bytes: 6 << 20,
     outstanding_lines: 10,
     line_bytes: 64,
     read_latency_ns: 1288.5e6 / LINES,
@@ -188,6 +193,8 @@ impl Costs {
     ///   other die of the package over 1.5 links (19.2 GB/s) and one die of each other
     ///   package over an 8-bit link (3 x 6.4 GB/s), the four 1-hop neighbours of
     ///   paper 1's description;
+    /// - last-level cache 6 MiB per node: the L3 "of 6MiB ... shared by the 8 cores on
+    ///   the same die" (paper 1 section 4.2; one die is one node);
     /// - latencies 76.8 ns (read) and 134.5 ns (write): paper 1 Table 1, 1288.5 ms and
     ///   2256.9 ms for 2^24 lines;
     /// - 10 misses in flight per core: an estimate (the line fill buffers of Intel cores
@@ -204,6 +211,8 @@ impl Costs {
     /// - links 32 GB/s into a CPU: its two QPI links at 8 GT/s, 16 GB/s per direction
     ///   each (data sheet), one to the other CPU of the blade and one to the blade's
     ///   hub and the NUMAlink fabric (not modelled beyond it);
+    /// - last-level cache 20 MiB per node: the "unified L3 cache of 20MiB, shared among
+    ///   all 8 cores of the CPU" (paper 1 section 4.2; one CPU is one node);
     /// - latencies 55.7 ns (read) and 77.9 ns (write): paper 1 Table 2, 934.82 ms and
     ///   1307.4 ms for 2^24 lines;
     /// - 10 misses in flight per core: the 10 line fill buffers of the core (Intel 64
@@ -213,6 +222,7 @@ impl Costs {
     pub const SGI_UV2000: Costs = Costs {
         node_bandwidth_gb_s: 51.2,
         link_bandwidth_gb_s: 32.0,
+        llc_bytes: 20 << 20,
         read_latency_ns: 934.82e6 / LINES,
         write_latency_ns: 1307.4e6 / LINES,
         clock_ghz: 2.4,

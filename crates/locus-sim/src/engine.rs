@@ -38,6 +38,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::builder::{BodiesChoice, Sim};
+use crate::cache::Caches;
 use crate::costs::Costs;
 use crate::events::EventQueue;
 use crate::memory::{rate_of, Memory, UNITS_PER_BYTE};
@@ -79,6 +80,7 @@ impl SimEngine {
             // No body touches a buffer: blocks are only accounted and hold no memory.
             pools.accounting_only = true;
             pools.bind = false;
+            pools.first_touch = sim.first_touch;
         }
         let pools = Pools::new(pools)
             .map_err(|e| Error::Config(format!("cannot create the memory pools: {e}")))?;
@@ -324,6 +326,7 @@ struct State {
     /// Every worker's queues, and who sleeps.
     queues: Model<Queued>,
     memory: Memory,
+    caches: Caches,
     next_id: u64,
     skipping: bool,
     last_end: u64,
@@ -415,6 +418,7 @@ impl Machine {
                 shared.costs.node_bandwidth_gb_s,
                 shared.costs.link_bandwidth_gb_s,
             ),
+            caches: Caches::new(nodes, shared.costs.llc_bytes),
             next_id: 1,
             skipping: false,
             last_end: 0,
@@ -681,13 +685,28 @@ impl Machine {
         let mut moved = vec![[0u64; 2]; nodes];
         let mut bytes_on = vec![0u64; nodes];
         let mut bytes = 0u64;
-        for a in started.accesses() {
-            let data = a.node.unwrap_or(node);
-            moved[data][usize::from(!a.input)] += a.bytes;
-            bytes_on[data] += a.bytes;
-            bytes += a.bytes;
+        let mut hits = 0u64;
+        let accesses: Vec<_> = started.keyed_accesses().collect();
+        // Reads first, then writes: a task's reads see its node's cache as it was
+        // before the task, its writes leave the new contents there.
+        for input in [true, false] {
+            for &(a, key) in accesses.iter().filter(|(a, _)| a.input == input) {
+                let data = a.node.unwrap_or(node);
+                let to_memory = if input {
+                    let hit = st.caches.read(node, key, a.bytes);
+                    hits += hit;
+                    a.bytes - hit
+                } else {
+                    st.caches.write(node, key, a.bytes);
+                    a.bytes
+                };
+                moved[data][usize::from(!input)] += to_memory;
+                bytes_on[data] += a.bytes;
+                bytes += a.bytes;
+            }
         }
         st.summary.accessed_bytes += bytes;
+        st.summary.cache_hit_bytes += hits;
         let compute_ns = started
             .cost_hint()
             .unwrap_or_else(|| costs.compute_ns(started.name(), bytes));

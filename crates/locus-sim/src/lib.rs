@@ -45,6 +45,8 @@
 //!   [`Mechanism`](locus::engine::Mechanism) as on `threads`.
 //! - `memory`: memory controllers and the links into them, shared max-min fairly by
 //!   the tasks using them, each task's stream limited by its core's misses in flight.
+//! - `cache`: each node's last-level cache, which spares a task's reads of memory
+//!   its node touched recently the trip to memory.
 //! - `events`: the event queue, ordered by `(time, sequence)`.
 //! - [`costs`]: every constant of the model, with its source.
 //! - [`probe`]: the simulator's counters and per-task spans.
@@ -58,6 +60,7 @@
 //! too, in simulated nanoseconds.
 
 mod builder;
+mod cache;
 pub mod costs;
 mod engine;
 mod events;

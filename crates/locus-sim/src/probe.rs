@@ -22,6 +22,9 @@ pub struct Summary {
     pub declared_bytes: u64,
     /// Bytes the tasks accessed, counted when each started (what the report counts).
     pub accessed_bytes: u64,
+    /// Of the bytes read, those that hit in the reading node's last-level cache and
+    /// cost no memory traffic.
+    pub cache_hit_bytes: u64,
 }
 
 /// One task of a simulated run.

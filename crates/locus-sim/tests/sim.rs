@@ -277,9 +277,10 @@ fn a_chain_takes_at_least_the_sum_of_its_tasks() {
 fn scan_durations(concurrent: usize) -> Vec<u64> {
     let probe = Probe::with_spans();
     // Controller bandwidth equal to one core's (10 lines of 64 B in flight over 80 ns:
-    // 8 GB/s): two readers share it.
+    // 8 GB/s): two readers share it. No cache: both read from memory.
     let costs = Costs {
         node_bandwidth_gb_s: 8.0,
+        llc_bytes: 0,
         outstanding_lines: 10,
         line_bytes: 64,
         read_latency_ns: 80.0,

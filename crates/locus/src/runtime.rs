@@ -349,6 +349,7 @@ impl RuntimeBuilder {
             bind: !topology.is_virtual() && locus_mem::placement::numa_available(),
             node_limit: self.node_limit,
             accounting_only: false,
+            first_touch: false,
         };
 
         let steal = match (config, self.vicinity) {
@@ -965,6 +966,7 @@ impl Runtime {
             fallbacks: delta(&stats, &stats_before, |s| s.fallbacks),
             allocations: delta(&stats, &stats_before, |s| s.allocs),
             reused: delta(&stats, &stats_before, |s| s.reused),
+            first_touched: delta(&stats, &stats_before, |s| s.first_touched),
         };
         report.versions = VersionsReport {
             created: self.versions.created() - versions_before,

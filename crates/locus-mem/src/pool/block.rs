@@ -1,6 +1,7 @@
 //! An owned block of pool memory.
 
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 
 use super::header::HEADER_BYTES;
 use super::pools::NodeRef;
@@ -26,6 +27,13 @@ pub struct Block {
     home: Option<NodeRef>,
     /// The block of an accounting-only pool: it holds no memory.
     accounted_only: bool,
+    /// From a first-touch pool: freed, it stays in its node's pool for reuse.
+    first_touch: bool,
+    /// Never used before, and to be placed by its first writer (first-touch pools).
+    fresh: bool,
+    /// The node its first writer placed it on ([`super::Pools::first_touch`]), whose
+    /// pool it returns to.
+    placed: OnceLock<NodeRef>,
 }
 
 // SAFETY: a block is a uniquely owned allocation; its node's slot is Sync and freeing
@@ -52,16 +60,22 @@ impl Block {
             fell_back,
             home: Some(home),
             accounted_only: false,
+            first_touch: false,
+            fresh: false,
+            placed: OnceLock::new(),
         }
     }
 
-    /// A block of an accounting-only pool: sizes and node, a dangling pointer.
+    /// A block of an accounting-only pool: sizes and node, a dangling pointer. In a
+    /// first-touch pool (`first_touch`), `fresh` says whether it was never used.
     pub(crate) fn accounted(
         home: NodeRef,
         len: usize,
         capacity: usize,
         node: usize,
         fell_back: bool,
+        first_touch: bool,
+        fresh: bool,
     ) -> Block {
         Block {
             ptr: NonNull::<BlockAlign>::dangling().cast(),
@@ -71,6 +85,9 @@ impl Block {
             fell_back,
             home: Some(home),
             accounted_only: true,
+            first_touch,
+            fresh,
+            placed: OnceLock::new(),
         }
     }
 
@@ -84,12 +101,34 @@ impl Block {
             fell_back: false,
             home: None,
             accounted_only: false,
+            first_touch: false,
+            fresh: false,
+            placed: OnceLock::new(),
         }
     }
 
-    /// The node whose pool supplied the block (after a fallback, the fallback node).
+    /// The node whose pool supplied the block (after a fallback, the fallback node),
+    /// or, once its first writer placed it, that node
+    /// ([`super::Pools::first_touch`]).
     pub fn node(&self) -> usize {
+        self.placed.get().map_or(self.node, |slot| slot.node)
+    }
+
+    /// Whether the block waits for its first writer to place it: it comes fresh from
+    /// a first-touch pool and nothing has placed it yet.
+    pub fn is_unplaced(&self) -> bool {
+        self.fresh && self.placed.get().is_none()
+    }
+
+    /// The node that supplied the block, before any first touch.
+    pub(crate) fn supplier(&self) -> usize {
         self.node
+    }
+
+    /// Records that the first writer placed the block on `slot`'s node; false if it
+    /// was placed already.
+    pub(crate) fn place(&self, slot: NodeRef) -> bool {
+        self.placed.set(slot).is_ok()
     }
 
     /// Bytes asked for.
@@ -136,7 +175,7 @@ impl std::fmt::Debug for Block {
             .field("ptr", &self.ptr)
             .field("len", &self.len)
             .field("capacity", &self.capacity)
-            .field("node", &self.node)
+            .field("node", &self.node())
             .field("fell_back", &self.fell_back)
             .finish()
     }
@@ -146,7 +185,9 @@ impl Drop for Block {
     fn drop(&mut self) {
         if let Some(home) = self.home.take() {
             if self.accounted_only {
-                home.release_accounted(self.capacity);
+                // A placed block returns to the pool of the node it was placed on.
+                let home = self.placed.take().unwrap_or(home);
+                home.release_accounted(self.capacity, self.first_touch);
             } else {
                 // SAFETY: `ptr` is the user pointer of a live block of `home`, and
                 // this is the one place it is given back (the block is being dropped).

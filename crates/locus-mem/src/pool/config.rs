@@ -22,6 +22,13 @@ pub struct PoolConfig {
     /// memory: their pointer is dangling and must never be read or written. For
     /// simulations of machines larger than the host.
     pub accounting_only: bool,
+    /// Fresh blocks (never used) are placed by their first writer, as an operating
+    /// system's first-touch policy places fresh pages: [`super::Pools::first_touch`]
+    /// moves such a block to the writer's node (or the nearest with room), and a freed
+    /// block returns to the pool of the node it was placed on, whose later
+    /// allocations of its size reuse it where it is (paper 1, section 3.1). Honoured
+    /// by accounting-only pools; real pools bind their chunks to their node.
+    pub first_touch: bool,
 }
 
 impl PoolConfig {
@@ -34,6 +41,7 @@ impl PoolConfig {
             bind: placement::numa_available() && nodes <= placement::online_nodes(),
             node_limit: None,
             accounting_only: false,
+            first_touch: false,
         }
     }
 

@@ -1,7 +1,7 @@
 //! One node's pool: free lists per size class, the chunks behind them, and the
 //! node's accounting. Always used under the node's mutex (README, "Refill protocol").
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ptr::NonNull;
 
 use crate::placement::{self, BindMode, PlacementError};
@@ -61,6 +61,9 @@ pub(crate) struct NodePool {
     class_chunks: [u64; NUM_CLASSES],
     /// Counters; `fallbacks` lives outside the mutex and is not kept here.
     pub(crate) stats: NodeStats,
+    /// Accounting-only pools with first touch: blocks freed on this node, by capacity,
+    /// which later allocations of that capacity reuse.
+    accounted_free: BTreeMap<usize, u64>,
 }
 
 // SAFETY: the raw pointers point into mappings the pool owns (chunks, free blocks);
@@ -80,6 +83,7 @@ impl NodePool {
             class_in_use: [0; NUM_CLASSES],
             class_peak: [0; NUM_CLASSES],
             class_chunks: [0; NUM_CLASSES],
+            accounted_free: BTreeMap::new(),
             stats: NodeStats::default(),
         }
     }
@@ -168,9 +172,24 @@ impl NodePool {
         Ok(())
     }
 
-    /// Gives back the accounting of a block that holds no memory.
-    pub(crate) fn release_accounted(&mut self, capacity: usize) {
+    /// Like [`NodePool::take_accounted`], reusing a block of `capacity` freed on this
+    /// node if there is one (first-touch pools); returns whether it did.
+    pub(crate) fn take_accounted_reusing(&mut self, capacity: usize) -> Result<bool, Refusal> {
+        let free = self.accounted_free.get(&capacity).copied().unwrap_or(0);
+        self.take_accounted(capacity, free > 0)?;
+        if free > 0 {
+            self.accounted_free.insert(capacity, free - 1);
+        }
+        Ok(free > 0)
+    }
+
+    /// Gives back the accounting of a block that holds no memory; with `keep`, the
+    /// block stays in this node's pool for reuse (first-touch pools).
+    pub(crate) fn release_accounted(&mut self, capacity: usize, keep: bool) {
         self.stats.in_use -= capacity as u64;
+        if keep {
+            *self.accounted_free.entry(capacity).or_insert(0) += 1;
+        }
     }
 
     /// Takes a block of `class`: from the free list, else carved from the newest

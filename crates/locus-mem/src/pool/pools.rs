@@ -24,7 +24,7 @@ use super::stats::NodeStats;
 /// the whole [`Pools`]): allocating and freeing on different nodes then share no cache
 /// line, not even a reference count (README, "Contention").
 pub(crate) struct NodeSlot {
-    node: usize,
+    pub(crate) node: usize,
     pool: Mutex<NodePool>,
     fallbacks: AtomicU64,
 }
@@ -41,9 +41,10 @@ impl NodeSlot {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Gives back the accounting of a block of an accounting-only pool.
-    pub(crate) fn release_accounted(&self, capacity: usize) {
-        self.lock().release_accounted(capacity);
+    /// Gives back the accounting of a block of an accounting-only pool; with `keep`,
+    /// the block stays in this node's pool for reuse (first-touch pools).
+    pub(crate) fn release_accounted(&self, capacity: usize, keep: bool) {
+        self.lock().release_accounted(capacity, keep);
     }
 
     /// Returns the block whose user pointer is `user` to this node's pool; its size
@@ -181,10 +182,19 @@ impl Pools {
         let order = iter::once(node).chain(self.config.fallback[node].iter().copied());
         if self.config.accounting_only {
             let capacity = class.map_or(big_capacity, class_bytes);
+            let first_touch = self.config.first_touch;
             for supplier in order {
-                // Whether a real pool would have had a freed block of this size is not
-                // tracked; an accounting-only pool counts no reuse.
-                if self.lock(supplier).take_accounted(capacity, false).is_ok() {
+                // Without first touch, whether a real pool would have had a freed block
+                // of this size is not tracked: an accounting-only pool counts no reuse.
+                // With it, a block freed on the supplier is reused where it is.
+                let taken = if first_touch {
+                    self.lock(supplier).take_accounted_reusing(capacity)
+                } else {
+                    self.lock(supplier)
+                        .take_accounted(capacity, false)
+                        .map(|()| false)
+                };
+                if let Ok(reused) = taken {
                     let fell_back = supplier != node;
                     if fell_back {
                         self.nodes[node].fallbacks.fetch_add(1, Ordering::Relaxed);
@@ -195,6 +205,8 @@ impl Pools {
                         capacity,
                         supplier,
                         fell_back,
+                        first_touch,
+                        first_touch && !reused,
                     ));
                 }
             }
@@ -246,6 +258,55 @@ impl Pools {
             bytes,
             os: os_error,
         })
+    }
+
+    /// First touch (paper 1, section 3.1): a fresh block of a first-touch pool
+    /// ([`PoolConfig::first_touch`]) that its first writer, on `node`, is about to
+    /// write is placed on `node`, or on the nearest node with room (the fallback order
+    /// of `node`); its bytes move there from the node that supplied it. Returns the
+    /// node it was placed on, or `None` when the block was placed already (recycled,
+    /// touched before, or from a pool without first touch).
+    ///
+    /// ```
+    /// use locus_mem::pool::{PoolConfig, Pools};
+    /// let pools = Pools::new(PoolConfig {
+    ///     first_touch: true,
+    ///     ..PoolConfig::accounting_only(2)
+    /// })
+    /// .unwrap();
+    /// let block = pools.alloc(0, 4096).unwrap();
+    /// assert_eq!(pools.first_touch(&block, 1), Some(1));
+    /// assert_eq!(block.node(), 1);
+    /// assert_eq!(pools.first_touch(&block, 0), None); // placed already
+    /// ```
+    pub fn first_touch(&self, block: &Block, node: usize) -> Option<usize> {
+        if !block.is_unplaced() || node >= self.nodes.len() {
+            return None;
+        }
+        let capacity = block.capacity();
+        let supplier = block.supplier();
+        let order = iter::once(node).chain(self.config.fallback[node].iter().copied());
+        for to in order {
+            if to == supplier {
+                // The supplier is the nearest node with room: the block stays.
+                block.place(self.nodes[to].clone());
+                return Some(to);
+            }
+            let mut pool = self.lock(to);
+            if pool.take_accounted(capacity, false).is_ok() {
+                // `take_accounted` counted an allocation: the block was counted once,
+                // by its supplier.
+                pool.stats.allocs -= 1;
+                pool.stats.first_touched += 1;
+                drop(pool);
+                self.lock(supplier).release_accounted(capacity, false);
+                block.place(self.nodes[to].clone());
+                return Some(to);
+            }
+        }
+        // No node has room: the block stays where it was supplied.
+        block.place(self.nodes[supplier].clone());
+        Some(supplier)
     }
 
     /// Counters of every node, index = node.
@@ -402,6 +463,46 @@ mod tests {
         // SAFETY: the test owns the block, which holds `len` initialised bytes (filled
         // or zeroed).
         unsafe { std::slice::from_raw_parts(b.as_ptr(), b.len()) }
+    }
+
+    #[test]
+    fn first_touch_places_fresh_blocks_and_recycled_ones_stay() {
+        let config = |first_touch| PoolConfig {
+            first_touch,
+            ..PoolConfig::accounting_only(3).with_node_limit(8192)
+        };
+        let pools = Pools::new(config(true)).unwrap();
+        // A fresh block supplied by node 0, first written on node 2: its bytes move.
+        let a = pools.alloc(0, 4096).unwrap();
+        assert!(a.is_unplaced());
+        assert_eq!(pools.first_touch(&a, 2), Some(2));
+        assert!(!a.is_unplaced());
+        assert_eq!(a.node(), 2);
+        let stats = pools.stats();
+        assert_eq!((stats[0].in_use, stats[2].in_use), (0, 4096));
+        assert_eq!(stats[2].first_touched, 1);
+        // Freed, it returns to node 2, whose next allocation of its size reuses it
+        // where it is: placed, not fresh.
+        drop(a);
+        assert_eq!(pools.stats()[2].in_use, 0);
+        let b = pools.alloc(2, 4096).unwrap();
+        assert!(!b.is_unplaced());
+        assert_eq!(pools.first_touch(&b, 1), None);
+        assert_eq!((b.node(), pools.stats()[2].reused), (2, 1));
+        // Node 0 has no freed block: its allocation is fresh again. Node 1 full: the
+        // first touch places it on the nearest node with room.
+        let full = [pools.alloc(1, 4096).unwrap(), pools.alloc(1, 4096).unwrap()];
+        let c = pools.alloc(0, 4096).unwrap();
+        assert!(c.is_unplaced());
+        assert_eq!(pools.first_touch(&c, 1), Some(0));
+        assert_eq!(c.node(), 0);
+        drop(full);
+        // Without first touch, nothing is fresh and nothing moves.
+        let plain = Pools::new(config(false)).unwrap();
+        let d = plain.alloc(0, 4096).unwrap();
+        assert!(!d.is_unplaced());
+        assert_eq!(plain.first_touch(&d, 2), None);
+        assert_eq!(d.node(), 0);
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub struct NodeStats {
     pub allocs: u64,
     /// Of `allocs`, those served from a free list (a block used before).
     pub reused: u64,
+    /// Fresh blocks placed on this node by their first writer
+    /// ([`super::Pools::first_touch`]), counted at the node they moved to.
+    pub first_touched: u64,
     /// Live big blocks (above the largest class), each mapped on its own.
     pub big_blocks: u64,
     /// Bytes currently mapped from the OS for this node: chunks and big blocks,

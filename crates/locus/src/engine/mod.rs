@@ -78,8 +78,8 @@ use locus_topo::{CpuId, Topology};
 use crate::config::StealKind;
 use crate::error::Error;
 pub use crate::graph::{
-    finish, start, Activated, Bodies, CurrentExecutor, EngineEvent, Executor, ReadyDescription,
-    Started, Task, TaskRef,
+    finish, start, Activated, Bodies, CurrentExecutor, EngineEvent, Executor, MemoryKey,
+    ReadyDescription, Started, Task, TaskRef,
 };
 use crate::observe::Observer;
 use crate::sched::ReadyPolicy;

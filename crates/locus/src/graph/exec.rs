@@ -780,6 +780,10 @@ fn prepare_buffers(
             let out = output
                 .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
                 .map_err(|e| oom(output.bytes, e))?;
+            if let Buffer::Private(block) = out {
+                // A fresh block of a first-touch pool is placed by this first writer.
+                let _ = ex.pools().first_touch(block, node);
+            }
             if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
                 let src = b
                     .input
@@ -901,26 +905,48 @@ pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
 
 /// Calls `f` with each entry of [`access_infos`], without collecting them.
 fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
+    for_each_keyed_access(bindings, |a, _| f(a));
+}
+
+/// Like [`for_each_access`], with the [`MemoryKey`] of each access.
+fn for_each_keyed_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo, MemoryKey)) {
     for b in bindings
         .iter()
         .filter(|b| !b.weak)
         .flat_map(Binding::leaves)
     {
-        let mut access = |version: Option<&Arc<Version>>, input: bool| match version
-            .and_then(|v| v.buffer())
-        {
-            Some(Buffer::Shared(s)) => s.region.bytes_by_node(b.offset, b.bytes, |node, bytes| {
-                f(AccessInfo {
-                    bytes: bytes as u64,
-                    node,
-                    input,
-                })
-            }),
-            buffer => f(AccessInfo {
-                bytes: b.bytes as u64,
-                node: buffer.map(Buffer::main_node),
-                input,
-            }),
+        let mut access = |version: Option<&Arc<Version>>, input: bool| {
+            let key = version.map_or(0, |v| Arc::as_ptr(v) as usize);
+            match version.and_then(|v| v.buffer()) {
+                Some(Buffer::Shared(s)) => {
+                    let mut offset = b.offset;
+                    s.region.bytes_by_node(b.offset, b.bytes, |node, bytes| {
+                        f(
+                            AccessInfo {
+                                bytes: bytes as u64,
+                                node,
+                                input,
+                            },
+                            MemoryKey {
+                                buffer: Arc::as_ptr(s) as usize,
+                                offset,
+                            },
+                        );
+                        offset += bytes;
+                    })
+                }
+                buffer => f(
+                    AccessInfo {
+                        bytes: b.bytes as u64,
+                        node: buffer.map(Buffer::main_node),
+                        input,
+                    },
+                    MemoryKey {
+                        buffer: key,
+                        offset: 0,
+                    },
+                ),
+            }
         };
         if b.mode.reads() {
             access(b.input.as_ref(), true);
@@ -930,15 +956,35 @@ fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
         }
         if let Some(r) = &b.reduce {
             // A reduction reads and writes its private copy.
+            // Its key is the binding's: the copy lives as long as the task's hold on it.
+            let key = MemoryKey {
+                buffer: &**r as *const _ as usize,
+                offset: 0,
+            };
             for input in [true, false] {
-                f(AccessInfo {
-                    bytes: b.bytes as u64,
-                    node: r.node(),
-                    input,
-                });
+                f(
+                    AccessInfo {
+                        bytes: b.bytes as u64,
+                        node: r.node(),
+                        input,
+                    },
+                    key,
+                );
             }
         }
     }
+}
+
+/// Which memory an access touches, for an engine that models caches: accesses of one
+/// run with equal keys touch the same bytes (from the key's first byte). A version's
+/// buffer is named by its version; a shared datum's by its buffer and the access's
+/// first byte. Keys of freed memory may be reused by later versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MemoryKey {
+    /// The address of the version, or of the shared datum's buffer.
+    pub buffer: usize,
+    /// First byte of the access in a shared datum; 0 for a version.
+    pub offset: usize,
 }
 
 /// Whether task bodies run (the `threads` engine, and the simulator at small sizes) or
@@ -977,6 +1023,14 @@ impl Started {
     /// The task's accesses: bytes and the node of each buffer.
     pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> {
         access_infos(&self.bindings).into_iter()
+    }
+
+    /// The task's accesses as [`Started::accesses`] gives them, each with the key of
+    /// the memory it touches.
+    pub fn keyed_accesses(&self) -> impl Iterator<Item = (AccessInfo, MemoryKey)> {
+        let mut out = Vec::with_capacity(self.bindings.len() + 1);
+        for_each_keyed_access(&self.bindings, |a, k| out.push((a, k)));
+        out.into_iter()
     }
 
     /// The task's cost hint, in nanoseconds of computation.

@@ -18,7 +18,7 @@ pub use hints::{Affinity, AffinityTarget};
 pub use scope::{Scope, TaskBuilder, TaskCtx};
 
 pub(crate) use exec::{access_infos, current_executor};
-pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, Started};
+pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, MemoryKey, Started};
 pub(crate) use run::RunState;
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
 pub(crate) use task::{Body, BodyFor, Job};

@@ -143,6 +143,9 @@ pub struct MemoryReport {
     pub allocations: u64,
     /// Allocations served from a pool's free list (reused blocks).
     pub reused: u64,
+    /// Fresh blocks that their first writer placed on another node than the one that
+    /// supplied them (first-touch pools, `locus_mem::pool::PoolConfig::first_touch`).
+    pub first_touched: u64,
 }
 
 /// Versions created and alive.
