@@ -61,6 +61,10 @@ mutant steal-order-reversed crates/locus/src/sched/steal.rs \
   'self.classes.iter().enumerate().flat_map(move |(c, class)| {' \
   'self.classes.iter().enumerate().rev().flat_map(move |(c, class)| {' \
   "(f) steal order: farthest nodes first, the thief's own node last"
+mutant bf-keep-local crates/locus/src/runtime.rs \
+  'None if config == Config::Bf => ReadyPolicy::breadth_first(),' \
+  'None if config == Config::Bf => ReadyPolicy::keep_local(),' \
+  '(g) breadth-first scheduling: tasks stay on their activator instead of the global queue'
 
 # The test suites run against every mutant: a label and the arguments of `cargo test`.
 suite_labels=(threads sim)

@@ -6,7 +6,7 @@ use locus::{Config, Runtime, Topology};
 use locus_bench::{run_kernel, Control, Error, Size, BENCHES, KERNELS};
 
 /// Every configuration (`Config::ALL`; `docs/guide.md`, "Choosing a configuration").
-const CONFIGS: [Config; 9] = Config::ALL;
+const CONFIGS: [Config; 10] = Config::ALL;
 
 fn runtime(spec: &str, config: Config) -> Runtime {
     Runtime::builder()

@@ -10,7 +10,7 @@ use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, Tes
 
 const TOPOLOGIES: [&str; 3] = ["1x2", "2x1", "4x1"];
 /// Every configuration (`Config::ALL`; `docs/guide.md`, "Choosing a configuration").
-const CONFIGS: [Config; 9] = Config::ALL;
+const CONFIGS: [Config; 10] = Config::ALL;
 
 /// One runtime per (topology, configuration), shared by all cases.
 fn runtimes() -> &'static Vec<Runtime> {

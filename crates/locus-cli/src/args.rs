@@ -87,6 +87,9 @@ pub fn config_help(c: Config) -> &'static str {
             "shared data updated in place, interleaved over the nodes; hierarchical stealing"
         }
         Config::Home => "home-based scheduling with a steal vicinity (paper 4)",
+        Config::Bf => {
+            "breadth-first: one global FIFO queue, topology ignored; immediate allocation"
+        }
     }
 }
 
@@ -113,6 +116,10 @@ pub enum Suite {
     Quick,
     /// The sizes of Drebes et al. 2016 (Table 3).
     Paper,
+    /// Paper 4's study: SparseLU under home-based scheduling (vicinities 1, 4, 16,
+    /// 50), breadth-first, Cilk-like and weighted pushing; Figures 4-6. In the
+    /// simulator on `tilepro64` with 50 workers by default.
+    Home,
 }
 
 /// Engines that carry out a run.

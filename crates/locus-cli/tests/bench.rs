@@ -300,3 +300,17 @@ fn a_skipped_simulation_claims_no_verification() {
     assert_eq!(v["bodies"], "skipped");
     assert_eq!(v["tasks"], 4);
 }
+
+#[test]
+fn the_home_study_refuses_the_options_of_the_matrix() {
+    for (extra, mentions) in [
+        (&["--peers"][..], "--peers"),
+        (&["--configs", "ws"][..], "--configs"),
+        (&["--repeat", "2"][..], "--repeat"),
+        (&["--engine", "threads", "--bodies", "skip"][..], "--bodies"),
+    ] {
+        let mut args = vec!["bench", "--suite", "home"];
+        args.extend_from_slice(extra);
+        assert_one_line_usage_error(&locus(&args), mentions);
+    }
+}

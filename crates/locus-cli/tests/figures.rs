@@ -266,3 +266,50 @@ fn a_missing_baseline_draws_no_speedup_and_says_why() {
     assert!(stdout.contains("speedup over dfa"), "{stdout}");
     check_picture(&dir.join("speedup.svg"));
 }
+
+#[test]
+fn the_home_study_draws_paper_4s_three_figures() {
+    let dir = scratch("figures-home");
+    // Four nodes of two workers: HS 1, 4 and 8 (the whole machine), BF, Cilk-like and
+    // weighted pushing; bodies skipped to keep the test short.
+    let stdout = bench(
+        &dir,
+        &["--suite", "home", "--topology", "4x2", "--bodies", "skip"],
+    );
+    for policy in ["HS 1", "HS 4", "HS 8", "BF", "Cilk-like", "push-weighted"] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(policy)),
+            "no row for {policy}: {stdout}"
+        );
+    }
+    let pictures = svgs(&dir);
+    let names: Vec<_> = pictures
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["home-locality", "home-tasks", "home-time"]);
+    // Error bars on the load-balance figure only: least to most loaded worker, one per
+    // policy.
+    let bars: Vec<usize> = pictures.iter().map(|p| check_picture(p)).collect();
+    assert_eq!(bars, [0, 6, 0]);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("home.json")).unwrap()).unwrap();
+    let policies = report["policies"].as_array().unwrap();
+    assert_eq!(policies.len(), 6);
+    for p in policies {
+        let tasks: u64 = p["tasks_per_worker"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_u64().unwrap())
+            .sum();
+        assert!(tasks > 0, "{p}");
+        assert!(p["verified"].is_null(), "bodies were skipped: {p}");
+    }
+    // A second study in the same directory replaces the first's files.
+    bench(
+        &dir,
+        &["--suite", "home", "--topology", "4x2", "--bodies", "skip"],
+    );
+    assert_eq!(svgs(&dir).len(), 3);
+}

@@ -494,7 +494,7 @@ impl Machine {
         st.queues.arrive(queue, task);
         let owner = match queue {
             Queue::NodePrivate(n) => self.shared.mechanism.workers_of_node(n)[0],
-            Queue::Deque(w) | Queue::Mailbox(w) | Queue::Private(w) => w,
+            Queue::Deque(w) | Queue::Mailbox(w) | Queue::Private(w) | Queue::Global(w) => w,
         };
         let mut view = st.queues.view(owner, &mut st.rng, &self.shared.charges);
         self.shared.mechanism.wake_for(&mut view, queue.wakes());

@@ -7,7 +7,8 @@
 //! A worker's queues are the `threads` engine's: a deque (the owner takes the newest,
 //! thieves the oldest, a batch steal takes about half exactly as crossbeam's
 //! `steal_batch_and_pop` does), a mailbox bounded by `mailbox_capacity`, a private
-//! queue, and one private queue per node.
+//! queue, one private queue per node, and the global queue of breadth-first
+//! scheduling.
 //!
 //! What the operations of one call of the mechanism leave for the event loop is
 //! returned as [`Effects`]: the tasks pushed, which become visible (arrive) once their
@@ -51,6 +52,7 @@ pub(crate) struct Model<T> {
     workers: Vec<WorkerQueues<T>>,
     worker_node: Vec<usize>,
     node_private: Vec<VecDeque<T>>,
+    global: VecDeque<T>,
     /// Sleeping workers not yet woken.
     asleep: BTreeSet<usize>,
     /// Tasks in deques and mailboxes, which thieves may take.
@@ -87,6 +89,7 @@ impl<T> Model<T> {
                 .collect(),
             worker_node: worker_node.to_vec(),
             node_private: (0..nodes).map(|_| VecDeque::new()).collect(),
+            global: VecDeque::new(),
             asleep: BTreeSet::new(),
             stealable: 0,
         }
@@ -97,7 +100,7 @@ impl<T> Model<T> {
         match queue {
             Queue::Deque(w) | Queue::Private(w) => self.workers[w].arriving += 1,
             Queue::Mailbox(w) => self.workers[w].mailbox_incoming += 1,
-            Queue::NodePrivate(_) => {}
+            Queue::NodePrivate(_) | Queue::Global(_) => {}
         }
     }
 
@@ -120,6 +123,7 @@ impl<T> Model<T> {
                 self.workers[w].private.push_back(task);
             }
             Queue::NodePrivate(n) => self.node_private[n].push_back(task),
+            Queue::Global(_) => self.global.push_back(task),
         }
     }
 
@@ -235,6 +239,13 @@ impl<T: Recorded> Queues for View<'_, T> {
         self.send(Queue::NodePrivate(n), task);
     }
 
+    /// A push onto the one queue every worker shares costs what a transfer to a
+    /// mailbox does.
+    fn push_global(&mut self, task: T) {
+        self.effects.spent += self.charges.push_ns;
+        self.send(Queue::Global(self.me), task);
+    }
+
     fn pop_deque(&mut self) -> Option<T> {
         let task = self.model.workers[self.me].deque.pop_back()?;
         self.model.stealable -= 1;
@@ -254,6 +265,10 @@ impl<T: Recorded> Queues for View<'_, T> {
         let task = self.model.workers[self.me].mailbox.pop_front()?;
         self.model.stealable -= 1;
         Some(task)
+    }
+
+    fn pop_global(&mut self) -> Option<T> {
+        self.model.global.pop_front()
     }
 
     /// With no task in any deque or mailbox, every attempt would fail: pay the whole

@@ -736,3 +736,30 @@ fn a_throttled_control_program_runs_its_workers_strict_tasks_meanwhile() {
         report.wall_s
     );
 }
+
+#[test]
+fn breadth_first_runs_ready_tasks_oldest_first_and_spreads_them_over_every_worker() {
+    let tasks = 64;
+    let order = |config: Config, spec: &str| {
+        let (rt, placements) = runtime(spec, config, |b| b);
+        rt.run(|s| {
+            for i in 0..tasks {
+                s.task(format!("t{i}"), ())
+                    .cost(COST_NS)
+                    .spawn(|_, ()| {})
+                    .unwrap();
+            }
+        })
+        .unwrap();
+        placements.named("t")
+    };
+    let in_order: Vec<String> = (0..tasks).map(|i| format!("t{i}")).collect();
+    let names = |ran: &[Ran]| ran.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&order(Config::Bf, "1x1")), in_order);
+    assert_ne!(names(&order(Config::Ws, "1x1")), in_order);
+    // On four workers, every worker takes tasks from the global queue.
+    let ran = order(Config::Bf, "2x2");
+    for w in 0..4 {
+        assert!(ran.iter().any(|r| r.worker == w), "worker {w} ran nothing");
+    }
+}

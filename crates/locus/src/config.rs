@@ -33,6 +33,10 @@ pub enum Config {
     ShmBase,
     /// Home-based scheduling with a steal vicinity (paper 4 section 3.1).
     Home,
+    /// Breadth-first: one global FIFO queue from which every worker takes the oldest
+    /// ready task, blind to the topology (the Nanos++ `bf` policy paper 4 compares
+    /// home-based scheduling with); immediate allocation.
+    Bf,
 }
 
 /// When and where the buffer of a new version is allocated.
@@ -63,7 +67,7 @@ pub enum StealKind {
 
 impl Config {
     /// Every configuration, in the order of the table in `docs/guide.md`.
-    pub const ALL: [Config; 9] = [
+    pub const ALL: [Config; 10] = [
         Config::Ws,
         Config::DsaBase,
         Config::PushIn,
@@ -73,6 +77,7 @@ impl Config {
         Config::DsaOpt,
         Config::ShmBase,
         Config::Home,
+        Config::Bf,
     ];
 
     /// The name used on the command line and in reports.
@@ -87,6 +92,7 @@ impl Config {
             Config::DsaOpt => "dsa-opt",
             Config::ShmBase => "shm-base",
             Config::Home => "home",
+            Config::Bf => "bf",
         }
     }
 

@@ -288,6 +288,7 @@ impl RuntimeBuilder {
                 threshold_bytes: self.push_threshold,
             }),
             None if config == Config::Home => ReadyPolicy::home(self.home_regions),
+            None if config == Config::Bf => ReadyPolicy::breadth_first(),
             None => ReadyPolicy::keep_local(),
         };
         if self.vicinity == Some(0) {
@@ -1011,6 +1012,9 @@ impl Runtime {
         settings.push("steal_half", self.steal_half);
         if let Some(regions) = self.ready_policy.home_regions() {
             settings.push("home_regions", format!("{regions:?}").to_lowercase());
+        }
+        if self.ready_policy.is_global() {
+            settings.push("ready_queue", "global fifo");
         }
         match self.ready_policy.push_settings() {
             None => settings.push("push", "off"),

@@ -12,7 +12,7 @@ fn runtime(spec: &str, config: Config) -> Runtime {
 }
 
 /// Every configuration, with their data models.
-const CONFIGS: [Config; 9] = Config::ALL;
+const CONFIGS: [Config; 10] = Config::ALL;
 
 #[test]
 fn successors_of_a_parent_see_its_childrens_writes() {

@@ -924,3 +924,32 @@ fn a_dependence_chain_stays_on_the_worker_that_finishes_each_task() {
         "{steals} chain tasks were stolen: successors went through a deque"
     );
 }
+
+/// Runs `tasks` independent tasks submitted by the root; their names in the order
+/// they ran (on one worker, the order the observer saw them end), and the report.
+fn run_order(rt: &Runtime, placements: &Placements, tasks: usize) -> (Vec<String>, Report) {
+    let finished = rt
+        .run(|s| {
+            for i in 0..tasks {
+                s.spawn(format!("t{i}"), (), |_, ()| {}).unwrap();
+            }
+        })
+        .unwrap();
+    let order = placements.named("t").into_iter().map(|r| r.name).collect();
+    (order, finished.report)
+}
+
+#[test]
+fn breadth_first_runs_ready_tasks_oldest_first_from_one_global_queue() {
+    let _turn = serial();
+    let tasks = 200;
+    let in_order: Vec<String> = (0..tasks).map(|i| format!("t{i}")).collect();
+    let (rt, placements) = runtime("1x1", Config::Bf, |b| b);
+    let (order, report) = run_order(&rt, &placements, tasks);
+    assert_eq!(order, in_order);
+    assert_eq!(report.settings.get("ready_queue"), Some("global fifo"));
+    // Work-stealing's own deque runs the newest first: the order above is the global
+    // queue's doing.
+    let (rt, placements) = runtime("1x1", Config::Ws, |b| b);
+    assert_ne!(run_order(&rt, &placements, tasks).0, in_order);
+}

@@ -81,16 +81,7 @@ pub const NAMES: [&str; 3] = ["speedup", "locality", "traffic"];
 /// pictures left out with the reason.
 pub fn write_all(dir: &Path, m: &Matrix<'_>) -> std::io::Result<Figures> {
     let mut figures = Figures::default();
-    let mut write = |name: &str, svg: String| -> std::io::Result<()> {
-        let path = dir.join(format!("{name}.svg"));
-        crate::cmd::bench::write_whole(&path, &svg)?;
-        figures.written.push(path);
-        let png = dir.join(format!("{name}.png"));
-        let bytes = to_png(&svg).map_err(std::io::Error::other)?;
-        locus::observe::replace_file(&png, |out| std::io::Write::write_all(out, &bytes))?;
-        figures.written.push(png);
-        Ok(())
-    };
+    let mut write = |name: &str, svg: String| write_picture(dir, name, &svg, &mut figures.written);
     let errors = m.repetitions > 1;
     let error_label = format!("min to max of {} runs", m.repetitions);
 
@@ -185,6 +176,24 @@ pub fn write_all(dir: &Path, m: &Matrix<'_>) -> std::io::Result<Figures> {
     }
     figures.not_drawn = not_drawn;
     Ok(figures)
+}
+
+/// Writes the picture `name` into `dir` as SVG and as PNG, each whole or not at all,
+/// and adds both paths to `written`.
+pub fn write_picture(
+    dir: &Path,
+    name: &str,
+    svg: &str,
+    written: &mut Vec<std::path::PathBuf>,
+) -> std::io::Result<()> {
+    let path = dir.join(format!("{name}.svg"));
+    crate::cmd::bench::write_whole(&path, svg)?;
+    written.push(path);
+    let png = dir.join(format!("{name}.png"));
+    let bytes = to_png(svg).map_err(std::io::Error::other)?;
+    locus::observe::replace_file(&png, |out| std::io::Write::write_all(out, &bytes))?;
+    written.push(png);
+    Ok(())
 }
 
 /// The mean over kernels of each kernel's traffic matrix as fractions of its own bytes:

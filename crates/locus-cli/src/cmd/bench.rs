@@ -34,14 +34,16 @@ pub struct Args {
     /// Configurations to compare (comma-separated; default: all).
     #[arg(long, value_parser = config_parser(), value_delimiter = ',', value_name = "A,B,...")]
     pub configs: Vec<Config>,
-    /// Engine.
-    #[arg(long, value_enum, default_value = "threads")]
-    pub engine: Engine,
+    /// Engine (default: threads; the simulator for `--suite home`).
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
     /// The machine: `host`, `NxC` (virtual nodes over the host on threads) or a preset
-    /// (default: host on threads, opteron-64 in the simulator).
+    /// (default: host on threads, opteron-64 in the simulator, tilepro64 for `--suite
+    /// home` in the simulator).
     #[arg(long, value_name = "SPEC")]
     pub topology: Option<String>,
-    /// Worker threads (default: one per CPU of the topology).
+    /// Worker threads (default: one per CPU of the topology; for `--suite home`, 50 or
+    /// as many as the topology has CPUs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Repetitions of every kernel and configuration (default: 5 on threads; 1 in the
@@ -100,13 +102,24 @@ struct Plan {
     out: PathBuf,
 }
 
+impl Args {
+    /// The engine asked for, or the suite's default.
+    fn engine(&self) -> Engine {
+        self.engine.unwrap_or(match self.suite {
+            Suite::Home => Engine::Sim,
+            Suite::Quick | Suite::Paper => Engine::Threads,
+        })
+    }
+}
+
 fn plan(args: &Args) -> Result<Plan, Failure> {
-    if args.bodies.is_some() && args.engine != Engine::Sim {
+    let engine = args.engine();
+    if args.bodies.is_some() && engine != Engine::Sim {
         return Err(Failure::Usage(
             "--bodies is for the simulator (`--engine sim`): on threads every body runs".into(),
         ));
     }
-    if args.peers && args.engine == Engine::Sim {
+    if args.peers && engine == Engine::Sim {
         return Err(Failure::Usage(
             "`locus bench --peers --engine sim` is not built yet: the peers run on real threads only".into(),
         ));
@@ -138,10 +151,10 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         kernels = KERNELS.to_vec();
     }
     let size = match args.suite {
-        Suite::Quick => BenchSize::Small,
+        Suite::Quick | Suite::Home => BenchSize::Small,
         Suite::Paper => BenchSize::Paper,
     };
-    let (spec, repetitions) = match args.engine {
+    let (spec, repetitions) = match engine {
         Engine::Threads => ("host", 5),
         // The simulator is deterministic: a second repetition would repeat the first.
         Engine::Sim => ("opteron-64", 1),
@@ -150,12 +163,12 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     let repetitions = args.repeat.map_or(repetitions, |r| r as usize);
     let topology = topology(spec)?;
     let threads = args.threads.map(|t| t as usize);
-    if args.engine == Engine::Threads {
+    if engine == Engine::Threads {
         if let Some(warning) = crate::render::oversubscribed(&topology, threads) {
             eprintln!("locus: warning: {warning}");
         }
     }
-    if args.engine == Engine::Threads && args.suite == Suite::Paper {
+    if engine == Engine::Threads && args.suite == Suite::Paper {
         eprintln!(
             "locus: warning: paper sizes need gigabytes per kernel and minutes per run on real threads; `--engine sim` models them without the memory"
         );
@@ -163,7 +176,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     Ok(Plan {
         kernels,
         configs,
-        engine: args.engine,
+        engine,
         size,
         bodies: args.bodies,
         repetitions,
@@ -181,6 +194,9 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
 /// from the reference, or that could not run, make the command fail (exit status 1)
 /// after everything is written; runs that skipped their bodies do not.
 pub fn main(args: &Args) -> Result<(), Failure> {
+    if args.suite == Suite::Home {
+        return home_study(args);
+    }
     let plan = plan(args)?;
     let io = |what: &Path, e: std::io::Error| Failure::Failed(format!("{}: {e}", what.display()));
     std::fs::create_dir_all(&plan.out).map_err(|e| io(&plan.out, e))?;
@@ -194,6 +210,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let suite = match args.suite {
         Suite::Quick => "quick",
         Suite::Paper => "paper",
+        Suite::Home => unreachable!("the home study has its own command"),
     };
     eprintln!(
         "locus: bench {suite}: {} x {} x {}, {size_name} sizes, on {} ({}, {}, {engine} engine); reports in {}",
@@ -404,6 +421,121 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     }
 }
 
+/// `--suite home`: paper 4's study of SparseLU ([`home`](crate::bench::home)): one run
+/// per policy, a table, `home.json` and Figures 4-6 in the output directory. A run
+/// that fails or does not verify makes the command fail after everything is written.
+fn home_study(args: &Args) -> Result<(), Failure> {
+    use crate::bench::home;
+    let engine = args.engine();
+    let sim = engine == Engine::Sim;
+    let refuse = |what: &str| {
+        Failure::Usage(format!(
+            "{what} is not an option of `--suite home` (it runs SparseLU under paper 4's policies)"
+        ))
+    };
+    if args.peers {
+        return Err(refuse("--peers"));
+    }
+    if !args.configs.is_empty() {
+        return Err(refuse("--configs"));
+    }
+    if !args.kernels.is_empty() {
+        return Err(refuse("--kernels"));
+    }
+    if args.repeat.is_some() {
+        return Err(refuse("--repeat"));
+    }
+    if args.bodies.is_some() && !sim {
+        return Err(Failure::Usage(
+            "--bodies is for the simulator (`--engine sim`): on threads every body runs".into(),
+        ));
+    }
+    let spec = args
+        .topology
+        .as_deref()
+        .unwrap_or(if sim { "tilepro64" } else { "host" });
+    let topology = topology(spec)?;
+    let threads = match args.threads {
+        Some(t) => t as usize,
+        None => topology.num_cpus().min(home::VICINITIES[3]),
+    };
+    if !sim {
+        if let Some(warning) = crate::render::oversubscribed(&topology, Some(threads)) {
+            eprintln!("locus: warning: {warning}");
+        }
+    }
+    let setup = home::Setup {
+        topology,
+        threads,
+        sim,
+        skip_bodies: args.bodies == Some(BodiesArg::Skip),
+        // Paper 4's 30 x 30 blocks of 125 x 125 where they are simulated; a small
+        // matrix on real threads.
+        size: if sim {
+            BenchSize::Paper
+        } else {
+            BenchSize::Small
+        },
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("bench-out"));
+    let io = |what: &Path, e: std::io::Error| Failure::Failed(format!("{}: {e}", what.display()));
+    std::fs::create_dir_all(&out).map_err(|e| io(&out, e))?;
+    clear_previous(&out).map_err(|e| io(&out, e))?;
+    let engine_name = if sim { "sim" } else { "threads" };
+    let policies = home::policies(threads);
+    eprintln!(
+        "locus: bench home: sparselu under {} policies on {} ({threads} workers, {engine_name} engine); reports in {}",
+        policies.len(),
+        setup.topology.name(),
+        out.display()
+    );
+    let bar = ProgressBar::new(policies.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    let mut runs = Vec::new();
+    for policy in policies {
+        bar.set_message(policy.label.clone());
+        let outcome = home::run(&setup, &policy);
+        if let Err(e) = &outcome {
+            bar.suspend(|| eprintln!("locus: sparselu under {}: {e}", policy.label));
+        }
+        runs.push(home::Measured { policy, outcome });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let machine = format!(
+        "{}, {threads} workers, {engine_name} engine",
+        setup.topology.name()
+    );
+    println!("locus bench home: paper 4's SparseLU study on {machine}");
+    println!();
+    print!("{}", home::table(&runs, sim));
+    let path = out.join("home.json");
+    write_whole(&path, &format!("{:#}\n", home::report(&runs, &setup)))
+        .map_err(|e| io(&path, e))?;
+    let written = home::write_figures(&out, &runs, &machine).map_err(|e| io(&out, e))?;
+    println!();
+    println!(
+        "home.json and {} (each as SVG and PNG) in {}",
+        plural(written.len() / 2, "picture"),
+        out.display()
+    );
+    let failed = runs.iter().filter(|m| m.failed()).count();
+    if failed > 0 {
+        return Err(Failure::Failed(format!(
+            "{failed} of {} runs failed (see home.json)",
+            runs.len()
+        )));
+    }
+    Ok(())
+}
+
 /// `--peers`: builds the peers (installing their Debian packages when root; a peer that
 /// cannot be built is skipped with a note), runs them alternately with Locus under
 /// `dsa-opt` and the configurations named by `--configs`, prints the peer table and
@@ -501,11 +633,12 @@ fn owned_by_bench(name: &str) -> bool {
         None => name,
     };
     let config = |c: &str| Config::ALL.iter().any(|k| k.name() == c);
-    if ["summary.json", "peers.json", "report.html"].contains(&name) {
+    if ["summary.json", "peers.json", "report.html", "home.json"].contains(&name) {
         return true;
     }
     if let Some((stem, ext)) = name.rsplit_once('.') {
-        if (ext == "svg" || ext == "png") && figures::NAMES.contains(&stem) {
+        let picture = figures::NAMES.contains(&stem) || crate::bench::home::NAMES.contains(&stem);
+        if (ext == "svg" || ext == "png") && picture {
             return true;
         }
     }

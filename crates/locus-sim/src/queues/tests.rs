@@ -54,6 +54,7 @@ struct Real {
     mailboxes: Vec<ArrayQueue<Item>>,
     private: Vec<SegQueue<Item>>,
     node_private: Vec<SegQueue<Item>>,
+    global: SegQueue<Item>,
     worker_node: Vec<usize>,
     last_victim: Vec<Option<usize>>,
     asleep: BTreeSet<usize>,
@@ -111,6 +112,10 @@ impl Queues for RealView<'_> {
         self.real.node_private[n].push(task);
     }
 
+    fn push_global(&mut self, task: Item) {
+        self.real.global.push(task);
+    }
+
     fn pop_deque(&mut self) -> Option<Item> {
         self.real.deques[self.me].pop()
     }
@@ -125,6 +130,10 @@ impl Queues for RealView<'_> {
 
     fn pop_mailbox(&mut self) -> Option<Item> {
         self.real.mailboxes[self.me].pop()
+    }
+
+    fn pop_global(&mut self) -> Option<Item> {
+        self.real.global.pop()
     }
 
     fn steal(&mut self, v: usize) -> Steal<Item> {
@@ -218,12 +227,13 @@ fn events(seed: u64, len: usize) -> Vec<Op> {
     (0..len)
         .map(|_| match rng.random_range(0..10) {
             0..=4 => {
-                let placement = match rng.random_range(0..7) {
+                let placement = match rng.random_range(0..8) {
                     0 => Placement::Local(KeepReason::NoPush),
                     1 => Placement::Local(KeepReason::BelowThreshold),
                     2 | 3 => Placement::Node(rng.random_range(0..NODES)),
                     4 => Placement::Worker(rng.random_range(0..workers)),
                     5 => Placement::StrictWorker(rng.random_range(0..workers)),
+                    6 => Placement::Global,
                     _ => Placement::StrictNode(rng.random_range(0..NODES)),
                 };
                 let decided = if rng.random_bool(0.7) {
@@ -272,6 +282,7 @@ fn run_real(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
         mailboxes: (0..workers).map(|_| ArrayQueue::new(MAILBOX)).collect(),
         private: (0..workers).map(|_| SegQueue::new()).collect(),
         node_private: (0..NODES).map(|_| SegQueue::new()).collect(),
+        global: SegQueue::new(),
         worker_node: WORKER_NODE.to_vec(),
         last_victim: vec![None; workers],
         asleep: BTreeSet::new(),
@@ -469,6 +480,7 @@ fn the_sequences_reach_every_decision() {
                         Queue::Mailbox(_) => "mailbox",
                         Queue::Private(_) => "private",
                         Queue::NodePrivate(_) => "node-private",
+                        Queue::Global(_) => "global",
                     });
                     woke += w.len();
                 }
@@ -498,7 +510,7 @@ fn the_sequences_reach_every_decision() {
             .filter(|n| matches!(n, Note::Event(_, _, EngineEvent::PushRejected)))
             .count();
     }
-    assert_eq!(queues.len(), 4, "every kind of queue");
+    assert_eq!(queues.len(), 5, "every kind of queue");
     assert!(found > 100 && woke > 50, "found {found}, woke {woke}");
     assert!(rejected > 0, "a mailbox was full");
     assert!(batches > 0, "a batch steal left work with the thief");

@@ -28,7 +28,9 @@
 //!   non-strict hints, home-based scheduling); thieves may take them too;
 //! - its **private queue**: tasks only it may run (strict worker hints, a run's root);
 //! - its node's **node-private queue**: tasks only that node's workers may run (strict
-//!   node hints).
+//!   node hints);
+//! - the **global queue**, one for the whole engine: under breadth-first scheduling
+//!   every task without a hint goes there, and any worker takes the oldest.
 //!
 //! # The continuation slot
 //!
@@ -93,6 +95,9 @@ pub enum Queue {
     Private(usize),
     /// Node `n`'s private queue: only workers of `n` may run the task.
     NodePrivate(usize),
+    /// The global queue, fed by worker `w`: any worker may run the task, and the
+    /// sleeper nearest to `w` is woken for it.
+    Global(usize),
 }
 
 impl Queue {
@@ -101,7 +106,7 @@ impl Queue {
     /// node-private queue.
     pub fn wakes(self) -> Wake {
         match self {
-            Queue::Deque(w) | Queue::Mailbox(w) => Wake::Near(w),
+            Queue::Deque(w) | Queue::Mailbox(w) | Queue::Global(w) => Wake::Near(w),
             Queue::Private(w) => Wake::Only(w),
             Queue::NodePrivate(n) => Wake::Node(n),
         }
@@ -172,6 +177,9 @@ pub trait Queues: LoadView {
     /// Pushes onto node `n`'s private queue.
     fn push_node_private(&mut self, n: usize, task: Self::Task);
 
+    /// Pushes onto the global queue.
+    fn push_global(&mut self, task: Self::Task);
+
     /// Takes the newest task of the own deque.
     fn pop_deque(&mut self) -> Option<Self::Task>;
 
@@ -183,6 +191,9 @@ pub trait Queues: LoadView {
 
     /// Takes the oldest task of the own mailbox.
     fn pop_mailbox(&mut self) -> Option<Self::Task>;
+
+    /// Takes the oldest task of the global queue.
+    fn pop_global(&mut self) -> Option<Self::Task>;
 
     /// Whether every steal attempt of a sweep would fail, known without trying. A
     /// model of the queues knows (and accounts for the sweep it skips); real
@@ -345,8 +356,8 @@ impl Mechanism {
         into: impl FnOnce(TaskRef) -> Q::Task,
     ) -> Queue {
         if !task.has_affinity() && !self.policy.needs_accesses() {
-            // Nothing to decide: the fast path of `ws`, `dsa-base` and `dfa`.
-            return self.keep(q, into(task.into_task()));
+            // Nothing to decide: the fast path of `ws`, `dsa-base`, `dfa` and `bf`.
+            return self.place_by_default(q, into(task.into_task()));
         }
         let ready = task.describe(self.policy.needs_accesses());
         self.activate_described(q, task, &ready, into)
@@ -367,7 +378,7 @@ impl Mechanism {
             Decided::ByPolicy
         };
         if decided == Decided::ByPolicy && !self.policy.needs_accesses() {
-            return self.keep(q, into(task.into_task()));
+            return self.place_by_default(q, into(task.into_task()));
         }
         let accesses = if self.policy.needs_accesses() {
             &ready.accesses[..]
@@ -387,6 +398,17 @@ impl Mechanism {
         );
         task.set_preferred_node(placement.preferred_node(&self.worker_node, node));
         self.route(q, placement, decided, into(task.into_task()))
+    }
+
+    /// Queues a task the policy has nothing to decide about: on the global queue under
+    /// breadth-first scheduling, else kept on the activator.
+    #[inline]
+    fn place_by_default<Q: Queues>(&self, q: &mut Q, task: Q::Task) -> Queue {
+        if self.policy.is_global() {
+            self.route(q, Placement::Global, Decided::ByPolicy, task)
+        } else {
+            self.keep(q, task)
+        }
     }
 
     /// Carries `placement` out for `task`, activated by worker `q.me()`, recording the
@@ -437,6 +459,10 @@ impl Mechanism {
                     q.push_node_private(node, task);
                     self.announce(q, Queue::NodePrivate(node))
                 }
+            }
+            Placement::Global => {
+                q.push_global(task);
+                self.announce(q, Queue::Global(q.me()))
             }
         }
     }
@@ -517,7 +543,8 @@ impl Mechanism {
     /// 2. its private queue (strict worker hints, the run's root);
     /// 3. its node's private queue (strict node hints);
     /// 4. its mailbox: tasks other workers pushed to it (work-pushing, hints);
-    /// 5. the victims of its [`StealPlan`], same node first, then nodes by increasing
+    /// 5. the global queue, oldest first (breadth-first scheduling);
+    /// 6. the victims of its [`StealPlan`], same node first, then nodes by increasing
     ///    cost: each victim's deque (oldest first; about half of it with `steal_half`),
     ///    then its mailbox ([`steal`](Self::steal)).
     pub fn find_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
@@ -527,8 +554,8 @@ impl Mechanism {
         self.steal(q)
     }
 
-    /// Steps 0 to 4 of the [find-work chain](Self::find_work): the worker's own queues
-    /// and its node's, without stealing. An engine whose worker waits inside a body
+    /// Steps 0 to 5 of the [find-work chain](Self::find_work): the worker's own queues,
+    /// its node's and the global one, without stealing. An engine whose worker waits inside a body
     /// (the simulator's model of a throttled control program) takes its own queues'
     /// work this way while the rest of the machine runs.
     pub fn find_own_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
@@ -544,10 +571,13 @@ impl Mechanism {
         if let Some(task) = q.pop_node_private() {
             return Some(task);
         }
-        q.pop_mailbox()
+        if let Some(task) = q.pop_mailbox() {
+            return Some(task);
+        }
+        q.pop_global()
     }
 
-    /// Step 5 of the find-work chain: tries each victim of the plan once (the last one
+    /// Step 6 of the find-work chain: tries each victim of the plan once (the last one
     /// that had work first, with `last_victim_first`), and again while some victim
     /// reported a lost race. A successful thief wakes the sleeper nearest to its
     /// victim, which may have more work (sleep protocol of the `threads` engine).

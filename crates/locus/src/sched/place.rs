@@ -57,13 +57,16 @@ pub enum Placement {
     StrictNode(usize),
     /// Only this worker may run the task (strict worker hint).
     StrictWorker(usize),
+    /// Onto the global queue, from which any worker takes the oldest task
+    /// (breadth-first scheduling).
+    Global,
 }
 
 impl Placement {
     /// The node the decision prefers for the task, if any.
     pub fn preferred_node(self, worker_node: &[usize], activator_node: usize) -> usize {
         match self {
-            Placement::Local(_) => activator_node,
+            Placement::Local(_) | Placement::Global => activator_node,
             Placement::Node(n) | Placement::StrictNode(n) => n,
             Placement::Worker(w) | Placement::StrictWorker(w) => worker_node[w],
         }
@@ -90,6 +93,7 @@ pub trait LoadView {
 pub struct ReadyPolicy {
     push: Option<PushSettings>,
     home: Option<HomeRegions>,
+    global: bool,
 }
 
 impl ReadyPolicy {
@@ -102,15 +106,41 @@ impl ReadyPolicy {
     pub fn pushing(settings: PushSettings) -> Self {
         ReadyPolicy {
             push: Some(settings),
-            home: None,
+            ..ReadyPolicy::default()
         }
     }
 
     /// Home-based scheduling (paper 4 section 3.1).
     pub fn home(regions: HomeRegions) -> Self {
         ReadyPolicy {
-            push: None,
             home: Some(regions),
+            ..ReadyPolicy::default()
+        }
+    }
+
+    /// Breadth-first scheduling: every task without a hint goes to one global FIFO
+    /// queue (Nanos++'s `bf` policy, which paper 4 section 4 compares with).
+    pub fn breadth_first() -> Self {
+        ReadyPolicy {
+            global: true,
+            ..ReadyPolicy::default()
+        }
+    }
+
+    /// Whether tasks without a hint go to the global queue ([`breadth_first`]).
+    ///
+    /// [`breadth_first`]: Self::breadth_first
+    pub fn is_global(&self) -> bool {
+        self.global
+    }
+
+    /// Where a task without a hint goes when the policy needs none of its accesses:
+    /// the global queue under breadth-first scheduling, else the activator.
+    pub fn default_placement(&self) -> Placement {
+        if self.global {
+            Placement::Global
+        } else {
+            Placement::Local(KeepReason::NoPush)
         }
     }
 
@@ -161,7 +191,7 @@ impl ReadyPolicy {
             .map_or(Placement::Local(KeepReason::NoHome), Placement::Worker);
         }
         match &self.push {
-            None => Placement::Local(KeepReason::NoPush),
+            None => self.default_placement(),
             Some(push) => match push.activate(activator_node, task.accesses, topology) {
                 PushDecision::BelowThreshold => Placement::Local(KeepReason::BelowThreshold),
                 PushDecision::LocalIsCheapest => Placement::Local(KeepReason::LocalIsCheapest),

@@ -82,6 +82,8 @@ pub(crate) struct Registry {
     mechanism: Mechanism,
     /// Tasks only workers of the node may run (strict node hints).
     node_private: Vec<CachePadded<SegQueue<TaskRef>>>,
+    /// The global queue of breadth-first scheduling.
+    global: CachePadded<SegQueue<TaskRef>>,
     shared: Vec<CachePadded<WorkerShared>>,
     sleep: Sleep,
     pools: Arc<Pools>,
@@ -144,6 +146,7 @@ impl ThreadsEngine {
             node_private: (0..nodes)
                 .map(|_| CachePadded::new(SegQueue::new()))
                 .collect(),
+            global: CachePadded::new(SegQueue::new()),
             shared,
             sleep: Sleep::new(n),
             pools,

@@ -231,6 +231,10 @@ impl Queues for &WorkerThread {
         self.registry.node_private[n].push(task);
     }
 
+    fn push_global(&mut self, task: TaskRef) {
+        self.registry.global.push(task);
+    }
+
     #[inline]
     fn pop_deque(&mut self) -> Option<TaskRef> {
         self.deque.pop()
@@ -249,6 +253,11 @@ impl Queues for &WorkerThread {
     #[inline]
     fn pop_mailbox(&mut self) -> Option<TaskRef> {
         self.registry.shared[self.index].mailbox.pop()
+    }
+
+    #[inline]
+    fn pop_global(&mut self) -> Option<TaskRef> {
+        self.registry.global.pop()
     }
 
     fn steal(&mut self, v: usize) -> Steal<TaskRef> {
