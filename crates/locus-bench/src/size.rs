@@ -324,6 +324,20 @@ pub(crate) fn resolve<P: KernelParams>(spec: &SizeSpec, control: Control) -> Res
         Ok(Value::Object(m)) => m,
         _ => unreachable!("parameters serialise to a JSON object"),
     };
+    // Paper 3's KASTORS Jacobi has a paper size of its own: `--affinity` with a paper
+    // size starts from it, not from paper 1's.
+    if name == "jacobi-2d" && spec.base.is_paper() {
+        if let Some((_, mode)) = spec.fields.iter().find(|(k, _)| k == "--affinity") {
+            let mode: crate::affinity::AffinityMode =
+                serde_json::from_value(Value::String(mode.clone()))
+                    .map_err(|_| format!("{name}: --affinity {}: not a mode", one_line(mode)))?;
+            if let Ok(Value::Object(m)) =
+                serde_json::to_value(crate::jacobi_2d::Params::kastors(mode))
+            {
+                object = m;
+            }
+        }
+    }
     let mut by_param: Vec<&str> = Vec::new();
     for (key, value) in &spec.fields {
         set_field(&o, &mut object, key, value)?;

@@ -144,6 +144,35 @@ fn jacobi_2d_kastors_variants_verify_under_every_config() {
 }
 
 #[test]
+fn jacobi_2d_with_affinity_at_paper_size_is_paper_3s_kastors_problem() {
+    let paper = |fields: Vec<(String, String)>| {
+        let spec = SizeSpec {
+            fields,
+            ..SizeSpec::from(Size::Paper)
+        };
+        Workload::new("jacobi-2d", &spec, Control::Sequential)
+            .unwrap()
+            .params()
+    };
+    let kastors = paper(vec![("--affinity".into(), "non-strict".into())]);
+    assert_eq!(
+        (kastors["rows"].as_u64(), kastors["block_rows"].as_u64()),
+        (Some(49152), Some(1024))
+    );
+    assert_eq!(kastors["iterations"], 10);
+    assert_eq!(kastors["affinity"], "non-strict");
+    // Without a mode, paper 1's problem; explicit options still win over either.
+    assert_eq!(paper(vec![])["rows"], 16384);
+    let spec = SizeSpec {
+        fields: vec![("--affinity".into(), "strict".into())],
+        iterations: Some(3),
+        ..SizeSpec::from(Size::Paper)
+    };
+    let w = Workload::new("jacobi-2d", &spec, Control::Sequential).unwrap();
+    assert_eq!(w.params()["iterations"], 3);
+}
+
+#[test]
 fn matrix_market_files_verify() {
     let files = [symmetric_file(), general_file(), pattern_file()];
     for spec in ["2x1", "4x1"] {

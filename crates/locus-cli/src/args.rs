@@ -93,6 +93,17 @@ pub fn config_help(c: Config) -> &'static str {
     }
 }
 
+/// `--bind`: which CPUs the workers take when `--threads` asks for fewer than the
+/// topology has (OpenMP's `proc_bind`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Bind {
+    /// One CPU of each node in turn: every node gets workers early.
+    #[default]
+    Spread,
+    /// Node after node: the fewest nodes (one node's CPUs first).
+    Close,
+}
+
 /// How tasks are submitted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Control {

@@ -51,6 +51,30 @@ pub enum AllocMode {
     Deferred,
 }
 
+/// Which CPUs the workers take when there are fewer workers than CPUs (OpenMP's
+/// `proc_bind`), [`RuntimeBuilder::proc_bind`](crate::RuntimeBuilder::proc_bind).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ProcBind {
+    /// One CPU of each node in turn, so that every node gets workers as early as
+    /// possible (the default).
+    #[default]
+    Spread,
+    /// Every CPU of the first node, then of the next, in the topology's node order, so
+    /// that the fewest nodes are used (paper 3's scaling runs: up to 8 cores, one node
+    /// of the SGI UV2000).
+    Close,
+}
+
+impl ProcBind {
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcBind::Spread => "spread",
+            ProcBind::Close => "close",
+        }
+    }
+}
+
 /// How an idle worker orders its steal attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StealKind {

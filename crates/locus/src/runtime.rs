@@ -8,7 +8,7 @@ use locus_mem::pool::{PoolConfig, Pools};
 use locus_mem::region::{RegionConfig, RegionPolicy};
 use locus_topo::{CpuId, NodeId, Topology};
 
-use crate::config::{AllocMode, Config, StealKind};
+use crate::config::{AllocMode, Config, ProcBind, StealKind};
 use crate::data::partition::{self, Partition, Parts};
 use crate::data::shared::SharedSetup;
 use crate::data::version::VersionCounts;
@@ -56,6 +56,7 @@ pub struct RuntimeBuilder {
     steal_half: bool,
     engine: Option<Box<dyn EngineFactory + Send>>,
     threads: Option<usize>,
+    proc_bind: ProcBind,
     window: WindowSetting,
     node_limit: Option<u64>,
     shared_placement: RegionPolicy,
@@ -88,6 +89,7 @@ impl Default for RuntimeBuilder {
             steal_half: false,
             engine: None,
             threads: None,
+            proc_bind: ProcBind::Spread,
             window: WindowSetting::Default,
             node_limit: None,
             shared_placement: RegionPolicy::Interleave,
@@ -173,11 +175,30 @@ impl RuntimeBuilder {
     }
 
     /// Number of workers; default: one per CPU of the topology. Fewer workers take CPUs
-    /// round-robin over the nodes (one per node in turn), so with fewer workers than
-    /// nodes some nodes get none: their memory still serves the others, and
-    /// [`Runtime::nodes_without_workers`] and the report's settings name them.
+    /// as [`proc_bind`](Self::proc_bind) says: by default round-robin over the nodes
+    /// (one per node in turn), so with fewer workers than nodes some nodes get none:
+    /// their memory still serves the others, and [`Runtime::nodes_without_workers`]
+    /// and the report's settings name them.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads);
+        self
+    }
+
+    /// Which CPUs fewer workers than CPUs take: one per node in turn
+    /// ([`ProcBind::Spread`], the default) or node after node ([`ProcBind::Close`]).
+    ///
+    /// ```
+    /// # use locus::{ProcBind, Runtime, Topology};
+    /// let rt = Runtime::builder()
+    ///     .topology(Topology::from_spec("4x2")?)
+    ///     .threads(4)
+    ///     .proc_bind(ProcBind::Close)
+    ///     .build()?;
+    /// assert_eq!(rt.worker_nodes(), &[0, 0, 1, 1]);
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn proc_bind(mut self, bind: ProcBind) -> Self {
+        self.proc_bind = bind;
         self
     }
 
@@ -316,7 +337,7 @@ impl RuntimeBuilder {
             Some(t) => t,
             None => Topology::host()?,
         })?;
-        let cpus = worker_cpus(&topology, self.threads)?;
+        let cpus = worker_cpus(&topology, self.threads, self.proc_bind)?;
         let window = match self.window {
             WindowSetting::Chosen(Some(0)) => {
                 return Err(Error::Config(
@@ -398,6 +419,7 @@ impl RuntimeBuilder {
             steal,
             last_victim_first: self.last_victim_first,
             steal_half: self.steal_half,
+            proc_bind: self.proc_bind,
             ready_policy,
             topology,
             window,
@@ -409,8 +431,13 @@ impl RuntimeBuilder {
     }
 }
 
-/// The CPUs the workers run on: all of them, or `threads` taken round-robin over nodes.
-fn worker_cpus(topology: &Topology, threads: Option<usize>) -> Result<Vec<CpuId>, Error> {
+/// The CPUs the workers run on: all of them, or `threads` taken round-robin over nodes
+/// ([`ProcBind::Spread`]) or node after node ([`ProcBind::Close`]).
+fn worker_cpus(
+    topology: &Topology,
+    threads: Option<usize>,
+    bind: ProcBind,
+) -> Result<Vec<CpuId>, Error> {
     let total = topology.num_cpus();
     let wanted = threads.unwrap_or(total);
     if wanted == 0 {
@@ -421,6 +448,14 @@ fn worker_cpus(topology: &Topology, threads: Option<usize>) -> Result<Vec<CpuId>
             "{wanted} threads asked, but topology `{}` has {total} CPUs (one worker per CPU)",
             topology.name()
         )));
+    }
+    if bind == ProcBind::Close {
+        return Ok(topology
+            .nodes()
+            .iter()
+            .flat_map(|node| node.cpus.iter().copied())
+            .take(wanted)
+            .collect());
     }
     let mut cpus = Vec::with_capacity(wanted);
     let mut round = 0;
@@ -455,6 +490,7 @@ pub struct Runtime {
     steal: StealKind,
     last_victim_first: bool,
     steal_half: bool,
+    proc_bind: ProcBind,
     ready_policy: ReadyPolicy,
     topology: Topology,
     window: Option<usize>,
@@ -1010,6 +1046,9 @@ impl Runtime {
         );
         settings.push("last_victim_first", self.last_victim_first);
         settings.push("steal_half", self.steal_half);
+        if self.proc_bind != ProcBind::Spread {
+            settings.push("proc_bind", self.proc_bind.name());
+        }
         if let Some(regions) = self.ready_policy.home_regions() {
             settings.push("home_regions", format!("{regions:?}").to_lowercase());
         }

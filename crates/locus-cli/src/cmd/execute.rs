@@ -7,7 +7,7 @@ use locus::{Config, Runtime, Topology};
 use locus_bench::{Control as BenchControl, Size as BenchSize, SizeSpec, Workload};
 use serde_json::{json, Map, Value};
 
-use crate::args::{Bench, Control, Size, SizePreset};
+use crate::args::{Bench, Bind, Control, Size, SizePreset};
 use crate::cmd::Failure;
 
 /// What `run` and `sim` have in common.
@@ -16,6 +16,8 @@ pub struct Job<'a> {
     pub config: Config,
     pub topology: Topology,
     pub threads: Option<u32>,
+    /// `--bind`: which CPUs fewer workers than CPUs take.
+    pub bind: Bind,
     /// `--vicinity`: steal vicinity of `home`.
     pub vicinity: Option<u32>,
     pub control: Control,
@@ -196,6 +198,10 @@ pub fn execute_traced(
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
     }
+    builder = builder.proc_bind(match job.bind {
+        Bind::Spread => locus::ProcBind::Spread,
+        Bind::Close => locus::ProcBind::Close,
+    });
     if let Some(v) = job.vicinity {
         if job.config != Config::Home {
             return Err(Failure::Usage(format!(

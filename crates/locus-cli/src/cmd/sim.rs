@@ -3,7 +3,7 @@
 
 use locus::Config;
 
-use crate::args::{config_parser, Bench, Control, Size};
+use crate::args::{config_parser, Bench, Bind, Control, Size};
 use crate::cmd::execute::{execute_traced, Job};
 use crate::cmd::{topology, Failure};
 
@@ -20,9 +20,13 @@ pub struct Args {
     #[arg(long, value_parser = config_parser(), default_value = "dsa-opt")]
     pub config: Config,
     /// Number of simulated workers (default: one per CPU of the topology), placed as
-    /// `locus run --threads` places them: round-robin over the nodes.
+    /// `locus run --threads` places them (see `--bind`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
+    /// Which CPUs fewer workers than CPUs take: `spread` (one per node in turn) or
+    /// `close` (node after node).
+    #[arg(long, value_enum, default_value = "spread")]
+    pub bind: Bind,
     /// For `--config home`: workers per steal vicinity (1: no stealing; default: all
     /// the workers).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -51,6 +55,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             config: args.config,
             topology,
             threads: args.threads,
+            bind: args.bind,
             vicinity: args.vicinity,
             control: args.control,
             size: &args.size,
