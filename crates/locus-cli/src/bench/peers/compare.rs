@@ -133,6 +133,38 @@ impl Row {
         Some(self.peer_median(peer)? / self.locus_median()?)
     }
 
+    /// The least and the largest of `peer`'s per-repetition ratios: each repetition
+    /// runs Locus and then the peer, so repetition `i` pairs the `i`-th time of each
+    /// (a pair shares the machine's state of that moment). `None` without a ratio.
+    pub fn ratio_range(&self, peer: Peer) -> Option<(f64, f64)> {
+        self.ratio(peer)?;
+        let Some(PeerRuns::Ran { times, .. }) = self.runs(peer) else {
+            return None;
+        };
+        if times.len() != self.locus_s.len() {
+            return None;
+        }
+        let ratios = times.iter().zip(&self.locus_s).map(|(p, l)| p / l);
+        let (lo, hi) = ratios.fold((f64::INFINITY, 0.0f64), |(lo, hi), r| {
+            (lo.min(r), hi.max(r))
+        });
+        Some((lo, hi))
+    }
+
+    /// The least and the largest time of `peer`, when it ran and verified.
+    pub fn peer_range(&self, peer: Peer) -> Option<(f64, f64)> {
+        self.peer_median(peer)?;
+        match self.runs(peer)? {
+            PeerRuns::Ran { times, .. } => range(times),
+            _ => None,
+        }
+    }
+
+    /// The least and the largest Locus time.
+    pub fn locus_range(&self) -> Option<(f64, f64)> {
+        range(&self.locus_s)
+    }
+
     /// What `peer` did in this row.
     pub fn runs(&self, peer: Peer) -> Option<&PeerRuns> {
         self.peers.iter().find(|(p, _)| *p == peer).map(|(_, r)| r)
@@ -240,4 +272,11 @@ pub fn compare(
         }
     }
     rows
+}
+
+/// The least and the largest of `times`, if any.
+fn range(times: &[f64]) -> Option<(f64, f64)> {
+    let lo = times.iter().copied().reduce(f64::min)?;
+    let hi = times.iter().copied().reduce(f64::max)?;
+    Some((lo, hi))
 }

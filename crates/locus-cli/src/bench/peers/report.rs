@@ -48,6 +48,15 @@ fn ms(s: Option<f64>) -> String {
     s.map_or_else(|| "-".into(), |s| format!("{:.2}", s * 1e3))
 }
 
+/// A median with its range, `1.23 (1.10-1.40)`, or the median alone when the range is
+/// one point (a single repetition).
+fn with_range(median: String, range: Option<(String, String)>) -> String {
+    match range {
+        Some((lo, hi)) if lo != hi => format!("{median} ({lo}-{hi})"),
+        _ => median,
+    }
+}
+
 /// Lays out `header` and `cells` in columns; columns in `left` are left-aligned.
 fn columns(header: &[String], cells: &[Vec<String>], left: &[usize]) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
@@ -76,10 +85,11 @@ fn columns(header: &[String], cells: &[Vec<String>], left: &[usize]) -> String {
     out
 }
 
-/// The peer table: per kernel and configuration, each peer's median over Locus's
-/// (`unverified`, `skipped` or `build failed` instead when there is none) and whether
-/// Locus and the peers verified; then the median times in milliseconds; then a note
-/// per peer that did not run.
+/// The peer table: per kernel and configuration, each peer's median over Locus's with
+/// the least and largest ratio of one repetition's pair of runs (`unverified`,
+/// `skipped` or `build failed` instead when there is none) and whether Locus and the
+/// peers verified; then the median times in milliseconds with their min-max; then a
+/// note per peer that did not run.
 pub fn table(rows: &[Row], built: &[Built]) -> String {
     let peers: Vec<Peer> = built.iter().map(|b| b.peer).collect();
     let mut header = vec!["kernel".to_string(), "locus config".into()];
@@ -91,8 +101,14 @@ pub fn table(rows: &[Row], built: &[Built]) -> String {
         .map(|r| {
             let mut cells = vec![r.kernel.to_string(), r.config.clone()];
             cells.extend(peers.iter().map(|&p| {
-                r.ratio(p)
-                    .map_or_else(|| no_ratio(r, p).to_string(), |x| format!("{x:.2}"))
+                match r.ratio(p) {
+                    None => no_ratio(r, p).to_string(),
+                    Some(x) => with_range(
+                        format!("{x:.2}"),
+                        r.ratio_range(p)
+                            .map(|(lo, hi)| (format!("{lo:.2}"), format!("{hi:.2}"))),
+                    ),
+                }
             }));
             cells.push(format!(
                 "{}, {}",
@@ -113,8 +129,18 @@ pub fn table(rows: &[Row], built: &[Built]) -> String {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut cells = vec![r.kernel.to_string(), r.config.clone(), ms(r.locus_median())];
-            cells.extend(peers.iter().map(|&p| ms(r.peer_median(p))));
+            let ms_range =
+                |range: Option<(f64, f64)>| range.map(|(lo, hi)| (ms(Some(lo)), ms(Some(hi))));
+            let mut cells = vec![
+                r.kernel.to_string(),
+                r.config.clone(),
+                with_range(ms(r.locus_median()), ms_range(r.locus_range())),
+            ];
+            cells.extend(
+                peers
+                    .iter()
+                    .map(|&p| with_range(ms(r.peer_median(p)), ms_range(r.peer_range(p)))),
+            );
             cells
         })
         .collect();
@@ -208,6 +234,8 @@ pub fn report(
                 "locus_median_s": r.locus_median(),
                 "peer_median_s": r.peer_median(*peer),
                 "ratio_peer_over_locus": r.ratio(*peer),
+                "ratio_min": r.ratio_range(*peer).map(|(lo, _)| lo),
+                "ratio_max": r.ratio_range(*peer).map(|(_, hi)| hi),
                 "locus_s": r.locus_s,
                 "peer_s": peer_s,
                 "locus_verified": r.locus_verified && r.locus_errors.is_empty(),
@@ -260,7 +288,7 @@ mod tests {
                 (
                     Peer::OpenmpGcc,
                     PeerRuns::Ran {
-                        times: vec![0.04, 0.02, 0.06],
+                        times: vec![0.04, 0.03, 0.06],
                         verified: true,
                         errors: Vec::new(),
                     },
@@ -282,7 +310,9 @@ mod tests {
         let t = table(std::slice::from_ref(&row), &built);
         let line = t.lines().find(|l| l.starts_with("bitonic")).unwrap();
         assert!(
-            line.contains("2.00") && line.contains("unverified") && line.contains("skipped"),
+            line.contains("2.00 (2.00-3.00)")
+                && line.contains("unverified")
+                && line.contains("skipped"),
             "{t}"
         );
         assert!(line.ends_with("yes, NO (tbb)"), "{t}");
@@ -295,6 +325,16 @@ mod tests {
         let rows = json["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0]["ratio_peer_over_locus"], 2.0);
+        assert_eq!(
+            (rows[0]["ratio_min"].as_f64(), rows[0]["ratio_max"].as_f64()),
+            (Some(2.0), Some(3.0))
+        );
+        assert!(rows[1]["ratio_min"].is_null());
+        // Median times with their range, in milliseconds.
+        assert!(
+            t.contains("20.00 (10.00-30.00)") && t.contains("40.00 (30.00-60.00)"),
+            "{t}"
+        );
         assert_eq!(rows[1]["status"], "unverified");
         assert!(rows[1]["ratio_peer_over_locus"].is_null() && rows[1]["peer_median_s"].is_null());
         assert_eq!(rows[2]["status"], "skipped");
