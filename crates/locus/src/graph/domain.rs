@@ -33,6 +33,9 @@ use crate::data::{lock_mutex, Binding, Bindings, DataInner, Mode};
 
 /// One datum of a domain.
 pub(crate) struct Entry {
+    /// The datum's identifier, kept beside it for [`find`] to compare without a
+    /// pointer chase.
+    id: u64,
     pub(crate) data: Arc<DataInner>,
     /// The version the next child binds to.
     pub(crate) current: Arc<Version>,
@@ -47,8 +50,23 @@ pub(crate) struct Entry {
     pub(crate) local: bool,
 }
 
+/// The entry of datum `id` among `entries` (kept in the order of the data's
+/// identifiers, so that a child's declarations find theirs in logarithmic time: a
+/// control task may hold hundreds of data and submit thousands of children).
+pub(crate) fn find(entries: &[Entry], id: u64) -> Option<&Entry> {
+    let k = entries.binary_search_by_key(&id, |e| e.id).ok()?;
+    Some(&entries[k])
+}
+
+/// [`find`], to update the entry.
+pub(crate) fn find_mut(entries: &mut [Entry], id: u64) -> Option<&mut Entry> {
+    let k = entries.binary_search_by_key(&id, |e| e.id).ok()?;
+    Some(&mut entries[k])
+}
+
 /// What a task hands to its children (module doc).
 pub(crate) struct Domain {
+    /// In the order of the data's identifiers ([`find`]).
     entries: Mutex<Vec<Entry>>,
     /// One while the owner's body runs, plus one per child not complete.
     open: AtomicUsize,
@@ -59,18 +77,21 @@ pub(crate) struct Domain {
 impl Domain {
     /// The domain of a task whose body is running, from its bindings.
     pub(crate) fn new(bindings: &[Binding]) -> Self {
-        let mut entries: Vec<Entry> = Vec::with_capacity(bindings.len());
-        for b in bindings.iter().flat_map(Binding::leaves) {
-            if b.mode == Mode::Reduce {
-                // A reduction is the task's own: its children cannot take it up.
-                continue;
-            }
-            if entries.iter().any(|e| e.data.id == b.data.id) {
-                // Declared twice: two reads (a write is declared once).
-                continue;
-            }
+        // A reduction is the task's own: its children cannot take it up.
+        let mut leaves: Vec<&Binding> = bindings
+            .iter()
+            .flat_map(Binding::leaves)
+            .filter(|b| b.mode != Mode::Reduce)
+            .collect();
+        // A datum declared twice is read twice (a write is declared once): its first
+        // binding serves both. The sort is stable, so the first one stays.
+        leaves.sort_by_key(|b| b.data.id);
+        leaves.dedup_by_key(|b| b.data.id);
+        let mut entries: Vec<Entry> = Vec::with_capacity(leaves.len());
+        for b in leaves {
             let entry = match (b.mode, b.weak) {
                 (Mode::Read, _) => Entry {
+                    id: b.data.id,
                     data: b.data.clone(),
                     current: b.input.clone().expect("a read binds an input"),
                     writable: false,
@@ -79,6 +100,7 @@ impl Domain {
                     local: false,
                 },
                 (_, true) => Entry {
+                    id: b.data.id,
                     data: b.data.clone(),
                     current: b
                         .input
@@ -97,6 +119,7 @@ impl Domain {
                         start.forward_to(output.clone());
                     }
                     Entry {
+                        id: b.data.id,
                         data: b.data.clone(),
                         current: start.clone(),
                         writable: true,
@@ -192,13 +215,21 @@ impl Domain {
     /// Adds a datum created in the owner's scope.
     pub(crate) fn add_local(&self, data: Arc<DataInner>) {
         let current = data.current();
-        self.entries().push(Entry {
-            data,
-            current,
-            writable: true,
-            output: None,
-            start: None,
-            local: true,
-        });
+        let mut entries = self.entries();
+        let at = entries
+            .binary_search_by_key(&data.id, |e| e.id)
+            .unwrap_or_else(|at| at);
+        entries.insert(
+            at,
+            Entry {
+                id: data.id,
+                data,
+                current,
+                writable: true,
+                output: None,
+                start: None,
+                local: true,
+            },
+        );
     }
 }

@@ -266,7 +266,7 @@ fn validate_nested<'d>(
                 d.data.name, owner.name
             )));
         }
-        match entries.iter().find(|e| e.data.id == d.data.id) {
+        match super::domain::find(entries, d.data.id) {
             None => {
                 return Err(Refusal::Invalid(format!(
                     "`{}` is not declared by the parent task `{}`: a child may only access \
@@ -393,9 +393,7 @@ where
         // domain's.
         let slot: &mut Arc<Version> = match entries.as_mut() {
             Some(e) => {
-                &mut e
-                    .iter_mut()
-                    .find(|e| e.data.id == d.data.id)
+                &mut super::domain::find_mut(e, d.data.id)
                     .expect("validated")
                     .current
             }

@@ -404,7 +404,7 @@ impl TaskCtx {
                     )));
                 };
                 let entries = domain.entries();
-                let Some(entry) = entries.iter().find(|e| e.data.id == inner.id) else {
+                let Some(entry) = super::domain::find(&entries, inner.id) else {
                     return Err(refuse(format!(
                         "`{}` is not declared by this task nor created in its scope",
                         inner.name
