@@ -452,8 +452,10 @@ enum locus_status locus_settings_create(struct locus_settings *out);
 // `node_limit` and `push_threshold` (bytes), `push_weights` (`READ,WRITE`),
 // `vicinity` (workers), `allocation` (`immediate` or `deferred`),
 // `last_victim_first` and `steal_half` (`true` or `false`), `shared_placement`
-// (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `trace` (a file path for a
-// Chrome trace of every run). An unknown name or a bad value is
+// (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `proc_bind` (`spread`, the
+// default: one CPU of each node in turn; `close`: fill a node before the next, when
+// there are fewer workers than CPUs), `trace` (a file path for a Chrome trace of every
+// run). An unknown name or a bad value is
 // `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
 //
 // # Safety
@@ -469,7 +471,7 @@ enum locus_status locus_settings_free(struct locus_settings settings);
 // Makes a runtime and starts its workers.
 //
 // - `config`: a configuration name (`ws`, `dsa-base`, `push-in`, `push-out`,
-//   `push-weighted`, `dfa`, `dsa-opt`, `shm-base`, `home`), or NULL for the
+//   `push-weighted`, `dfa`, `dsa-opt`, `shm-base`, `home`, `bf`), or NULL for the
 //   default (`dsa-opt`).
 // - `topology`: `host`, `NxC` (virtual nodes laid over the host's CPUs), a spec with
 //   distances, or a preset name; NULL for the host.

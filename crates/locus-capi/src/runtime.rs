@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use locus::{AllocMode, Config, RegionPolicy, Runtime, Topology};
+use locus::{AllocMode, Config, ProcBind, RegionPolicy, Runtime, Topology};
 
 use crate::data::DATA;
 use crate::handles::Table;
@@ -44,6 +44,7 @@ pub(crate) struct Settings {
     last_victim_first: Option<bool>,
     steal_half: Option<bool>,
     shared_placement: Option<RegionPolicy>,
+    proc_bind: Option<ProcBind>,
     trace: Option<String>,
 }
 
@@ -123,6 +124,13 @@ impl Settings {
                     bad(key, value, "interleave, bind:NODE, blocked or first-touch")
                 })?)
             }
+            "proc_bind" => {
+                self.proc_bind = Some(match value {
+                    "spread" => ProcBind::Spread,
+                    "close" => ProcBind::Close,
+                    _ => return Err(bad(key, value, "spread or close")),
+                })
+            }
             "trace" => self.trace = Some(value.to_string()),
             _ => {
                 return Err(Fail::new(
@@ -130,7 +138,8 @@ impl Settings {
                     format!(
                         "unknown setting `{key}` (expected one of: window, node_limit, \
                          push_threshold, push_weights, vicinity, allocation, \
-                         last_victim_first, steal_half, shared_placement, trace)"
+                         last_victim_first, steal_half, shared_placement, proc_bind, \
+                         trace)"
                     ),
                 ))
             }
@@ -166,6 +175,9 @@ impl Settings {
         if let Some(p) = self.shared_placement {
             b = b.shared_placement(p);
         }
+        if let Some(bind) = self.proc_bind {
+            b = b.proc_bind(bind);
+        }
         if let Some(t) = &self.trace {
             b = b.trace(t);
         }
@@ -194,8 +206,10 @@ pub unsafe extern "C" fn locus_settings_create(out: *mut locus_settings) -> locu
 /// `node_limit` and `push_threshold` (bytes), `push_weights` (`READ,WRITE`),
 /// `vicinity` (workers), `allocation` (`immediate` or `deferred`),
 /// `last_victim_first` and `steal_half` (`true` or `false`), `shared_placement`
-/// (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `trace` (a file path for a
-/// Chrome trace of every run). An unknown name or a bad value is
+/// (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `proc_bind` (`spread`, the
+/// default: one CPU of each node in turn; `close`: fill a node before the next, when
+/// there are fewer workers than CPUs), `trace` (a file path for a Chrome trace of every
+/// run). An unknown name or a bad value is
 /// `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
 ///
 /// # Safety
@@ -230,7 +244,7 @@ pub extern "C" fn locus_settings_free(settings: locus_settings) -> locus_status 
 /// Makes a runtime and starts its workers.
 ///
 /// - `config`: a configuration name (`ws`, `dsa-base`, `push-in`, `push-out`,
-///   `push-weighted`, `dfa`, `dsa-opt`, `shm-base`, `home`), or NULL for the
+///   `push-weighted`, `dfa`, `dsa-opt`, `shm-base`, `home`, `bf`), or NULL for the
 ///   default (`dsa-opt`).
 /// - `topology`: `host`, `NxC` (virtual nodes laid over the host's CPUs), a spec with
 ///   distances, or a preset name; NULL for the host.

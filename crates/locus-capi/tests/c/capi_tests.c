@@ -131,6 +131,7 @@ static void test_settings_errors(void) {
     EXPECT(locus_settings_set(s, "shared_placement", "bind:x"), LOCUS_E_ARGUMENT, "bind:x");
     EXPECT(locus_settings_set(s, "push_weights", "1"), LOCUS_E_ARGUMENT, "push_weights");
     EXPECT(locus_settings_set(s, "steal_half", "maybe"), LOCUS_E_ARGUMENT, "maybe");
+    EXPECT(locus_settings_set(s, "proc_bind", "master"), LOCUS_E_ARGUMENT, "spread or close");
     EXPECT(locus_settings_set(s, NULL, "4"), LOCUS_E_NULL, "key");
     EXPECT(locus_settings_set(s, "window", NULL), LOCUS_E_NULL, "value");
     EXPECT(locus_settings_set(s, "\xff", "4"), LOCUS_E_ARGUMENT, "UTF-8");
@@ -149,6 +150,7 @@ static void test_settings_reach_the_runtime(void) {
     locus_settings s = {0};
     OK(locus_settings_create(&s));
     OK(locus_settings_set(s, "window", "3"));
+    OK(locus_settings_set(s, "proc_bind", "close"));
     locus_runtime rt = {0};
     OK(locus_runtime_create("dsa-base", "2x1", 2, s, &rt));
     OK(locus_settings_free(s));
@@ -166,6 +168,7 @@ static void test_settings_reach_the_runtime(void) {
     char *json = NULL;
     OK(locus_report_json(rep, &json));
     CHECK(json && strstr(json, "\"window\":\"3\""));
+    CHECK(json && strstr(json, "\"proc_bind\":\"close\""));
     locus_string_free(json);
     OK(locus_report_free(rep));
     OK(locus_runtime_destroy(rt));
