@@ -1,0 +1,72 @@
+//! Distributed programs over the in-process transport: every rank a thread with its own
+//! runtime, verified bit for bit on rank 0, messages counted against the minimum.
+
+use std::sync::Arc;
+
+use locus::{Config, Runtime};
+use locus_mpi::kernels::{self, Outcome};
+use locus_mpi::{Cluster, Error, Loopback, Transport};
+
+/// Runs `program` on `ranks` ranks (threads), each with a runtime of `config`.
+fn spmd<F>(ranks: usize, config: Config, program: F) -> Vec<Result<Outcome, Error>>
+where
+    F: Fn(&Cluster) -> Result<Outcome, Error> + Sync,
+{
+    let transports = Loopback::ranks(ranks);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = transports
+            .into_iter()
+            .map(|t| {
+                let program = &program;
+                s.spawn(move || {
+                    let rt = Runtime::builder()
+                        .config(config)
+                        .threads(2)
+                        .build()
+                        .expect("a runtime");
+                    let cluster = Cluster::new(rt, t as Arc<dyn Transport>)?;
+                    program(&cluster)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no rank panics"))
+            .collect()
+    })
+}
+
+fn small_jacobi() -> locus_bench::jacobi_2d::Params {
+    locus_bench::jacobi_2d::Params {
+        rows: 32,
+        cols: 48,
+        block_rows: 8,
+        block_cols: 8,
+        iterations: 4,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn jacobi_2d_sends_exactly_the_halos() {
+    for ranks in [1, 2, 3, 4] {
+        for config in [Config::DsaOpt, Config::DsaBase] {
+            let p = small_jacobi();
+            let outcomes = spmd(ranks, config, |c| kernels::jacobi_2d::run(c, &p));
+            for (rank, o) in outcomes.into_iter().enumerate() {
+                let o = o.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
+                if rank == 0 {
+                    assert_eq!(o.verified, Some(true), "{:?}", o.mismatch);
+                }
+                assert_eq!(
+                    Some(o.comm.sent_bytes),
+                    o.min_sent_bytes,
+                    "rank {rank} of {ranks}"
+                );
+                if ranks > 1 {
+                    assert!(o.comm.sent_bytes > 0);
+                }
+            }
+        }
+    }
+}
