@@ -70,3 +70,29 @@ fn jacobi_2d_sends_exactly_the_halos() {
         }
     }
 }
+
+#[test]
+fn a_panic_on_one_rank_ends_every_rank_with_an_error() {
+    // Bounded: a hang fails the test instead of blocking it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let p = small_jacobi();
+        let outcomes = spmd(4, Config::DsaOpt, |c| {
+            kernels::jacobi_2d::run_failing(c, &p, Some(1))
+        });
+        let _ = tx.send(outcomes);
+    });
+    let outcomes = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("every rank ends within the time limit");
+    for (rank, o) in outcomes.into_iter().enumerate() {
+        let e = match o {
+            Ok(_) => panic!("rank {rank} succeeded although rank 1 failed"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("injected failure (--panic-on 1)"),
+            "rank {rank}: {e}"
+        );
+    }
+}
