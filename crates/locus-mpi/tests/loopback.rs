@@ -96,3 +96,48 @@ fn a_panic_on_one_rank_ends_every_rank_with_an_error() {
         );
     }
 }
+
+#[test]
+fn cholesky_block_cyclic_verified() {
+    for ranks in [1, 2, 4] {
+        let p = locus_bench::cholesky::Params {
+            n: 48,
+            tile: 8,
+            ..Default::default()
+        };
+        let outcomes = spmd(ranks, Config::DsaOpt, |c| {
+            kernels::cholesky::run(c, &p, None)
+        });
+        for (rank, o) in outcomes.into_iter().enumerate() {
+            let o = o.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
+            if rank == 0 {
+                assert_eq!(o.verified, Some(true), "{:?}", o.mismatch);
+            }
+            if ranks > 1 {
+                assert!(o.comm.sent_bytes + o.comm.received_bytes > 0, "rank {rank}");
+            }
+        }
+    }
+}
+
+#[test]
+fn random_dag_with_random_owners_verified() {
+    for (ranks, seed) in [(2, 1), (3, 2), (4, 3)] {
+        let p = locus_bench::random_dag::Params {
+            tasks: 300,
+            data: 16,
+            max_len: 64,
+            seed,
+            ..Default::default()
+        };
+        for config in [Config::DsaOpt, Config::DsaBase] {
+            let outcomes = spmd(ranks, config, |c| kernels::random_dag::run(c, &p, None));
+            for (rank, o) in outcomes.into_iter().enumerate() {
+                let o = o.unwrap_or_else(|e| panic!("rank {rank} of {ranks}: {e}"));
+                if rank == 0 {
+                    assert_eq!(o.verified, Some(true), "{:?}", o.mismatch);
+                }
+            }
+        }
+    }
+}

@@ -53,13 +53,50 @@ fn jacobi_2d_verified_and_only_halos_travel() {
 }
 
 #[test]
+fn cholesky_and_random_dag_verified() {
+    for np in [2, 4] {
+        for bench in ["cholesky", "random-dag"] {
+            let out = mpirun(np, &["run", bench, "--json"]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "-np {np} {bench}: {stderr}");
+            let v: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("one JSON object");
+            assert_eq!(v["verified"], true, "{bench}");
+            assert!(v["comm"]["sent_bytes"].as_u64() > Some(0), "{bench}");
+        }
+    }
+}
+
+#[test]
 fn a_panic_on_one_rank_ends_every_rank() {
-    let out = mpirun(4, &["run", "jacobi-2d", "--panic-on", "1"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(124), "timed out: {stderr}");
-    assert!(!out.status.success());
-    assert!(
-        stderr.contains("rank 1 of 4: task `jacobi-2d` panicked"),
-        "{stderr}"
-    );
+    for (bench, task) in [("jacobi-2d", "jacobi-2d"), ("random-dag", "t")] {
+        let out = mpirun(4, &["run", bench, "--panic-on", "1"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(124), "timed out: {stderr}");
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains(&format!("rank 1 of 4: task `{task}")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_exit_with_status_2() {
+    for args in [
+        &["run", "jacobi-2d", "--size", "100", "--block-len", "33"][..],
+        &["run", "sparselu"],
+        &["run", "cholesky", "--iterations", "3"],
+        &["run", "jacobi-2d", "--config", "shm-base"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_locus-mpi"))
+            .args(args)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
 }

@@ -1,7 +1,9 @@
 //! Distributed kernels: the programs of `locus-bench` written once for every rank,
 //! each verified bit for bit on rank 0 against the kernel's sequential reference.
 
+pub mod cholesky;
 pub mod jacobi_2d;
+pub mod random_dag;
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -12,7 +14,7 @@ use crate::cluster::{Cluster, CommReport, Error};
 use crate::transport::{Tag, Transport};
 
 /// The distributed kernels, by name.
-pub const NAMES: &[&str] = &["jacobi-2d"];
+pub const NAMES: &[&str] = &["jacobi-2d", "cholesky", "random-dag"];
 
 /// Sizes of a distributed run, as the launcher's options give them (`None`: the
 /// kernel's default).
@@ -50,6 +52,42 @@ pub fn run(name: &str, cluster: &Cluster, sizes: &Sizes) -> Result<Outcome, Erro
                 p.iterations = i;
             }
             jacobi_2d::run_failing(cluster, &p, sizes.panic_on)
+        }
+        "cholesky" => {
+            if sizes.iterations.is_some() {
+                return Err(Error::Config(
+                    "cholesky: --iterations does not apply".into(),
+                ));
+            }
+            let mut p = locus_bench::cholesky::Params {
+                n: 256,
+                tile: 32,
+                ..Default::default()
+            };
+            if let Some(n) = sizes.size {
+                p.n = n;
+            }
+            if let Some(l) = sizes.block_len {
+                p.tile = l;
+            }
+            cholesky::run(cluster, &p, sizes.panic_on)
+        }
+        "random-dag" => {
+            if sizes.iterations.is_some() || sizes.block_len.is_some() {
+                return Err(Error::Config(
+                    "random-dag: --iterations and --block-len do not apply".into(),
+                ));
+            }
+            let mut p = locus_bench::random_dag::Params {
+                tasks: 500,
+                data: 32,
+                max_len: 1024,
+                ..Default::default()
+            };
+            if let Some(n) = sizes.size {
+                p.tasks = n;
+            }
+            random_dag::run(cluster, &p, sizes.panic_on)
         }
         _ => Err(Error::Config(format!(
             "unknown distributed benchmark `{name}`; known: {}",
