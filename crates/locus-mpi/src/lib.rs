@@ -15,13 +15,17 @@
 //! - [`cluster`]: a rank's runtime carrying the plan out with send and receive tasks;
 //! - [`kernels`]: `jacobi-2d`, `cholesky` and `random-dag`, distributed and verified
 //!   bit for bit on rank 0 against the sequential references of `locus-bench`;
-//! - `mpi` (feature `mpi`): the MPI transport, a communication thread over rsmpi.
+//! - `mpi` (feature `mpi`): the MPI transport, a communication thread over rsmpi;
+//! - `launch` (feature `mpi`): a kernel on this rank under `mpirun`, for the
+//!   `locus-mpi` binary and `locus run BENCH --distributed`.
 //!
 //! See `docs/guide.md`, "Distributed runs".
 
 pub mod cluster;
 pub mod dist;
 pub mod kernels;
+#[cfg(feature = "mpi")]
+pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod plan;

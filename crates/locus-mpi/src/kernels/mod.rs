@@ -201,7 +201,10 @@ pub fn json(o: &Outcome, config: &str, sections: &[serde_json::Value]) -> String
             "sent_bytes": sum("sent_bytes"),
             "received_bytes": sum("received_bytes"),
             "collect_sent_bytes": sum("collect_sent_bytes"),
-            "min_sent_bytes": sections.iter().map(|s| s["min_sent_bytes"].as_u64().unwrap_or(0)).sum::<u64>(),
+            "min_sent_bytes": sections
+                .iter()
+                .map(|s| s["min_sent_bytes"].as_u64())
+                .sum::<Option<u64>>(),
         },
         "per_rank": sections,
     })
