@@ -8,16 +8,22 @@
 //! - a **send task** for each message this rank sends: it reads the version (or the
 //!   range) like any reader, copies it into a message and hands it to the transport,
 //!   which sends it without blocking the worker;
-//! - a **receive task** for each message this rank receives: it writes a new version of
-//!   the datum (a whole datum) or of a copy of the range, placed like any version by the
-//!   configuration (under deferred allocation, on the node of the worker that runs it).
-//!   Receive tasks are strict to the rank's *communication worker*, the runtime's last
-//!   worker, and wait there for their message; so compute workers never wait for the
-//!   network, and the receives of a rank complete in program order, which keeps every
-//!   rank's waits acyclic: the message a receive waits for depends only on tasks
-//!   earlier in the program, on every rank;
+//! - a **receive task** and an **unpack task** for each message this rank receives.
+//!   The receive task is strict to the rank's *communication worker* (the runtime's
+//!   last worker) and waits there for the message, so compute workers never wait for
+//!   the network, and the receives of a rank complete in program order, which keeps
+//!   every rank's waits acyclic: the message a receive waits for depends only on tasks
+//!   earlier in the program, on every rank. The unpack task then writes the received
+//!   bytes as a new version of the datum (a whole datum) or of a copy of the range: an
+//!   ordinary version, placed like any other by the configuration. It carries the
+//!   hint of its reader (below), so under deferred allocation the received buffer is
+//!   allocated on the node where its reader runs;
 //! - the task itself, if this rank runs it, reading its local versions and the copies
 //!   received. Other ranks skip it entirely.
+//!
+//! Within a rank of several nodes, the data the rank owns are cut into one run per
+//! node ([`Cluster::home`]), and a task, with the versions received for it, carries a
+//! non-strict affinity hint (paper 3) to the home node of the first datum it writes.
 //!
 //! Failure: a task that panics tells every other rank through the transport before the
 //! panic unwinds; their pending receives fail with its message, so every rank's run
@@ -217,6 +223,9 @@ pub struct Cluster {
     comm_worker: usize,
     counts: Arc<Counts>,
     runs: AtomicU64,
+    /// The home node of each datum this rank owns, by plan number (see
+    /// [`Cluster::home`]); computed when a run starts.
+    homes: Mutex<Vec<usize>>,
 }
 
 impl Cluster {
@@ -248,6 +257,7 @@ impl Cluster {
             transport,
             counts,
             runs: AtomicU64::new(0),
+            homes: Mutex::default(),
         })
     }
 
@@ -269,6 +279,39 @@ impl Cluster {
     /// The worker that runs this rank's receive tasks.
     pub fn comm_worker(&self) -> usize {
         self.comm_worker
+    }
+
+    /// The node of this rank's runtime that datum `d` calls home: the data this rank
+    /// owns, in creation order, are cut into one contiguous run per node (a block
+    /// distribution within the rank, as the ranks' distribution is across them). Tasks
+    /// writing a datum, and the versions received for them, are hinted towards its
+    /// home node when the runtime has several nodes.
+    pub fn home(&self, d: usize) -> usize {
+        lock(&self.homes).get(d).copied().unwrap_or(0)
+    }
+
+    /// The hint towards `home`, when this rank's runtime has several nodes.
+    fn hint(&self, home: usize) -> Option<Affinity> {
+        (self.rt.topology().num_nodes() > 1).then(|| Affinity::node(home))
+    }
+
+    fn compute_homes(&self) {
+        let plan = lock(&self.plan);
+        let me = self.rank();
+        let nodes = self.rt.topology().num_nodes();
+        let n = plan.len();
+        let owned = (0..n).filter(|&d| plan.owner(d) == me).count().max(1);
+        let mut k = 0;
+        let homes = (0..n)
+            .map(|d| {
+                if plan.owner(d) != me {
+                    return 0;
+                }
+                k += 1;
+                (k - 1) * nodes / owned
+            })
+            .collect();
+        *lock(&self.homes) = homes;
     }
 
     /// A copy of the plan (what every rank has decided so far).
@@ -359,6 +402,7 @@ impl Cluster {
         R: Send,
     {
         let run_no = self.runs.fetch_add(1, Ordering::Relaxed);
+        self.compute_homes();
         let nodes = self.rt.topology().num_nodes();
         self.counts.take(nodes);
         let finished = self.rt.run(|s| {
@@ -528,7 +572,8 @@ impl<'a> DistScope<'a> {
         }
         let route = lock(&self.cluster.plan).read(d.id, Extent::Whole, rank, Purpose::Collect);
         if let Route::Transfer(t) = route {
-            self.carry(&t, d)?;
+            let home = self.cluster.home(d.id);
+            self.carry(&t, d, home)?;
         }
         Ok(())
     }
@@ -581,13 +626,21 @@ impl<'a> DistScope<'a> {
             }
             (exec, routes)
         };
-        // This rank's part: messages it sends or receives, and the task if it runs it.
+        // This rank's part: messages it sends or receives, and the task if it runs it
+        // (towards the home node of the first datum it writes).
+        let home = accesses
+            .iter()
+            .find_map(|a| match a {
+                Access::Write(i) | Access::ReadWrite(i) => Some(self.cluster.home(data[*i].id)),
+                Access::Read(..) => None,
+            })
+            .unwrap_or(0);
         for (a, route) in accesses.iter().zip(&routes) {
             if let Some(Route::Transfer(t)) = route {
                 let i = match a {
                     Access::Read(i, _) | Access::ReadWrite(i) | Access::Write(i) => *i,
                 };
-                self.carry(t, data[i])?;
+                self.carry(t, data[i], home)?;
             }
         }
         if exec != me {
@@ -654,7 +707,12 @@ impl<'a> DistScope<'a> {
 
     /// Submits this rank's side of transfer `t` of datum `d`: a send task on the
     /// sender, a receive task on the receiver.
-    fn carry<T: Element>(&mut self, t: &Transfer, d: &DistData<T>) -> Result<(), Error> {
+    fn carry<T: Element>(
+        &mut self,
+        t: &Transfer,
+        d: &DistData<T>,
+        home: usize,
+    ) -> Result<(), Error> {
         let me = self.rank();
         let counts = self.cluster.counts.clone();
         let transport = self.cluster.transport.clone();
@@ -689,35 +747,53 @@ impl<'a> DistScope<'a> {
             };
             let arrival = transport.expect(t.from, tag, bytes as usize);
             let (from, name) = (t.from, d.name.clone());
+            // The wait, on the communication worker: it ends when the message is in
+            // (or a rank failed), and hands the bytes over through `slot`.
+            let token = self.cluster.rt.data::<u8>(format!("arrived {}", d.name), 1);
+            let slot: Arc<Mutex<Vec<u8>>> = Arc::default();
+            let filled = slot.clone();
+            let waiter_transport = transport.clone();
             self.scope
-                .task(format!("recv {}", d.name), target)
+                .task(format!("recv {}", d.name), token.write())
                 .affinity(Affinity::worker(self.cluster.comm_worker).strict())
-                .spawn(move |ctx, out| {
+                .spawn(move |ctx, _| {
                     let message = loop {
                         if let Some(m) = arrival.wait_for(Duration::from_millis(5)) {
                             break m;
                         }
                         if ctx.scope().has_failed() {
-                            transport.fail(&format!("rank {me}: the run failed"));
+                            waiter_transport.fail(&format!("rank {me}: the run failed"));
                             panic!("rank {me}: the run failed while `{name}` was awaited");
                         }
                     };
                     match message {
-                        Ok(m) if m.len() as u64 == bytes => {
-                            bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&m);
-                            counts.received(ctx.node(), bytes, purpose);
-                        }
+                        Ok(m) if m.len() as u64 == bytes => *lock(&filled) = m,
                         Ok(m) => {
                             let message = format!(
                                 "`{name}` from rank {from}: {} bytes, {bytes} expected",
                                 m.len()
                             );
-                            transport.fail(&message);
+                            waiter_transport.fail(&message);
                             panic!("{message}");
                         }
                         Err(message) => panic!("{message}"),
                     }
                 })?;
+            // The new version, written by an ordinary task placed like any other:
+            // towards the home node of the task that reads it, so that under deferred
+            // allocation the received buffer is allocated on its reader's node.
+            let unpack = self
+                .scope
+                .task(format!("unpack {}", d.name), (token.read(), target));
+            let unpack = match self.cluster.hint(home) {
+                Some(a) => unpack.affinity(a),
+                None => unpack,
+            };
+            unpack.spawn(move |ctx, (_, out)| {
+                let m = std::mem::take(&mut *lock(&slot));
+                bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&m);
+                counts.received(ctx.node(), bytes, purpose);
+            })?;
         }
         Ok(())
     }

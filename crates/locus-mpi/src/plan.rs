@@ -192,6 +192,16 @@ impl Plan {
         Ok(self.data.len() - 1)
     }
 
+    /// Data in the plan.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether the plan has no datum.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
     /// The owner of datum `d`.
     pub fn owner(&self, d: usize) -> usize {
         self.data[d].owner

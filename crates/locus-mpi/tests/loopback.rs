@@ -12,6 +12,19 @@ fn spmd<F>(ranks: usize, config: Config, program: F) -> Vec<Result<Outcome, Erro
 where
     F: Fn(&Cluster) -> Result<Outcome, Error> + Sync,
 {
+    spmd_on(ranks, config, None, program)
+}
+
+/// [`spmd`], each rank's runtime on the virtual topology `spec` (default: two workers).
+fn spmd_on<F>(
+    ranks: usize,
+    config: Config,
+    spec: Option<&str>,
+    program: F,
+) -> Vec<Result<Outcome, Error>>
+where
+    F: Fn(&Cluster) -> Result<Outcome, Error> + Sync,
+{
     let transports = Loopback::ranks(ranks);
     std::thread::scope(|s| {
         let handles: Vec<_> = transports
@@ -19,11 +32,14 @@ where
             .map(|t| {
                 let program = &program;
                 s.spawn(move || {
-                    let rt = Runtime::builder()
-                        .config(config)
-                        .threads(2)
-                        .build()
-                        .expect("a runtime");
+                    let rt = match spec {
+                        Some(spec) => Runtime::builder()
+                            .config(config)
+                            .topology(locus::Topology::from_spec(spec).expect("a spec")),
+                        None => Runtime::builder().config(config).threads(2),
+                    }
+                    .build()
+                    .expect("a runtime");
                     let cluster = Cluster::new(rt, t as Arc<dyn Transport>)?;
                     program(&cluster)
                 })
@@ -139,5 +155,41 @@ fn random_dag_with_random_owners_verified() {
                 }
             }
         }
+    }
+}
+
+/// Under deferred allocation a received version is allocated where its reader runs:
+/// with two nodes per rank, messages land on both nodes (not only on the
+/// communication worker's), and the bytes received per node add up.
+#[test]
+fn received_versions_land_on_their_readers_nodes() {
+    let p = locus_bench::jacobi_2d::Params {
+        rows: 64,
+        cols: 64,
+        block_rows: 8,
+        block_cols: 8,
+        iterations: 4,
+        ..Default::default()
+    };
+    let outcomes = spmd_on(2, Config::DsaOpt, Some("2x2"), |c| {
+        kernels::jacobi_2d::run(c, &p)
+    });
+    for (rank, o) in outcomes.into_iter().enumerate() {
+        let o = o.unwrap_or_else(|e| panic!("rank {rank}: {e}"));
+        if rank == 0 {
+            assert_eq!(o.verified, Some(true), "{:?}", o.mismatch);
+        }
+        assert_eq!(Some(o.comm.sent_bytes), o.min_sent_bytes);
+        let per_node = &o.comm.received_bytes_per_node;
+        assert_eq!(per_node.len(), 2);
+        assert_eq!(
+            per_node.iter().sum::<u64>(),
+            o.comm.received_bytes + o.comm.collect_received_bytes
+        );
+        assert!(per_node.iter().all(|&b| b > 0), "rank {rank}: {per_node:?}");
+        eprintln!(
+            "rank {rank}: received per node {per_node:?}, r_loc_rt {}",
+            o.report.locality.r_loc_rt
+        );
     }
 }
