@@ -19,7 +19,41 @@
 //! - `launch` (feature `mpi`): a kernel on this rank under `mpirun`, for the
 //!   `locus-mpi` binary and `locus run BENCH --distributed`.
 //!
-//! See `docs/guide.md`, "Distributed runs".
+//! See `docs/guide.md`, "Distributed runs". Two ranks as threads of one process:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use locus::Runtime;
+//! use locus_mpi::{Cluster, Distribution, Loopback, Transport};
+//!
+//! // Two ranks as threads of this process (`Loopback`); under mpirun each process gets
+//! // `locus_mpi::mpi::init()`'s transport instead (feature `mpi`).
+//! let ranks = Loopback::ranks(2);
+//! std::thread::scope(|s| {
+//!     for t in ranks {
+//!         s.spawn(move || {
+//!             let rt = Runtime::builder().threads(2).build().unwrap();
+//!             let c = Cluster::new(rt, t as Arc<dyn Transport>).unwrap();
+//!             let dist = Distribution::Block { len: 2, ranks: 2 };
+//!             let x = c.data_with("x", 4, dist.owner(0), || vec![1u64, 2, 3, 4]).unwrap();
+//!             let y = c.data::<u64>("y", 4, dist.owner(1)).unwrap();
+//!             c.run(|ds| {
+//!                 // Runs on rank 1, the owner of y; x travels from rank 0, once.
+//!                 ds.task::<u64>("double").read(&x).write(&y).spawn(|_, mut v| {
+//!                     for (o, i) in v.writes[0].iter_mut().zip(v.reads[0]) {
+//!                         *o = 2 * i;
+//!                     }
+//!                 })?;
+//!                 ds.collect(&y, 0) // bring y's current version to rank 0
+//!             })
+//!             .unwrap();
+//!             if c.rank() == 0 {
+//!                 assert_eq!(c.fetch(&y).unwrap(), vec![2, 4, 6, 8]);
+//!             }
+//!         });
+//!     }
+//! });
+//! ```
 
 pub mod cluster;
 pub mod dist;
