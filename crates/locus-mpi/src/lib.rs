@@ -12,6 +12,8 @@
 //! - [`dist`]: distributions (block and block-cyclic, 1-D and 2-D, or a function);
 //! - [`plan`]: the message rules, pure bookkeeping every rank keeps identically;
 //! - [`transport`]: the seam to the network, with an in-process [`Loopback`];
+//! - [`sim`]: a simulated cluster of preset machines joined by a network, under the
+//!   same message rules, for scaling tables beyond the machines at hand;
 //! - [`cluster`]: a rank's runtime carrying the plan out with send and receive tasks;
 //! - [`kernels`]: `jacobi-2d`, `cholesky` and `random-dag`, distributed and verified
 //!   bit for bit on rank 0 against the sequential references of `locus-bench`;
@@ -63,6 +65,7 @@ pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod plan;
+pub mod sim;
 pub mod transport;
 
 pub use cluster::{Cluster, CommReport, DistData, DistFinished, DistScope, DistTask, Error, Views};
