@@ -25,7 +25,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use locus::Runtime;
+//! use locus::{Runtime, Topology};
 //! use locus_mpi::{Cluster, Distribution, Loopback, Transport};
 //!
 //! // Two ranks as threads of this process (`Loopback`); under mpirun each process gets
@@ -34,7 +34,8 @@
 //! std::thread::scope(|s| {
 //!     for t in ranks {
 //!         s.spawn(move || {
-//!             let rt = Runtime::builder().threads(2).build().unwrap();
+//!             let one_node = Topology::from_spec("1x2").unwrap(); // two workers, virtual
+//!             let rt = Runtime::builder().topology(one_node).build().unwrap();
 //!             let c = Cluster::new(rt, t as Arc<dyn Transport>).unwrap();
 //!             let dist = Distribution::Block { len: 2, ranks: 2 };
 //!             let x = c.data_with("x", 4, dist.owner(0), || vec![1u64, 2, 3, 4]).unwrap();

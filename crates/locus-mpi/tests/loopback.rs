@@ -15,7 +15,7 @@ where
     spmd_on(ranks, config, None, program)
 }
 
-/// [`spmd`], each rank's runtime on the virtual topology `spec` (default: two workers).
+/// [`spmd`], each rank's runtime on the virtual topology `spec` (default: `1x2`).
 fn spmd_on<F>(
     ranks: usize,
     config: Config,
@@ -36,7 +36,10 @@ where
                         Some(spec) => Runtime::builder()
                             .config(config)
                             .topology(locus::Topology::from_spec(spec).expect("a spec")),
-                        None => Runtime::builder().config(config).threads(2),
+                        // Two workers on one virtual node, whatever CPUs the host has.
+                        None => Runtime::builder()
+                            .config(config)
+                            .topology(locus::Topology::from_spec("1x2").expect("a spec")),
                     }
                     .build()
                     .expect("a runtime");
