@@ -1,9 +1,10 @@
-//! Strong and weak scaling of the distributed `jacobi-2d` on a simulated cluster of 1
-//! to 64 `opteron-64` machines (module `locus_mpi::sim`), over InfiniBand EDR and 10
-//! Gigabit Ethernet: `cargo run --release -p locus-mpi --example cluster_scaling`.
+//! Strong and weak scaling of the distributed `jacobi-2d`, and strong scaling of
+//! `cholesky`, on a simulated cluster of 1 to 64 `opteron-64` machines (module
+//! `locus_mpi::sim`), over InfiniBand EDR and 10 Gigabit Ethernet:
+//! `cargo run --release -p locus-mpi --example cluster_scaling`.
 
 use locus_bench::jacobi_2d::Params;
-use locus_mpi::sim::{jacobi_2d, Cluster, Network};
+use locus_mpi::sim::{cholesky, jacobi_2d, Cluster, Network};
 use locus_mpi::ProcessGrid;
 
 fn row(label: &str, ranks: usize, p: &Params, base: Option<f64>, weak: bool) -> f64 {
@@ -74,5 +75,32 @@ fn main() {
         };
         let t = row("weak", ranks, &weak, base, true);
         base.get_or_insert(t);
+    }
+    println!("\nCholesky, strong scaling: 16384 x 16384 in 512 x 512 tiles\n");
+    println!(
+        "| machines (grid) | time IB (s) | speedup IB | messages | MB sent | time 10GbE (s) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut base = None;
+    for ranks in [1, 2, 4, 8, 16, 32, 64] {
+        let g = ProcessGrid::squarest(ranks);
+        let program = cholesky(16384, 512, ranks);
+        let [ib, eth] = [Network::INFINIBAND_EDR, Network::ETHERNET_10G].map(|net| {
+            Cluster::of_preset("opteron-64", ranks, net)
+                .expect("a preset")
+                .predict(&program)
+                .expect("a valid program")
+        });
+        let b = *base.get_or_insert(ib.makespan_s);
+        println!(
+            "| {ranks} ({}x{}) | {:.3} | {:.1} | {} | {:.1} | {:.3} |",
+            g.p,
+            g.q,
+            ib.makespan_s,
+            b / ib.makespan_s,
+            ib.messages,
+            ib.bytes as f64 / 1e6,
+            eth.makespan_s
+        );
     }
 }

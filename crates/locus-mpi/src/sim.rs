@@ -58,8 +58,12 @@ pub struct SimTask {
     pub name: &'static str,
     /// Data read, and the part of each.
     pub reads: Vec<(usize, Extent)>,
-    /// Data written whole (the first decides the rank).
+    /// Data written whole (the first decides the rank). A read-write access is a
+    /// read of the whole datum and a write.
     pub writes: Vec<usize>,
+    /// Arithmetic operations of the body, when the kernel counts them (the tile
+    /// kernels of `cholesky`); otherwise the simulator's arithmetic per byte of `name`.
+    pub ops: Option<f64>,
 }
 
 /// A distributed program for the model: data (owner, elements of 8 bytes) and tasks
@@ -114,9 +118,13 @@ impl Cluster {
         })
     }
 
-    /// Seconds one task named `name` declaring `bytes` takes on a busy machine.
-    fn task_s(&self, name: &str, bytes: u64) -> f64 {
-        let compute = self.costs.compute_ns(name, bytes) as f64 * 1e-9;
+    /// Seconds one task named `name` declaring `bytes` (and `ops` operations, when
+    /// given) takes on a busy machine.
+    fn task_s(&self, name: &str, bytes: u64, ops: Option<f64>) -> f64 {
+        let compute = match ops {
+            Some(ops) => ops / (self.costs.clock_ghz * 1e9 * self.costs.ops_per_cycle),
+            None => self.costs.compute_ns(name, bytes) as f64 * 1e-9,
+        };
         let share = self.costs.node_bandwidth_gb_s * 1e9 / self.cores_per_node as f64;
         compute.max(bytes as f64 / share)
     }
@@ -168,7 +176,7 @@ impl Cluster {
                 .min_by(|&a, &b| cores[exec][a].total_cmp(&cores[exec][b]))
                 .unwrap_or(0);
             let start = ready.max(cores[exec][core]);
-            let took = self.task_s(task.name, bytes);
+            let took = self.task_s(task.name, bytes, task.ops);
             let end = start + took;
             cores[exec][core] = end;
             busy[exec] += took;
@@ -240,7 +248,50 @@ pub fn jacobi_2d(p: &Params, ranks: usize) -> SimProgram {
                 name: "jacobi-2d",
                 reads,
                 writes,
+                ops: None,
             });
+        }
+    }
+    program
+}
+
+/// The program of the distributed `cholesky` (the tasks and accesses of
+/// [`kernels::cholesky`](crate::kernels::cholesky)) over `ranks`: `n × n` in tiles of
+/// `tile`, with the flops of each tile kernel.
+pub fn cholesky(n: usize, tile: usize, ranks: usize) -> SimProgram {
+    let nt = n / tile.max(1);
+    let dist = crate::kernels::cholesky::distribution(nt, ranks);
+    let slot = |i: usize, j: usize| i * (i + 1) / 2 + j;
+    let mut program = SimProgram::default();
+    for i in 0..nt {
+        for j in 0..=i {
+            program.data.push((dist.owner(i * nt + j), tile * tile));
+        }
+    }
+    let b = tile as f64;
+    let mut task = |name, reads: &[(usize, usize)], rw: (usize, usize), ops: f64| {
+        let mut r: Vec<(usize, Extent)> = reads
+            .iter()
+            .map(|&(i, j)| (slot(i, j), Extent::Whole))
+            .collect();
+        r.push((slot(rw.0, rw.1), Extent::Whole));
+        program.tasks.push(SimTask {
+            name,
+            reads: r,
+            writes: vec![slot(rw.0, rw.1)],
+            ops: Some(ops),
+        });
+    };
+    for k in 0..nt {
+        task("potrf", &[], (k, k), b * b * b / 3.0);
+        for i in k + 1..nt {
+            task("trsm", &[(k, k)], (i, k), b * b * b);
+        }
+        for i in k + 1..nt {
+            task("syrk", &[(i, k)], (i, i), b * b * b);
+            for j in k + 1..i {
+                task("gemm", &[(i, k), (j, k)], (i, j), 2.0 * b * b * b);
+            }
         }
     }
     program
@@ -275,6 +326,21 @@ mod tests {
             assert_eq!(got.bytes, want, "{ranks} ranks");
             assert_eq!(got.messages == 0, ranks == 1);
         }
+    }
+
+    /// Cholesky: panel tiles travel once per version and rank; more machines help.
+    #[test]
+    fn cholesky_scales_and_sends_panels() {
+        let time = |ranks| {
+            Cluster::of_preset("opteron-64", ranks, Network::INFINIBAND_EDR)
+                .unwrap()
+                .predict(&cholesky(4096, 256, ranks))
+                .unwrap()
+        };
+        let (one, four) = (time(1), time(4));
+        assert_eq!((one.messages, one.bytes), (0, 0));
+        assert!(four.messages > 0 && four.bytes % (256 * 256 * 8) == 0);
+        assert!(four.makespan_s < one.makespan_s);
     }
 
     /// More machines finish a fixed problem sooner, and a slower network costs time.
