@@ -153,8 +153,10 @@ extern "C" {
     fn locus_cholesky_initial(n: c_long, i: c_long, j: c_long) -> f64;
 }
 
-/// The tile kernels, over slices of `b × b` elements (checked).
-mod tiles {
+/// The tile kernels, over slices of `b × b` elements (checked: a slice of another
+/// length panics), and the initial values: public so that other programs of the same
+/// factorisation (the distributed one of `locus-mpi`) compute bit for bit the same.
+pub mod tiles {
     use super::*;
 
     fn check(b: usize, tiles: &[usize]) -> c_long {
@@ -162,33 +164,38 @@ mod tiles {
         b as c_long
     }
 
-    pub(super) fn potrf(b: usize, a: &mut [f64]) {
+    /// Factorises the diagonal tile `a` in place (its lower triangle becomes `L`).
+    pub fn potrf(b: usize, a: &mut [f64]) {
         let bl = check(b, &[a.len()]);
         // SAFETY: `a` holds the `b * b` elements the C function reads and writes
         // (checked), and nothing else aliases it (a `&mut`).
         unsafe { locus_cholesky_potrf(bl, a.as_mut_ptr()) }
     }
 
-    pub(super) fn trsm(b: usize, l: &[f64], a: &mut [f64]) {
+    /// Solves `a := a L⁻ᵀ` with the factorised diagonal tile `l`.
+    pub fn trsm(b: usize, l: &[f64], a: &mut [f64]) {
         let bl = check(b, &[l.len(), a.len()]);
         // SAFETY: both slices hold `b * b` elements (checked); `a` is the only one
         // written and, a `&mut`, aliases nothing.
         unsafe { locus_cholesky_trsm(bl, l.as_ptr(), a.as_mut_ptr()) }
     }
 
-    pub(super) fn syrk(b: usize, a: &[f64], c: &mut [f64]) {
+    /// Updates the diagonal tile `c := c - a aᵀ` (lower triangle).
+    pub fn syrk(b: usize, a: &[f64], c: &mut [f64]) {
         let bl = check(b, &[a.len(), c.len()]);
         // SAFETY: as `trsm`.
         unsafe { locus_cholesky_syrk(bl, a.as_ptr(), c.as_mut_ptr()) }
     }
 
-    pub(super) fn gemm(b: usize, a: &[f64], bt: &[f64], c: &mut [f64]) {
+    /// Updates `c := c - a btᵀ`.
+    pub fn gemm(b: usize, a: &[f64], bt: &[f64], c: &mut [f64]) {
         let bl = check(b, &[a.len(), bt.len(), c.len()]);
         // SAFETY: as `trsm`, with two tiles read.
         unsafe { locus_cholesky_gemm(bl, a.as_ptr(), bt.as_ptr(), c.as_mut_ptr()) }
     }
 
-    pub(super) fn initial(n: usize, i: usize, j: usize) -> f64 {
+    /// Element `(i, j)` of the initial `n × n` matrix.
+    pub fn initial(n: usize, i: usize, j: usize) -> f64 {
         // SAFETY: a pure function of its integer arguments.
         unsafe { locus_cholesky_initial(n as c_long, i as c_long, j as c_long) }
     }
@@ -353,8 +360,12 @@ fn spawn_group(
     })
 }
 
-/// The initial values of tile `(ti, tj)`.
-fn initial_tile(p: &Params, ti: usize, tj: usize) -> Result<Vec<f64>, crate::Error> {
+/// The initial values of tile `(ti, tj)`, row-major.
+///
+/// # Errors
+///
+/// [`crate::Error::OutOfMemory`] if the tile cannot be allocated.
+pub fn initial_tile(p: &Params, ti: usize, tj: usize) -> Result<Vec<f64>, crate::Error> {
     let b = p.tile;
     crate::alloc::collected(
         "the initial values of a tile",

@@ -303,3 +303,10 @@ fn shm_base_runs_the_shared_versions() {
     assert_eq!(r["memory"]["allocations"], 0);
     assert!(r["memory"]["shared_peak_bytes"].as_u64().unwrap() > 0);
 }
+
+/// Without the `mpi` feature, `--distributed` says how to get it, as a usage error.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn distributed_without_mpi_is_a_usage_error() {
+    assert_usage_error(&["run", "jacobi-2d", "--distributed"], "--features mpi");
+}

@@ -43,10 +43,19 @@ pub struct Args {
     /// it at https://ui.perfetto.dev).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
+    /// Run as one rank of an MPI program, under `mpirun` (jacobi-2d, cholesky,
+    /// random-dag): every rank runs one runtime, rank 0 verifies and reports (needs the
+    /// `mpi` feature; docs/guide.md, "Distributed runs"). Without --topology, each rank
+    /// has --threads workers (default 2) plus its communication worker.
+    #[arg(long)]
+    pub distributed: bool,
 }
 
 /// Runs the benchmark and prints its report.
 pub fn main(args: &Args) -> Result<(), Failure> {
+    if args.distributed {
+        return distributed(args);
+    }
     let topology = topology(&args.topology)?;
     execute_traced(
         Job {
@@ -63,4 +72,63 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         None,
         args.trace.as_deref(),
     )
+}
+
+/// `--distributed`: this process is one rank of an MPI program (crate `locus-mpi`).
+#[cfg(feature = "mpi")]
+fn distributed(args: &Args) -> Result<(), Failure> {
+    use clap::ValueEnum;
+    let refused = |option: &str| {
+        Err(Failure::Usage(format!(
+            "{option} does not apply to a distributed run"
+        )))
+    };
+    let s = &args.size;
+    if args.trace.is_some() {
+        return refused("--trace");
+    }
+    if args.control != Control::Seq {
+        return refused("--control parallel");
+    }
+    if args.vicinity.is_some() {
+        return refused("--vicinity");
+    }
+    if s.preset.is_some() || s.blocks.is_some() || !s.params.is_empty() {
+        return refused("--preset, --blocks and --param");
+    }
+    if s.affinity.is_some() || s.matrix.is_some() {
+        return refused("--affinity and --matrix");
+    }
+    let bench = args
+        .bench
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    let launch = locus_mpi::launch::Launch {
+        bench,
+        config: args.config,
+        topology: (args.topology != "host").then(|| args.topology.clone()),
+        threads: args.threads.map_or(2, |t| t as usize),
+        sizes: locus_mpi::kernels::Sizes {
+            size: s.size,
+            block_len: s.block_len,
+            iterations: s.iterations,
+            panic_on: None,
+        },
+        json: args.json,
+    };
+    locus_mpi::launch::launch(&launch).map_err(|f| match f {
+        locus_mpi::launch::Failure::Usage(m) => Failure::Usage(m),
+        locus_mpi::launch::Failure::Failed(m) => Failure::Failed(m),
+    })
+}
+
+/// `--distributed` without the `mpi` feature: a usage error saying how to get it.
+#[cfg(not(feature = "mpi"))]
+fn distributed(_: &Args) -> Result<(), Failure> {
+    Err(Failure::Usage(
+        "--distributed needs a locus built with MPI: install it (README, \"Distributed \
+         runs\"), then `cargo build --release -p locus-cli --features mpi`"
+            .into(),
+    ))
 }

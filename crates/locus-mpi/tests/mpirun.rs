@@ -1,0 +1,102 @@
+//! The launcher under `mpirun` (feature `mpi`; needs `mpirun` on the path): distributed
+//! runs verified on rank 0, halos as the only traffic, and a panicking task on one rank
+//! ending every rank with an error, each bounded by a timeout.
+#![cfg(feature = "mpi")]
+
+use std::process::{Command, Output};
+
+fn mpirun(np: usize, args: &[&str]) -> Output {
+    Command::new("timeout")
+        .arg("120")
+        .args(["mpirun", "--oversubscribe", "-np", &np.to_string()])
+        .arg(env!("CARGO_BIN_EXE_locus-mpi"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("timeout and mpirun run")
+}
+
+#[test]
+fn jacobi_2d_verified_and_only_halos_travel() {
+    for np in [2, 4] {
+        for config in ["dsa-opt", "dsa-base"] {
+            let out = mpirun(
+                np,
+                &[
+                    "run",
+                    "jacobi-2d",
+                    "--config",
+                    config,
+                    "--size",
+                    "128",
+                    "--block-len",
+                    "16",
+                    "--json",
+                ],
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "-np {np} {config}: {stderr}");
+            let v: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("one JSON object");
+            assert_eq!(v["verified"], true);
+            assert_eq!(v["ranks"], np);
+            let ranks = v["per_rank"].as_array().expect("per-rank sections");
+            assert_eq!(ranks.len(), np);
+            for r in ranks {
+                assert_eq!(r["comm"]["sent_bytes"], r["min_sent_bytes"], "{r}");
+                assert!(r["comm"]["sent_bytes"].as_u64() > Some(0));
+            }
+        }
+    }
+}
+
+#[test]
+fn cholesky_and_random_dag_verified() {
+    for np in [2, 4] {
+        for bench in ["cholesky", "random-dag"] {
+            let out = mpirun(np, &["run", bench, "--json"]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "-np {np} {bench}: {stderr}");
+            let v: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("one JSON object");
+            assert_eq!(v["verified"], true, "{bench}");
+            assert!(v["comm"]["sent_bytes"].as_u64() > Some(0), "{bench}");
+        }
+    }
+}
+
+#[test]
+fn a_panic_on_one_rank_ends_every_rank() {
+    for (bench, task) in [("jacobi-2d", "jacobi-2d"), ("random-dag", "t")] {
+        let out = mpirun(4, &["run", bench, "--panic-on", "1"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(124), "timed out: {stderr}");
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains(&format!("rank 1 of 4: task `{task}")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_exit_with_status_2() {
+    for args in [
+        &["run", "jacobi-2d", "--size", "100", "--block-len", "33"][..],
+        &["run", "sparselu"],
+        &["run", "cholesky", "--iterations", "3"],
+        &["run", "jacobi-2d", "--config", "shm-base"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_locus-mpi"))
+            .args(args)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+}
