@@ -43,6 +43,32 @@ pub enum Bench {
     Spmv,
     /// The BiCGStab solver over row partitions.
     Bicgstab,
+    /// STREAM: copy, scale, add, triad over three vectors (paper 2).
+    Stream,
+    /// STREAM with one set of vectors per node, swept by that node's tasks (paper 2).
+    NestedStream,
+    /// Two triad phases whose teams swap data: migrate it or move the tasks (paper 2).
+    TwistedStream,
+}
+
+/// What twisted-stream does with a team's remote data at its phase change
+/// (Broquedis et al., Twisted-STREAM).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MigrateArg {
+    /// Nothing: phase 2 accesses the other node's memory.
+    None,
+    /// Migrate every remote vector to the team's node at the phase change.
+    Now,
+    /// Migrate each remote block to the node of its first phase-2 task.
+    NextTouch,
+    /// Migrate only the remote vectors that are read.
+    NowRead,
+    /// Migrate only the remote vector that is written.
+    NowWritten,
+    /// Move the tasks to the node of the data instead.
+    Tasks,
+    /// Move the tasks to the remote vectors' node and migrate the team's own vector there.
+    Mixed,
 }
 
 /// Which tasks carry affinity hints (Virouleau et al., the OpenMP task affinity
@@ -228,6 +254,11 @@ pub struct Size {
     /// or pattern; general or symmetric).
     #[arg(long, value_name = "FILE.mtx", help_heading = "Kernel options")]
     pub matrix: Option<String>,
+    /// What twisted-stream does with the data its teams find on another node at the
+    /// phase change: migrate it (now, on next touch, only the read or the written
+    /// vectors), or move the tasks to it (tasks, mixed).
+    #[arg(long, value_enum, help_heading = "Kernel options")]
+    pub migrate: Option<MigrateArg>,
 }
 
 fn key_value(s: &str) -> Result<(String, String), String> {

@@ -18,7 +18,7 @@ use crate::engine::{Engine, EngineFactory, EngineSetup, Threads};
 use crate::error::{Error, RunError};
 use crate::graph::{current_executor, RunState, Scope, Task, TaskCtx};
 use crate::metrics::{
-    MemoryReport, Report, RunCounters, Settings, TopologySummary, VersionsReport,
+    MemoryReport, MigrationReport, Report, RunCounters, Settings, TopologySummary, VersionsReport,
 };
 use crate::observe::{Observer, TraceRecorder};
 use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
@@ -938,6 +938,7 @@ impl Runtime {
         self.versions.reset_peak();
         let stats_before = self.pools().stats();
         let versions_before = self.versions.created();
+        let migrated_before = self.shared.migrated_pages();
 
         let value: Mutex<Option<R>> = Mutex::new(None);
         let slot = &value;
@@ -1004,6 +1005,16 @@ impl Runtime {
             allocations: delta(&stats, &stats_before, |s| s.allocs),
             reused: delta(&stats, &stats_before, |s| s.reused),
             first_touched: delta(&stats, &stats_before, |s| s.first_touched),
+        };
+        let migrated = self.shared.migrated_pages();
+        let (now_pages, next_touch_pages) = (
+            migrated.0 - migrated_before.0,
+            migrated.1 - migrated_before.1,
+        );
+        report.migration = MigrationReport {
+            now_pages,
+            next_touch_pages,
+            bytes: (now_pages + next_touch_pages) * locus_mem::region::PAGE as u64,
         };
         report.versions = VersionsReport {
             created: self.versions.created() - versions_before,
@@ -1105,6 +1116,7 @@ impl Runtime {
             memory: Default::default(),
             versions: Default::default(),
             workers: Vec::new(),
+            migration: Default::default(),
         }
     }
 }

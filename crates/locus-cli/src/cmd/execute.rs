@@ -43,6 +43,9 @@ pub fn bench_name(b: Bench) -> &'static str {
         Bench::Cholesky => "cholesky",
         Bench::Spmv => "spmv",
         Bench::Bicgstab => "bicgstab",
+        Bench::Stream => "stream",
+        Bench::NestedStream => "nested-stream",
+        Bench::TwistedStream => "twisted-stream",
     }
 }
 
@@ -86,6 +89,11 @@ fn size(s: &Size, topology: &str) -> Result<SizeSpec, Failure> {
     }
     if let Some(m) = &s.matrix {
         spec.fields.push(("--matrix".into(), m.clone()));
+    }
+    if let Some(m) = s.migrate {
+        let name = m.to_possible_value().expect("no skipped value");
+        spec.fields
+            .push(("--migrate".into(), name.get_name().into()));
     }
     if spec.base == BenchSize::Paper {
         spec.base = BenchSize::paper_for(topology);
@@ -260,6 +268,9 @@ pub fn execute_traced(
     if let Some(rate) = gflop_s {
         object.insert("gflop_s".into(), json!(rate));
     }
+    if !outcome.figures.is_null() {
+        object.insert("figures".into(), outcome.figures.clone());
+    }
     let report = serde_json::to_value(&outcome.report).expect("reports serialise to JSON");
     if let Value::Object(fields) = report {
         object.extend(fields);
@@ -275,6 +286,7 @@ pub fn execute_traced(
         if let Some(rate) = gflop_s {
             println!("  {rate:.3} GFLOP/s (n^3/3 operations)");
         }
+        print!("{}", figures_text(&outcome.figures));
     }
     if outcome.verified || !outcome.checked {
         Ok(())
@@ -286,6 +298,35 @@ pub fn execute_traced(
                 .as_ref()
                 .map_or(String::new(), |m| format!(" ({m})"))
         )))
+    }
+}
+
+/// The kernel's own figures, one line each (the STREAM family's rates and phases).
+fn figures_text(figures: &Value) -> String {
+    let mut out = String::new();
+    let Value::Object(fields) = figures else {
+        return out;
+    };
+    for (name, value) in fields {
+        match value {
+            Value::Object(inner) => {
+                let parts: Vec<String> = inner
+                    .iter()
+                    .map(|(k, v)| format!("{k} {}", number(v)))
+                    .collect();
+                out.push_str(&format!("  {name}: {}\n", parts.join(", ")));
+            }
+            v => out.push_str(&format!("  {name}: {}\n", number(v))),
+        }
+    }
+    out
+}
+
+/// A figure as text: floats with four significant decimals.
+fn number(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if v.is_f64() => format!("{x:.4}"),
+        _ => v.to_string(),
     }
 }
 

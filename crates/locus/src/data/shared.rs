@@ -309,12 +309,15 @@ impl SharedBuffer {
     /// placement); newly placed pages count as live on their node. Within the node
     /// limits, as [`SharedSetup`] says: a page goes to `node` if `node` holds an unplaced
     /// reservation of the datum or has room for one, else to the nearest node holding one.
-    pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) {
-        if self.region.armed_pages() > 0 && len > 0 {
-            self.take_armed(offset, len, node);
-        }
+    /// Returns the pages armed for next touch that moved to `node`.
+    pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) -> u64 {
+        let moved = if self.region.armed_pages() > 0 && len > 0 {
+            self.take_armed(offset, len, node)
+        } else {
+            0
+        };
         if self.region.policy() != RegionPolicy::FirstTouch || len == 0 {
-            return;
+            return moved;
         }
         let setup = &self.setup;
         let nodes = setup.config.nodes;
@@ -322,7 +325,7 @@ impl SharedBuffer {
         let Reservation { reserved, unplaced } = &mut *guard;
         let untouched = self.region.untouched_pages(offset, len) as u64;
         if untouched == 0 {
-            return;
+            return moved;
         }
         let order = setup.nearest_first(node);
         let mut mine = untouched.min(unplaced[node]);
@@ -365,6 +368,7 @@ impl SharedBuffer {
                 setup.add(n, p);
             }
         }
+        moved
     }
 
     /// The node holding most of the buffer (the first such node; node 0 when no page is
@@ -431,8 +435,8 @@ impl SharedBuffer {
     }
 
     /// A task on `node` starts with an access to `offset..offset + len`: the armed pages
-    /// there move to `node`, as many as `node` has room for.
-    fn take_armed(&self, offset: usize, len: usize, node: usize) {
+    /// there move to `node`, as many as `node` has room for. Returns the pages moved.
+    fn take_armed(&self, offset: usize, len: usize, node: usize) -> u64 {
         let setup = &self.setup;
         let nodes = setup.config.nodes;
         let mut guard = lock_mutex(&self.reservation);
@@ -455,6 +459,7 @@ impl SharedBuffer {
         );
         let total = self.account_moves(&mut guard.reserved, &moved, node, granted);
         setup.migrated[1].fetch_add(total, Ordering::Relaxed);
+        total
     }
 
     /// Moves the reservations and live counts of the pages moved off each node

@@ -705,13 +705,33 @@ fn close_reduction(
 ///
 /// With skipped bodies the buffers are only accounted (the simulator's pools hold no
 /// memory), so nothing is zeroed or copied.
+///
+/// Returns the pages of shared data that moved as the task starts: armed for next touch
+/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node.
 fn prepare_buffers(
     ex: &dyn Executor,
     task: &Task,
     bindings: &mut [Binding],
     bodies: Bodies,
     control: bool,
-) -> Result<(), Error> {
+    migrate_to: Option<usize>,
+) -> Result<u64, Error> {
+    let mut migrated = 0u64;
+    if let Some(target) = migrate_to {
+        // A migration task (`Scope::migrate`): its declared data move now, nothing else.
+        for b in bindings.iter().flat_map(Binding::leaves) {
+            if let Some(shared) = b.shared() {
+                migrated += shared
+                    .migrate(b.offset, b.bytes, target)
+                    .map_err(|message| Error::OutOfMemory {
+                        task: task.name.to_string(),
+                        bytes: b.bytes,
+                        message,
+                    })?;
+            }
+        }
+        return Ok(migrated);
+    }
     // Control tasks see no buffer, so they run whatever the pools hold.
     if bodies == Bodies::Run && !control && ex.pools().config().accounting_only {
         return Err(Error::Config(format!(
@@ -757,7 +777,7 @@ fn prepare_buffers(
         if let Some(shared) = b.shared() {
             // Shared data is placed at creation (or by this first touch) and updated in
             // place: nothing to allocate or copy.
-            shared.touch(b.offset, b.bytes, node);
+            migrated += shared.touch(b.offset, b.bytes, node);
             continue;
         }
         if let Some(input) = &b.input {
@@ -836,7 +856,7 @@ fn prepare_buffers(
             }
         }
     }
-    Ok(())
+    Ok(migrated)
 }
 
 /// Scatters what a body wrote in its gathered views into the segments' new versions,
@@ -1003,6 +1023,8 @@ pub struct Started {
     bindings: Bindings,
     hints: Hints,
     completion: Completion,
+    /// Pages of shared data moved as the task started (next touch, or a migration task).
+    migrated_pages: u64,
 }
 
 /// How far a started task got, which decides what its outputs become.
@@ -1022,14 +1044,35 @@ pub(crate) enum Completion {
 impl Started {
     /// The task's accesses: bytes and the node of each buffer.
     pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> {
-        access_infos(&self.bindings).into_iter()
+        let infos = if self.is_migration() {
+            Vec::new()
+        } else {
+            access_infos(&self.bindings)
+        };
+        infos.into_iter()
+    }
+
+    /// Pages of shared data that moved to another node as the task started: pages
+    /// armed for migration on next touch that it touched first, or, for a migration
+    /// task ([`Scope::migrate`](crate::Scope::migrate)), the pages it moved. An engine
+    /// charges their cost (the topology's migration model) to the task.
+    pub fn migrated_pages(&self) -> u64 {
+        self.migrated_pages
+    }
+
+    /// Whether the task is a migration task: its declared data are moved, not
+    /// accessed, so it has no accesses of its own.
+    pub fn is_migration(&self) -> bool {
+        self.hints.migrate_to.is_some()
     }
 
     /// The task's accesses as [`Started::accesses`] gives them, each with the key of
     /// the memory it touches.
     pub fn keyed_accesses(&self) -> impl Iterator<Item = (AccessInfo, MemoryKey)> {
         let mut out = Vec::with_capacity(self.bindings.len() + 1);
-        for_each_keyed_access(&self.bindings, |a, k| out.push((a, k)));
+        if !self.is_migration() {
+            for_each_keyed_access(&self.bindings, |a, k| out.push((a, k)));
+        }
         out.into_iter()
     }
 
@@ -1060,13 +1103,17 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
     let run = &task.run;
     let counters = run.counters.worker(ex.worker());
     let mut completion = Completion::NotRun;
+    let mut migrated_pages = 0;
+    let migration = hints.migrate_to.is_some();
     if run.is_failed() {
         // What the body captured is released before the task counts as finished.
         if let Err(error) = drop_skipped(&task, body) {
             run.fail(error);
         }
     } else {
-        let outcome = prepare_buffers(ex, &task, &mut bindings, bodies, control).and_then(|()| {
+        let prepared = prepare_buffers(ex, &task, &mut bindings, bodies, control, hints.migrate_to);
+        let outcome = prepared.and_then(|pages| {
+            migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
                 (Bodies::Skip, false) => drop_skipped(&task, body),
@@ -1111,6 +1158,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             }
         });
         match outcome {
+            Ok(()) if migration => completion = Completion::Done,
             Ok(()) => {
                 completion = Completion::Done;
                 for_each_access(&bindings, |a| {
@@ -1139,6 +1187,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         bindings,
         hints,
         completion,
+        migrated_pages,
     })
 }
 
@@ -1152,6 +1201,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         bindings,
         hints,
         completion,
+        ..
     } = started;
     drop(hints);
     // The parent to notify: a task is complete once its body and its children are,
