@@ -830,6 +830,24 @@ mod tests {
                 };
                 (bicgstab::run_against(rt, &problem, want).unwrap().0, "x")
             }),
+            ("stream", 700, |rt, _, at| {
+                let p = stream::Params::tiny();
+                (stream::run_against(rt, &p, at).unwrap(), "stream.a")
+            }),
+            ("nested-stream", 900, |rt, _, at| {
+                let p = nested_stream::Params::tiny();
+                (
+                    nested_stream::run_against(rt, &p, at).unwrap(),
+                    "nested-stream.g0.a",
+                )
+            }),
+            ("twisted-stream", 100, |rt, _, at| {
+                let p = twisted_stream::Params::tiny();
+                (
+                    twisted_stream::run_against(rt, &p, at).unwrap(),
+                    "twisted-stream.g0.a",
+                )
+            }),
             ("random-dag", 0, |rt, _, at| {
                 let p = random_dag::Params::tiny();
                 let want = |program: &random_dag::Program| {

@@ -88,6 +88,24 @@ kernel_params!(NESTED, bytes: |p| crate::size::bytes::<f64>(&[p.len, 3]));
 
 /// Runs `nested-stream`; see the module documentation.
 pub fn run(rt: &Runtime, p: &Params) -> Result<(crate::Outcome, Value), crate::Error> {
+    run_flipped(rt, p, None)
+}
+
+/// [`run`] against the reference with element `flip` of set 0's `a` changed (tests).
+#[cfg(test)]
+pub(crate) fn run_against(
+    rt: &Runtime,
+    p: &Params,
+    flip: Option<usize>,
+) -> Result<crate::Outcome, crate::Error> {
+    run_flipped(rt, p, flip).map(|(out, _)| out)
+}
+
+fn run_flipped(
+    rt: &Runtime,
+    p: &Params,
+    flip: Option<usize>,
+) -> Result<(crate::Outcome, Value), crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let nodes = crate::affinity::worker_nodes(rt);
     let shape = Shape {
@@ -96,6 +114,6 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<(crate::Outcome, Value), crate::E
         iterations: p.iterations,
     };
     let place = |g: usize, _: usize, _: usize| Affinity::node(nodes[g]).strict();
-    let run = run_sets(rt, shape, nodes.len(), &place, "nested-stream")?;
+    let run = run_sets(rt, shape, nodes.len(), &place, "nested-stream", flip)?;
     Ok((run.outcome, run.figures))
 }

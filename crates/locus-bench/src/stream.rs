@@ -436,6 +436,7 @@ pub(crate) fn run_sets(
     groups: usize,
     place: &(dyn Fn(usize, usize, usize) -> Affinity + Sync),
     name: &str,
+    flip: Option<usize>,
 ) -> Result<Run, crate::Error> {
     let sets = make_sets(rt, name, shape, groups)?;
     let mut total = None;
@@ -472,12 +473,15 @@ pub(crate) fn run_sets(
         });
     }
     let mut check = crate::verify::Check::new();
-    for v in &sets {
+    for (g, v) in sets.iter().enumerate() {
         let mut want = reference_set(v.offset, v.len)?;
         for _ in 0..shape.iterations {
             for op in Op::ALL {
                 reference_op(op, &mut want);
             }
+        }
+        if g == 0 {
+            flip_at(&mut want[0], flip);
         }
         check_set(rt, &mut check, &v.name, v, &want)?;
     }
@@ -485,6 +489,14 @@ pub(crate) fn run_sets(
         outcome: crate::Outcome::checked(report, check.finish()),
         figures,
     })
+}
+
+/// Changes element `at` (if any) of a reference vector in its lowest bit: the tests
+/// check that a run is compared with its reference element by element.
+pub(crate) fn flip_at(v: &mut [f64], at: Option<usize>) {
+    if let Some(i) = at {
+        v[i] = f64::from_bits(v[i].to_bits() ^ 1);
+    }
 }
 
 /// `groups` sets of vectors splitting `shape.len` elements.
@@ -518,13 +530,32 @@ pub(crate) fn blocks_of(len: usize, block_len: usize, groups: usize) -> u64 {
 
 /// Runs `stream`; see the module documentation.
 pub fn run(rt: &Runtime, p: &Params) -> Result<(crate::Outcome, Value), crate::Error> {
+    run_flipped(rt, p, None)
+}
+
+/// [`run`] against the reference with element `flip` of `a` changed.
+fn run_flipped(
+    rt: &Runtime,
+    p: &Params,
+    flip: Option<usize>,
+) -> Result<(crate::Outcome, Value), crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let workers = rt.workers();
     let place = move |_g: usize, i: usize, blocks: usize| {
         Affinity::worker(crate::affinity::owner_of(i, blocks, workers)).strict()
     };
-    let run = run_sets(rt, p.shape(), 1, &place, "stream")?;
+    let run = run_sets(rt, p.shape(), 1, &place, "stream", flip)?;
     Ok((run.outcome, run.figures))
+}
+
+/// [`run`] against the reference with element `flip` of `a` changed (tests).
+#[cfg(test)]
+pub(crate) fn run_against(
+    rt: &Runtime,
+    p: &Params,
+    flip: Option<usize>,
+) -> Result<crate::Outcome, crate::Error> {
+    run_flipped(rt, p, flip).map(|(out, _)| out)
 }
 
 /// Tasks of `stream` (and `nested-stream`) over `blocks` blocks in all.

@@ -207,6 +207,24 @@ fn phase2_vectors(sets: &[Vectors], k: usize, remote: usize) -> ([&Vec<Data<f64>
 
 /// Runs `twisted-stream`; see the module documentation.
 pub fn run(rt: &Runtime, p: &Params) -> Result<(crate::Outcome, Value), crate::Error> {
+    run_flipped(rt, p, None)
+}
+
+/// [`run`] against the reference with element `flip` of set 0's `a` changed (tests).
+#[cfg(test)]
+pub(crate) fn run_against(
+    rt: &Runtime,
+    p: &Params,
+    flip: Option<usize>,
+) -> Result<crate::Outcome, crate::Error> {
+    run_flipped(rt, p, flip).map(|(out, _)| out)
+}
+
+fn run_flipped(
+    rt: &Runtime,
+    p: &Params,
+    flip: Option<usize>,
+) -> Result<(crate::Outcome, Value), crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let nodes = crate::affinity::worker_nodes(rt);
     let groups = nodes.len();
@@ -345,6 +363,7 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<(crate::Outcome, Value), crate::E
             }
         }
     }
+    crate::stream::flip_at(&mut want[0][0], flip);
     let mut check = crate::verify::Check::new();
     for (v, w) in sets.iter().zip(&want) {
         check_set(rt, &mut check, &v.name, v, w)?;

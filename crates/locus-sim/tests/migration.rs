@@ -1,0 +1,81 @@
+//! The simulator charges page migration with the topology's model, `a + b x pages`
+//! (on `opteron-16`, MaMI's 120 us + 11 us per page: Broquedis et al., "Dynamic Task
+//! and Data Placement over NUMA Architectures: An OpenMP Runtime Perspective"), to the
+//! task whose start moved the pages, and moves their placement: a migration task, and
+//! the first toucher of data armed for next touch.
+
+use locus::engine::Bodies;
+use locus::{Affinity, Config, RegionPolicy, Runtime, Topology};
+use locus_sim::Sim;
+
+const PAGES: u64 = 1024;
+
+fn runtime() -> Runtime {
+    Runtime::builder()
+        .topology(Topology::from_spec("opteron-16").unwrap())
+        .config(Config::DsaBase)
+        .engine(Sim::new().seed(5).bodies(Bodies::Skip))
+        .build()
+        .unwrap()
+}
+
+/// MaMI's model for `PAGES` pages, in seconds.
+fn model_s() -> f64 {
+    (120.0 + 11.0 * PAGES as f64) * 1e-6
+}
+
+#[test]
+fn a_migration_task_costs_the_model_and_moves_the_pages() {
+    let rt = runtime();
+    let v = rt
+        .shared::<u64>("v", (PAGES * 512) as usize, RegionPolicy::Bind(0))
+        .unwrap();
+    let finished = rt.run(|s| s.migrate(&v, 2).unwrap()).unwrap();
+    let r = finished.report;
+    assert_eq!(r.migration.now_pages, PAGES);
+    assert_eq!(r.migration.bytes, PAGES * 4096);
+    assert_eq!(rt.bytes_per_node(&v), vec![0, 0, PAGES * 4096, 0]);
+    // The pages' cost, and a few microseconds of runtime around it; no access counted.
+    assert!(r.wall_s >= model_s(), "{} < {}", r.wall_s, model_s());
+    assert!(r.wall_s < model_s() + 50e-6, "{}", r.wall_s);
+    assert_eq!(
+        r.locality.read_local_bytes + r.locality.read_remote_bytes,
+        0
+    );
+    assert_eq!(r.control_tasks, 1);
+}
+
+#[test]
+fn the_first_toucher_of_armed_pages_pays_for_their_move() {
+    let rt = runtime();
+    let v = rt
+        .shared::<u64>("v", (PAGES * 512) as usize, RegionPolicy::Bind(0))
+        .unwrap();
+    let read = |rt: &Runtime| {
+        rt.run(|s| {
+            s.task("read", v.read())
+                .affinity(Affinity::node(3).strict())
+                .spawn(|_, _| {})
+                .unwrap()
+        })
+        .unwrap()
+        .report
+    };
+    let remote = read(&rt);
+    assert_eq!(remote.locality.read_remote_bytes, PAGES * 4096);
+    assert_eq!(rt.migrate_on_next_touch(&v).unwrap(), PAGES as usize);
+    let touched = read(&rt);
+    assert_eq!(touched.migration.next_touch_pages, PAGES);
+    assert_eq!(touched.locality.read_local_bytes, PAGES * 4096);
+    assert_eq!(rt.bytes_per_node(&v), vec![0, 0, 0, PAGES * 4096]);
+    // The move, then a local read (faster than the remote one it replaces).
+    assert!(touched.wall_s >= model_s(), "{}", touched.wall_s);
+    assert!(
+        touched.wall_s < model_s() + remote.wall_s,
+        "{}",
+        touched.wall_s
+    );
+    let local = read(&rt);
+    assert_eq!(local.migration.next_touch_pages, 0);
+    assert!(local.wall_s < remote.wall_s);
+}
