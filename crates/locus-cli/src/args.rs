@@ -157,6 +157,10 @@ pub enum Suite {
     /// 50), breadth-first, Cilk-like and weighted pushing; Figures 4-6. In the
     /// simulator on `tilepro64` with 50 workers by default.
     Home,
+    /// The ForestGOMP/MaMI paper's Twisted-STREAM study: phase-2 time against STREAM
+    /// iterations per migration policy (Figures 2 and 3). In the simulator on
+    /// `opteron-16` at paper size by default.
+    Twisted,
 }
 
 /// Engines that carry out a run.
