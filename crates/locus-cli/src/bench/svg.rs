@@ -460,46 +460,6 @@ pub fn traffic_panels(fig: &TrafficPanels<'_>) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_are_one_two_five() {
-        assert_eq!(tick_step(10.0), 2.0);
-        assert_eq!(tick_step(1.0), 0.2);
-        assert_eq!(tick_step(3.0), 1.0);
-        assert_eq!(tick_step(0.0), 1.0);
-    }
-
-    #[test]
-    fn text_is_escaped() {
-        let groups = vec!["a<b".to_string()];
-        let series = vec!["x&y".to_string()];
-        let svg = grouped_bars(&GroupedBars {
-            title: "t \"q\"",
-            x_label: "x",
-            y_label: "y",
-            groups: &groups,
-            series: &series,
-            legend_title: "configuration",
-            values: &[vec![Some(1.5)]],
-            errors: None,
-            error_label: "",
-            y_max: None,
-            references: &[(1.0, "speedup 1".to_string())],
-        });
-        assert!(svg.contains("a&lt;b") && svg.contains("x&amp;y") && svg.contains("&quot;q"));
-        assert!(!svg.contains("a<b"));
-    }
-
-    #[test]
-    fn shades_run_from_white() {
-        assert_eq!(shade(0.0), "#ffffff");
-        assert_eq!(shade(1.0), "#08306b");
-    }
-}
-
 /// A line chart: one line per series through `(xs[i], values[series][i])`, the
 /// horizontal axis in powers of two (paper 2's Figures 2 and 3: time against STREAM
 /// iterations), the vertical axis logarithmic or linear.
@@ -646,4 +606,44 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
     }
     out.push_str("</svg>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_one_two_five() {
+        assert_eq!(tick_step(10.0), 2.0);
+        assert_eq!(tick_step(1.0), 0.2);
+        assert_eq!(tick_step(3.0), 1.0);
+        assert_eq!(tick_step(0.0), 1.0);
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let groups = vec!["a<b".to_string()];
+        let series = vec!["x&y".to_string()];
+        let svg = grouped_bars(&GroupedBars {
+            title: "t \"q\"",
+            x_label: "x",
+            y_label: "y",
+            groups: &groups,
+            series: &series,
+            legend_title: "configuration",
+            values: &[vec![Some(1.5)]],
+            errors: None,
+            error_label: "",
+            y_max: None,
+            references: &[(1.0, "speedup 1".to_string())],
+        });
+        assert!(svg.contains("a&lt;b") && svg.contains("x&amp;y") && svg.contains("&quot;q"));
+        assert!(!svg.contains("a<b"));
+    }
+
+    #[test]
+    fn shades_run_from_white() {
+        assert_eq!(shade(0.0), "#ffffff");
+        assert_eq!(shade(1.0), "#08306b");
+    }
 }
