@@ -17,9 +17,11 @@
 //! (by migration tasks, [`locus::Scope::migrate`]) or on next touch
 //! ([`Runtime::migrate_on_next_touch`]), only the read or only the written ones
 //! migrated, the team's tasks moved to node `j` (`tasks`), or the tasks moved and the
-//! team's own vector migrated after them (`mixed`). Each phase is a run per
-//! iteration (the barrier of an OpenMP parallel loop), the migration tasks a run of
-//! their own at the start of phase 2.
+//! team's own vector migrated after them (`mixed`), or left to the runtime's `auto`
+//! migration setting (`auto`). Each phase is one run of all its iterations (a block's
+//! iterations are ordered by their dependences, so the tasks already submitted tell
+//! `auto` how often a block will be used), the migration tasks a run of their own at
+//! the start of phase 2.
 //!
 //! The figures give each phase's time (phase 2 with its migrations), the migrations'
 //! time, and the triad's average rate in each phase (MB/s, STREAM's 24 bytes per
@@ -70,11 +72,15 @@ pub enum Policy {
     /// migrates there ("migrate one vector + thread"); as `tasks` with three remote
     /// vectors.
     Mixed,
+    /// Nothing explicit: the tasks stay with their team and the runtime's `auto`
+    /// migration setting ([`locus::Migration::Auto`], which `--migrate auto` sets)
+    /// decides, per task, whether to migrate what it finds remote.
+    Auto,
 }
 
 impl Policy {
     /// Every policy, in the order of the command line's help.
-    pub const ALL: [Policy; 7] = [
+    pub const ALL: [Policy; 8] = [
         Policy::None,
         Policy::Now,
         Policy::NextTouch,
@@ -82,6 +88,7 @@ impl Policy {
         Policy::NowWritten,
         Policy::Tasks,
         Policy::Mixed,
+        Policy::Auto,
     ];
 
     /// The name on the command line.
@@ -94,6 +101,7 @@ impl Policy {
             Policy::NowWritten => "now-written",
             Policy::Tasks => "tasks",
             Policy::Mixed => "mixed",
+            Policy::Auto => "auto",
         }
     }
 }
@@ -255,16 +263,15 @@ fn run_flipped(
         }
         Ok(())
     })?;
-    let mut phase1_s = 0.0;
-    for _ in 0..p.iterations {
-        phase1_s += timed_run(rt, &mut total, |s| {
+    let phase1_s = timed_run(rt, &mut total, |s| {
+        for _ in 0..p.iterations {
             for (g, v) in sets.iter().enumerate() {
                 let blocks = [&v.blocks[0], &v.blocks[1], &v.blocks[2]];
                 spawn_op_over(s, Op::Triad, blocks, &|_| own(g))?;
             }
-            Ok(())
-        })?;
-    }
+        }
+        Ok(())
+    })?;
 
     // The phase change: which vectors move where, and where the tasks run.
     let remote = p.remote_vectors;
@@ -274,7 +281,7 @@ fn run_flipped(
         let (vectors, from) = phase2_vectors(&sets, k, remote);
         let j = from[0];
         let migrated: &[usize] = match p.migrate {
-            Policy::None | Policy::Tasks => &[],
+            Policy::None | Policy::Tasks | Policy::Auto => &[],
             Policy::Now | Policy::NextTouch => &[0, 1, 2],
             Policy::NowRead => &[1, 2],
             Policy::NowWritten => &[0],
@@ -312,16 +319,15 @@ fn run_flipped(
         }
         _ => {}
     }
-    let mut triad2_s = 0.0;
-    for _ in 0..p.iterations {
-        triad2_s += timed_run(rt, &mut total, |s| {
+    let triad2_s = timed_run(rt, &mut total, |s| {
+        for _ in 0..p.iterations {
             for (k, &runs) in runs_on.iter().enumerate() {
                 let (vectors, _) = phase2_vectors(&sets, k, remote);
                 spawn_op_over(s, Op::Triad, vectors, &|_| own(runs))?;
             }
-            Ok(())
-        })?;
-    }
+        }
+        Ok(())
+    })?;
     let report = total.expect("phase 1 ran");
     let iterations = p.iterations as f64;
     let rate = |s: f64| {

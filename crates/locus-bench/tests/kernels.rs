@@ -249,7 +249,8 @@ fn the_stream_family_verifies_under_every_config() {
                     let m = out.report.migration;
                     let moved = m.now_pages + m.next_touch_pages;
                     let migrates = match policy {
-                        Policy::None | Policy::Tasks => false,
+                        // `auto` leaves it to the runtime, whose setting is `none` here.
+                        Policy::None | Policy::Tasks | Policy::Auto => false,
                         Policy::Mixed => remote == 2,
                         _ => true,
                     };

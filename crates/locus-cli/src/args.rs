@@ -51,8 +51,9 @@ pub enum Bench {
     TwistedStream,
 }
 
-/// What twisted-stream does with a team's remote data at its phase change
-/// (Broquedis et al., Twisted-STREAM).
+/// What a task does with remote shared data (the runtime's setting: none, now,
+/// next-touch, auto), and twisted-stream's policies at its phase change (Broquedis et
+/// al., Twisted-STREAM).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum MigrateArg {
     /// Nothing: phase 2 accesses the other node's memory.
@@ -69,6 +70,9 @@ pub enum MigrateArg {
     Tasks,
     /// Move the tasks to the remote vectors' node and migrate the team's own vector there.
     Mixed,
+    /// The runtime decides per task, by cost: migrate remote shared data when that costs
+    /// less than accessing it remotely over the tasks already submitted that use it.
+    Auto,
 }
 
 /// Which tasks carry affinity hints (Virouleau et al., the OpenMP task affinity
@@ -258,9 +262,10 @@ pub struct Size {
     /// or pattern; general or symmetric).
     #[arg(long, value_name = "FILE.mtx", help_heading = "Kernel options")]
     pub matrix: Option<String>,
-    /// What twisted-stream does with the data its teams find on another node at the
-    /// phase change: migrate it (now, on next touch, only the read or the written
-    /// vectors), or move the tasks to it (tasks, mixed).
+    /// What a task does with shared data it finds on another node: none, now,
+    /// next-touch or auto (the runtime's setting, any benchmark); for twisted-stream
+    /// its policy at the phase change: migrate the data (now, next-touch, now-read,
+    /// now-written), move the tasks (tasks, mixed), or leave it to the runtime (auto).
     #[arg(long, value_enum, help_heading = "Kernel options")]
     pub migrate: Option<MigrateArg>,
 }

@@ -7,7 +7,7 @@ use locus::{Config, Runtime, Topology};
 use locus_bench::{Control as BenchControl, Size as BenchSize, SizeSpec, Workload};
 use serde_json::{json, Map, Value};
 
-use crate::args::{Bench, Bind, Control, Size, SizePreset};
+use crate::args::{Bench, Bind, Control, MigrateArg, Size, SizePreset};
 use crate::cmd::Failure;
 
 /// What `run` and `sim` have in common.
@@ -189,7 +189,30 @@ pub fn execute_traced(
         Control::Seq => BenchControl::Sequential,
         Control::Parallel => BenchControl::Parallel,
     };
-    let spec = size(job.size, job.topology.name())?;
+    let mut spec = size(job.size, job.topology.name())?;
+    // `--migrate`: twisted-stream's policy at its phase change; for every benchmark
+    // `none`, `now`, `next-touch` and `auto` are also the runtime's migration setting
+    // (twisted-stream takes `auto` only: its other values are its own policies).
+    let twisted = name == "twisted-stream";
+    let migration = match job.size.migrate {
+        None => None,
+        Some(MigrateArg::Auto) => Some(locus::Migration::Auto),
+        Some(_) if twisted => None,
+        Some(MigrateArg::None) => Some(locus::Migration::None),
+        Some(MigrateArg::Now) => Some(locus::Migration::Now),
+        Some(MigrateArg::NextTouch) => Some(locus::Migration::NextTouch),
+        Some(other) => {
+            let value = other.to_possible_value().expect("no skipped value");
+            return Err(Failure::Usage(format!(
+                "--migrate {}: only twisted-stream has it; the runtime's setting is none, \
+                 now, next-touch or auto",
+                value.get_name()
+            )));
+        }
+    };
+    if !twisted {
+        spec.fields.retain(|(k, _)| k != "--migrate");
+    }
     let workload = Workload::new(name, &spec, control).map_err(|e| match e {
         locus_bench::Error::Params(message) => Failure::Usage(message),
         other => Failure::Failed(format!("{name}: {other}")),
@@ -203,6 +226,9 @@ pub fn execute_traced(
         Some(_) => None,
     };
     let mut builder = Runtime::builder().topology(job.topology).config(job.config);
+    if let Some(m) = migration {
+        builder = builder.migration(m);
+    }
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
     }

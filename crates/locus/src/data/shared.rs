@@ -46,8 +46,9 @@ pub(crate) struct SharedSetup {
     pools: Arc<Pools>,
     live: Vec<AtomicU64>,
     peak: Vec<AtomicU64>,
-    /// Pages moved by explicit migrations, and by migrations on next touch.
-    pub(crate) migrated: [AtomicU64; 2],
+    /// Pages moved by explicit migrations, by migrations on next touch, and by the
+    /// `auto` migration setting.
+    pub(crate) migrated: [AtomicU64; 3],
 }
 
 /// Why a region was not made: the region's own error, or a node limit.
@@ -75,7 +76,7 @@ impl SharedSetup {
             pools,
             live: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
             peak: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
-            migrated: [AtomicU64::new(0), AtomicU64::new(0)],
+            migrated: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 
@@ -234,6 +235,7 @@ impl SharedSetup {
             }),
             setup: self.clone(),
             poisoned: std::sync::Mutex::new(None),
+            pending: AtomicU64::new(0),
         }))
     }
 
@@ -266,6 +268,13 @@ impl SharedSetup {
     }
 }
 
+/// Index of [`SharedSetup::migrated`]: pages moved by explicit migrations.
+pub(crate) const MIGRATED_NOW: usize = 0;
+/// Pages moved on next touch.
+pub(crate) const MIGRATED_NEXT_TOUCH: usize = 1;
+/// Pages moved by the `auto` migration setting.
+pub(crate) const MIGRATED_AUTO: usize = 2;
+
 /// The memory of one shared datum.
 pub(crate) struct SharedBuffer {
     pub(crate) region: Region,
@@ -279,6 +288,9 @@ pub(crate) struct SharedBuffer {
     /// The task that panicked while writing the buffer in place, if one did since the
     /// last whole write: the contents may be partly written.
     poisoned: std::sync::Mutex<Option<String>>,
+    /// Tasks submitted that declare the datum and have not started, counted under the
+    /// `auto` migration setting only: the datum's expected reuse.
+    pub(crate) pending: AtomicU64,
 }
 
 /// The pages of a shared datum reserved against the node limits, per node.
@@ -390,6 +402,18 @@ impl SharedBuffer {
     /// Moves the placed pages holding `offset..offset + len` to `node` now; returns the
     /// pages moved.
     pub(crate) fn migrate(&self, offset: usize, len: usize, node: usize) -> Result<u64, String> {
+        self.migrate_for(offset, len, node, MIGRATED_NOW)
+    }
+
+    /// [`migrate`](Self::migrate), the pages counted under `reason`
+    /// ([`MIGRATED_NOW`], [`MIGRATED_NEXT_TOUCH`] or [`MIGRATED_AUTO`]).
+    pub(crate) fn migrate_for(
+        &self,
+        offset: usize,
+        len: usize,
+        node: usize,
+        reason: usize,
+    ) -> Result<u64, String> {
         let setup = &self.setup;
         let nodes = setup.config.nodes;
         let mut guard = lock_mutex(&self.reservation);
@@ -417,7 +441,7 @@ impl SharedBuffer {
                 }
             };
         let total = self.account_moves(&mut guard.reserved, &moved, node, wanted);
-        setup.migrated[0].fetch_add(total, Ordering::Relaxed);
+        setup.migrated[reason].fetch_add(total, Ordering::Relaxed);
         if self.region.policy() != RegionPolicy::FirstTouch && self.region.armed_pages() == 0 {
             self.placed_main
                 .store(main_node_of(&self.region, nodes), Ordering::Release);
@@ -458,7 +482,7 @@ impl SharedBuffer {
             nodes,
         );
         let total = self.account_moves(&mut guard.reserved, &moved, node, granted);
-        setup.migrated[1].fetch_add(total, Ordering::Relaxed);
+        setup.migrated[MIGRATED_NEXT_TOUCH].fetch_add(total, Ordering::Relaxed);
         total
     }
 
@@ -487,12 +511,9 @@ impl SharedBuffer {
 }
 
 impl SharedSetup {
-    /// Pages moved so far: by explicit migrations, and on next touch.
-    pub(crate) fn migrated_pages(&self) -> (u64, u64) {
-        (
-            self.migrated[0].load(Ordering::Relaxed),
-            self.migrated[1].load(Ordering::Relaxed),
-        )
+    /// Pages moved so far, by reason: explicit migrations, on next touch, by `auto`.
+    pub(crate) fn migrated_pages(&self) -> [u64; 3] {
+        self.migrated.each_ref().map(|m| m.load(Ordering::Relaxed))
     }
 
     /// A shared buffer over a registered region (memory the user allocated): its placed
@@ -558,6 +579,7 @@ impl SharedSetup {
             reservation: Mutex::new(Reservation { reserved, unplaced }),
             setup: self.clone(),
             poisoned: std::sync::Mutex::new(None),
+            pending: AtomicU64::new(0),
         }))
     }
 }

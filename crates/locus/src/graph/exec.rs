@@ -387,8 +387,13 @@ where
     // The combining tasks of the reductions this submission closes (`data::reduce`).
     let mut combiners: Vec<(TaskRef, Arc<Group>)> = Vec::new();
     let run_wide = entries.is_none();
+    let auto = run.migration.0 == crate::config::Migration::Auto;
     for &d in &declared {
         let shared = d.data.shared.as_ref();
+        if let Some(s) = shared.filter(|_| auto) {
+            // The datum's expected reuse, for the `auto` migration setting.
+            s.pending.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         // The version the task binds to: the run-wide current one, or its parent's
         // domain's.
         let slot: &mut Arc<Version> = match entries.as_mut() {
@@ -777,6 +782,9 @@ fn prepare_buffers(
         if let Some(shared) = b.shared() {
             // Shared data is placed at creation (or by this first touch) and updated in
             // place: nothing to allocate or copy.
+            if !control {
+                migrated += migrate_remote(&task.run, shared, b, node);
+            }
             migrated += shared.touch(b.offset, b.bytes, node);
             continue;
         }
@@ -857,6 +865,59 @@ fn prepare_buffers(
         }
     }
     Ok(migrated)
+}
+
+/// The runtime's migration setting ([`crate::sched::migrate`]) applied to a shared
+/// access `b` of a task starting on `node`: its pages on other nodes move to `node`
+/// (`now`, `next-touch`), or do when the cost model finds it cheaper than accessing
+/// them remotely over this task and the tasks already submitted that declare the datum
+/// (`auto`). Returns the pages moved; a move the node limit refuses leaves the pages.
+fn migrate_remote(
+    run: &RunState,
+    shared: &crate::data::shared::SharedBuffer,
+    b: &Binding,
+    node: usize,
+) -> u64 {
+    use crate::config::Migration;
+    use crate::data::shared::{MIGRATED_AUTO, MIGRATED_NEXT_TOUCH, MIGRATED_NOW};
+    let (setting, costs) = &run.migration;
+    if *setting == Migration::None || b.bytes == 0 {
+        return 0;
+    }
+    // The access's bytes on other nodes, and the node holding most of them.
+    let mut remote: SmallVec<[(usize, u64); 4]> = SmallVec::new();
+    shared.region.bytes_by_node(b.offset, b.bytes, |n, bytes| {
+        if let Some(n) = n.filter(|&n| n != node) {
+            match remote.iter_mut().find(|(m, _)| *m == n) {
+                Some((_, total)) => *total += bytes as u64,
+                None => remote.push((n, bytes as u64)),
+            }
+        }
+    });
+    let Some(&(main, _)) = remote
+        .iter()
+        .max_by_key(|(n, bytes)| (*bytes, std::cmp::Reverse(*n)))
+    else {
+        return 0;
+    };
+    let bytes: u64 = remote.iter().map(|(_, b)| b).sum();
+    let reason = match (setting, costs) {
+        (Migration::Now, _) => MIGRATED_NOW,
+        (Migration::NextTouch, _) => MIGRATED_NEXT_TOUCH,
+        (Migration::Auto, Some(costs)) => {
+            let reuse = shared.pending.load(std::sync::atomic::Ordering::Relaxed);
+            let pages = bytes.div_ceil(locus_mem::region::PAGE as u64);
+            let mode = (b.mode.reads(), b.mode.writes());
+            match costs.choose(bytes, pages, main, node, mode, reuse) {
+                crate::sched::migrate::Choice::Migrate => MIGRATED_AUTO,
+                crate::sched::migrate::Choice::Remote => return 0,
+            }
+        }
+        _ => return 0,
+    };
+    shared
+        .migrate_for(b.offset, b.bytes, node, reason)
+        .unwrap_or(0)
 }
 
 /// Scatters what a body wrote in its gathered views into the segments' new versions,
@@ -1105,6 +1166,18 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
     let mut completion = Completion::NotRun;
     let mut migrated_pages = 0;
     let migration = hints.migrate_to.is_some();
+    if run.migration.0 == crate::config::Migration::Auto {
+        // This task no longer counts in the expected reuse of its shared data.
+        for b in bindings.iter().flat_map(Binding::leaves) {
+            if let Some(shared) = b.shared() {
+                let _ = shared.pending.fetch_update(
+                    std::sync::atomic::Ordering::Relaxed,
+                    std::sync::atomic::Ordering::Relaxed,
+                    |p| p.checked_sub(1),
+                );
+            }
+        }
+    }
     if run.is_failed() {
         // What the body captured is released before the task counts as finished.
         if let Err(error) = drop_skipped(&task, body) {

@@ -46,10 +46,15 @@ pub struct Report {
 /// Pages of shared data the run moved between nodes (4 KiB each), by reason.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MigrationReport {
-    /// Moved by migration tasks ([`Scope::migrate`](crate::Scope::migrate)).
+    /// Moved by migration tasks ([`Scope::migrate`](crate::Scope::migrate)) and the
+    /// `now` migration setting.
     pub now_pages: u64,
-    /// Moved on next touch, when their first declared toucher started.
+    /// Moved on next touch, when their first declared toucher started (armed data, or
+    /// the `next-touch` migration setting).
     pub next_touch_pages: u64,
+    /// Moved by the `auto` migration setting, when migrating cost less than the
+    /// remote accesses it saved.
+    pub auto_pages: u64,
     /// Bytes of all the pages moved.
     pub bytes: u64,
 }
@@ -260,6 +265,7 @@ impl Report {
         }
         self.migration.now_pages += next.migration.now_pages;
         self.migration.next_touch_pages += next.migration.next_touch_pages;
+        self.migration.auto_pages += next.migration.auto_pages;
         self.migration.bytes += next.migration.bytes;
     }
 
