@@ -1,5 +1,6 @@
-//! `nested-stream`: STREAM with one team per node (Broquedis et al., "ForestGOMP: an
-//! efficient OpenMP environment for NUMA architectures", Nested-STREAM): the elements
+//! `nested-stream`: STREAM with one team per node (Broquedis et al., "Dynamic Task and
+//! Data Placement over NUMA Architectures: An OpenMP Runtime Perspective",
+//! Nested-STREAM): the elements
 //! are split into one set of three vectors per node that has workers, and the tasks of
 //! set `k` (its initialisation, hence its first touch, and its four operations) are
 //! bound to node `k`, as a nested parallel region whose team stays on its node. The

@@ -1,8 +1,7 @@
 //! `stream`: McCalpin's STREAM (copy, scale, add, triad) over three vectors of
-//! doubles, one task per block, as Broquedis et al., "ForestGOMP: an efficient OpenMP
-//! environment for NUMA architectures" (with MaMI, "Dynamic Task and Data Placement
-//! over NUMA Architectures: An OpenMP Runtime Perspective") run it; and the engine of
-//! its two variants, [`nested_stream`](crate::nested_stream) and
+//! doubles, one task per block, as Broquedis et al., "Dynamic Task and Data Placement
+//! over NUMA Architectures: An OpenMP Runtime Perspective" (ForestGOMP and MaMI) run
+//! it; and the engine of its two variants, [`nested_stream`](crate::nested_stream) and
 //! [`twisted_stream`](crate::twisted_stream).
 //!
 //! Each vector is cut into blocks of `block_len` elements (the last one shorter), each

@@ -11,6 +11,9 @@
 //!   move the tasks next to them and migrate the team's own vector there; the times
 //!   normalised by "migrate nothing", as the paper draws them.
 //!
+//! Both also draw `auto`: nothing explicit at the phase change, the runtime's `auto`
+//! migration setting deciding per task.
+//!
 //! The default machine is the `opteron-16` preset in the simulator at paper size
 //! (20 million doubles per vector), iterations 1 to 128; on real threads a small
 //! problem, iterations 1 to 16. The phase-2 time includes the migrations.
@@ -48,6 +51,7 @@ pub const FIGURES: [Figure; 2] = [
             (Policy::Now, "migrate memory"),
             (Policy::NextTouch, "migrate on next touch"),
             (Policy::Tasks, "migrate tasks"),
+            (Policy::Auto, "auto (runtime decides)"),
         ],
     },
     Figure {
@@ -60,6 +64,7 @@ pub const FIGURES: [Figure; 2] = [
             (Policy::NowWritten, "migrate W"),
             (Policy::Mixed, "tasks + migrate own vector"),
             (Policy::NextTouch, "next touch"),
+            (Policy::Auto, "auto (runtime decides)"),
         ],
     },
 ];
@@ -116,6 +121,9 @@ pub fn run(
     let mut builder = Runtime::builder()
         .topology(setup.topology.clone())
         .threads(setup.threads);
+    if policy == Policy::Auto {
+        builder = builder.migration(locus::Migration::Auto);
+    }
     if setup.sim {
         builder = builder.engine(locus_sim::Sim::new());
     }
