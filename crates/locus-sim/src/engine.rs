@@ -713,6 +713,10 @@ impl Machine {
                     a.bytes - hit
                 } else {
                     st.caches.write(node, key, a.bytes);
+                    if costs.write_allocate {
+                        // The lines are read for ownership before they are written.
+                        moved[data][0] += a.bytes;
+                    }
                     a.bytes
                 };
                 moved[data][usize::from(!input)] += to_memory;

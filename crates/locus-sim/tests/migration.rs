@@ -128,3 +128,48 @@ fn auto_migrates_data_that_enough_submitted_tasks_will_reuse() {
     // Every use after the move is local.
     assert!(many.locality.r_loc_rt > 0.9, "{}", many.locality.r_loc_rt);
 }
+
+/// Twisted-STREAM on `opteron-16` (a tenth of paper 2's vectors, bodies skipped) shows
+/// the orderings of Broquedis et al.'s Table 6 and Figures 2 and 3a: phase 2 on remote
+/// data is slower than phase 1; moving the tasks to the data beats migrating it;
+/// migrating loses to migrating nothing for one iteration and wins for many; with two
+/// remote vectors, migrating the written one beats migrating the read one.
+#[test]
+fn twisted_stream_orders_the_policies_as_paper_2_does() {
+    let phase2 = |policy: &str, remote: usize, iterations: usize| {
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec("opteron-16").unwrap())
+            .engine(Sim::new().bodies(Bodies::Skip))
+            .build()
+            .unwrap();
+        let spec = locus_bench::SizeSpec {
+            size: Some(2_000_000),
+            block_len: Some(31_250),
+            iterations: Some(iterations),
+            fields: vec![
+                ("--migrate".into(), policy.into()),
+                ("remote_vectors".into(), remote.to_string()),
+            ],
+            ..locus_bench::SizeSpec::from(locus_bench::Size::Paper)
+        };
+        let w =
+            locus_bench::Workload::new("twisted-stream", &spec, locus_bench::Control::Sequential)
+                .unwrap();
+        w.run(&rt).unwrap().figures
+    };
+    let none = phase2("none", 3, 1);
+    let (p1, p2) = (
+        none["phase1_triad_mb_s"].as_f64().unwrap(),
+        none["phase2_triad_mb_s"].as_f64().unwrap(),
+    );
+    assert!(p2 < 0.8 * p1, "phase 2 {p2} MB/s against phase 1 {p1}");
+    let t = |f: &serde_json::Value| f["phase2_s"].as_f64().unwrap();
+    assert!(t(&phase2("tasks", 3, 1)) < t(&phase2("now", 3, 1)));
+    assert!(t(&phase2("none", 3, 1)) < t(&phase2("now", 3, 1)));
+    assert!(t(&phase2("now", 3, 16)) < t(&phase2("none", 3, 16)));
+    for iterations in [1, 8] {
+        let w = t(&phase2("now-written", 2, iterations));
+        let r = t(&phase2("now-read", 2, iterations));
+        assert!(w < r, "{iterations} iterations: written {w} s, read {r} s");
+    }
+}
