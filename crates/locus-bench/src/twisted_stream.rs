@@ -344,7 +344,9 @@ fn run_flipped(
         "migration_s": migration_s,
         "phase1_triad_mb_s": rate(phase1_s),
         "phase2_triad_mb_s": rate(triad2_s),
-        "migrated_pages": report.migration.now_pages + report.migration.next_touch_pages,
+        "migrated_pages": report.migration.now_pages
+            + report.migration.next_touch_pages
+            + report.migration.auto_pages,
     });
     if rt.skips_bodies() {
         return Ok((crate::Outcome::unchecked(report), figures));

@@ -425,6 +425,17 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         r.memory.reused,
         r.memory.fallbacks
     ));
+    let m = &r.migration;
+    if m.bytes > 0 {
+        out.push_str(&format!(
+            "  migration: {} pages moved ({}): {} now, {} on next touch, {} by auto\n",
+            m.now_pages + m.next_touch_pages + m.auto_pages,
+            mib(m.bytes),
+            m.now_pages,
+            m.next_touch_pages,
+            m.auto_pages
+        ));
+    }
     if r.traffic.len() <= 8 {
         out.push_str("  traffic (MiB; row: node of the task, column: node of the data)\n");
         let head: Vec<String> = (0..r.traffic.len())
