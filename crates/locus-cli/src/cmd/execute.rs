@@ -269,9 +269,12 @@ pub fn execute_traced(
         rt.workers(),
         rt.engine_name()
     );
-    let outcome = workload
-        .run(&rt)
-        .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
+    let outcome = workload.run(&rt).map_err(|e| match e {
+        // Parameters only the runtime can refuse (more nodes than elements): a bad
+        // argument all the same.
+        locus_bench::Error::Params(message) => Failure::Usage(message),
+        other => Failure::Failed(format!("{name}: {other}")),
+    })?;
     if let (Some(recorder), Some(path)) = (&recorder, trace) {
         recorder
             .write_file(path)
