@@ -126,6 +126,13 @@ pub(crate) fn check(
     o.positive("block_len", block_len)?;
     o.positive("iterations", iterations)?;
     o.elements::<f64>(&[("len", len)])?;
+    if 3 * len as u128 > crate::size::MAX_ELEMENTS {
+        return Err(format!(
+            "{}: {} = {len}: the three vectors hold more than 2^48 elements",
+            o.name,
+            o.label("len")
+        ));
+    }
     o.count("blocks", &[("len", len.div_ceil(block_len))])?;
     o.tasks(&[("len", len.div_ceil(block_len)), ("iterations", iterations)])
 }
