@@ -19,6 +19,10 @@
 //!   the nodes (paper 3), the matrix generated or read from a Matrix Market file
 //!   ([`mtx`]).
 //! - [`bicgstab`]: the BiCGStab solver over the same partitions, to a tolerance.
+//! - [`stream`]: STREAM's copy, scale, add and triad over blocks of three vectors, with
+//!   [`nested_stream`] (one set of vectors per node) and [`twisted_stream`] (teams swap
+//!   data between two phases: migrate the data, or move the tasks), paper 2's
+//!   benchmarks.
 //!
 //! Every reference is its own sequential loop over the whole problem, written from the
 //! kernel's definition and calling none of the functions the task bodies run; it does
@@ -47,6 +51,7 @@ pub mod jacobi_2d;
 pub mod jacobi_3d;
 pub mod kmeans;
 pub mod mtx;
+pub mod nested_stream;
 pub mod overhead;
 pub mod random_dag;
 pub mod seidel_1d;
@@ -56,6 +61,8 @@ pub mod size;
 pub mod sparselu;
 pub mod spmv;
 mod stencil;
+pub mod stream;
+pub mod twisted_stream;
 pub mod verify;
 
 pub use control::Control;
@@ -98,6 +105,9 @@ pub const BENCHES: &[&str] = &[
     "cholesky",
     "spmv",
     "bicgstab",
+    "stream",
+    "nested-stream",
+    "twisted-stream",
 ];
 
 /// Problem size of a [`run_kernel`] run.
@@ -195,6 +205,9 @@ pub struct KernelOutcome {
     pub report: locus::Report,
     /// The parameters the kernel ran with, control program included.
     pub params: serde_json::Value,
+    /// Figures of the kernel's own, beyond the report (the STREAM family's rates per
+    /// operation and phase), or `Null`.
+    pub figures: serde_json::Value,
 }
 
 fn params_json(p: &impl Serialize) -> serde_json::Value {
@@ -262,6 +275,12 @@ pub enum Workload {
     Spmv(spmv::Problem),
     /// [`bicgstab`]; its control program is always sequential.
     Bicgstab(bicgstab::Problem),
+    /// [`stream`]; no control program of its own (each operation is a run).
+    Stream(stream::Params),
+    /// [`nested_stream`].
+    NestedStream(nested_stream::Params),
+    /// [`twisted_stream`].
+    TwistedStream(twisted_stream::Params),
 }
 
 impl Workload {
@@ -294,6 +313,9 @@ impl Workload {
             "bicgstab" => Workload::Bicgstab(
                 bicgstab::Problem::new(size::resolve(spec, control).map_err(p)?).map_err(p)?,
             ),
+            "stream" => Workload::Stream(size::resolve(spec, control).map_err(p)?),
+            "nested-stream" => Workload::NestedStream(size::resolve(spec, control).map_err(p)?),
+            "twisted-stream" => Workload::TwistedStream(size::resolve(spec, control).map_err(p)?),
             _ => return Err(Error::UnknownBench(name.to_string())),
         })
     }
@@ -316,6 +338,9 @@ impl Workload {
             Workload::Cholesky(_) => "cholesky",
             Workload::Spmv(_) => "spmv",
             Workload::Bicgstab(_) => "bicgstab",
+            Workload::Stream(_) => "stream",
+            Workload::NestedStream(_) => "nested-stream",
+            Workload::TwistedStream(_) => "twisted-stream",
         }
     }
 
@@ -345,6 +370,9 @@ impl Workload {
             }
             Workload::Spmv(p) => params_json(&p.params),
             Workload::Bicgstab(p) => params_json(&p.params),
+            Workload::Stream(p) => params_json(p),
+            Workload::NestedStream(p) => params_json(p),
+            Workload::TwistedStream(p) => params_json(p),
         }
     }
 
@@ -367,6 +395,9 @@ impl Workload {
             Workload::Cholesky(p) => p.data_bytes(),
             Workload::Spmv(p) => p.data_bytes(),
             Workload::Bicgstab(p) => p.data_bytes(),
+            Workload::Stream(p) => p.data_bytes(),
+            Workload::NestedStream(p) => p.data_bytes(),
+            Workload::TwistedStream(p) => p.data_bytes(),
         }
     }
 
@@ -390,6 +421,10 @@ impl Workload {
             Workload::Spmv(p) => p.tasks(),
             // Its solve stops when it converges: a run at the most iterations.
             Workload::Bicgstab(p) => p.tasks(p.params.max_iterations, true),
+            Workload::Stream(p) => p.tasks(),
+            // One set per node with workers: known once the runtime is.
+            Workload::NestedStream(p) => p.tasks(1),
+            Workload::TwistedStream(p) => p.tasks(1),
         }
     }
 
@@ -399,8 +434,10 @@ impl Workload {
     /// control, the same blocks, halos and arithmetic through the stencil engine of the
     /// other stencils, with creators per band of blocks.
     pub fn run(&self, rt: &Runtime) -> Result<KernelOutcome, Error> {
-        // The tasks a run described, when only the run can tell (a solve to a tolerance).
+        // The tasks a run described, when only the run can tell (a solve to a tolerance,
+        // sets of vectors per node).
         let mut described = None;
+        let mut figures = serde_json::Value::Null;
         let Outcome {
             verified,
             mismatch,
@@ -452,6 +489,23 @@ impl Workload {
                 described = Some(tasks);
                 out
             }
+            Workload::Stream(p) => {
+                let (out, f) = stream::run(rt, p)?;
+                figures = f;
+                out
+            }
+            Workload::NestedStream(p) => {
+                let (out, f) = nested_stream::run(rt, p)?;
+                described = Some(p.tasks(affinity::worker_nodes(rt).len()));
+                figures = f;
+                out
+            }
+            Workload::TwistedStream(p) => {
+                let (out, f) = twisted_stream::run(rt, p)?;
+                described = Some(p.tasks(affinity::worker_nodes(rt).len()));
+                figures = f;
+                out
+            }
         };
         // A run that did less (or more) than its program describes is not a result.
         let expected = described.unwrap_or_else(|| self.kernel_tasks());
@@ -469,6 +523,7 @@ impl Workload {
             mismatch,
             report,
             params: self.params(),
+            figures,
         })
     }
 }
@@ -774,6 +829,24 @@ mod tests {
                     Ok(solved)
                 };
                 (bicgstab::run_against(rt, &problem, want).unwrap().0, "x")
+            }),
+            ("stream", 700, |rt, _, at| {
+                let p = stream::Params::tiny();
+                (stream::run_against(rt, &p, at).unwrap(), "stream.a")
+            }),
+            ("nested-stream", 900, |rt, _, at| {
+                let p = nested_stream::Params::tiny();
+                (
+                    nested_stream::run_against(rt, &p, at).unwrap(),
+                    "nested-stream.g0.a",
+                )
+            }),
+            ("twisted-stream", 100, |rt, _, at| {
+                let p = twisted_stream::Params::tiny();
+                (
+                    twisted_stream::run_against(rt, &p, at).unwrap(),
+                    "twisted-stream.g0.a",
+                )
             }),
             ("random-dag", 0, |rt, _, at| {
                 let p = random_dag::Params::tiny();

@@ -210,3 +210,60 @@ fn sparselu_runs_the_tasks_of_the_bots_pattern() {
     assert!(out.verified);
     assert_eq!(out.report.tasks, 7 + 2 * 15 + 43);
 }
+
+/// The STREAM family (paper 2) verifies at its tiny size under every configuration on
+/// the host and on two and four virtual nodes, every twisted-stream policy with three
+/// and with two remote vectors; the policies that migrate move pages, the others none.
+#[test]
+fn the_stream_family_verifies_under_every_config() {
+    use locus_bench::twisted_stream::Policy;
+    use locus_bench::{SizeSpec, Workload};
+    for spec in ["host", "2x1", "4x1"] {
+        for config in CONFIGS {
+            let rt = runtime(spec, config);
+            for name in ["stream", "nested-stream"] {
+                let out = run_kernel(name, &rt, Size::Tiny, Control::Sequential)
+                    .unwrap_or_else(|e| panic!("{name} under {config} on {spec}: {e}"));
+                assert!(
+                    out.verified,
+                    "{name} under {config} on {spec}: {:?}",
+                    out.mismatch
+                );
+                assert!(out.figures["triad"]["best_mb_s"].as_f64().unwrap() > 0.0);
+            }
+            for policy in Policy::ALL {
+                for remote in [2, 3] {
+                    let size = SizeSpec {
+                        fields: vec![
+                            ("--migrate".into(), policy.name().into()),
+                            ("remote_vectors".into(), remote.to_string()),
+                        ],
+                        ..SizeSpec::from(Size::Tiny)
+                    };
+                    let w = Workload::new("twisted-stream", &size, Control::Sequential).unwrap();
+                    let out = w.run(&rt).unwrap_or_else(|e| {
+                        panic!("twisted-stream {policy} {remote} under {config} on {spec}: {e}")
+                    });
+                    let what = format!("twisted-stream {policy} {remote} under {config} on {spec}");
+                    assert!(out.verified, "{what}: {:?}", out.mismatch);
+                    let m = out.report.migration;
+                    let moved = m.now_pages + m.next_touch_pages;
+                    let migrates = match policy {
+                        // `auto` leaves it to the runtime, whose setting is `none` here.
+                        Policy::None | Policy::Tasks | Policy::Auto => false,
+                        Policy::Mixed => remote == 2,
+                        _ => true,
+                    };
+                    // One node: nothing is ever remote.
+                    let nodes = rt.topology().num_nodes();
+                    assert_eq!(moved > 0, migrates && nodes > 1, "{what}: {m:?}");
+                    if nodes > 1 && matches!(policy, Policy::Now | Policy::NextTouch) {
+                        let l = &out.report.locality;
+                        // Phase 2 is all local after the migration; phase 1 always is.
+                        assert_eq!(l.read_remote_bytes + l.write_remote_bytes, 0, "{what}");
+                    }
+                }
+            }
+        }
+    }
+}

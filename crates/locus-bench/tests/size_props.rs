@@ -146,6 +146,8 @@ fn shape(name: &str) -> Shape {
         "cholesky" => (&[(8, &["n", "n"])], &[("n", "tile")], &[]),
         // The matrix of the mesh: its rows, and the partitions of them.
         "spmv" | "bicgstab" => (&[(8, &["mesh", "mesh"])], &[], &["partitions"]),
+        // The STREAM family's vectors; the last block may be shorter (no divisibility).
+        "stream" | "nested-stream" | "twisted-stream" => (&[(8, &["len"])], &[], &[]),
         other => panic!("no shape for {other}"),
     };
     Shape {

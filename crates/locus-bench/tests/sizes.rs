@@ -168,6 +168,28 @@ fn explicit() -> Vec<(&'static str, SizeSpec, serde_json::Value)> {
             ),
             json!({"mesh": 5, "partitions": 4, "max_iterations": 500, "tolerance_digits": 6}),
         ),
+        (
+            "stream",
+            spec(tiny, Some(1000), Some(4), None, Some(2), &[]),
+            json!({"len": 1000, "block_len": 250, "iterations": 2}),
+        ),
+        (
+            "nested-stream",
+            spec(tiny, Some(1000), None, Some(100), Some(1), &[]),
+            json!({"len": 1000, "block_len": 100, "iterations": 1}),
+        ),
+        (
+            "twisted-stream",
+            spec(
+                tiny,
+                Some(800),
+                None,
+                Some(96),
+                Some(3),
+                &[("remote_vectors", "2"), ("--migrate", "mixed")],
+            ),
+            json!({"len": 800, "block_len": 96, "iterations": 3, "remote_vectors": 2, "migrate": "mixed"}),
+        ),
     ]
 }
 

@@ -43,6 +43,36 @@ pub enum Bench {
     Spmv,
     /// The BiCGStab solver over row partitions.
     Bicgstab,
+    /// STREAM: copy, scale, add, triad over three vectors (paper 2).
+    Stream,
+    /// STREAM with one set of vectors per node, swept by that node's tasks (paper 2).
+    NestedStream,
+    /// Two triad phases whose teams swap data: migrate it or move the tasks (paper 2).
+    TwistedStream,
+}
+
+/// What a task does with remote shared data (the runtime's setting: none, now,
+/// next-touch, auto), and twisted-stream's policies at its phase change (Broquedis et
+/// al., Twisted-STREAM).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MigrateArg {
+    /// Nothing: phase 2 accesses the other node's memory.
+    None,
+    /// Migrate every remote vector to the team's node at the phase change.
+    Now,
+    /// Migrate each remote block to the node of its first phase-2 task.
+    NextTouch,
+    /// Migrate only the remote vectors that are read.
+    NowRead,
+    /// Migrate only the remote vector that is written.
+    NowWritten,
+    /// Move the tasks to the node of the data instead.
+    Tasks,
+    /// Move the tasks to the remote vectors' node and migrate the team's own vector there.
+    Mixed,
+    /// The runtime decides per task, by cost: migrate remote shared data when that costs
+    /// less than accessing it remotely over the tasks already submitted that use it.
+    Auto,
 }
 
 /// Which tasks carry affinity hints (Virouleau et al., the OpenMP task affinity
@@ -131,6 +161,10 @@ pub enum Suite {
     /// 50), breadth-first, Cilk-like and weighted pushing; Figures 4-6. In the
     /// simulator on `tilepro64` with 50 workers by default.
     Home,
+    /// The ForestGOMP/MaMI paper's Twisted-STREAM study: phase-2 time against STREAM
+    /// iterations per migration policy (Figures 2 and 3). In the simulator on
+    /// `opteron-16` at paper size by default.
+    Twisted,
 }
 
 /// Engines that carry out a run.
@@ -228,6 +262,12 @@ pub struct Size {
     /// or pattern; general or symmetric).
     #[arg(long, value_name = "FILE.mtx", help_heading = "Kernel options")]
     pub matrix: Option<String>,
+    /// What a task does with shared data it finds on another node: none, now,
+    /// next-touch or auto (the runtime's setting, any benchmark); for twisted-stream
+    /// its policy at the phase change: migrate the data (now, next-touch, now-read,
+    /// now-written), move the tasks (tasks, mixed), or leave it to the runtime (auto).
+    #[arg(long, value_enum, help_heading = "Kernel options")]
+    pub migrate: Option<MigrateArg>,
 }
 
 fn key_value(s: &str) -> Result<(String, String), String> {

@@ -28,6 +28,11 @@ pub struct Costs {
     /// of memory its node touched recently and that still fits costs no memory
     /// traffic (`src/cache.rs`). 0: no cache.
     pub llc_bytes: u64,
+    /// Whether a written line is first read (read for ownership: ordinary stores on a
+    /// write-back cache), so that a write moves its bytes from the data's node twice,
+    /// in and back out, through its controller and links. Latencies measured per
+    /// written line include it already; bandwidth does not.
+    pub write_allocate: bool,
     /// Cache-line misses one core keeps in flight.
     pub outstanding_lines: u32,
     /// Bytes of a cache line.
@@ -158,6 +163,7 @@ const OPTERON: Costs = Costs {
     node_bandwidth_gb_s: 25.6,
     link_bandwidth_gb_s: 38.4,
     llc_bytes: 6 << 20,
+    write_allocate: false,
     outstanding_lines: 10,
     line_bytes: 64,
     read_latency_ns: 1288.5e6 / LINES,
@@ -229,11 +235,42 @@ impl Costs {
         ..OPTERON
     };
 
+    /// The quad-socket quad-core Opteron 8347HE (1.9 GHz, one node per socket) of
+    /// Broquedis et al., "Dynamic Task and Data Placement over NUMA Architectures: An
+    /// OpenMP Runtime Perspective" (ForestGOMP and MaMI), from that paper's own
+    /// measurements:
+    ///
+    /// - controller 3.635 GB/s: its Table 1, 4 threads per node (16 in all) on local
+    ///   memory, 4 x 3635 MB/s;
+    /// - links 1.505 GB/s into a node: its Table 1, the same 16 threads on local and
+    ///   neighbour memory, 4 x 2257 MB/s; two thirds of each node's traffic then comes
+    ///   from its two neighbours, so the links into a node carried 2/3 x 2257 MB/s when
+    ///   they limited it;
+    /// - last-level cache 2 MiB per node: its section 4.1 (a 2 MB L3 per processor);
+    /// - write-allocate: the paper explains why migrating the written vector pays
+    ///   more than migrating a read one by "twice as many low-level memory accesses"
+    ///   for a write (section 4.4). (The Opteron-64 and SGI models leave it off: their
+    ///   validation against paper 1 was made without it.)
+    /// - latencies 83 ns (read) and 142 ns (write): its Table 3;
+    /// - clock 1.9 GHz; misses in flight and runtime costs as [`Costs::OPTERON_64`].
+    pub const OPTERON_16: Costs = Costs {
+        node_bandwidth_gb_s: 3.635,
+        link_bandwidth_gb_s: 2.257 * 2.0 / 3.0,
+        llc_bytes: 2 << 20,
+        write_allocate: true,
+        read_latency_ns: 83.0,
+        write_latency_ns: 142.0,
+        clock_ghz: 1.9,
+        ..OPTERON
+    };
+
     /// The machine model for a topology: the preset's machine when the topology is
-    /// `sgi-uv2000`, the Opteron-64 otherwise.
+    /// `sgi-uv2000` or `opteron-16`, the Opteron-64 otherwise.
     pub fn for_topology(name: &str) -> Costs {
         if name.starts_with("sgi-uv2000") {
             Costs::SGI_UV2000
+        } else if name.starts_with("opteron-16") {
+            Costs::OPTERON_16
         } else {
             Costs::OPTERON_64
         }

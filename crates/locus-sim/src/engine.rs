@@ -680,6 +680,21 @@ impl Machine {
             );
             return;
         };
+        // Pages that moved as the task started (next touch, or a migration task) cost
+        // the topology's migration model (Broquedis et al., MaMI: `a + b x pages`,
+        // measured as the time of one `move_pages` call) on this worker, before its
+        // accesses: the call returns once the pages are in place.
+        let migrated = started.migrated_pages();
+        let ready_at = if migrated == 0 {
+            ready_at
+        } else {
+            st.summary.migrated_pages += migrated;
+            let ns = self
+                .shared
+                .topology
+                .migration_cost_ns(migrated * locus_mem::region::PAGE as u64);
+            ready_at + ns.round() as u64
+        };
         let nodes = self.shared.topology.num_nodes();
         // Bytes per (node, direction): `[node][0]` read, `[node][1]` written.
         let mut moved = vec![[0u64; 2]; nodes];
@@ -698,6 +713,10 @@ impl Machine {
                     a.bytes - hit
                 } else {
                     st.caches.write(node, key, a.bytes);
+                    if costs.write_allocate {
+                        // The lines are read for ownership before they are written.
+                        moved[data][0] += a.bytes;
+                    }
                     a.bytes
                 };
                 moved[data][usize::from(!input)] += to_memory;

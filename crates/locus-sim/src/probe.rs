@@ -25,6 +25,9 @@ pub struct Summary {
     /// Of the bytes read, those that hit in the reading node's last-level cache and
     /// cost no memory traffic.
     pub cache_hit_bytes: u64,
+    /// Pages of shared data moved to another node as tasks started (next touch and
+    /// migration tasks), each charged the topology's migration model.
+    pub migrated_pages: u64,
 }
 
 /// One task of a simulated run.

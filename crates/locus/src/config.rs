@@ -75,6 +75,57 @@ impl ProcBind {
     }
 }
 
+/// What a task does with shared data that lies on another node than the one it starts
+/// on ([`RuntimeBuilder::migration`](crate::RuntimeBuilder::migration); module
+/// [`sched::migrate`](crate::sched::migrate)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Migration {
+    /// Access it where it is (the default).
+    #[default]
+    None,
+    /// Migrate its pages to the task's node before the task runs.
+    Now,
+    /// As `now`, counted as migration on next touch: with every access declared, the
+    /// first task to touch the data after it moved away is its next toucher.
+    NextTouch,
+    /// Migrate when the migration model costs less than the remote accesses it saves
+    /// over this task and the tasks already submitted that declare the datum.
+    Auto,
+}
+
+impl Migration {
+    /// Every setting, in the order of the command line's help.
+    pub const ALL: [Migration; 4] = [
+        Migration::None,
+        Migration::Now,
+        Migration::NextTouch,
+        Migration::Auto,
+    ];
+
+    /// The name the command line and the report use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Migration::None => "none",
+            Migration::Now => "now",
+            Migration::NextTouch => "next-touch",
+            Migration::Auto => "auto",
+        }
+    }
+}
+
+impl std::str::FromStr for Migration {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Migration::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                format!("unknown migration `{s}` (expected none, now, next-touch or auto)")
+            })
+    }
+}
+
 /// How an idle worker orders its steal attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StealKind {

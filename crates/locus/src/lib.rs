@@ -106,7 +106,7 @@ mod sync;
 
 #[cfg(not(loom))]
 pub use {
-    config::{AllocMode, Config, ProcBind, StealKind},
+    config::{AllocMode, Config, Migration, ProcBind, StealKind},
     data::{AccessList, Data, Element, Partition, Parts, Read, ReadWrite, Reduce, Weak, Write},
     error::{Error, RunError},
     graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx},

@@ -8,7 +8,7 @@ use locus_mem::pool::{PoolConfig, Pools};
 use locus_mem::region::{RegionConfig, RegionPolicy};
 use locus_topo::{CpuId, NodeId, Topology};
 
-use crate::config::{AllocMode, Config, ProcBind, StealKind};
+use crate::config::{AllocMode, Config, Migration, ProcBind, StealKind};
 use crate::data::partition::{self, Partition, Parts};
 use crate::data::shared::SharedSetup;
 use crate::data::version::VersionCounts;
@@ -18,7 +18,7 @@ use crate::engine::{Engine, EngineFactory, EngineSetup, Threads};
 use crate::error::{Error, RunError};
 use crate::graph::{current_executor, RunState, Scope, Task, TaskCtx};
 use crate::metrics::{
-    MemoryReport, Report, RunCounters, Settings, TopologySummary, VersionsReport,
+    MemoryReport, MigrationReport, Report, RunCounters, Settings, TopologySummary, VersionsReport,
 };
 use crate::observe::{Observer, TraceRecorder};
 use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAULT_WEIGHTS};
@@ -62,6 +62,7 @@ pub struct RuntimeBuilder {
     shared_placement: RegionPolicy,
     observer: Option<Arc<dyn Observer>>,
     trace: Option<std::path::PathBuf>,
+    migration: Migration,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -95,6 +96,7 @@ impl Default for RuntimeBuilder {
             shared_placement: RegionPolicy::Interleave,
             observer: None,
             trace: None,
+            migration: Migration::None,
         }
     }
 }
@@ -239,6 +241,17 @@ impl RuntimeBuilder {
     /// nowhere is refused with [`Error::OutOfMemory`] naming the datum. Default: no limit.
     pub fn node_limit(mut self, bytes: u64) -> Self {
         self.node_limit = Some(bytes);
+        self
+    }
+
+    /// What a task does with shared data that lies on another node than the one it
+    /// starts on ([`crate::sched::migrate`]): access it there ([`Migration::None`], the
+    /// default), migrate it first ([`Migration::Now`], [`Migration::NextTouch`]), or
+    /// migrate when that costs less than the remote accesses it saves over the tasks
+    /// already submitted that use it ([`Migration::Auto`]). The report counts the pages
+    /// moved by reason (`migration`).
+    pub fn migration(mut self, migration: Migration) -> Self {
+        self.migration = migration;
         self
     }
 
@@ -412,6 +425,11 @@ impl RuntimeBuilder {
                 )));
             }
         }
+        let migration = (
+            self.migration,
+            (self.migration == Migration::Auto)
+                .then(|| Arc::new(crate::sched::migrate::MigrationCosts::of(&topology))),
+        );
         Ok(Runtime {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             config,
@@ -427,6 +445,7 @@ impl RuntimeBuilder {
             versions: Arc::new(VersionCounts::default()),
             shared,
             run_lock: Mutex::new(()),
+            migration,
         })
     }
 }
@@ -498,6 +517,10 @@ pub struct Runtime {
     versions: Arc<VersionCounts>,
     shared: Arc<SharedSetup>,
     run_lock: Mutex<()>,
+    migration: (
+        Migration,
+        Option<Arc<crate::sched::migrate::MigrationCosts>>,
+    ),
 }
 
 impl std::fmt::Debug for Runtime {
@@ -925,19 +948,22 @@ impl Runtime {
         }
         let _serialised = lock_mutex(&self.run_lock);
         let nodes = self.topology.num_nodes();
-        let run = Arc::new(RunState::new(
+        let mut run = RunState::new(
             self.id,
             self.alloc,
             RunCounters::new(self.workers(), nodes),
             self.versions.clone(),
             self.shared.clone(),
             self.window,
-        ));
+        );
+        run.migration = self.migration.clone();
+        let run = Arc::new(run);
         self.pools().reset_peaks();
         self.shared.reset_peaks();
         self.versions.reset_peak();
         let stats_before = self.pools().stats();
         let versions_before = self.versions.created();
+        let migrated_before = self.shared.migrated_pages();
 
         let value: Mutex<Option<R>> = Mutex::new(None);
         let slot = &value;
@@ -1004,6 +1030,15 @@ impl Runtime {
             allocations: delta(&stats, &stats_before, |s| s.allocs),
             reused: delta(&stats, &stats_before, |s| s.reused),
             first_touched: delta(&stats, &stats_before, |s| s.first_touched),
+        };
+        let migrated = self.shared.migrated_pages();
+        let [now_pages, next_touch_pages, auto_pages] =
+            [0, 1, 2].map(|k| migrated[k] - migrated_before[k]);
+        report.migration = MigrationReport {
+            now_pages,
+            next_touch_pages,
+            auto_pages,
+            bytes: (now_pages + next_touch_pages + auto_pages) * locus_mem::region::PAGE as u64,
         };
         report.versions = VersionsReport {
             created: self.versions.created() - versions_before,
@@ -1075,6 +1110,9 @@ impl Runtime {
                 .map_or("unbounded".to_string(), |w| w.to_string()),
         );
         settings.push("mailbox_capacity", MAILBOX_CAPACITY);
+        if self.migration.0 != Migration::None {
+            settings.push("migration", self.migration.0.name());
+        }
         let idle = self.nodes_without_workers();
         if !idle.is_empty() {
             settings.push(
@@ -1105,6 +1143,7 @@ impl Runtime {
             memory: Default::default(),
             versions: Default::default(),
             workers: Vec::new(),
+            migration: Default::default(),
         }
     }
 }

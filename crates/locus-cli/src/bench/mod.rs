@@ -7,3 +7,4 @@ pub mod report;
 pub mod stream;
 pub mod summary;
 pub mod svg;
+pub mod twisted;

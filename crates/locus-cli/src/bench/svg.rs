@@ -460,6 +460,154 @@ pub fn traffic_panels(fig: &TrafficPanels<'_>) -> String {
     out
 }
 
+/// A line chart: one line per series through `(xs[i], values[series][i])`, the
+/// horizontal axis in powers of two (paper 2's Figures 2 and 3: time against STREAM
+/// iterations), the vertical axis logarithmic or linear.
+pub struct LineChart<'a> {
+    /// The chart's title.
+    pub title: &'a str,
+    /// Label of the horizontal axis.
+    pub x_label: &'a str,
+    /// Label of the vertical axis, with its unit.
+    pub y_label: &'a str,
+    /// The abscissae, positive and increasing.
+    pub xs: &'a [f64],
+    /// One name per line, shown in the legend.
+    pub series: &'a [String],
+    /// `values[series][i]`, `None` where the point is missing.
+    pub values: &'a [Vec<Option<f64>>],
+    /// Whether the vertical axis is logarithmic (base 2).
+    pub log_y: bool,
+}
+
+/// Renders a line chart.
+pub fn line_chart(chart: &LineChart<'_>) -> String {
+    let legend_w = chart
+        .series
+        .iter()
+        .map(|s| text_width(s, 12.0) + 30.0)
+        .fold(0.0, f64::max);
+    let (left, top, bottom, right) = (80.0, 44.0, 56.0, legend_w + 32.0);
+    let plot_w = 420.0f64.max(text_width(chart.title, 16.0) + 20.0 - left - right);
+    let plot_h = 320.0f64.max(text_width(chart.y_label, 13.0) + 10.0);
+    let (width, height) = (left + plot_w + right, top + plot_h + bottom);
+    let mut out = String::new();
+    header(&mut out, width, height, chart.title);
+    let points: Vec<f64> = chart.values.iter().flatten().flatten().copied().collect();
+    let positive = |v: &f64| v.is_finite() && *v > 0.0;
+    let (lo, hi) = points
+        .iter()
+        .filter(|v| positive(v))
+        .fold((f64::INFINITY, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (1.0, 2.0) };
+    // The vertical scale: powers of two around the values, or 0 to a rounded maximum.
+    let (y0, y1) = if chart.log_y {
+        (
+            lo.log2().floor(),
+            hi.log2().ceil().max(lo.log2().floor() + 1.0),
+        )
+    } else {
+        let step = tick_step(hi);
+        (0.0, (hi / step).ceil() * step)
+    };
+    let y_of = |v: f64| {
+        let t = if chart.log_y { v.log2() } else { v };
+        top + plot_h - (t - y0) / (y1 - y0) * plot_h
+    };
+    let (x0, x1) = match (chart.xs.first(), chart.xs.last()) {
+        (Some(&a), Some(&b)) if b > a && a > 0.0 => (a.log2(), b.log2()),
+        _ => (0.0, 1.0),
+    };
+    let x_of = |v: f64| left + (v.log2() - x0) / (x1 - x0) * plot_w;
+    // Axes, ticks and grid.
+    let _ = writeln!(
+        out,
+        r##"<line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="black"/>
+<line x1="{left}" y1="{top}" x2="{left}" y2="{b}" stroke="black"/>"##,
+        b = top + plot_h,
+        r = left + plot_w
+    );
+    for &x in chart.xs {
+        let px = x_of(x);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{px:.1}" y1="{b}" x2="{px:.1}" y2="{b5}" stroke="black"/><text x="{px:.1}" y="{ty}" text-anchor="middle">{x}</text>"##,
+            b = top + plot_h,
+            b5 = top + plot_h + 5.0,
+            ty = top + plot_h + 18.0
+        );
+    }
+    let ticks: Vec<f64> = if chart.log_y {
+        (y0 as i32..=y1 as i32).map(|e| 2f64.powi(e)).collect()
+    } else {
+        let step = tick_step(y1);
+        (0..=((y1 / step).round() as usize))
+            .map(|k| k as f64 * step)
+            .collect()
+    };
+    for t in ticks {
+        let py = y_of(t);
+        let label = if t >= 1.0 || t == 0.0 {
+            format!("{t}")
+        } else {
+            format!("{t:.4}").trim_end_matches('0').to_string()
+        };
+        let _ = writeln!(
+            out,
+            r##"<line x1="{left}" y1="{py:.1}" x2="{r}" y2="{py:.1}" stroke="#dddddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end">{label}</text>"##,
+            r = left + plot_w,
+            tx = left - 6.0,
+            ty = py + 4.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<text class="axis-title" x="{cx}" y="{y}" text-anchor="middle" font-size="13">{t}</text>
+<text class="axis-title" x="18" y="{cy}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {cy})">{l}</text>"##,
+        cx = left + plot_w / 2.0,
+        y = top + plot_h + 42.0,
+        t = escape(chart.x_label),
+        cy = top + plot_h / 2.0,
+        l = escape(chart.y_label)
+    );
+    // The lines, then the legend.
+    for (s, (name, values)) in chart.series.iter().zip(chart.values).enumerate() {
+        let colour = PALETTE[s % PALETTE.len()];
+        let path: Vec<String> = chart
+            .xs
+            .iter()
+            .zip(values)
+            .filter_map(|(&x, v)| v.filter(positive).map(|v| (x, v)))
+            .map(|(x, v)| format!("{:.1},{:.1}", x_of(x), y_of(v)))
+            .collect();
+        let _ = writeln!(
+            out,
+            r##"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"><title>{}</title></polyline>"##,
+            path.join(" "),
+            escape(name)
+        );
+        for p in &path {
+            let (x, y) = p.split_once(',').expect("x,y");
+            let _ = writeln!(
+                out,
+                r##"<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>"##
+            );
+        }
+        let ly = top + 10.0 + s as f64 * 18.0;
+        let lx = left + plot_w + 16.0;
+        let _ = writeln!(
+            out,
+            r##"<g class="legend"><line x1="{lx}" y1="{ly}" x2="{lx2}" y2="{ly}" stroke="{colour}" stroke-width="2"/><text x="{tx}" y="{ty}">{}</text></g>"##,
+            escape(name),
+            lx2 = lx + 20.0,
+            tx = lx + 26.0,
+            ty = ly + 4.0
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,7 +106,7 @@ impl Args {
     /// The engine asked for, or the suite's default.
     fn engine(&self) -> Engine {
         self.engine.unwrap_or(match self.suite {
-            Suite::Home => Engine::Sim,
+            Suite::Home | Suite::Twisted => Engine::Sim,
             Suite::Quick | Suite::Paper => Engine::Threads,
         })
     }
@@ -151,7 +151,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         kernels = KERNELS.to_vec();
     }
     let size = match args.suite {
-        Suite::Quick | Suite::Home => BenchSize::Small,
+        Suite::Quick | Suite::Home | Suite::Twisted => BenchSize::Small,
         Suite::Paper => BenchSize::Paper,
     };
     let (spec, repetitions) = match engine {
@@ -197,6 +197,9 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     if args.suite == Suite::Home {
         return home_study(args);
     }
+    if args.suite == Suite::Twisted {
+        return twisted_study(args);
+    }
     let plan = plan(args)?;
     let io = |what: &Path, e: std::io::Error| Failure::Failed(format!("{}: {e}", what.display()));
     std::fs::create_dir_all(&plan.out).map_err(|e| io(&plan.out, e))?;
@@ -210,7 +213,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let suite = match args.suite {
         Suite::Quick => "quick",
         Suite::Paper => "paper",
-        Suite::Home => unreachable!("the home study has its own command"),
+        Suite::Home | Suite::Twisted => unreachable!("the studies have their own commands"),
     };
     eprintln!(
         "locus: bench {suite}: {} x {} x {}, {size_name} sizes, on {} ({}, {}, {engine} engine); reports in {}",
@@ -536,6 +539,128 @@ fn home_study(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `--suite twisted`: Figures 2 and 3 of the ForestGOMP/MaMI paper
+/// ([`twisted`](crate::bench::twisted)): twisted-stream's phase-2 time against the
+/// STREAM iterations under each policy, a table, `twisted.json` and two pictures. A run
+/// that fails or does not verify makes the command fail after everything is written.
+fn twisted_study(args: &Args) -> Result<(), Failure> {
+    use crate::bench::twisted;
+    let engine = args.engine();
+    let sim = engine == Engine::Sim;
+    let refuse = |what: &str| {
+        Failure::Usage(format!(
+            "{what} is not an option of `--suite twisted` (it runs twisted-stream under \
+             each migration policy)"
+        ))
+    };
+    if args.peers {
+        return Err(refuse("--peers"));
+    }
+    if !args.configs.is_empty() {
+        return Err(refuse("--configs"));
+    }
+    if !args.kernels.is_empty() {
+        return Err(refuse("--kernels"));
+    }
+    if args.repeat.is_some() {
+        return Err(refuse("--repeat"));
+    }
+    if args.bodies.is_some() {
+        return Err(refuse("--bodies"));
+    }
+    let spec = args
+        .topology
+        .as_deref()
+        .unwrap_or(if sim { "opteron-16" } else { "host" });
+    let topology = topology(spec)?;
+    let threads = args.threads.map_or(topology.num_cpus(), |t| t as usize);
+    if !sim {
+        if let Some(warning) = crate::render::oversubscribed(&topology, Some(threads)) {
+            eprintln!("locus: warning: {warning}");
+        }
+    }
+    let setup = twisted::Setup {
+        topology,
+        threads,
+        sim,
+        size: if sim {
+            BenchSize::Paper
+        } else {
+            BenchSize::Small
+        },
+        iterations: if sim {
+            vec![1, 2, 4, 8, 16, 32, 64, 128]
+        } else {
+            vec![1, 2, 4, 8, 16]
+        },
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("bench-out"));
+    let io = |what: &Path, e: std::io::Error| Failure::Failed(format!("{}: {e}", what.display()));
+    std::fs::create_dir_all(&out).map_err(|e| io(&out, e))?;
+    clear_previous(&out).map_err(|e| io(&out, e))?;
+    let engine_name = if sim { "sim" } else { "threads" };
+    let plan = twisted::plan(&setup);
+    eprintln!(
+        "locus: bench twisted: {} runs of twisted-stream on {} ({threads} workers, {engine_name} engine); reports in {}",
+        plan.len(),
+        setup.topology.name(),
+        out.display()
+    );
+    let bar = ProgressBar::new(plan.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .expect("the template is valid")
+            .progress_chars("=> "),
+    );
+    let mut points = Vec::new();
+    for (remote, policy, iterations) in plan {
+        bar.set_message(format!(
+            "{remote} remote, {policy}, {iterations} iterations"
+        ));
+        let outcome = twisted::run(&setup, remote, policy, iterations);
+        if let Err(e) = &outcome {
+            bar.suspend(|| eprintln!("locus: twisted-stream under {policy}: {e}"));
+        }
+        points.push(twisted::Point {
+            remote,
+            policy,
+            iterations,
+            outcome,
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let machine = format!(
+        "{}, {threads} workers, {engine_name} engine",
+        setup.topology.name()
+    );
+    println!("locus bench twisted: Twisted-STREAM's phase 2 on {machine}");
+    println!();
+    print!("{}", twisted::table(&points, &setup));
+    let path = out.join("twisted.json");
+    write_whole(&path, &format!("{:#}\n", twisted::report(&points, &setup)))
+        .map_err(|e| io(&path, e))?;
+    let written =
+        twisted::write_figures(&out, &points, &setup, &machine).map_err(|e| io(&out, e))?;
+    println!();
+    println!(
+        "twisted.json and {} (each as SVG and PNG) in {}",
+        plural(written.len() / 2, "picture"),
+        out.display()
+    );
+    let failed = points.iter().filter(|p| p.failed()).count();
+    if failed > 0 {
+        return Err(Failure::Failed(format!(
+            "{failed} of {} runs failed (see twisted.json)",
+            points.len()
+        )));
+    }
+    Ok(())
+}
+
 /// `--peers`: builds the peers (installing their Debian packages when root; a peer that
 /// cannot be built is skipped with a note), runs them alternately with Locus under
 /// `dsa-opt` and the configurations named by `--configs`, prints the peer table and
@@ -633,11 +758,21 @@ fn owned_by_bench(name: &str) -> bool {
         None => name,
     };
     let config = |c: &str| Config::ALL.iter().any(|k| k.name() == c);
-    if ["summary.json", "peers.json", "report.html", "home.json"].contains(&name) {
+    if [
+        "summary.json",
+        "peers.json",
+        "report.html",
+        "home.json",
+        "twisted.json",
+    ]
+    .contains(&name)
+    {
         return true;
     }
     if let Some((stem, ext)) = name.rsplit_once('.') {
-        let picture = figures::NAMES.contains(&stem) || crate::bench::home::NAMES.contains(&stem);
+        let picture = figures::NAMES.contains(&stem)
+            || crate::bench::home::NAMES.contains(&stem)
+            || crate::bench::twisted::NAMES.contains(&stem);
         if (ext == "svg" || ext == "png") && picture {
             return true;
         }

@@ -7,7 +7,7 @@ use locus::{Config, Runtime, Topology};
 use locus_bench::{Control as BenchControl, Size as BenchSize, SizeSpec, Workload};
 use serde_json::{json, Map, Value};
 
-use crate::args::{Bench, Bind, Control, Size, SizePreset};
+use crate::args::{Bench, Bind, Control, MigrateArg, Size, SizePreset};
 use crate::cmd::Failure;
 
 /// What `run` and `sim` have in common.
@@ -43,6 +43,9 @@ pub fn bench_name(b: Bench) -> &'static str {
         Bench::Cholesky => "cholesky",
         Bench::Spmv => "spmv",
         Bench::Bicgstab => "bicgstab",
+        Bench::Stream => "stream",
+        Bench::NestedStream => "nested-stream",
+        Bench::TwistedStream => "twisted-stream",
     }
 }
 
@@ -86,6 +89,11 @@ fn size(s: &Size, topology: &str) -> Result<SizeSpec, Failure> {
     }
     if let Some(m) = &s.matrix {
         spec.fields.push(("--matrix".into(), m.clone()));
+    }
+    if let Some(m) = s.migrate {
+        let name = m.to_possible_value().expect("no skipped value");
+        spec.fields
+            .push(("--migrate".into(), name.get_name().into()));
     }
     if spec.base == BenchSize::Paper {
         spec.base = BenchSize::paper_for(topology);
@@ -181,7 +189,30 @@ pub fn execute_traced(
         Control::Seq => BenchControl::Sequential,
         Control::Parallel => BenchControl::Parallel,
     };
-    let spec = size(job.size, job.topology.name())?;
+    let mut spec = size(job.size, job.topology.name())?;
+    // `--migrate`: twisted-stream's policy at its phase change; for every benchmark
+    // `none`, `now`, `next-touch` and `auto` are also the runtime's migration setting
+    // (twisted-stream takes `auto` only: its other values are its own policies).
+    let twisted = name == "twisted-stream";
+    let migration = match job.size.migrate {
+        None => None,
+        Some(MigrateArg::Auto) => Some(locus::Migration::Auto),
+        Some(_) if twisted => None,
+        Some(MigrateArg::None) => Some(locus::Migration::None),
+        Some(MigrateArg::Now) => Some(locus::Migration::Now),
+        Some(MigrateArg::NextTouch) => Some(locus::Migration::NextTouch),
+        Some(other) => {
+            let value = other.to_possible_value().expect("no skipped value");
+            return Err(Failure::Usage(format!(
+                "--migrate {}: only twisted-stream has it; the runtime's setting is none, \
+                 now, next-touch or auto",
+                value.get_name()
+            )));
+        }
+    };
+    if !twisted {
+        spec.fields.retain(|(k, _)| k != "--migrate");
+    }
     let workload = Workload::new(name, &spec, control).map_err(|e| match e {
         locus_bench::Error::Params(message) => Failure::Usage(message),
         other => Failure::Failed(format!("{name}: {other}")),
@@ -195,6 +226,9 @@ pub fn execute_traced(
         Some(_) => None,
     };
     let mut builder = Runtime::builder().topology(job.topology).config(job.config);
+    if let Some(m) = migration {
+        builder = builder.migration(m);
+    }
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
     }
@@ -235,9 +269,12 @@ pub fn execute_traced(
         rt.workers(),
         rt.engine_name()
     );
-    let outcome = workload
-        .run(&rt)
-        .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
+    let outcome = workload.run(&rt).map_err(|e| match e {
+        // Parameters only the runtime can refuse (more nodes than elements): a bad
+        // argument all the same.
+        locus_bench::Error::Params(message) => Failure::Usage(message),
+        other => Failure::Failed(format!("{name}: {other}")),
+    })?;
     if let (Some(recorder), Some(path)) = (&recorder, trace) {
         recorder
             .write_file(path)
@@ -260,6 +297,9 @@ pub fn execute_traced(
     if let Some(rate) = gflop_s {
         object.insert("gflop_s".into(), json!(rate));
     }
+    if !outcome.figures.is_null() {
+        object.insert("figures".into(), outcome.figures.clone());
+    }
     let report = serde_json::to_value(&outcome.report).expect("reports serialise to JSON");
     if let Value::Object(fields) = report {
         object.extend(fields);
@@ -275,6 +315,7 @@ pub fn execute_traced(
         if let Some(rate) = gflop_s {
             println!("  {rate:.3} GFLOP/s (n^3/3 operations)");
         }
+        print!("{}", figures_text(&outcome.figures));
     }
     if outcome.verified || !outcome.checked {
         Ok(())
@@ -286,6 +327,35 @@ pub fn execute_traced(
                 .as_ref()
                 .map_or(String::new(), |m| format!(" ({m})"))
         )))
+    }
+}
+
+/// The kernel's own figures, one line each (the STREAM family's rates and phases).
+fn figures_text(figures: &Value) -> String {
+    let mut out = String::new();
+    let Value::Object(fields) = figures else {
+        return out;
+    };
+    for (name, value) in fields {
+        match value {
+            Value::Object(inner) => {
+                let parts: Vec<String> = inner
+                    .iter()
+                    .map(|(k, v)| format!("{k} {}", number(v)))
+                    .collect();
+                out.push_str(&format!("  {name}: {}\n", parts.join(", ")));
+            }
+            v => out.push_str(&format!("  {name}: {}\n", number(v))),
+        }
+    }
+    out
+}
+
+/// A figure as text: floats with four significant decimals.
+fn number(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if v.is_f64() => format!("{x:.4}"),
+        _ => v.to_string(),
     }
 }
 
@@ -358,6 +428,17 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         r.memory.reused,
         r.memory.fallbacks
     ));
+    let m = &r.migration;
+    if m.bytes > 0 {
+        out.push_str(&format!(
+            "  migration: {} pages moved ({}): {} now, {} on next touch, {} by auto\n",
+            m.now_pages + m.next_touch_pages + m.auto_pages,
+            mib(m.bytes),
+            m.now_pages,
+            m.next_touch_pages,
+            m.auto_pages
+        ));
+    }
     if r.traffic.len() <= 8 {
         out.push_str("  traffic (MiB; row: node of the task, column: node of the data)\n");
         let head: Vec<String> = (0..r.traffic.len())

@@ -46,8 +46,9 @@ pub(crate) struct SharedSetup {
     pools: Arc<Pools>,
     live: Vec<AtomicU64>,
     peak: Vec<AtomicU64>,
-    /// Pages moved by explicit migrations, and by migrations on next touch.
-    pub(crate) migrated: [AtomicU64; 2],
+    /// Pages moved by explicit migrations, by migrations on next touch, and by the
+    /// `auto` migration setting.
+    pub(crate) migrated: [AtomicU64; 3],
 }
 
 /// Why a region was not made: the region's own error, or a node limit.
@@ -75,7 +76,7 @@ impl SharedSetup {
             pools,
             live: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
             peak: (0..nodes).map(|_| AtomicU64::new(0)).collect(),
-            migrated: [AtomicU64::new(0), AtomicU64::new(0)],
+            migrated: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 
@@ -234,6 +235,7 @@ impl SharedSetup {
             }),
             setup: self.clone(),
             poisoned: std::sync::Mutex::new(None),
+            pending: AtomicU64::new(0),
         }))
     }
 
@@ -266,6 +268,13 @@ impl SharedSetup {
     }
 }
 
+/// Index of [`SharedSetup::migrated`]: pages moved by explicit migrations.
+pub(crate) const MIGRATED_NOW: usize = 0;
+/// Pages moved on next touch.
+pub(crate) const MIGRATED_NEXT_TOUCH: usize = 1;
+/// Pages moved by the `auto` migration setting.
+pub(crate) const MIGRATED_AUTO: usize = 2;
+
 /// The memory of one shared datum.
 pub(crate) struct SharedBuffer {
     pub(crate) region: Region,
@@ -279,6 +288,9 @@ pub(crate) struct SharedBuffer {
     /// The task that panicked while writing the buffer in place, if one did since the
     /// last whole write: the contents may be partly written.
     poisoned: std::sync::Mutex<Option<String>>,
+    /// Tasks submitted that declare the datum and have not started, counted under the
+    /// `auto` migration setting only: the datum's expected reuse.
+    pub(crate) pending: AtomicU64,
 }
 
 /// The pages of a shared datum reserved against the node limits, per node.
@@ -309,12 +321,15 @@ impl SharedBuffer {
     /// placement); newly placed pages count as live on their node. Within the node
     /// limits, as [`SharedSetup`] says: a page goes to `node` if `node` holds an unplaced
     /// reservation of the datum or has room for one, else to the nearest node holding one.
-    pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) {
-        if self.region.armed_pages() > 0 && len > 0 {
-            self.take_armed(offset, len, node);
-        }
+    /// Returns the pages armed for next touch that moved to `node`.
+    pub(crate) fn touch(&self, offset: usize, len: usize, node: usize) -> u64 {
+        let moved = if self.region.armed_pages() > 0 && len > 0 {
+            self.take_armed(offset, len, node)
+        } else {
+            0
+        };
         if self.region.policy() != RegionPolicy::FirstTouch || len == 0 {
-            return;
+            return moved;
         }
         let setup = &self.setup;
         let nodes = setup.config.nodes;
@@ -322,7 +337,7 @@ impl SharedBuffer {
         let Reservation { reserved, unplaced } = &mut *guard;
         let untouched = self.region.untouched_pages(offset, len) as u64;
         if untouched == 0 {
-            return;
+            return moved;
         }
         let order = setup.nearest_first(node);
         let mut mine = untouched.min(unplaced[node]);
@@ -365,6 +380,7 @@ impl SharedBuffer {
                 setup.add(n, p);
             }
         }
+        moved
     }
 
     /// The node holding most of the buffer (the first such node; node 0 when no page is
@@ -386,6 +402,18 @@ impl SharedBuffer {
     /// Moves the placed pages holding `offset..offset + len` to `node` now; returns the
     /// pages moved.
     pub(crate) fn migrate(&self, offset: usize, len: usize, node: usize) -> Result<u64, String> {
+        self.migrate_for(offset, len, node, MIGRATED_NOW)
+    }
+
+    /// [`migrate`](Self::migrate), the pages counted under `reason`
+    /// ([`MIGRATED_NOW`], [`MIGRATED_NEXT_TOUCH`] or [`MIGRATED_AUTO`]).
+    pub(crate) fn migrate_for(
+        &self,
+        offset: usize,
+        len: usize,
+        node: usize,
+        reason: usize,
+    ) -> Result<u64, String> {
         let setup = &self.setup;
         let nodes = setup.config.nodes;
         let mut guard = lock_mutex(&self.reservation);
@@ -413,7 +441,7 @@ impl SharedBuffer {
                 }
             };
         let total = self.account_moves(&mut guard.reserved, &moved, node, wanted);
-        setup.migrated[0].fetch_add(total, Ordering::Relaxed);
+        setup.migrated[reason].fetch_add(total, Ordering::Relaxed);
         if self.region.policy() != RegionPolicy::FirstTouch && self.region.armed_pages() == 0 {
             self.placed_main
                 .store(main_node_of(&self.region, nodes), Ordering::Release);
@@ -431,8 +459,8 @@ impl SharedBuffer {
     }
 
     /// A task on `node` starts with an access to `offset..offset + len`: the armed pages
-    /// there move to `node`, as many as `node` has room for.
-    fn take_armed(&self, offset: usize, len: usize, node: usize) {
+    /// there move to `node`, as many as `node` has room for. Returns the pages moved.
+    fn take_armed(&self, offset: usize, len: usize, node: usize) -> u64 {
         let setup = &self.setup;
         let nodes = setup.config.nodes;
         let mut guard = lock_mutex(&self.reservation);
@@ -454,7 +482,8 @@ impl SharedBuffer {
             nodes,
         );
         let total = self.account_moves(&mut guard.reserved, &moved, node, granted);
-        setup.migrated[1].fetch_add(total, Ordering::Relaxed);
+        setup.migrated[MIGRATED_NEXT_TOUCH].fetch_add(total, Ordering::Relaxed);
+        total
     }
 
     /// Moves the reservations and live counts of the pages moved off each node
@@ -482,12 +511,9 @@ impl SharedBuffer {
 }
 
 impl SharedSetup {
-    /// Pages moved so far: by explicit migrations, and on next touch.
-    pub(crate) fn migrated_pages(&self) -> (u64, u64) {
-        (
-            self.migrated[0].load(Ordering::Relaxed),
-            self.migrated[1].load(Ordering::Relaxed),
-        )
+    /// Pages moved so far, by reason: explicit migrations, on next touch, by `auto`.
+    pub(crate) fn migrated_pages(&self) -> [u64; 3] {
+        self.migrated.each_ref().map(|m| m.load(Ordering::Relaxed))
     }
 
     /// A shared buffer over a registered region (memory the user allocated): its placed
@@ -553,6 +579,7 @@ impl SharedSetup {
             reservation: Mutex::new(Reservation { reserved, unplaced }),
             setup: self.clone(),
             poisoned: std::sync::Mutex::new(None),
+            pending: AtomicU64::new(0),
         }))
     }
 }

@@ -387,8 +387,13 @@ where
     // The combining tasks of the reductions this submission closes (`data::reduce`).
     let mut combiners: Vec<(TaskRef, Arc<Group>)> = Vec::new();
     let run_wide = entries.is_none();
+    let auto = run.migration.0 == crate::config::Migration::Auto;
     for &d in &declared {
         let shared = d.data.shared.as_ref();
+        if let Some(s) = shared.filter(|_| auto) {
+            // The datum's expected reuse, for the `auto` migration setting.
+            s.pending.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         // The version the task binds to: the run-wide current one, or its parent's
         // domain's.
         let slot: &mut Arc<Version> = match entries.as_mut() {
@@ -703,13 +708,33 @@ fn close_reduction(
 ///
 /// With skipped bodies the buffers are only accounted (the simulator's pools hold no
 /// memory), so nothing is zeroed or copied.
+///
+/// Returns the pages of shared data that moved as the task starts: armed for next touch
+/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node.
 fn prepare_buffers(
     ex: &dyn Executor,
     task: &Task,
     bindings: &mut [Binding],
     bodies: Bodies,
     control: bool,
-) -> Result<(), Error> {
+    migrate_to: Option<usize>,
+) -> Result<u64, Error> {
+    let mut migrated = 0u64;
+    if let Some(target) = migrate_to {
+        // A migration task (`Scope::migrate`): its declared data move now, nothing else.
+        for b in bindings.iter().flat_map(Binding::leaves) {
+            if let Some(shared) = b.shared() {
+                migrated += shared
+                    .migrate(b.offset, b.bytes, target)
+                    .map_err(|message| Error::OutOfMemory {
+                        task: task.name.to_string(),
+                        bytes: b.bytes,
+                        message,
+                    })?;
+            }
+        }
+        return Ok(migrated);
+    }
     // Control tasks see no buffer, so they run whatever the pools hold.
     if bodies == Bodies::Run && !control && ex.pools().config().accounting_only {
         return Err(Error::Config(format!(
@@ -755,7 +780,10 @@ fn prepare_buffers(
         if let Some(shared) = b.shared() {
             // Shared data is placed at creation (or by this first touch) and updated in
             // place: nothing to allocate or copy.
-            shared.touch(b.offset, b.bytes, node);
+            if !control {
+                migrated += migrate_remote(&task.run, shared, b, node);
+            }
+            migrated += shared.touch(b.offset, b.bytes, node);
             continue;
         }
         if let Some(input) = &b.input {
@@ -834,7 +862,60 @@ fn prepare_buffers(
             }
         }
     }
-    Ok(())
+    Ok(migrated)
+}
+
+/// The runtime's migration setting ([`crate::sched::migrate`]) applied to a shared
+/// access `b` of a task starting on `node`: its pages on other nodes move to `node`
+/// (`now`, `next-touch`), or do when the cost model finds it cheaper than accessing
+/// them remotely over this task and the tasks already submitted that declare the datum
+/// (`auto`). Returns the pages moved; a move the node limit refuses leaves the pages.
+fn migrate_remote(
+    run: &RunState,
+    shared: &crate::data::shared::SharedBuffer,
+    b: &Binding,
+    node: usize,
+) -> u64 {
+    use crate::config::Migration;
+    use crate::data::shared::{MIGRATED_AUTO, MIGRATED_NEXT_TOUCH, MIGRATED_NOW};
+    let (setting, costs) = &run.migration;
+    if *setting == Migration::None || b.bytes == 0 {
+        return 0;
+    }
+    // The access's bytes on other nodes, and the node holding most of them.
+    let mut remote: SmallVec<[(usize, u64); 4]> = SmallVec::new();
+    shared.region.bytes_by_node(b.offset, b.bytes, |n, bytes| {
+        if let Some(n) = n.filter(|&n| n != node) {
+            match remote.iter_mut().find(|(m, _)| *m == n) {
+                Some((_, total)) => *total += bytes as u64,
+                None => remote.push((n, bytes as u64)),
+            }
+        }
+    });
+    let Some(&(main, _)) = remote
+        .iter()
+        .max_by_key(|(n, bytes)| (*bytes, std::cmp::Reverse(*n)))
+    else {
+        return 0;
+    };
+    let bytes: u64 = remote.iter().map(|(_, b)| b).sum();
+    let reason = match (setting, costs) {
+        (Migration::Now, _) => MIGRATED_NOW,
+        (Migration::NextTouch, _) => MIGRATED_NEXT_TOUCH,
+        (Migration::Auto, Some(costs)) => {
+            let reuse = shared.pending.load(std::sync::atomic::Ordering::Relaxed);
+            let pages = bytes.div_ceil(locus_mem::region::PAGE as u64);
+            let mode = (b.mode.reads(), b.mode.writes());
+            match costs.choose(bytes, pages, main, node, mode, reuse) {
+                crate::sched::migrate::Choice::Migrate => MIGRATED_AUTO,
+                crate::sched::migrate::Choice::Remote => return 0,
+            }
+        }
+        _ => return 0,
+    };
+    shared
+        .migrate_for(b.offset, b.bytes, node, reason)
+        .unwrap_or(0)
 }
 
 /// Scatters what a body wrote in its gathered views into the segments' new versions,
@@ -1001,6 +1082,8 @@ pub struct Started {
     bindings: Bindings,
     hints: Hints,
     completion: Completion,
+    /// Pages of shared data moved as the task started (next touch, or a migration task).
+    migrated_pages: u64,
 }
 
 /// How far a started task got, which decides what its outputs become.
@@ -1020,14 +1103,35 @@ pub(crate) enum Completion {
 impl Started {
     /// The task's accesses: bytes and the node of each buffer.
     pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> {
-        access_infos(&self.bindings).into_iter()
+        let infos = if self.is_migration() {
+            Vec::new()
+        } else {
+            access_infos(&self.bindings)
+        };
+        infos.into_iter()
+    }
+
+    /// Pages of shared data that moved to another node as the task started: pages
+    /// armed for migration on next touch that it touched first, or, for a migration
+    /// task ([`Scope::migrate`](crate::Scope::migrate)), the pages it moved. An engine
+    /// charges their cost (the topology's migration model) to the task.
+    pub fn migrated_pages(&self) -> u64 {
+        self.migrated_pages
+    }
+
+    /// Whether the task is a migration task: its declared data are moved, not
+    /// accessed, so it has no accesses of its own.
+    pub fn is_migration(&self) -> bool {
+        self.hints.migrate_to.is_some()
     }
 
     /// The task's accesses as [`Started::accesses`] gives them, each with the key of
     /// the memory it touches.
     pub fn keyed_accesses(&self) -> impl Iterator<Item = (AccessInfo, MemoryKey)> {
         let mut out = Vec::with_capacity(self.bindings.len() + 1);
-        for_each_keyed_access(&self.bindings, |a, k| out.push((a, k)));
+        if !self.is_migration() {
+            for_each_keyed_access(&self.bindings, |a, k| out.push((a, k)));
+        }
         out.into_iter()
     }
 
@@ -1058,13 +1162,29 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
     let run = &task.run;
     let counters = run.counters.worker(ex.worker());
     let mut completion = Completion::NotRun;
+    let mut migrated_pages = 0;
+    let migration = hints.migrate_to.is_some();
+    if run.migration.0 == crate::config::Migration::Auto {
+        // This task no longer counts in the expected reuse of its shared data.
+        for b in bindings.iter().flat_map(Binding::leaves) {
+            if let Some(shared) = b.shared() {
+                let _ = shared.pending.fetch_update(
+                    std::sync::atomic::Ordering::Relaxed,
+                    std::sync::atomic::Ordering::Relaxed,
+                    |p| p.checked_sub(1),
+                );
+            }
+        }
+    }
     if run.is_failed() {
         // What the body captured is released before the task counts as finished.
         if let Err(error) = drop_skipped(&task, body) {
             run.fail(error);
         }
     } else {
-        let outcome = prepare_buffers(ex, &task, &mut bindings, bodies, control).and_then(|()| {
+        let prepared = prepare_buffers(ex, &task, &mut bindings, bodies, control, hints.migrate_to);
+        let outcome = prepared.and_then(|pages| {
+            migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
                 (Bodies::Skip, false) => drop_skipped(&task, body),
@@ -1109,6 +1229,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             }
         });
         match outcome {
+            Ok(()) if migration => completion = Completion::Done,
             Ok(()) => {
                 completion = Completion::Done;
                 for_each_access(&bindings, |a| {
@@ -1137,6 +1258,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         bindings,
         hints,
         completion,
+        migrated_pages,
     })
 }
 
@@ -1150,6 +1272,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         bindings,
         hints,
         completion,
+        ..
     } = started;
     drop(hints);
     // The parent to notify: a task is complete once its body and its children are,

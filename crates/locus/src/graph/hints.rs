@@ -81,4 +81,7 @@ pub struct Hints {
     pub cost: Option<u64>,
     /// Where the task would like to run.
     pub affinity: Option<Affinity>,
+    /// For a migration task ([`Scope::migrate`](crate::Scope::migrate)): the node its
+    /// datum's pages move to when it starts.
+    pub(crate) migrate_to: Option<usize>,
 }

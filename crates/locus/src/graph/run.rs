@@ -23,6 +23,11 @@ pub(crate) struct RunState {
     pub(crate) shared: Arc<SharedSetup>,
     /// Bound on submitted-but-unfinished tasks, if any.
     pub(crate) window: Option<usize>,
+    /// What a task does with remote shared data, and the costs `auto` weighs.
+    pub(crate) migration: (
+        crate::config::Migration,
+        Option<Arc<crate::sched::migrate::MigrationCosts>>,
+    ),
     /// Tasks submitted and not finished, the root included, and the run's failure
     /// (module `completion`). Tasks submitted are counted by the submitting worker
     /// (`metrics`), so that a submission updates one run-wide atomic only.
@@ -45,6 +50,7 @@ impl RunState {
             versions,
             shared,
             window,
+            migration: (crate::config::Migration::None, None),
             completion: Completion::default(),
         }
     }

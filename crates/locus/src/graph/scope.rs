@@ -119,6 +119,57 @@ impl Scope {
         self.task(name, accesses).spawn_control(body)
     }
 
+    /// Submits a *migration task*: in submission order, after the tasks that use the
+    /// shared datum before it and before those that use it after, its pages move to
+    /// `node` (Broquedis et al., MaMI's `mami_migrate_on_node`, as a task of the graph
+    /// rather than a call between runs). The task runs preferably on `node`, declares a
+    /// read-write of the whole datum for its dependences and accesses nothing: the
+    /// report counts the pages moved (`migration.now_pages`), and the simulator charges
+    /// the topology's migration model (`a + b x pages`) to the worker that runs it.
+    /// [`Runtime::migrate`](crate::Runtime::migrate) does the same between runs.
+    ///
+    /// A versioned datum, or a node outside the topology, is refused.
+    ///
+    /// ```
+    /// use locus::{RegionPolicy, Runtime, Topology};
+    /// let rt = Runtime::builder().topology(Topology::from_spec("2x1")?).build()?;
+    /// let v = rt.shared::<u64>("v", 4096, RegionPolicy::Bind(0))?;
+    /// let finished = rt.run(|s| {
+    ///     s.spawn("fill", v.write(), |_, x| x.fill(3)).unwrap();
+    ///     s.migrate(&v, 1).unwrap();
+    ///     s.spawn("bump", v.read_write(), |_, x| x[0] += 1).unwrap();
+    /// })?;
+    /// assert_eq!(finished.report.migration.now_pages, 8);
+    /// assert_eq!(rt.bytes_per_node(&v), vec![0, 8 * 4096]);
+    /// assert_eq!(rt.fetch(&v)?[..2], [4, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn migrate<T: Element>(&self, data: &Data<T>, node: usize) -> Result<(), Error> {
+        let name = format!("migrate({})", data.name());
+        let nodes = self.run().shared.config.nodes;
+        if node >= nodes {
+            return Err(Error::Declaration {
+                task: name,
+                message: format!("node {node} does not exist (the topology has {nodes})"),
+            });
+        }
+        if data.inner.shared.is_none() {
+            return Err(Error::Declaration {
+                task: name,
+                message: format!(
+                    "`{}` is versioned: its versions are placed where their producers run; \
+                     move it between runs with Runtime::migrate",
+                    data.name()
+                ),
+            });
+        }
+        let mut builder = self
+            .task(name, data.read_write())
+            .affinity(Affinity::node(node));
+        builder.hints.migrate_to = Some(node);
+        builder.spawn_control(|_| {})
+    }
+
     /// Creates a datum of `len` elements, zero until a task writes it: versioned, or
     /// shared when the configuration's data model is (`shm-base`), as
     /// [`Runtime::data`](crate::Runtime::data).

@@ -9,8 +9,8 @@
 mod report;
 
 pub use report::{
-    Locality, MemoryReport, Pushes, Report, Settings, Steals, TopologySummary, VersionsReport,
-    WorkerReport,
+    Locality, MemoryReport, MigrationReport, Pushes, Report, Settings, Steals, TopologySummary,
+    VersionsReport, WorkerReport,
 };
 
 use std::sync::atomic::{AtomicU64, Ordering};

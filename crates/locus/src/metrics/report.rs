@@ -39,6 +39,24 @@ pub struct Report {
     pub versions: VersionsReport,
     /// Per-worker figures.
     pub workers: Vec<WorkerReport>,
+    /// Pages of shared data moved to another node during the run, by reason.
+    pub migration: MigrationReport,
+}
+
+/// Pages of shared data the run moved between nodes (4 KiB each), by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MigrationReport {
+    /// Moved by migration tasks ([`Scope::migrate`](crate::Scope::migrate)) and the
+    /// `now` migration setting.
+    pub now_pages: u64,
+    /// Moved on next touch, when their first declared toucher started (armed data, or
+    /// the `next-touch` migration setting).
+    pub next_touch_pages: u64,
+    /// Moved by the `auto` migration setting, when migrating cost less than the
+    /// remote accesses it saved.
+    pub auto_pages: u64,
+    /// Bytes of all the pages moved.
+    pub bytes: u64,
 }
 
 /// Named settings of a run's configuration, in insertion order, so that every policy
@@ -179,6 +197,78 @@ pub struct WorkerReport {
 }
 
 impl Report {
+    /// Adds `next`, the report of a run that followed this one on the same runtime, to
+    /// this one: the report of both runs together (times, tasks, bytes, steals, pushes,
+    /// migrations and per-worker figures add up; memory peaks are the larger of the
+    /// two; the memory in use and the live versions are `next`'s).
+    pub fn then(&mut self, next: &Report) {
+        self.wall_s += next.wall_s;
+        self.tasks += next.tasks;
+        self.control_tasks += next.control_tasks;
+        let (a, b) = (&mut self.locality, &next.locality);
+        a.read_local_bytes += b.read_local_bytes;
+        a.read_remote_bytes += b.read_remote_bytes;
+        a.write_local_bytes += b.write_local_bytes;
+        a.write_remote_bytes += b.write_remote_bytes;
+        let local = a.read_local_bytes + a.write_local_bytes;
+        let all = local + a.read_remote_bytes + a.write_remote_bytes;
+        a.r_loc_rt = if all == 0 {
+            1.0
+        } else {
+            local as f64 / all as f64
+        };
+        if self.traffic.is_empty() {
+            self.traffic = next.traffic.clone();
+        } else {
+            for (row, other) in self.traffic.iter_mut().zip(&next.traffic) {
+                for (cell, o) in row.iter_mut().zip(other) {
+                    *cell += o;
+                }
+            }
+        }
+        self.steals.same_node += next.steals.same_node;
+        self.steals.remote += next.steals.remote;
+        let (p, q) = (&mut self.pushes, &next.pushes);
+        p.attempted += q.attempted;
+        p.transferred += q.transferred;
+        p.rejected += q.rejected;
+        p.kept_local += q.kept_local;
+        p.with_preference += q.with_preference;
+        p.started_on_preferred += q.started_on_preferred;
+        let (m, n) = (&mut self.memory, &next.memory);
+        m.peak_bytes = m.peak_bytes.max(n.peak_bytes);
+        if m.peak_bytes_per_node.len() < n.peak_bytes_per_node.len() {
+            m.peak_bytes_per_node.resize(n.peak_bytes_per_node.len(), 0);
+        }
+        for (a, b) in m.peak_bytes_per_node.iter_mut().zip(&n.peak_bytes_per_node) {
+            *a = (*a).max(*b);
+        }
+        m.shared_peak_bytes = m.shared_peak_bytes.max(n.shared_peak_bytes);
+        m.in_use_bytes = n.in_use_bytes;
+        m.fallbacks += n.fallbacks;
+        m.allocations += n.allocations;
+        m.reused += n.reused;
+        m.first_touched += n.first_touched;
+        let (v, w) = (&mut self.versions, &next.versions);
+        v.created += w.created;
+        v.peak_live = v.peak_live.max(w.peak_live);
+        v.live_at_end = w.live_at_end;
+        v.in_place += w.in_place;
+        if self.workers.is_empty() {
+            self.workers = next.workers.clone();
+        } else {
+            for (a, b) in self.workers.iter_mut().zip(&next.workers) {
+                a.tasks += b.tasks;
+                a.steals_same_node += b.steals_same_node;
+                a.steals_remote += b.steals_remote;
+            }
+        }
+        self.migration.now_pages += next.migration.now_pages;
+        self.migration.next_touch_pages += next.migration.next_touch_pages;
+        self.migration.auto_pages += next.migration.auto_pages;
+        self.migration.bytes += next.migration.bytes;
+    }
+
     /// Fills the counter-derived fields from the workers' slots.
     pub(crate) fn add_counters(
         &mut self,

@@ -64,6 +64,9 @@ pub struct MigrationCounts {
     pub now: Migrated,
     /// Moved on next touch, when their first declared toucher started.
     pub next_touch: Migrated,
+    /// Moved by the `auto` migration setting, when it found migrating cheaper than
+    /// accessing them remotely ([`crate::sched::migrate`]).
+    pub auto: Migrated,
 }
 
 impl Runtime {
@@ -102,10 +105,11 @@ impl Runtime {
 
     /// Pages migrated since the runtime was built, now and on next touch.
     pub fn migrated(&self) -> MigrationCounts {
-        let (now, next_touch) = self.shared.migrated_pages();
+        let [now, next_touch, auto] = self.shared.migrated_pages();
         MigrationCounts {
             now: Migrated::pages(now),
             next_touch: Migrated::pages(next_touch),
+            auto: Migrated::pages(auto),
         }
     }
 
