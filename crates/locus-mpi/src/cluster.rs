@@ -15,9 +15,9 @@
 //!   every rank's waits acyclic: the message a receive waits for depends only on tasks
 //!   earlier in the program, on every rank. The unpack task then writes the received
 //!   bytes as a new version of the datum (a whole datum) or of a copy of the range: an
-//!   ordinary version, placed like any other by the configuration. It carries the
-//!   hint of its reader (below), so under deferred allocation the received buffer is
-//!   allocated on the node where its reader runs;
+//!   ordinary version. It runs on its reader's home node (below; a strict node hint:
+//!   any worker of that node), so under deferred allocation the received buffer is
+//!   allocated on that node, whoever steals what;
 //! - the task itself, if this rank runs it, reading its local versions and the copies
 //!   received. Other ranks skip it entirely.
 //!
@@ -785,8 +785,10 @@ impl<'a> DistScope<'a> {
             let unpack = self
                 .scope
                 .task(format!("unpack {}", d.name), (token.read(), target));
+            // Strict to the node (any of its workers): the copy is cheap, and a thief
+            // of another node would allocate the received buffer on its own node.
             let unpack = match self.cluster.hint(home) {
-                Some(a) => unpack.affinity(a),
+                Some(a) => unpack.affinity(a.strict()),
                 None => unpack,
             };
             unpack.spawn(move |ctx, (_, out)| {
