@@ -5,7 +5,7 @@
 //! [`twisted_stream`](crate::twisted_stream).
 //!
 //! Each vector is cut into blocks of `block_len` elements (the last one shorter), each
-//! block a shared datum placed by first touch ([`locus::RegionPolicy::FirstTouch`]):
+//! block a shared datum placed by first touch (`RegionPolicy::FirstTouch`):
 //! the vectors are updated in place, as in STREAM. One initialisation task per block
 //! writes the three blocks (initialised in parallel, by tasks); then each of the
 //! `iterations` iterations runs the four operations, each its own run (STREAM's
