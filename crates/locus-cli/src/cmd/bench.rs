@@ -519,21 +519,38 @@ fn home_study(args: &Args) -> Result<(), Failure> {
     println!("locus bench home: paper 4's SparseLU study on {machine}");
     println!();
     print!("{}", home::table(&runs, sim));
-    let path = out.join("home.json");
-    write_whole(&path, &format!("{:#}\n", home::report(&runs, &setup)))
-        .map_err(|e| io(&path, e))?;
+    write_study_json(&out, "home.json", &home::report(&runs, &setup))?;
     let written = home::write_figures(&out, &runs, &machine).map_err(|e| io(&out, e))?;
+    let failed = runs.iter().filter(|m| m.failed()).count();
+    end_study(&out, "home.json", written.len(), failed, runs.len())
+}
+
+/// Writes a study suite's JSON report `name` into `out`.
+fn write_study_json(out: &Path, name: &str, report: &serde_json::Value) -> Result<(), Failure> {
+    let path = out.join(name);
+    write_whole(&path, &format!("{report:#}\n"))
+        .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))
+}
+
+/// The end of a study suite (`home`, `twisted`): says where its JSON report `name` and
+/// its `files` picture files (SVG and PNG each) are, and fails when `failed` of its
+/// `runs` runs failed, after everything is written.
+fn end_study(
+    out: &Path,
+    name: &str,
+    files: usize,
+    failed: usize,
+    runs: usize,
+) -> Result<(), Failure> {
     println!();
     println!(
-        "home.json and {} (each as SVG and PNG) in {}",
-        plural(written.len() / 2, "picture"),
+        "{name} and {} (each as SVG and PNG) in {}",
+        plural(files / 2, "picture"),
         out.display()
     );
-    let failed = runs.iter().filter(|m| m.failed()).count();
     if failed > 0 {
         return Err(Failure::Failed(format!(
-            "{failed} of {} runs failed (see home.json)",
-            runs.len()
+            "{failed} of {runs} runs failed (see {name})"
         )));
     }
     Ok(())
@@ -640,25 +657,11 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
     println!("locus bench twisted: Twisted-STREAM's phase 2 on {machine}");
     println!();
     print!("{}", twisted::table(&points, &setup));
-    let path = out.join("twisted.json");
-    write_whole(&path, &format!("{:#}\n", twisted::report(&points, &setup)))
-        .map_err(|e| io(&path, e))?;
+    write_study_json(&out, "twisted.json", &twisted::report(&points, &setup))?;
     let written =
         twisted::write_figures(&out, &points, &setup, &machine).map_err(|e| io(&out, e))?;
-    println!();
-    println!(
-        "twisted.json and {} (each as SVG and PNG) in {}",
-        plural(written.len() / 2, "picture"),
-        out.display()
-    );
     let failed = points.iter().filter(|p| p.failed()).count();
-    if failed > 0 {
-        return Err(Failure::Failed(format!(
-            "{failed} of {} runs failed (see twisted.json)",
-            points.len()
-        )));
-    }
-    Ok(())
+    end_study(&out, "twisted.json", written.len(), failed, points.len())
 }
 
 /// `--peers`: builds the peers (installing their Debian packages when root; a peer that
