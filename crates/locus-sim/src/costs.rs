@@ -21,8 +21,9 @@ pub struct Costs {
     /// Bandwidth of one node's memory controller, in GB/s (= bytes per ns), shared by
     /// the tasks accessing that node at the same time.
     pub node_bandwidth_gb_s: f64,
-    /// Bandwidth of the links into one node, in GB/s: every access from a core of
-    /// another node to this node's memory crosses them.
+    /// Bandwidth of the links of one node in each direction, in GB/s: every access
+    /// from a core of another node to this node's memory crosses them, reads out of
+    /// the node and writes into it (the links are full duplex).
     pub link_bandwidth_gb_s: f64,
     /// Bytes of one node's last-level cache, shared by its cores: what a task reads
     /// of memory its node touched recently and that still fits costs no memory
@@ -194,7 +195,7 @@ impl Costs {
     ///
     /// - controller 25.6 GB/s: two DDR3-1600 channels per die (2 x 12.8 GB/s; the
     ///   Opteron 6200 series has four channels per package of two dies);
-    /// - links 38.4 GB/s into a die: an estimate from the links of a four-socket G34
+    /// - links 38.4 GB/s each way: an estimate from the links of a four-socket G34
     ///   board, HyperTransport 3 at 6.4 GT/s (12.8 GB/s per direction for 16 bits): the
     ///   other die of the package over 1.5 links (19.2 GB/s) and one die of each other
     ///   package over an 8-bit link (3 x 6.4 GB/s), the four 1-hop neighbours of
@@ -214,7 +215,7 @@ impl Costs {
     ///
     /// - controller 51.2 GB/s: four DDR3-1600 channels per CPU (Intel's data sheet of
     ///   the E5-4640: 51.2 GB/s maximum memory bandwidth);
-    /// - links 32 GB/s into a CPU: its two QPI links at 8 GT/s, 16 GB/s per direction
+    /// - links 32 GB/s each way: its two QPI links at 8 GT/s, 16 GB/s per direction
     ///   each (data sheet), one to the other CPU of the blade and one to the blade's
     ///   hub and the NUMAlink fabric (not modelled beyond it);
     /// - last-level cache 20 MiB per node: the "unified L3 cache of 20MiB, shared among
@@ -242,10 +243,10 @@ impl Costs {
     ///
     /// - controller 3.635 GB/s: its Table 1, 4 threads per node (16 in all) on local
     ///   memory, 4 x 3635 MB/s;
-    /// - links 1.505 GB/s into a node: its Table 1, the same 16 threads on local and
+    /// - links 1.505 GB/s each way: its Table 1, the same 16 threads on local and
     ///   neighbour memory, 4 x 2257 MB/s; two thirds of each node's traffic then comes
-    ///   from its two neighbours, so the links into a node carried 2/3 x 2257 MB/s when
-    ///   they limited it;
+    ///   from its two neighbours, so a node's links carried 2/3 x 2257 MB/s out of it
+    ///   when they limited it;
     /// - last-level cache 2 MiB per node: its section 4.1 (a 2 MB L3 per processor);
     /// - write-allocate: the paper explains why migrating the written vector pays
     ///   more than migrating a read one by "twice as many low-level memory accesses"

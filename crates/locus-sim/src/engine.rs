@@ -41,7 +41,7 @@ use crate::builder::{BodiesChoice, Sim};
 use crate::cache::Caches;
 use crate::costs::Costs;
 use crate::events::EventQueue;
-use crate::memory::{rate_of, Memory, UNITS_PER_BYTE};
+use crate::memory::{rate_of, Memory, Path, UNITS_PER_BYTE};
 use crate::probe::{Probe, Span, Summary};
 use crate::queues::{Charges, Effects, Model, Recorded};
 
@@ -292,8 +292,8 @@ struct Segment {
     volume: u64,
     /// Most units per ns the core draws from that node (latency-bound).
     cap: u64,
-    /// From a core of another node.
-    remote: bool,
+    /// From a core of this node or another, reading or writing.
+    path: Path,
 }
 
 /// A task between its start and its end.
@@ -304,9 +304,10 @@ struct Running {
     compute_ns: u64,
     /// When its compute part ends: it overlaps the memory part.
     compute_until: u64,
-    /// Flows still to run, one after another (the core's misses in flight are shared
-    /// by all its streams), last first.
+    /// Its flows, started together when its memory part starts.
     segments: Vec<Segment>,
+    /// Flows started and not ended.
+    flows_left: usize,
     isolated_ns: u64,
     data_node: usize,
     bytes: u64,
@@ -729,7 +730,8 @@ impl Machine {
         let compute_ns = started
             .cost_hint()
             .unwrap_or_else(|| costs.compute_ns(started.name(), bytes));
-        // Reads, then writes, each node in order; kept last first (popped in order).
+        // One flow per node and direction, each capped by the core's misses in flight
+        // at its latency.
         let mut segments = Vec::new();
         for dir in 0..2 {
             for (data, m) in moved.iter().enumerate() {
@@ -745,18 +747,24 @@ impl Machine {
                     node: data,
                     volume: m[dir] * UNITS_PER_BYTE,
                     cap: rate_of(costs.core_bandwidth_gb_s(latency)),
-                    remote: data != node,
+                    path: Path::of(node, data, dir == 1),
                 });
             }
         }
-        let memory_alone: u64 = segments
+        // The flows run together, as a core's loads and stores interleave in its loop:
+        // the core's misses in flight are shared by its streams in proportion to their
+        // volumes (Little's law over the mixed latencies), so alone they all end
+        // together, after the sum of each one's time at its own cap.
+        let together_ns: f64 = segments
             .iter()
-            .map(|g| {
-                g.volume
-                    .div_ceil(st.memory.solo_rate(g.node, g.cap, g.remote))
-            })
+            .map(|g| g.volume as f64 / g.cap as f64)
             .sum();
-        segments.reverse();
+        for g in &mut segments {
+            g.cap = ((g.volume as f64 / together_ns).ceil() as u64).max(1);
+        }
+        let memory_alone = st
+            .memory
+            .alone_ns(segments.iter().map(|g| (g.node, g.volume, g.cap, g.path)));
         let data_node = (0..nodes)
             .max_by_key(|&n| (bytes_on[n], std::cmp::Reverse(n)))
             .filter(|&n| bytes_on[n] > 0)
@@ -768,6 +776,7 @@ impl Machine {
             compute_ns,
             compute_until: 0,
             segments,
+            flows_left: 0,
             isolated_ns: compute_ns.max(memory_alone),
             data_node,
             bytes,
@@ -776,7 +785,7 @@ impl Machine {
         st.events.push(ready_at, Event::Memory { worker: w });
     }
 
-    /// Starts the memory part of worker `w`'s task (its first flow) and its compute
+    /// Starts the memory part of worker `w`'s task (all its flows) and its compute
     /// part, which overlaps it.
     fn start_flows(&self, w: usize) {
         let mut st = self.state.borrow_mut();
@@ -784,31 +793,39 @@ impl Machine {
         let now = st.now;
         let running = st.workers[w].running.as_mut().expect("a task is running");
         running.compute_until = now + running.compute_ns;
-        Self::next_flow(st, w);
-    }
-
-    /// Starts worker `w`'s next flow, or, when none is left, ends its task once its
-    /// compute part is done too.
-    fn next_flow(st: &mut State, w: usize) {
-        let now = st.now;
-        let running = st.workers[w].running.as_mut().expect("a task is running");
-        let Some(g) = running.segments.pop() else {
+        let segments = std::mem::take(&mut running.segments);
+        running.flows_left = segments.len();
+        if segments.is_empty() {
             let at = now.max(running.compute_until);
             st.events.push(at, Event::End { worker: w });
             return;
-        };
-        let c = st.memory.start(g.node, g.volume, g.cap, g.remote, w, now);
-        st.events.push(
-            c.at,
-            Event::FlowEnd {
-                node: g.node,
-                epoch: c.epoch,
-            },
-        );
+        }
+        for g in segments {
+            let c = st.memory.start(g.node, g.volume, g.cap, g.path, w, now);
+            st.events.push(
+                c.at,
+                Event::FlowEnd {
+                    node: g.node,
+                    epoch: c.epoch,
+                },
+            );
+        }
     }
 
-    /// A controller's earliest flows may have ended; their tasks go on with their next
-    /// flow, or end.
+    /// One of worker `w`'s flows ended: when it was the last, its task ends once its
+    /// compute part is done too.
+    fn flow_done(st: &mut State, w: usize) {
+        let now = st.now;
+        let running = st.workers[w].running.as_mut().expect("a task is running");
+        running.flows_left -= 1;
+        if running.flows_left == 0 {
+            let at = now.max(running.compute_until);
+            st.events.push(at, Event::End { worker: w });
+        }
+    }
+
+    /// A controller's earliest flows may have ended; a task whose last flow it was ends
+    /// (once its compute part is done).
     fn flow_end(&self, node: usize, epoch: u64) {
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
@@ -824,7 +841,7 @@ impl Machine {
             );
         }
         for w in ended {
-            Self::next_flow(st, w);
+            Self::flow_done(st, w);
         }
     }
 

@@ -43,7 +43,7 @@
 //! - `engine`: the event loop, the workers' states, the executor seam.
 //! - `queues`: the workers' queues, modelled, driven by the shared
 //!   [`Mechanism`](locus::engine::Mechanism) as on `threads`.
-//! - `memory`: memory controllers and the links into them, shared max-min fairly by
+//! - `memory`: memory controllers and their nodes' links, shared max-min fairly by
 //!   the tasks using them, each task's stream limited by its core's misses in flight.
 //! - `cache`: each node's last-level cache, which spares a task's reads of memory
 //!   its node touched recently the trip to memory.

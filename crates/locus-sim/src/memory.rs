@@ -1,4 +1,4 @@
-//! Memory controllers and the links into them, shared by the tasks accessing them
+//! Memory controllers and the links of their nodes, shared by the tasks accessing them
 //! (README, "Memory part").
 //!
 //! A *flow* is the bytes one running task moves to or from one node in one direction.
@@ -9,7 +9,10 @@
 //!   latency grows with the distance to the node (Little's law);
 //! - the node's **controller**, shared by every flow on the node;
 //! - the node's **link port**, shared by the flows of cores on other nodes: remote
-//!   traffic into or out of a node's memory crosses its links.
+//!   traffic into or out of a node's memory crosses its links. Links are full duplex
+//!   (HyperTransport, QuickPath and NUMAlink carry each direction on its own lanes), so
+//!   the port has its capacity in each direction: remote reads of the node's memory
+//!   leave through one, remote writes arrive through the other.
 //!
 //! The flows of a node share these max-min fairly (progressive filling: every flow's
 //! rate rises together until it reaches its cap or a resource it uses is full). Flows of
@@ -29,6 +32,28 @@ use std::collections::BinaryHeap;
 /// Sub-byte units per byte.
 pub(crate) const UNITS_PER_BYTE: u64 = 1024;
 
+/// Which of a node's resources a flow crosses besides its controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// From a core of the node: the controller only.
+    Local,
+    /// Read by a core of another node: out through the link port.
+    RemoteRead,
+    /// Written by a core of another node: in through the link port.
+    RemoteWrite,
+}
+
+impl Path {
+    /// The path of a flow between a core of `core` and the memory of `memory`.
+    pub(crate) fn of(core: usize, memory: usize, write: bool) -> Path {
+        match (core == memory, write) {
+            (true, _) => Path::Local,
+            (false, false) => Path::RemoteRead,
+            (false, true) => Path::RemoteWrite,
+        }
+    }
+}
+
 /// The controllers and link ports of every node.
 pub(crate) struct Memory {
     nodes: Vec<NodeMemory>,
@@ -39,7 +64,8 @@ pub(crate) struct Memory {
 struct NodeMemory {
     /// Units per ns of the controller.
     controller: u64,
-    /// Units per ns of the links into and out of the node, for remote flows.
+    /// Units per ns of the node's links in each direction, for remote
+    /// flows.
     port: u64,
     /// Flows by cap and locality; a class is kept once created (at most a few).
     classes: Vec<Class>,
@@ -52,8 +78,9 @@ struct NodeMemory {
 struct Class {
     /// Most units per ns one flow of the class draws (the core's limit).
     cap: u64,
-    /// Whether its flows come from cores of other nodes (and so use the port).
-    remote: bool,
+    /// Whether its flows come from cores of other nodes (and so use the port), and in
+    /// which direction.
+    path: Path,
     /// Units per ns each flow receives now.
     rate: u64,
     /// Units served to each flow since time 0.
@@ -95,15 +122,30 @@ impl Memory {
         }
     }
 
-    /// The rate of a flow of cap `cap` alone on `node`: its time alone is `volume /
-    /// rate`.
-    pub(crate) fn solo_rate(&self, node: usize, cap: u64, remote: bool) -> u64 {
-        let n = &self.nodes[node];
-        let mut rate = cap.min(n.controller);
-        if remote {
-            rate = rate.min(n.port);
+    /// Nanoseconds a task's flows `(node, volume, cap, path)`, started together, take
+    /// alone on the machine: the longest of each flow at its cap and each resource
+    /// (a controller, a direction of a port) at its bandwidth for what crosses it.
+    pub(crate) fn alone_ns(&self, flows: impl Iterator<Item = (usize, u64, u64, Path)>) -> u64 {
+        // Units through each node's controller, read port and write port.
+        let mut load = vec![[0u64; 3]; self.nodes.len()];
+        let mut longest = 0u64;
+        for (node, volume, cap, path) in flows {
+            longest = longest.max(volume.div_ceil(cap.max(1)));
+            let l = &mut load[node];
+            l[0] += volume;
+            match path {
+                Path::Local => {}
+                Path::RemoteRead => l[1] += volume,
+                Path::RemoteWrite => l[2] += volume,
+            }
         }
-        rate.max(1)
+        for (n, l) in self.nodes.iter().zip(&load) {
+            longest = longest
+                .max(l[0].div_ceil(n.controller))
+                .max(l[1].div_ceil(n.port))
+                .max(l[2].div_ceil(n.port));
+        }
+        longest
     }
 
     /// Flows running on `node` now.
@@ -113,14 +155,13 @@ impl Memory {
     }
 
     /// Starts a flow of `volume` units on `node` for `worker`'s task at `now`, capped
-    /// at `cap` units per ns, from a core of another node if `remote`; returns the
-    /// node's next completion.
+    /// at `cap` units per ns, along `path`; returns the node's next completion.
     pub(crate) fn start(
         &mut self,
         node: usize,
         volume: u64,
         cap: u64,
-        remote: bool,
+        path: Path,
         worker: usize,
         now: u64,
     ) -> Completion {
@@ -131,13 +172,13 @@ impl Memory {
         let k = match n
             .classes
             .iter()
-            .position(|c| c.cap == cap && c.remote == remote)
+            .position(|c| c.cap == cap && c.path == path)
         {
             Some(k) => k,
             None => {
                 n.classes.push(Class {
                     cap: cap.max(1),
-                    remote,
+                    path,
                     rate: 0,
                     service: 0,
                     flows: BinaryHeap::new(),
@@ -209,48 +250,59 @@ impl NodeMemory {
         self.updated_at = now;
     }
 
-    /// Max-min fair rates by progressive filling: all flows rise together; remote flows
-    /// stop where the port is full, then the others rise until the controller is full,
-    /// each flow stopping at its cap.
+    /// Max-min fair rates by progressive filling: all flows rise together; the flows
+    /// crossing the first resource to fill (the controller or one direction of the
+    /// port) stop there, the others rise on until another fills, each flow stopping at
+    /// its cap.
     fn share(&mut self) {
-        let active = |c: &Class| !c.flows.is_empty();
-        let count = |c: &Class| c.flows.len() as u64;
-        // The level at which the controller alone would be full.
-        let mut all: Vec<(u64, u64)> = self
-            .classes
-            .iter()
-            .filter(|c| active(c))
-            .map(|c| (count(c), c.cap))
-            .collect();
-        let level_controller = fill_level(0, self.controller, &mut all);
-        let mut remote: Vec<(u64, u64)> = self
-            .classes
-            .iter()
-            .filter(|c| active(c) && c.remote)
-            .map(|c| (count(c), c.cap))
-            .collect();
-        let level_port = fill_level(0, self.port, &mut remote);
-        if level_port >= level_controller {
-            for c in &mut self.classes {
-                c.rate = c.cap.min(level_controller).max(1);
+        // The resources, with the classes that cross each.
+        let resources: [(u64, fn(Path) -> bool); 3] = [
+            (self.controller, |_| true),
+            (self.port, |p| p == Path::RemoteRead),
+            (self.port, |p| p == Path::RemoteWrite),
+        ];
+        let mut frozen = vec![false; self.classes.len()];
+        loop {
+            // The lowest level at which a resource fills, given the frozen flows.
+            let mut lowest: Option<(u64, usize)> = None;
+            for (r, &(capacity, crosses)) in resources.iter().enumerate() {
+                let mut fixed = 0u64;
+                let mut open: Vec<(u64, u64)> = Vec::new();
+                for (k, c) in self.classes.iter().enumerate() {
+                    if c.flows.is_empty() || !crosses(c.path) {
+                        continue;
+                    }
+                    let count = c.flows.len() as u64;
+                    if frozen[k] {
+                        fixed += c.rate * count;
+                    } else {
+                        open.push((count, c.cap));
+                    }
+                }
+                if open.is_empty() {
+                    continue;
+                }
+                let level = fill_level(fixed, capacity, &mut open);
+                if level != u64::MAX && lowest.is_none_or(|(l, _)| level < l) {
+                    lowest = Some((level, r));
+                }
             }
-            return;
-        }
-        // The port fills first: remote flows stop there, local ones go on.
-        let mut fixed = 0u64;
-        for c in self.classes.iter_mut().filter(|c| c.remote) {
-            c.rate = c.cap.min(level_port).max(1);
-            fixed += c.rate * c.flows.len() as u64;
-        }
-        let mut local: Vec<(u64, u64)> = self
-            .classes
-            .iter()
-            .filter(|c| active(c) && !c.remote)
-            .map(|c| (count(c), c.cap))
-            .collect();
-        let level_local = fill_level(fixed, self.controller, &mut local);
-        for c in self.classes.iter_mut().filter(|c| !c.remote) {
-            c.rate = c.cap.min(level_local).max(1);
+            let Some((level, r)) = lowest else {
+                // Every flow left runs at its cap.
+                for (k, c) in self.classes.iter_mut().enumerate() {
+                    if !frozen[k] {
+                        c.rate = c.cap.max(1);
+                    }
+                }
+                return;
+            };
+            let crosses = resources[r].1;
+            for (k, c) in self.classes.iter_mut().enumerate() {
+                if !frozen[k] && !c.flows.is_empty() && crosses(c.path) {
+                    c.rate = c.cap.min(level).max(1);
+                    frozen[k] = true;
+                }
+            }
         }
     }
 
@@ -281,12 +333,16 @@ mod tests {
 
     const B: u64 = UNITS_PER_BYTE;
 
-    /// Runs flows `(volume in bytes, cap in GB/s, remote)` started at time 0 on node 0
+    const R: Path = Path::RemoteRead;
+    const W: Path = Path::RemoteWrite;
+    const L: Path = Path::Local;
+
+    /// Runs flows `(volume in bytes, cap in GB/s, path)` started at time 0 on node 0
     /// to completion; returns each flow's end time.
-    fn run(m: &mut Memory, flows: &[(u64, f64, bool)]) -> Vec<u64> {
+    fn run(m: &mut Memory, flows: &[(u64, f64, Path)]) -> Vec<u64> {
         let mut next = None;
-        for (w, &(v, cap, remote)) in flows.iter().enumerate() {
-            next = Some(m.start(0, v * B, rate_of(cap), remote, w, 0));
+        for (w, &(v, cap, path)) in flows.iter().enumerate() {
+            next = Some(m.start(0, v * B, rate_of(cap), path, w, 0));
         }
         let mut ends = vec![0; flows.len()];
         let mut ended = Vec::new();
@@ -303,19 +359,19 @@ mod tests {
     fn a_flow_alone_runs_at_its_cap() {
         // 8 GB/s cap, 32 GB/s controller: 8000 bytes in 1000 ns.
         let mut m = Memory::new(1, 32.0, 16.0);
-        assert_eq!(run(&mut m, &[(8000, 8.0, false)]), vec![1000]);
+        assert_eq!(run(&mut m, &[(8000, 8.0, L)]), vec![1000]);
         // A remote flow alone is limited by its own (lower) cap.
         let mut m = Memory::new(1, 32.0, 16.0);
-        assert_eq!(run(&mut m, &[(8000, 2.0, true)]), vec![4000]);
+        assert_eq!(run(&mut m, &[(8000, 2.0, R)]), vec![4000]);
     }
 
     #[test]
     fn flows_share_a_saturated_controller() {
         // 8 GB/s per flow, 16 GB/s controller: two flows at full speed, four at half.
         let mut m = Memory::new(1, 16.0, 16.0);
-        assert_eq!(run(&mut m, &[(8000, 8.0, false); 2]), vec![1000, 1000]);
+        assert_eq!(run(&mut m, &[(8000, 8.0, L); 2]), vec![1000, 1000]);
         let mut m = Memory::new(1, 16.0, 16.0);
-        assert_eq!(run(&mut m, &[(8000, 8.0, false); 4]), vec![2000; 4]);
+        assert_eq!(run(&mut m, &[(8000, 8.0, L); 4]), vec![2000; 4]);
     }
 
     #[test]
@@ -323,10 +379,7 @@ mod tests {
         // Controller 10 GB/s; a remote flow capped at 2 GB/s keeps its cap, the two
         // local flows share the other 8 GB/s.
         let mut m = Memory::new(1, 10.0, 16.0);
-        let ends = run(
-            &mut m,
-            &[(2000, 2.0, true), (4000, 8.0, false), (4000, 8.0, false)],
-        );
+        let ends = run(&mut m, &[(2000, 2.0, R), (4000, 8.0, L), (4000, 8.0, L)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
     }
 
@@ -335,18 +388,37 @@ mod tests {
         // Port 4 GB/s: two remote flows (cap 8) get 2 GB/s each; the local flow gets
         // the controller's remaining 12 GB/s up to its cap of 8.
         let mut m = Memory::new(1, 16.0, 4.0);
-        let ends = run(
-            &mut m,
-            &[(2000, 8.0, true), (2000, 8.0, true), (8000, 8.0, false)],
-        );
+        let ends = run(&mut m, &[(2000, 8.0, R), (2000, 8.0, R), (8000, 8.0, L)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
+    }
+
+    #[test]
+    fn the_port_carries_each_direction_at_its_capacity() {
+        // Port 4 GB/s each way: a remote reader and a remote writer (cap 8) each get
+        // 4 GB/s; two readers share one direction, 2 GB/s each, while the writer keeps
+        // its 4.
+        let mut m = Memory::new(1, 16.0, 4.0);
+        assert_eq!(
+            run(&mut m, &[(4000, 8.0, R), (4000, 8.0, W)]),
+            vec![1000, 1000]
+        );
+        let mut m = Memory::new(1, 16.0, 4.0);
+        let ends = run(&mut m, &[(2000, 8.0, R), (2000, 8.0, R), (4000, 8.0, W)]);
+        assert_eq!(ends, vec![1000, 1000, 1000]);
+        // The controller still bounds both directions together: 6 GB/s for two
+        // flows of 4 GB/s of port each gives 3 GB/s each.
+        let mut m = Memory::new(1, 6.0, 4.0);
+        assert_eq!(
+            run(&mut m, &[(3000, 8.0, R), (3000, 8.0, W)]),
+            vec![1000, 1000]
+        );
     }
 
     #[test]
     fn a_short_flow_leaves_its_share_to_the_others() {
         // 4 GB/s each while both run, then 8 GB/s alone.
         let mut m = Memory::new(1, 8.0, 8.0);
-        let ends = run(&mut m, &[(4000, 8.0, false), (8000, 8.0, false)]);
+        let ends = run(&mut m, &[(4000, 8.0, L), (8000, 8.0, L)]);
         // Flow 0 done at 1000 ns (flow 1 has 4000 left), then 500 ns.
         assert_eq!(ends, vec![1000, 1500]);
     }
@@ -354,8 +426,8 @@ mod tests {
     #[test]
     fn nodes_are_independent() {
         let mut m = Memory::new(2, 8.0, 8.0);
-        let a = m.start(0, 8000 * B, rate_of(8.0), false, 0, 0);
-        let b = m.start(1, 8000 * B, rate_of(8.0), false, 1, 0);
+        let a = m.start(0, 8000 * B, rate_of(8.0), L, 0, 0);
+        let b = m.start(1, 8000 * B, rate_of(8.0), L, 1, 0);
         assert_eq!((a.at, b.at), (1000, 1000));
         assert_eq!(m.flows(0), 1);
     }

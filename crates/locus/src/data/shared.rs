@@ -288,9 +288,10 @@ pub(crate) struct SharedBuffer {
     /// The task that panicked while writing the buffer in place, if one did since the
     /// last whole write: the contents may be partly written.
     poisoned: std::sync::Mutex<Option<String>>,
-    /// Tasks submitted so far that declare the datum, counted under the `auto`
-    /// migration setting only: the datum's expected reuse. Never decremented: a task
-    /// that has started still counts, so the reuse `auto` sees grows over a run.
+    /// Tasks submitted that declare the datum and have not started yet, counted under
+    /// the `auto` migration setting only: the datum's expected reuse. Incremented at
+    /// submission, decremented when the task starts (`graph::exec::start`), before
+    /// its own decision, which counts itself apart.
     pub(crate) pending: AtomicU64,
 }
 
