@@ -255,8 +255,9 @@ impl NodeMemory {
     /// port) stop there, the others rise on until another fills, each flow stopping at
     /// its cap.
     fn share(&mut self) {
-        // The resources, with the classes that cross each.
-        let resources: [(u64, fn(Path) -> bool); 3] = [
+        // The resources, with the paths that cross each.
+        type Crosses = fn(Path) -> bool;
+        let resources: [(u64, Crosses); 3] = [
             (self.controller, |_| true),
             (self.port, |p| p == Path::RemoteRead),
             (self.port, |p| p == Path::RemoteWrite),
@@ -283,7 +284,7 @@ impl NodeMemory {
                     continue;
                 }
                 let level = fill_level(fixed, capacity, &mut open);
-                if level != u64::MAX && lowest.is_none_or(|(l, _)| level < l) {
+                if level != u64::MAX && lowest.map_or(true, |(l, _)| level < l) {
                     lowest = Some((level, r));
                 }
             }
