@@ -18,7 +18,9 @@
 //! ([`Runtime::migrate_on_next_touch`]), only the read or only the written ones
 //! migrated, the team's tasks moved to node `j` (`tasks`), or the tasks moved and the
 //! team's own vector migrated after them (`mixed`), or left to the runtime's `auto`
-//! migration setting (`auto`). Each phase is one run of all its iterations (a block's
+//! migration setting (`auto`: the phase-2 tasks prefer their team's node without
+//! being bound to it, and the runtime decides per task whether to run them at their
+//! data's node and whether to migrate what they still find remote). Each phase is one run of all its iterations (a block's
 //! iterations are ordered by their dependences, so the tasks already submitted tell
 //! `auto` how often a block will be used), the migration tasks a run of their own at
 //! the start of phase 2.
@@ -72,9 +74,10 @@ pub enum Policy {
     /// migrates there ("migrate one vector + thread"); as `tasks` with three remote
     /// vectors.
     Mixed,
-    /// Nothing explicit: the tasks stay with their team and the runtime's `auto`
-    /// migration setting ([`locus::Migration::Auto`], which `--migrate auto` sets)
-    /// decides, per task, whether to migrate what it finds remote.
+    /// Nothing explicit: the tasks prefer their team's node (a non-strict hint) and
+    /// the runtime's `auto` migration setting ([`locus::Migration::Auto`], which
+    /// `--migrate auto` sets) decides, per task, whether to run it at its data's node
+    /// instead and whether to migrate what it still finds remote.
     Auto,
 }
 
@@ -323,7 +326,12 @@ fn run_flipped(
         for _ in 0..p.iterations {
             for (k, &runs) in runs_on.iter().enumerate() {
                 let (vectors, _) = phase2_vectors(&sets, k, remote);
-                spawn_op_over(s, Op::Triad, vectors, &|_| own(runs))?;
+                if p.migrate == Policy::Auto {
+                    // The runtime may move them (`auto`).
+                    spawn_op_over(s, Op::Triad, vectors, &|_| Affinity::node(nodes[runs]))?;
+                } else {
+                    spawn_op_over(s, Op::Triad, vectors, &|_| own(runs))?;
+                }
             }
         }
         Ok(())
@@ -347,6 +355,7 @@ fn run_flipped(
         "migrated_pages": report.migration.now_pages
             + report.migration.next_touch_pages
             + report.migration.auto_pages,
+        "tasks_moved": report.migration.tasks_moved,
     });
     if rt.skips_bodies() {
         return Ok((crate::Outcome::unchecked(report), figures));

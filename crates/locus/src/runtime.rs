@@ -387,6 +387,16 @@ impl RuntimeBuilder {
             first_touch: false,
         };
 
+        let migration = (
+            self.migration,
+            (self.migration == Migration::Auto)
+                .then(|| Arc::new(crate::sched::migrate::MigrationCosts::of(&topology))),
+        );
+        // Under `auto`, a task's non-strict hint is weighed against its data's node.
+        let ready_policy = match &migration.1 {
+            Some(costs) => ready_policy.moving_to_data(costs.clone()),
+            None => ready_policy,
+        };
         let steal = match (config, self.vicinity) {
             (Config::Home, Some(size)) => StealKind::Vicinity(size.min(cpus.len())),
             (Config::Home, None) => StealKind::Vicinity(cpus.len()),
@@ -425,11 +435,6 @@ impl RuntimeBuilder {
                 )));
             }
         }
-        let migration = (
-            self.migration,
-            (self.migration == Migration::Auto)
-                .then(|| Arc::new(crate::sched::migrate::MigrationCosts::of(&topology))),
-        );
         Ok(Runtime {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             config,
@@ -1039,6 +1044,8 @@ impl Runtime {
             next_touch_pages,
             auto_pages,
             bytes: (now_pages + next_touch_pages + auto_pages) * locus_mem::region::PAGE as u64,
+            // Counted by the workers (`add_counters` above).
+            tasks_moved: report.migration.tasks_moved,
         };
         report.versions = VersionsReport {
             created: self.versions.created() - versions_before,

@@ -230,7 +230,8 @@ fn events(seed: u64, len: usize) -> Vec<Op> {
                 let placement = match rng.random_range(0..8) {
                     0 => Placement::Local(KeepReason::NoPush),
                     1 => Placement::Local(KeepReason::BelowThreshold),
-                    2 | 3 => Placement::Node(rng.random_range(0..NODES)),
+                    2 => Placement::Node(rng.random_range(0..NODES)),
+                    3 => Placement::ToData(rng.random_range(0..NODES)),
                     4 => Placement::Worker(rng.random_range(0..workers)),
                     5 => Placement::StrictWorker(rng.random_range(0..workers)),
                     6 => Placement::Global,

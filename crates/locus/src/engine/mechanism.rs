@@ -447,6 +447,13 @@ impl Mechanism {
                 q.push_private(w, task);
                 self.announce(q, Queue::Private(w))
             }
+            Placement::ToData(node) => {
+                // Onto the node's own queue: a mailbox may be full, and a thief of
+                // another node would take the task away from its data again.
+                q.record(&task, EngineEvent::MovedToData);
+                q.push_node_private(node, task);
+                self.announce(q, Queue::NodePrivate(node))
+            }
             Placement::StrictNode(node) => {
                 if self.workers_of_node[node].is_empty() {
                     q.fail_run(

@@ -122,6 +122,7 @@ impl Task {
             EngineEvent::PushTransferred => c.pushes_transferred.add(1),
             EngineEvent::PushRejected => c.pushes_rejected.add(1),
             EngineEvent::PushKeptLocal => c.pushes_kept_local.add(1),
+            EngineEvent::MovedToData => c.tasks_moved.add(1),
         }
     }
 
@@ -150,6 +151,9 @@ pub enum EngineEvent {
     PushRejected,
     /// The task was below the pushing threshold and stayed.
     PushKeptLocal,
+    /// The `auto` migration setting sent the task to its data's node instead of its
+    /// non-strict hint's.
+    MovedToData,
 }
 
 /// A ready task described for the placement policy.

@@ -49,6 +49,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) pushes_transferred: Counter,
     pub(crate) pushes_rejected: Counter,
     pub(crate) pushes_kept_local: Counter,
+    /// Tasks the `auto` migration setting sent to their data's node.
+    pub(crate) tasks_moved: Counter,
     /// Tasks run that had a preferred node (work-pushing or an affinity hint).
     pub(crate) with_preference: Counter,
     /// Of those, tasks run by a worker of their preferred node.
@@ -73,6 +75,7 @@ impl WorkerCounters {
             pushes_transferred: Counter::default(),
             pushes_rejected: Counter::default(),
             pushes_kept_local: Counter::default(),
+            tasks_moved: Counter::default(),
             with_preference: Counter::default(),
             started_on_preferred: Counter::default(),
             versions_in_place: Counter::default(),

@@ -57,6 +57,10 @@ pub struct MigrationReport {
     pub auto_pages: u64,
     /// Bytes of all the pages moved.
     pub bytes: u64,
+    /// Tasks the `auto` migration setting ran on their data's node rather than their
+    /// non-strict hint's, because their accesses cost less there
+    /// ([`ReadyPolicy::moving_to_data`](crate::sched::ReadyPolicy::moving_to_data)).
+    pub tasks_moved: u64,
 }
 
 /// Named settings of a run's configuration, in insertion order, so that every policy
@@ -267,6 +271,7 @@ impl Report {
         self.migration.next_touch_pages += next.migration.next_touch_pages;
         self.migration.auto_pages += next.migration.auto_pages;
         self.migration.bytes += next.migration.bytes;
+        self.migration.tasks_moved += next.migration.tasks_moved;
     }
 
     /// Fills the counter-derived fields from the workers' slots.
@@ -298,6 +303,7 @@ impl Report {
             self.pushes.transferred += slot.pushes_transferred.get();
             self.pushes.rejected += slot.pushes_rejected.get();
             self.pushes.kept_local += slot.pushes_kept_local.get();
+            self.migration.tasks_moved += slot.tasks_moved.get();
             self.pushes.with_preference += slot.with_preference.get();
             self.pushes.started_on_preferred += slot.started_on_preferred.get();
             self.versions.in_place += slot.versions_in_place.get();

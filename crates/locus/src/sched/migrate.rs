@@ -17,6 +17,8 @@
 
 use locus_topo::{NodeId, Topology};
 
+use super::push::AccessInfo;
+
 /// The cost model of the decision, taken from the topology once per run.
 #[derive(Clone, Debug)]
 pub struct MigrationCosts {
@@ -72,6 +74,46 @@ impl MigrationCosts {
         let b = bytes as f64;
         f64::from(u8::from(read)) * b * self.read_ns[k]
             + f64::from(u8::from(write)) * b * self.write_ns[k]
+    }
+
+    /// The node other than `hinted` where one use of `accesses` costs least, if it costs
+    /// less than on `hinted`: each access read or written at the topology's cost from
+    /// that node to its data's (an unplaced buffer costs the same everywhere and is left
+    /// out). Candidates are the nodes holding some of the bytes; ties go to the lower
+    /// node.
+    pub fn cheaper_node(&self, accesses: &[AccessInfo], hinted: usize) -> Option<usize> {
+        if hinted >= self.nodes {
+            return None;
+        }
+        let cost_from = |from: usize| -> f64 {
+            accesses
+                .iter()
+                .filter_map(|a| {
+                    let data = a.node.filter(|&d| d < self.nodes)?;
+                    Some(self.use_ns(a.bytes, data, from, a.input, !a.input))
+                })
+                .sum()
+        };
+        let at_hint = cost_from(hinted);
+        let mut best: Option<(f64, usize)> = None;
+        for a in accesses {
+            let Some(node) = a.node.filter(|&n| n < self.nodes && n != hinted) else {
+                continue;
+            };
+            if best.is_some_and(|(_, b)| b == node) {
+                continue;
+            }
+            let cost = cost_from(node);
+            let better = match best {
+                None => true,
+                Some((c, b)) => cost < c || (cost == c && node < b),
+            };
+            if better {
+                best = Some((cost, node));
+            }
+        }
+        best.filter(|&(cost, _)| cost < at_hint)
+            .map(|(_, node)| node)
     }
 
     /// Nanoseconds of migrating `pages` pages in one call.

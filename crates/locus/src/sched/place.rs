@@ -5,9 +5,21 @@
 //! An affinity hint wins over the pushing heuristic (paper 3 section 3); without either,
 //! the task stays on the activating worker's own deque, the behaviour of `ws`,
 //! `dsa-base` and `dfa`.
+//!
+//! Under the `auto` migration setting a *non-strict* hint is weighed against the data
+//! ([`ReadyPolicy::moving_to_data`]): the task goes to the node where one use of its
+//! accesses costs least when that is not the hint's node (Broquedis et al., ForestGOMP:
+//! move the threads to the data rather than the data to the threads). What it still
+//! finds remote when it starts is then migrated or not by the same setting
+//! ([`crate::sched::migrate`]), so that a task with most of its data on one node and
+//! some on its own moves to the first and may take the rest along: paper 2's mixed
+//! case. A strict hint is never overridden.
+
+use std::sync::Arc;
 
 use locus_topo::Topology;
 
+use super::migrate::MigrationCosts;
 use super::push::{AccessInfo, PushDecision, PushSettings};
 
 /// The domain an affinity hint resolved to when the task became ready.
@@ -57,6 +69,10 @@ pub enum Placement {
     StrictNode(usize),
     /// Only this worker may run the task (strict worker hint).
     StrictWorker(usize),
+    /// Run on this node, where the task's data costs least, instead of its non-strict
+    /// hint's (the `auto` migration setting): only workers of the node take it, as
+    /// under a strict node hint, so that no thief takes it away from its data again.
+    ToData(usize),
     /// Onto the global queue, from which any worker takes the oldest task
     /// (breadth-first scheduling).
     Global,
@@ -67,7 +83,7 @@ impl Placement {
     pub fn preferred_node(self, worker_node: &[usize], activator_node: usize) -> usize {
         match self {
             Placement::Local(_) | Placement::Global => activator_node,
-            Placement::Node(n) | Placement::StrictNode(n) => n,
+            Placement::Node(n) | Placement::StrictNode(n) | Placement::ToData(n) => n,
             Placement::Worker(w) | Placement::StrictWorker(w) => worker_node[w],
         }
     }
@@ -94,6 +110,8 @@ pub struct ReadyPolicy {
     push: Option<PushSettings>,
     home: Option<HomeRegions>,
     global: bool,
+    /// The access costs by which a non-strict hint yields to the data (`auto`).
+    to_data: Option<Arc<MigrationCosts>>,
 }
 
 impl ReadyPolicy {
@@ -127,6 +145,15 @@ impl ReadyPolicy {
         }
     }
 
+    /// The same policy, except that a task with a non-strict hint goes to the node
+    /// where one use of its accesses costs least under `costs` (the topology's read
+    /// and write costs), when that costs less than on the hint's node (module doc).
+    /// The runtime sets this under the `auto` migration setting.
+    pub fn moving_to_data(mut self, costs: Arc<MigrationCosts>) -> Self {
+        self.to_data = Some(costs);
+        self
+    }
+
     /// Whether tasks without a hint go to the global queue ([`breadth_first`]).
     ///
     /// [`breadth_first`]: Self::breadth_first
@@ -156,7 +183,7 @@ impl ReadyPolicy {
 
     /// Whether [`place`](Self::place) needs the task's accesses (it does when pushing).
     pub fn needs_accesses(&self) -> bool {
-        self.push.is_some() || self.home.is_some()
+        self.push.is_some() || self.home.is_some() || self.to_data.is_some()
     }
 
     /// Decides where a task activated by a worker of `activator_node` goes.
@@ -172,6 +199,19 @@ impl ReadyPolicy {
         loads: &dyn LoadView,
     ) -> Placement {
         let workers = worker_node.len();
+        if let (Some((domain, false)), Some(costs)) = (task.affinity, &self.to_data) {
+            let hinted = match domain {
+                Domain::Worker(w) => worker_node[w % workers],
+                Domain::Node(n) => n % topology.num_nodes(),
+            };
+            // A node without workers cannot take it (memory-only nodes).
+            if let Some(node) = costs
+                .cheaper_node(task.accesses, hinted)
+                .filter(|n| worker_node.contains(n))
+            {
+                return Placement::ToData(node);
+            }
+        }
         if let Some((domain, strict)) = task.affinity {
             return match (domain, strict) {
                 (Domain::Worker(w), false) => Placement::Worker(w % workers),
@@ -295,6 +335,57 @@ mod tests {
         assert_eq!(
             p.place(1, &ready(&[], None), &topo, &TWO_BY_TWO, &Loads(vec![0; 4])),
             Placement::Local(KeepReason::NoPush)
+        );
+    }
+
+    #[test]
+    fn under_auto_a_non_strict_hint_yields_to_the_data() {
+        let topo = Topology::from_spec("2x2").unwrap();
+        let costs = Arc::new(MigrationCosts::of(&topo));
+        let p = ReadyPolicy::keep_local().moving_to_data(costs);
+        let l = Loads(vec![0; 4]);
+        // Two of three blocks on node 1, one on node 0: the task moves to node 1.
+        let acc = [at(1 << 20, 1), at(1 << 20, 1), at(1 << 20, 0)];
+        let hint = |strict| Some((Domain::Node(0), strict));
+        assert_eq!(
+            p.place(0, &ready(&acc, hint(false)), &topo, &TWO_BY_TWO, &l),
+            Placement::ToData(1)
+        );
+        // A worker hint resolves to the worker's node first.
+        assert_eq!(
+            p.place(
+                0,
+                &ready(&acc, Some((Domain::Worker(1), false))),
+                &topo,
+                &TWO_BY_TWO,
+                &l
+            ),
+            Placement::ToData(1)
+        );
+        // A strict hint stays; so does a task whose data is mostly on the hint's node,
+        // or not placed yet.
+        assert_eq!(
+            p.place(0, &ready(&acc, hint(true)), &topo, &TWO_BY_TWO, &l),
+            Placement::StrictNode(0)
+        );
+        let mostly_home = [at(1 << 20, 0), at(1 << 20, 0), at(1 << 20, 1)];
+        assert_eq!(
+            p.place(0, &ready(&mostly_home, hint(false)), &topo, &TWO_BY_TWO, &l),
+            Placement::Node(0)
+        );
+        let unplaced = [AccessInfo {
+            bytes: 1 << 20,
+            node: None,
+            input: false,
+        }];
+        assert_eq!(
+            p.place(0, &ready(&unplaced, hint(false)), &topo, &TWO_BY_TWO, &l),
+            Placement::Node(0)
+        );
+        // Without `auto`, the hint wins.
+        assert_eq!(
+            ReadyPolicy::keep_local().place(0, &ready(&acc, hint(false)), &topo, &TWO_BY_TWO, &l),
+            Placement::Node(0)
         );
     }
 
