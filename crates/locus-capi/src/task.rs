@@ -303,6 +303,28 @@ fn current(ctx: locus_ctx) -> CResult<Current> {
     })
 }
 
+/// Whether a body (or a run's root) is running on this thread.
+pub(crate) fn in_body() -> bool {
+    FRAMES.with(|f| !f.borrow().is_empty())
+}
+
+/// Runs `f` on the scope a body spawns into (the run's scope for the root, the task's
+/// own for a task) and the handle bits of its runtime, if `ctx` is the running body's.
+pub(crate) fn with_scope<R>(
+    ctx: locus_ctx,
+    f: impl FnOnce(&Scope, u64) -> CResult<R>,
+) -> CResult<R> {
+    let cur = current(ctx)?;
+    let scope: &Scope = match cur.frame {
+        // SAFETY: the frame is the innermost on this thread (checked by `current`), so
+        // the scope it points to lives until its body returns, after this call.
+        Frame::Root(s) => unsafe { &*s },
+        // SAFETY: as above, for the task's context.
+        Frame::Task(c) => unsafe { &*c }.scope(),
+    };
+    f(scope, cur.runtime)
+}
+
 /// A raw pointer that may cross to the worker running the task: the C caller promises
 /// that a borrowed argument is usable from any thread (`locus_task::arg_size`).
 struct SendPtr(*mut c_void);
