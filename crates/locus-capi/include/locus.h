@@ -127,6 +127,31 @@ typedef struct locus_data {
   uint64_t bits;
 } locus_data;
 
+// Pages (4 KiB) and bytes a runtime has migrated since it was made, by reason
+// (`locus_migrated`).
+typedef struct locus_migration_counts {
+  // Moved by `locus_migrate`, `locus_migrate_range`, migration tasks
+  // (`locus_scope_migrate`) and the `now` migration setting.
+  uint64_t now_pages;
+  // `now_pages` in bytes.
+  uint64_t now_bytes;
+  // Moved on next touch (`locus_migrate_on_next_touch`, the `next-touch` setting).
+  uint64_t next_touch_pages;
+  // `next_touch_pages` in bytes.
+  uint64_t next_touch_bytes;
+  // Moved by the `auto` migration setting.
+  uint64_t auto_pages;
+  // `auto_pages` in bytes.
+  uint64_t auto_bytes;
+} locus_migration_counts;
+
+// The context of a running body: valid only inside that body, on its thread. The
+// all-zero value is the null handle.
+typedef struct locus_ctx {
+  // Opaque: the token of the body's frame on its worker.
+  uint64_t bits;
+} locus_ctx;
+
 // A range of elements, `begin` included, `end` excluded.
 typedef struct locus_range {
   // First element.
@@ -193,13 +218,6 @@ typedef struct locus_settings {
   // Opaque: a slot and its generation in Locus's table of settings.
   uint64_t bits;
 } locus_settings;
-
-// The context of a running body: valid only inside that body, on its thread. The
-// all-zero value is the null handle.
-typedef struct locus_ctx {
-  // Opaque: the token of the body's frame on its worker.
-  uint64_t bits;
-} locus_ctx;
 
 // What a body sees of one declared access.
 typedef struct locus_view {
@@ -391,6 +409,113 @@ enum locus_status locus_node_of(struct locus_runtime runtime,
                                 struct locus_data data,
                                 int64_t *node);
 
+// Writes to `*ns` the cost in nanoseconds for a CPU of `from_node` to read `bytes`
+// bytes of `data_node`'s memory: one miss per 64-byte line at the topology's local
+// read latency times its read factor (MaMI's `mami_cost_for_read_access`). A node
+// outside the topology is `LOCUS_E_CONFIG`.
+//
+// # Safety
+//
+// `ns` is NULL (an error) or valid for a write.
+enum locus_status locus_read_cost(struct locus_runtime runtime,
+                                  uint64_t bytes,
+                                  size_t data_node,
+                                  size_t from_node,
+                                  double *ns);
+
+// As `locus_read_cost`, for writes (the write latency and factors).
+//
+// # Safety
+//
+// `ns` is NULL (an error) or valid for a write.
+enum locus_status locus_write_cost(struct locus_runtime runtime,
+                                   uint64_t bytes,
+                                   size_t data_node,
+                                   size_t from_node,
+                                   double *ns);
+
+// Writes to `*ns` the cost in nanoseconds of migrating `bytes` bytes in one call:
+// `a + b x pages`, the topology's migration model.
+//
+// # Safety
+//
+// `ns` is NULL (an error) or valid for a write.
+enum locus_status locus_migration_cost(struct locus_runtime runtime, uint64_t bytes, double *ns);
+
+// Writes to `*bytes` the free memory of `node`: on the host's real nodes the kernel's
+// `MemFree` for the node; on virtual nodes (`2x1`, presets) the `node_limit` setting
+// minus what Locus holds there (task buffers and shared pages), or without a limit
+// the node's share of the host's free memory (the Rust guide's "Memory" says how).
+// A node outside the topology is `LOCUS_E_CONFIG`.
+//
+// # Safety
+//
+// `bytes` is NULL (an error) or valid for a write.
+enum locus_status locus_free_memory(struct locus_runtime runtime, size_t node, uint64_t *bytes);
+
+// Writes to `*counts` the pages (and bytes) the runtime has migrated since it was
+// made, by reason.
+//
+// # Safety
+//
+// `counts` is NULL (an error) or valid for a write.
+enum locus_status locus_migrated(struct locus_runtime runtime,
+                                 struct locus_migration_counts *counts);
+
+// Moves every page of the datum to `node` now (MaMI's `mami_migrate_on_node`) and
+// writes the pages moved to `*pages` (4 KiB each; `pages` may be NULL). A shared
+// datum's pages move in place; a versioned one is copied into a block of `node`'s
+// pool, which becomes its current version. Between runs only: from a body, or while
+// another thread runs a program on the runtime, `LOCUS_E_STATE`. A node outside the
+// topology is `LOCUS_E_CONFIG`; a datum of another runtime `LOCUS_E_WRONG_RUNTIME`; a
+// node limit the pages do not fit under `LOCUS_E_OUT_OF_MEMORY`.
+//
+// # Safety
+//
+// `pages` is NULL or valid for a write.
+enum locus_status locus_migrate(struct locus_runtime runtime,
+                                struct locus_data data,
+                                size_t node,
+                                uint64_t *pages);
+
+// Moves the pages holding elements `[first, first + count)` of the datum to `node`,
+// as `locus_migrate` does for the whole datum (pages partly in the range move whole),
+// and writes the pages moved to `*pages` (which may be NULL). A range outside the
+// datum is `LOCUS_E_SIZE`; a versioned datum moves whole only (another range of it is
+// `LOCUS_E_CONFIG`). Other errors as for `locus_migrate`.
+//
+// # Safety
+//
+// `pages` is NULL or valid for a write.
+enum locus_status locus_migrate_range(struct locus_runtime runtime,
+                                      struct locus_data data,
+                                      size_t first,
+                                      size_t count,
+                                      size_t node,
+                                      uint64_t *pages);
+
+// Arms every page of a shared datum for migration on next touch (MaMI's
+// `mami_migrate_on_next_touch`): each page moves to the node of the first task that
+// declares an access to it, when that task starts. Writes the pages armed to `*pages`
+// (which may be NULL). A versioned datum is `LOCUS_E_CONFIG` (its next version is
+// placed where its producer runs). Other errors as for `locus_migrate`.
+//
+// # Safety
+//
+// `pages` is NULL or valid for a write.
+enum locus_status locus_migrate_on_next_touch(struct locus_runtime runtime,
+                                              struct locus_data data,
+                                              uint64_t *pages);
+
+// From a body (or the run's root): submits a *migration task* into its scope. In
+// submission order, after the tasks that use the shared datum before it and before
+// those that use it after, the datum's pages move to `node`; the task runs preferably
+// on `node` and the run's report counts the pages (`migration.now_pages`). A
+// versioned datum, or a node outside the topology, is `LOCUS_E_DECLARATION`; a
+// context not the running body's `LOCUS_E_CONTEXT`; a datum of another runtime
+// `LOCUS_E_WRONG_RUNTIME`.
+enum locus_status locus_scope_migrate(struct locus_ctx ctx, struct locus_data data, size_t node);
+
 // Cuts `data` into parts as `spec` says (between runs, not from inside a task) and
 // writes a handle for each part to `parts[0..n]`, and `n` to `*count`. `capacity` is
 // the length of `parts`: if it is less than `n`, nothing is partitioned, `*count` is
@@ -454,7 +579,10 @@ enum locus_status locus_settings_create(struct locus_settings *out);
 // `last_victim_first` and `steal_half` (`true` or `false`), `shared_placement`
 // (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `proc_bind` (`spread`, the
 // default: one CPU of each node in turn; `close`: fill a node before the next, when
-// there are fewer workers than CPUs), `trace` (a file path for a Chrome trace of every
+// there are fewer workers than CPUs), `migration` (`none`, the default: a task
+// accesses shared data where it lies; `now` and `next-touch`: its pages on other nodes
+// move to the task's node before the body runs; `auto`: when that costs less than the
+// remote accesses it saves), `trace` (a file path for a Chrome trace of every
 // run). An unknown name or a bad value is
 // `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
 //

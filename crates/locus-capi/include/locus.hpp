@@ -259,7 +259,8 @@ std::int32_t call_body(locus_ctx ctx, F &&f) noexcept {
 }
 } // namespace detail
 
-// What a body (or the control program) gets: spawn children, wait, data of its scope.
+// What a body (or the control program) gets: spawn children, wait, data of its scope,
+// migration tasks.
 class context {
   public:
     explicit context(locus_ctx c) : c_(c) {}
@@ -314,6 +315,12 @@ class context {
         check(locus_ctx_where(c_, nullptr, &n));
         return n;
     }
+    // Submits a migration task: in submission order, the shared datum's pages move
+    // to `node` (locus_scope_migrate).
+    template <class T> void migrate(const locus::data<T> &d, std::size_t node) {
+        check(locus_scope_migrate(c_, d.handle(), node));
+    }
+
     locus_ctx handle() const noexcept { return c_; }
 
   private:
@@ -418,6 +425,59 @@ class runtime {
         check(locus_node_of(h_, d.handle(), &n));
         return n;
     }
+
+    // ---- memory (MaMI's API; the C functions say what each does) ----
+
+    // Nanoseconds for a CPU of `from_node` to read (write) `bytes` of `data_node`'s
+    // memory, and to migrate `bytes` in one call.
+    double read_cost(std::uint64_t bytes, std::size_t data_node, std::size_t from_node) const {
+        double ns = 0;
+        check(locus_read_cost(h_, bytes, data_node, from_node, &ns));
+        return ns;
+    }
+    double write_cost(std::uint64_t bytes, std::size_t data_node, std::size_t from_node) const {
+        double ns = 0;
+        check(locus_write_cost(h_, bytes, data_node, from_node, &ns));
+        return ns;
+    }
+    double migration_cost(std::uint64_t bytes) const {
+        double ns = 0;
+        check(locus_migration_cost(h_, bytes, &ns));
+        return ns;
+    }
+    // Free bytes of `node` (locus_free_memory).
+    std::uint64_t free_memory(std::size_t node) const {
+        std::uint64_t bytes = 0;
+        check(locus_free_memory(h_, node, &bytes));
+        return bytes;
+    }
+    // Pages and bytes migrated since the runtime was made, by reason.
+    locus_migration_counts migrated() const {
+        locus_migration_counts c{};
+        check(locus_migrated(h_, &c));
+        return c;
+    }
+    // Moves the datum's pages to `node` now; returns the pages moved. Between runs.
+    template <class T> std::uint64_t migrate(const locus::data<T> &d, std::size_t node) {
+        std::uint64_t pages = 0;
+        check(locus_migrate(h_, d.handle(), node, &pages));
+        return pages;
+    }
+    // The pages of elements [first, first + count) only.
+    template <class T>
+    std::uint64_t migrate_range(const locus::data<T> &d, std::size_t first, std::size_t count,
+                                std::size_t node) {
+        std::uint64_t pages = 0;
+        check(locus_migrate_range(h_, d.handle(), first, count, node, &pages));
+        return pages;
+    }
+    // Arms a shared datum's pages to move to their next toucher; returns the pages armed.
+    template <class T> std::uint64_t migrate_on_next_touch(const locus::data<T> &d) {
+        std::uint64_t pages = 0;
+        check(locus_migrate_on_next_touch(h_, d.handle(), &pages));
+        return pages;
+    }
+
     std::size_t workers() const {
         std::size_t w = 0;
         check(locus_runtime_size(h_, &w, nullptr));

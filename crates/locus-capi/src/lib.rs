@@ -7,7 +7,9 @@
 //! fetched into a user buffer; `locus_node_of`), tasks (a C function, an argument
 //! copied or borrowed with a destructor, accesses with modes and read ranges, a name, a
 //! cost, an affinity; inside a body its views, its worker and node, children and
-//! `locus_wait`), runs and their reports (JSON and main figures).
+//! `locus_wait`), runs and their reports (JSON and main figures), and the memory API
+//! (access and migration costs, free memory per node, migrating data now, by range,
+//! on next touch or as a task of the graph).
 //!
 //! # Conventions
 //!
@@ -30,6 +32,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod data;
 mod handles;
+mod memory;
 mod partition;
 mod report;
 mod runtime;
@@ -39,6 +42,11 @@ mod task;
 pub use data::{
     locus_data, locus_data_create, locus_data_free, locus_data_from, locus_data_register,
     locus_data_shared, locus_data_size, locus_fetch, locus_node_of, locus_policy,
+};
+pub use memory::{
+    locus_free_memory, locus_migrate, locus_migrate_on_next_touch, locus_migrate_range,
+    locus_migrated, locus_migration_cost, locus_migration_counts, locus_read_cost,
+    locus_scope_migrate, locus_write_cost,
 };
 pub use partition::{locus_partition, locus_partition_kind, locus_partition_spec, locus_range};
 pub use report::{

@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use locus::{AllocMode, Config, ProcBind, RegionPolicy, Runtime, Topology};
+use locus::{AllocMode, Config, Migration, ProcBind, RegionPolicy, Runtime, Topology};
 
 use crate::data::DATA;
 use crate::handles::Table;
@@ -45,6 +45,7 @@ pub(crate) struct Settings {
     steal_half: Option<bool>,
     shared_placement: Option<RegionPolicy>,
     proc_bind: Option<ProcBind>,
+    migration: Option<Migration>,
     trace: Option<String>,
 }
 
@@ -131,6 +132,13 @@ impl Settings {
                     _ => return Err(bad(key, value, "spread or close")),
                 })
             }
+            "migration" => {
+                self.migration = Some(
+                    value
+                        .parse()
+                        .map_err(|_| bad(key, value, "none, now, next-touch or auto"))?,
+                )
+            }
             "trace" => self.trace = Some(value.to_string()),
             _ => {
                 return Err(Fail::new(
@@ -139,7 +147,7 @@ impl Settings {
                         "unknown setting `{key}` (expected one of: window, node_limit, \
                          push_threshold, push_weights, vicinity, allocation, \
                          last_victim_first, steal_half, shared_placement, proc_bind, \
-                         trace)"
+                         migration, trace)"
                     ),
                 ))
             }
@@ -178,6 +186,9 @@ impl Settings {
         if let Some(bind) = self.proc_bind {
             b = b.proc_bind(bind);
         }
+        if let Some(m) = self.migration {
+            b = b.migration(m);
+        }
         if let Some(t) = &self.trace {
             b = b.trace(t);
         }
@@ -208,7 +219,10 @@ pub unsafe extern "C" fn locus_settings_create(out: *mut locus_settings) -> locu
 /// `last_victim_first` and `steal_half` (`true` or `false`), `shared_placement`
 /// (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `proc_bind` (`spread`, the
 /// default: one CPU of each node in turn; `close`: fill a node before the next, when
-/// there are fewer workers than CPUs), `trace` (a file path for a Chrome trace of every
+/// there are fewer workers than CPUs), `migration` (`none`, the default: a task
+/// accesses shared data where it lies; `now` and `next-touch`: its pages on other nodes
+/// move to the task's node before the body runs; `auto`: when that costs less than the
+/// remote accesses it saves), `trace` (a file path for a Chrome trace of every
 /// run). An unknown name or a bad value is
 /// `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
 ///

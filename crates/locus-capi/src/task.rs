@@ -303,6 +303,38 @@ fn current(ctx: locus_ctx) -> CResult<Current> {
     })
 }
 
+/// Whether a body (or a run's root) is running on this thread.
+pub(crate) fn in_body() -> bool {
+    FRAMES.with(|f| !f.borrow().is_empty())
+}
+
+/// Runs `f` on the scope a body spawns into (the run's scope for the root, the task's
+/// own for a task) and the handle bits of its runtime, if `ctx` is the running body's.
+pub(crate) fn with_scope<R>(
+    ctx: locus_ctx,
+    f: impl FnOnce(&Scope, u64) -> CResult<R>,
+) -> CResult<R> {
+    let cur = current(ctx)?;
+    // SAFETY: `cur` was just checked by `current`; the scope is used during this call.
+    f(unsafe { scope_of(&cur) }, cur.runtime)
+}
+
+/// The scope a body spawns into: the run's for the root, the task's own for a task.
+///
+/// # Safety
+///
+/// `cur` comes from [`current`] in the running entry point, so its frame is the
+/// innermost on this thread and its scope lives until that body returns; the result
+/// must not outlive the entry point's call.
+unsafe fn scope_of<'a>(cur: &Current) -> &'a Scope {
+    match cur.frame {
+        // SAFETY: the caller's contract.
+        Frame::Root(s) => unsafe { &*s },
+        // SAFETY: as above, for the task's context.
+        Frame::Task(c) => unsafe { &*c }.scope(),
+    }
+}
+
 /// A raw pointer that may cross to the worker running the task: the C caller promises
 /// that a borrowed argument is usable from any thread (`locus_task::arg_size`).
 struct SendPtr(*mut c_void);
@@ -665,14 +697,8 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
             order,
             runtime: cur.runtime,
         };
-        let scope: &Scope = match cur.frame {
-            // SAFETY: the frame is the innermost on this thread (checked by `current`),
-            // so the scope it points to lives until its body returns, after this call.
-            Frame::Root(s) => unsafe { &*s },
-            // SAFETY: as above, for the task's context.
-            Frame::Task(c) => unsafe { &*c }.scope(),
-        };
-        let mut builder = scope.task(name, list);
+        // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
+        let mut builder = unsafe { scope_of(&cur) }.task(name, list);
         if task.cost_ns > 0 {
             builder = builder.cost(task.cost_ns);
         }
@@ -759,17 +785,12 @@ pub unsafe extern "C" fn locus_ctx_data(
         }
         // SAFETY: forwarded from the caller.
         let name = unsafe { c_str(name, "name") }?.to_string();
-        let cur = current(ctx)?;
-        let bytes = checked_size(&name, elem_size, count)?;
-        let scope: &Scope = match cur.frame {
-            // SAFETY: innermost frame, as in `locus_spawn`.
-            Frame::Root(s) => unsafe { &*s },
-            // SAFETY: as above.
-            Frame::Task(c) => unsafe { &*c }.scope(),
-        };
-        let data = scope.data::<u8>(name, bytes);
-        // SAFETY: `out` checked non-NULL above.
-        unsafe { store(data, elem_size, count, cur.runtime, out) }
+        with_scope(ctx, |scope, runtime| {
+            let bytes = checked_size(&name, elem_size, count)?;
+            let data = scope.data::<u8>(name, bytes);
+            // SAFETY: `out` checked non-NULL above.
+            unsafe { store(data, elem_size, count, runtime, out) }
+        })
     })
 }
 

@@ -1,6 +1,8 @@
 //! The C API called from Rust, as a C program would call it: a run with views and a
-//! read range, a failing body, and handles checked after they are freed. (The full
-//! suite is the C one, `tests/c/capi_tests.c`, run by `scripts/capi-ci.sh`.)
+//! read range, a failing body, handles checked after they are freed, and the memory
+//! API (costs, migrating now, by range, on next touch and as a task, free memory per
+//! node, the migration setting) with its bad input. (The full suite is the C one,
+//! `tests/c/capi_tests.c`, run by `scripts/capi-ci.sh`.)
 
 use std::ffi::{c_void, CStr};
 use std::ptr;
@@ -130,5 +132,565 @@ fn a_run_through_the_c_api() {
         assert_eq!(locus_runtime_destroy(rt), locus_status::LOCUS_OK);
         assert_eq!(locus_data_free(out), locus_status::LOCUS_E_HANDLE);
         assert_eq!(locus_runtime_destroy(rt), locus_status::LOCUS_E_HANDLE);
+    }
+}
+
+// ---- the memory API ----
+
+const PAGE: u64 = 4096;
+
+/// A runtime of `topology` with `workers` workers and the settings given as pairs.
+fn runtime_with(
+    topology: &std::ffi::CStr,
+    workers: usize,
+    settings: &[(&CStr, &CStr)],
+) -> locus_runtime {
+    // SAFETY: every pointer passed is valid for what the function reads or writes.
+    unsafe {
+        let mut s = locus_settings::default();
+        if !settings.is_empty() {
+            assert_eq!(locus_settings_create(&mut s), locus_status::LOCUS_OK);
+            for (k, v) in settings {
+                let status = locus_settings_set(s, k.as_ptr(), v.as_ptr());
+                assert_eq!(status, locus_status::LOCUS_OK, "{}", last_error());
+            }
+        }
+        let mut rt = locus_runtime::default();
+        let status =
+            locus_runtime_create(c"dsa-opt".as_ptr(), topology.as_ptr(), workers, s, &mut rt);
+        assert_eq!(status, locus_status::LOCUS_OK, "{}", last_error());
+        if !settings.is_empty() {
+            assert_eq!(locus_settings_free(s), locus_status::LOCUS_OK);
+        }
+        rt
+    }
+}
+
+/// A shared datum of `count` u64 under `policy` (`node` for a bind).
+fn shared(rt: locus_runtime, count: usize, policy: locus_policy, node: usize) -> locus_data {
+    let values: Vec<u64> = (0..count as u64).collect();
+    let mut d = locus_data::default();
+    // SAFETY: `values` holds `count` elements of 8 bytes.
+    let status = unsafe {
+        locus_data_shared(
+            rt,
+            c"v".as_ptr(),
+            8,
+            count,
+            policy as u32,
+            node,
+            values.as_ptr().cast(),
+            &mut d,
+        )
+    };
+    assert_eq!(status, locus_status::LOCUS_OK, "{}", last_error());
+    d
+}
+
+/// `call` returns `want`, and its error message contains `needle`.
+#[track_caller]
+fn expect(got: locus_status, want: locus_status, needle: &str) {
+    assert_eq!(got, want, "{}", last_error());
+    if want != locus_status::LOCUS_OK {
+        assert!(
+            last_error().contains(needle),
+            "`{}` does not name `{needle}`",
+            last_error()
+        );
+    }
+}
+
+fn node_of(rt: locus_runtime, d: locus_data) -> i64 {
+    let mut node = -2;
+    // SAFETY: a valid out-pointer.
+    expect(
+        unsafe { locus_node_of(rt, d, &mut node) },
+        locus_status::LOCUS_OK,
+        "",
+    );
+    node
+}
+
+#[test]
+fn costs_follow_the_topology() {
+    use locus_status::*;
+    let rt = runtime_with(c"opteron-16", 4, &[]);
+    // SAFETY: valid out-pointers, or NULL where the test says so.
+    unsafe {
+        let mut ns = 0.0;
+        expect(locus_read_cost(rt, 64, 2, 0, &mut ns), LOCUS_OK, "");
+        assert!((ns - 117.0).abs() < 0.1, "{ns}"); // paper 2, Table 3
+        expect(locus_write_cost(rt, 64, 2, 0, &mut ns), LOCUS_OK, "");
+        assert!((ns - 142.0 * 1.46).abs() < 1e-6, "{ns}");
+        expect(locus_migration_cost(rt, 2 * PAGE, &mut ns), LOCUS_OK, "");
+        assert_eq!(ns, 142_000.0); // MaMI: 120 us + 11 us per page
+        expect(
+            locus_read_cost(rt, 64, 4, 0, &mut ns),
+            LOCUS_E_CONFIG,
+            "node 4 does not exist",
+        );
+        expect(
+            locus_write_cost(rt, 64, 0, 9, &mut ns),
+            LOCUS_E_CONFIG,
+            "node 9 does not exist",
+        );
+        expect(
+            locus_read_cost(rt, 64, 0, 0, ptr::null_mut()),
+            LOCUS_E_NULL,
+            "ns",
+        );
+        expect(
+            locus_migration_cost(rt, 1, ptr::null_mut()),
+            LOCUS_E_NULL,
+            "ns",
+        );
+        let null = locus_runtime::default();
+        expect(
+            locus_write_cost(null, 64, 0, 0, &mut ns),
+            LOCUS_E_HANDLE,
+            "null runtime",
+        );
+        expect(
+            locus_migration_cost(null, 64, &mut ns),
+            LOCUS_E_HANDLE,
+            "null runtime",
+        );
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+        expect(
+            locus_read_cost(rt, 64, 0, 0, &mut ns),
+            LOCUS_E_HANDLE,
+            "freed",
+        );
+    }
+}
+
+#[test]
+fn migrate_now_and_by_range() {
+    use locus_status::*;
+    let rt = runtime_with(c"4x1", 0, &[]);
+    let other = runtime_with(c"2x1", 0, &[]);
+    // 8 pages, 2 on each node.
+    let v = shared(rt, 4096, locus_policy::LOCUS_POLICY_INTERLEAVE, 0);
+    let w = shared(other, 512, locus_policy::LOCUS_POLICY_INTERLEAVE, 0);
+    // SAFETY: valid out-pointers, or NULL where the test says so.
+    unsafe {
+        let mut pages = 0;
+        expect(locus_migrate(rt, v, 3, &mut pages), LOCUS_OK, "");
+        assert_eq!(pages, 6, "2 of the 8 pages were on node 3 already");
+        assert_eq!(node_of(rt, v), 3);
+        expect(locus_migrate(rt, v, 3, &mut pages), LOCUS_OK, "");
+        assert_eq!(pages, 0);
+        // Elements 0..600 (8 bytes each) are on pages 0 and 1.
+        expect(
+            locus_migrate_range(rt, v, 0, 600, 1, &mut pages),
+            LOCUS_OK,
+            "",
+        );
+        assert_eq!(pages, 2);
+        // The pages out-pointer may be NULL.
+        expect(
+            locus_migrate_range(rt, v, 4095, 1, 2, ptr::null_mut()),
+            LOCUS_OK,
+            "",
+        );
+        let mut counts = locus_migration_counts::default();
+        expect(locus_migrated(rt, &mut counts), LOCUS_OK, "");
+        assert_eq!((counts.now_pages, counts.now_bytes), (9, 9 * PAGE));
+        assert_eq!((counts.next_touch_pages, counts.auto_pages), (0, 0));
+        let mut back = vec![0u64; 4096];
+        expect(
+            locus_fetch(rt, v, back.as_mut_ptr().cast(), 4096),
+            LOCUS_OK,
+            "",
+        );
+        assert!(
+            back.iter().enumerate().all(|(i, &x)| x == i as u64),
+            "contents kept"
+        );
+
+        // Bad input.
+        expect(
+            locus_migrate(rt, v, 4, &mut pages),
+            LOCUS_E_CONFIG,
+            "node 4 does not exist",
+        );
+        expect(
+            locus_migrate_range(rt, v, 4000, 97, 0, &mut pages),
+            LOCUS_E_SIZE,
+            "4096 elements",
+        );
+        expect(
+            locus_migrate_range(rt, v, 1, usize::MAX, 0, &mut pages),
+            LOCUS_E_SIZE,
+            "outside",
+        );
+        expect(
+            locus_migrate(rt, w, 0, &mut pages),
+            LOCUS_E_WRONG_RUNTIME,
+            "another runtime",
+        );
+        expect(
+            locus_migrate_range(other, v, 0, 1, 0, &mut pages),
+            LOCUS_E_WRONG_RUNTIME,
+            "another runtime",
+        );
+        expect(
+            locus_migrate(rt, locus_data::default(), 0, &mut pages),
+            LOCUS_E_HANDLE,
+            "null data",
+        );
+        expect(
+            locus_migrate(locus_runtime::default(), v, 0, &mut pages),
+            LOCUS_E_HANDLE,
+            "null runtime",
+        );
+        expect(locus_migrated(rt, ptr::null_mut()), LOCUS_E_NULL, "counts");
+
+        // A versioned datum moves whole, by renaming.
+        let mut x = locus_data::default();
+        let values = [1.5f64; 1024];
+        expect(
+            locus_data_from(rt, c"x".as_ptr(), 8, 1024, values.as_ptr().cast(), &mut x),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_migrate(rt, x, 2, &mut pages), LOCUS_OK, "");
+        assert_eq!(pages, 2);
+        assert_eq!(node_of(rt, x), 2);
+        expect(
+            locus_migrate_range(rt, x, 0, 10, 1, &mut pages),
+            LOCUS_E_CONFIG,
+            "versioned",
+        );
+        expect(
+            locus_migrate_on_next_touch(rt, x, &mut pages),
+            LOCUS_E_CONFIG,
+            "versioned",
+        );
+
+        expect(locus_data_free(v), LOCUS_OK, "");
+        expect(locus_migrate(rt, v, 0, &mut pages), LOCUS_E_HANDLE, "freed");
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+        expect(locus_runtime_destroy(other), LOCUS_OK, "");
+    }
+}
+
+/// Reads its view; `views` is checked by the runtime.
+unsafe extern "C" fn touch(_: locus_ctx, _: *const locus_view, _: usize, _: *mut c_void) -> i32 {
+    0
+}
+
+#[test]
+fn migrate_on_next_touch_moves_pages_to_their_first_toucher() {
+    use locus_status::*;
+    let rt = runtime_with(c"4x1", 0, &[]);
+    let v = shared(rt, 4096, locus_policy::LOCUS_POLICY_BIND, 0);
+    // SAFETY: valid out-pointers; the task outlives the run.
+    unsafe {
+        let mut armed = 0;
+        expect(locus_migrate_on_next_touch(rt, v, &mut armed), LOCUS_OK, "");
+        assert_eq!(armed, 8);
+        assert_eq!(node_of(rt, v), 0, "nothing moves before a task touches it");
+        let access = locus_access {
+            data: v,
+            mode: locus_mode::LOCUS_READ as u32,
+            start: 0,
+            end: 0,
+        };
+        let mut task = locus_task {
+            name: c"toucher".as_ptr(),
+            body: Some(touch),
+            arg: ptr::null_mut(),
+            arg_size: 0,
+            arg_free: None,
+            accesses: &access,
+            naccesses: 1,
+            cost_ns: 0,
+            affinity: locus_affinity::LOCUS_AFFINITY_NODE as u32,
+            affinity_strict: true,
+            affinity_index: 3,
+            affinity_data: locus_data::default(),
+        };
+        let arg = &mut task as *mut locus_task as *mut c_void;
+        expect(
+            locus_run(rt, Some(root), arg, ptr::null_mut()),
+            LOCUS_OK,
+            "",
+        );
+        assert_eq!(node_of(rt, v), 3);
+        let mut counts = locus_migration_counts::default();
+        expect(locus_migrated(rt, &mut counts), LOCUS_OK, "");
+        assert_eq!(
+            (counts.next_touch_pages, counts.next_touch_bytes),
+            (8, 8 * PAGE)
+        );
+        assert_eq!(counts.now_pages, 0);
+        expect(
+            locus_migrate_on_next_touch(rt, v, ptr::null_mut()),
+            LOCUS_OK,
+            "",
+        );
+        expect(
+            locus_migrate_on_next_touch(rt, locus_data::default(), &mut armed),
+            LOCUS_E_HANDLE,
+            "null data",
+        );
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+    }
+}
+
+#[test]
+fn free_memory_per_node() {
+    use locus_status::*;
+    const LIMIT: u64 = 1 << 20;
+    let rt = runtime_with(c"4x1", 0, &[(c"node_limit", c"1048576")]);
+    // SAFETY: valid out-pointers, or NULL where the test says so.
+    unsafe {
+        let mut free = 0;
+        expect(locus_free_memory(rt, 3, &mut free), LOCUS_OK, "");
+        assert_eq!(free, LIMIT);
+        let v = shared(rt, 4096, locus_policy::LOCUS_POLICY_INTERLEAVE, 0);
+        expect(locus_free_memory(rt, 3, &mut free), LOCUS_OK, "");
+        assert_eq!(free, LIMIT - 2 * PAGE);
+        expect(locus_migrate(rt, v, 3, ptr::null_mut()), LOCUS_OK, "");
+        expect(locus_free_memory(rt, 3, &mut free), LOCUS_OK, "");
+        assert_eq!(free, LIMIT - 8 * PAGE);
+        expect(locus_free_memory(rt, 0, &mut free), LOCUS_OK, "");
+        assert_eq!(free, LIMIT);
+        expect(locus_data_free(v), LOCUS_OK, "");
+        expect(locus_free_memory(rt, 3, &mut free), LOCUS_OK, "");
+        assert_eq!(free, LIMIT);
+        expect(
+            locus_free_memory(rt, 4, &mut free),
+            LOCUS_E_CONFIG,
+            "node 4 does not exist",
+        );
+        expect(
+            locus_free_memory(rt, 0, ptr::null_mut()),
+            LOCUS_E_NULL,
+            "bytes",
+        );
+        expect(
+            locus_free_memory(locus_runtime::default(), 0, &mut free),
+            LOCUS_E_HANDLE,
+            "null runtime",
+        );
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+    }
+    // Without a limit: a share of the host's free memory, at most the node's share of
+    // the host's memory.
+    let rt = runtime_with(c"2x1", 0, &[]);
+    // SAFETY: a valid out-pointer.
+    unsafe {
+        let mut free = 0;
+        expect(locus_free_memory(rt, 1, &mut free), LOCUS_OK, "");
+        assert!(free > 0);
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+    }
+}
+
+/// What a body's calls of the memory API returned.
+struct InBody {
+    v: locus_data,
+    versioned: locus_data,
+    foreign: locus_data,
+    node: usize,
+    statuses: Vec<(locus_status, String)>,
+}
+
+/// A root: a migration task between a writer and a reader, then the calls a body may
+/// not make or gets wrong.
+unsafe extern "C" fn migrating_root(
+    ctx: locus_ctx,
+    _: *const locus_view,
+    _: usize,
+    arg: *mut c_void,
+) -> i32 {
+    // SAFETY: `arg` is the test's `InBody`, used by this root only while the run lasts.
+    let st = unsafe { &mut *(arg as *mut InBody) };
+    let mut note = |s: locus_status| st.statuses.push((s, last_error()));
+    note(locus_scope_migrate(ctx, st.v, st.node));
+    note(locus_scope_migrate(ctx, st.versioned, 0));
+    note(locus_scope_migrate(ctx, st.v, 7));
+    note(locus_scope_migrate(ctx, st.foreign, 0));
+    note(locus_scope_migrate(locus_ctx::default(), st.v, 0));
+    // SAFETY: valid out-pointers.
+    unsafe {
+        let mut pages = 0;
+        note(locus_migrate(
+            locus_runtime { bits: 0 },
+            st.v,
+            0,
+            &mut pages,
+        ));
+        let mut free = 0;
+        note(locus_free_memory(locus_runtime::default(), 0, &mut free));
+    }
+    0
+}
+
+#[test]
+fn migration_tasks_from_a_body() {
+    use locus_status::*;
+    let rt = runtime_with(c"2x1", 0, &[]);
+    let other = runtime_with(c"2x1", 0, &[]);
+    let mut st = InBody {
+        v: shared(rt, 1024, locus_policy::LOCUS_POLICY_BIND, 0),
+        versioned: locus_data::default(),
+        foreign: shared(other, 8, locus_policy::LOCUS_POLICY_BIND, 0),
+        node: 1,
+        statuses: Vec::new(),
+    };
+    // SAFETY: valid pointers; `st` outlives the run.
+    unsafe {
+        expect(
+            locus_data_create(rt, c"x".as_ptr(), 8, 8, &mut st.versioned),
+            LOCUS_OK,
+            "",
+        );
+        let mut report = locus_report::default();
+        let arg = &mut st as *mut InBody as *mut c_void;
+        expect(
+            locus_run(rt, Some(migrating_root), arg, &mut report),
+            LOCUS_OK,
+            "",
+        );
+        let want = [
+            (LOCUS_OK, ""),
+            (LOCUS_E_DECLARATION, "versioned"),
+            (LOCUS_E_DECLARATION, "node 7 does not exist"),
+            (LOCUS_E_WRONG_RUNTIME, "another runtime"),
+            (LOCUS_E_CONTEXT, "null task context"),
+            (LOCUS_E_STATE, "inside a task body"),
+            (LOCUS_E_HANDLE, "null runtime"),
+        ];
+        assert_eq!(st.statuses.len(), want.len());
+        for ((got, message), (status, needle)) in st.statuses.iter().zip(want) {
+            assert_eq!(*got, status, "{message}");
+            assert!(
+                message.contains(needle),
+                "`{message}` does not name `{needle}`"
+            );
+        }
+        assert_eq!(node_of(rt, st.v), 1);
+        let mut json = ptr::null_mut();
+        expect(locus_report_json(report, &mut json), LOCUS_OK, "");
+        let text = CStr::from_ptr(json).to_string_lossy().into_owned();
+        locus_string_free(json);
+        assert!(text.contains("\"now_pages\":2"), "{text}");
+        expect(locus_report_free(report), LOCUS_OK, "");
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+        expect(locus_runtime_destroy(other), LOCUS_OK, "");
+    }
+}
+
+static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A root that holds its run until the test releases it.
+unsafe extern "C" fn holding_root(
+    _: locus_ctx,
+    _: *const locus_view,
+    _: usize,
+    _: *mut c_void,
+) -> i32 {
+    use std::sync::atomic::Ordering::SeqCst;
+    STARTED.store(true, SeqCst);
+    while !RELEASE.load(SeqCst) {
+        std::thread::yield_now();
+    }
+    0
+}
+
+#[test]
+fn no_migration_while_another_thread_runs_a_program() {
+    use locus_status::*;
+    use std::sync::atomic::Ordering::SeqCst;
+    let rt = runtime_with(c"2x1", 0, &[]);
+    let v = shared(rt, 1024, locus_policy::LOCUS_POLICY_BIND, 0);
+    let run = std::thread::spawn(move || {
+        // SAFETY: a valid root; the report is not asked for.
+        unsafe { locus_run(rt, Some(holding_root), ptr::null_mut(), ptr::null_mut()) }
+    });
+    while !STARTED.load(SeqCst) {
+        std::thread::yield_now();
+    }
+    // SAFETY: valid out-pointers.
+    unsafe {
+        let mut pages = 0;
+        let got = locus_migrate(rt, v, 1, &mut pages);
+        let busy = last_error();
+        let got_next = locus_migrate_on_next_touch(rt, v, &mut pages);
+        let mut free = 0;
+        let query = locus_free_memory(rt, 0, &mut free);
+        RELEASE.store(true, SeqCst);
+        assert_eq!(run.join().unwrap(), LOCUS_OK);
+        assert_eq!(got, LOCUS_E_STATE, "{busy}");
+        assert!(busy.contains("run is in progress"), "{busy}");
+        assert_eq!(got_next, LOCUS_E_STATE);
+        assert_eq!(query, LOCUS_OK, "queries work during a run");
+        expect(locus_migrate(rt, v, 1, &mut pages), LOCUS_OK, "");
+        assert_eq!(pages, 2);
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+    }
+}
+
+#[test]
+fn the_migration_setting_reaches_the_runtime() {
+    use locus_status::*;
+    // SAFETY: valid pointers.
+    unsafe {
+        let mut s = locus_settings::default();
+        expect(locus_settings_create(&mut s), LOCUS_OK, "");
+        expect(
+            locus_settings_set(s, c"migration".as_ptr(), c"later".as_ptr()),
+            LOCUS_E_ARGUMENT,
+            "none, now, next-touch or auto",
+        );
+        expect(
+            locus_settings_set(s, c"migration".as_ptr(), c"now".as_ptr()),
+            LOCUS_OK,
+            "",
+        );
+        let mut rt = locus_runtime::default();
+        expect(
+            locus_runtime_create(c"dsa-opt".as_ptr(), c"2x1".as_ptr(), 2, s, &mut rt),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_settings_free(s), LOCUS_OK, "");
+        // A task strict on node 1 reads a datum of node 0: `now` moves it first.
+        let v = shared(rt, 1024, locus_policy::LOCUS_POLICY_BIND, 0);
+        let access = locus_access {
+            data: v,
+            mode: locus_mode::LOCUS_READ as u32,
+            start: 0,
+            end: 0,
+        };
+        let mut task = locus_task {
+            name: c"reader".as_ptr(),
+            body: Some(touch),
+            arg: ptr::null_mut(),
+            arg_size: 0,
+            arg_free: None,
+            accesses: &access,
+            naccesses: 1,
+            cost_ns: 0,
+            affinity: locus_affinity::LOCUS_AFFINITY_NODE as u32,
+            affinity_strict: true,
+            affinity_index: 1,
+            affinity_data: locus_data::default(),
+        };
+        let mut report = locus_report::default();
+        let arg = &mut task as *mut locus_task as *mut c_void;
+        expect(locus_run(rt, Some(root), arg, &mut report), LOCUS_OK, "");
+        let mut json = ptr::null_mut();
+        expect(locus_report_json(report, &mut json), LOCUS_OK, "");
+        let text = CStr::from_ptr(json).to_string_lossy().into_owned();
+        locus_string_free(json);
+        assert!(text.contains("\"migration\":\"now\""), "{text}");
+        assert_eq!(node_of(rt, v), 1);
+        expect(locus_report_free(report), LOCUS_OK, "");
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
     }
 }

@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use locus_topo::{CostOrigin, CpuId, NodeId, Source, Topology};
 
-/// Everything about a topology as readable tables.
-pub fn full(t: &Topology) -> String {
+/// Everything about a topology as readable tables; `free`, when given, is each node's
+/// free memory (a "free" column; `None` for a node whose count could not be read).
+pub fn full(t: &Topology, free: Option<&[Option<u64>]>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", headline(t));
     if t.source() == Source::VirtualOverHost {
@@ -26,6 +27,9 @@ pub fn full(t: &Topology) -> String {
         "os cpus".to_string(),
         "memory".to_string(),
     ]];
+    if free.is_some() {
+        rows[0].push("free".to_string());
+    }
     for node in t.nodes() {
         let os_cpus: Vec<usize> = node.cpus.iter().filter_map(|&c| t.os_cpu(c)).collect();
         rows.push(vec![
@@ -45,6 +49,11 @@ pub fn full(t: &Topology) -> String {
             },
             memory(node.memory_bytes),
         ]);
+        if let Some(free) = free {
+            let bytes = free.get(node.id.index()).copied().flatten();
+            let row = rows.last_mut().expect("a row was just pushed");
+            row.push(bytes.map_or_else(|| "-".to_string(), free_memory));
+        }
     }
     if !host {
         for row in &mut rows {
@@ -275,6 +284,14 @@ fn memory(bytes: u64) -> String {
     }
 }
 
+/// Free memory: as [`memory`], but 0 is none free, not unknown.
+fn free_memory(bytes: u64) -> String {
+    match bytes {
+        0 => "0 MiB".to_string(),
+        b => memory(b),
+    }
+}
+
 /// Left-aligned first column, right-aligned others, two spaces apart.
 fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -326,5 +343,7 @@ mod tests {
         assert_eq!(memory(0), "memory unknown");
         assert_eq!(memory(8 << 30), "8.0 GiB");
         assert_eq!(memory(512 << 20), "512 MiB");
+        assert_eq!(free_memory(0), "0 MiB");
+        assert_eq!(free_memory(3 << 29), "1.5 GiB");
     }
 }

@@ -53,10 +53,21 @@ fn topo_on_the_host() {
     let o = locus(&["topo"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("topology host"));
+    assert!(stdout(&o).contains("free"), "{}", stdout(&o));
     let o = locus(&["topo", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["source"], "sysfs");
     assert!(v["num_cpus"].as_u64().unwrap() >= 1);
+    // Each node's free memory, at most its memory.
+    let free = v["free_memory_bytes"].as_array().unwrap();
+    assert_eq!(free.len() as u64, v["num_nodes"].as_u64().unwrap());
+    for (node, bytes) in free.iter().enumerate() {
+        let size = v["nodes"][node]["memory_bytes"].as_u64().unwrap();
+        assert!(
+            bytes.as_u64().unwrap() <= size,
+            "node {node}: {bytes} of {size}"
+        );
+    }
 }
 
 #[test]
@@ -66,6 +77,10 @@ fn topo_synthetic_with_distances() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["read_cost"][0][1], 1.5);
     assert_eq!(v["num_cpus"], 4);
+    assert!(
+        v.get("free_memory_bytes").is_none(),
+        "a model has no free memory"
+    );
 }
 
 #[test]

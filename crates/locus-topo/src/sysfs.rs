@@ -2,7 +2,8 @@
 //!
 //! Under a root directory (`/` for the host, a fixture tree in tests) it reads:
 //!
-//! - `sys/devices/system/node/node*/cpulist`, `meminfo` (`MemTotal`) and `distance`;
+//! - `sys/devices/system/node/node*/cpulist`, `meminfo` (`MemTotal`; `MemFree` for
+//!   [`SysfsReader::free_memory`]) and `distance`;
 //!   a node with an empty `cpulist` is a memory-only node;
 //! - HMAT performance values, when the firmware provides them:
 //!   `node*/access1/initiators/{read,write}_latency` (CPU initiators), else `access0`;
@@ -119,21 +120,51 @@ impl SysfsReader {
         })
     }
 
+    /// The free memory of the host node the kernel numbers `os_node`, in bytes: `MemFree`
+    /// of `sys/devices/system/node/node<N>/meminfo`. On a machine without NUMA
+    /// information (no `sys/devices/system/node`), node 0 is the whole machine and its
+    /// `MemFree` comes from `proc/meminfo`. A node the tree does not have, or a file
+    /// without a readable `MemFree` line, is an error.
+    ///
+    /// ```no_run
+    /// use locus_topo::SysfsReader;
+    ///
+    /// let free = SysfsReader::new("/").free_memory(0).unwrap();
+    /// println!("node 0: {} MiB free", free >> 20);
+    /// ```
+    pub fn free_memory(&self, os_node: u32) -> Result<u64, TopoError> {
+        let node_dir = self.root.join("sys/devices/system/node");
+        let path = if node_dir.is_dir() || os_node != 0 {
+            node_dir.join(format!("node{os_node}")).join("meminfo")
+        } else {
+            self.root.join("proc/meminfo")
+        };
+        let text = fs::read_to_string(&path).map_err(|source| TopoError::Io {
+            path: path.clone(),
+            source: std::sync::Arc::new(source),
+        })?;
+        mem_free(&text, &path)
+    }
+
+    /// The free memory of the whole host, in bytes: the sum of [`free_memory`] over
+    /// its nodes (`proc/meminfo` on a machine without NUMA information).
+    ///
+    /// [`free_memory`]: SysfsReader::free_memory
+    pub fn total_free_memory(&self) -> Result<u64, TopoError> {
+        let node_dir = self.root.join("sys/devices/system/node");
+        if !node_dir.is_dir() {
+            return self.free_memory(0);
+        }
+        let mut total = 0u64;
+        for os in node_numbers(&node_dir) {
+            total = total.saturating_add(self.free_memory(os)?);
+        }
+        Ok(total)
+    }
+
     /// The `node<N>` directories, ascending by `N`; empty when there are none.
     fn read_nodes(&self, dir: &Path) -> Result<Vec<RawNode>, TopoError> {
-        let Ok(entries) = fs::read_dir(dir) else {
-            return Ok(Vec::new());
-        };
-        let mut numbers: Vec<u32> = entries
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                let name = e.file_name();
-                let rest = name.to_str()?.strip_prefix("node")?;
-                rest.parse().ok()
-            })
-            .collect();
-        numbers.sort_unstable();
-        numbers
+        node_numbers(dir)
             .into_iter()
             .map(|os| {
                 let node = dir.join(format!("node{os}"));
@@ -214,6 +245,23 @@ impl SysfsReader {
         }
         groups
     }
+}
+
+/// The `N` of the `node<N>` directories under `dir`, ascending; empty when there are none.
+fn node_numbers(dir: &Path) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut numbers: Vec<u32> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name();
+            let rest = name.to_str()?.strip_prefix("node")?;
+            rest.parse().ok()
+        })
+        .collect();
+    numbers.sort_unstable();
+    numbers
 }
 
 /// The `shared_cpu_list` of the highest-level data or unified cache under `dir`.
@@ -331,15 +379,32 @@ fn parse_cpulist(path: &Path) -> Result<Vec<usize>, TopoError> {
 
 /// `MemTotal` in bytes from a `meminfo` file (`Node 0 MemTotal: 123 kB` or `MemTotal: 123 kB`).
 fn mem_total(text: &str, path: &Path) -> Result<u64, TopoError> {
+    meminfo_bytes(text, "MemTotal", path)
+}
+
+/// `MemFree` in bytes from a `meminfo` file (`Node 0 MemFree: 123 kB` or `MemFree: 123 kB`).
+fn mem_free(text: &str, path: &Path) -> Result<u64, TopoError> {
+    meminfo_bytes(text, "MemFree", path)
+}
+
+/// The size on the first line of a `meminfo` file whose key is `field` (the word before
+/// the colon, after an optional `Node N` prefix), in bytes. A missing line, a value that
+/// is not a number, or an unknown unit is an error naming the file.
+fn meminfo_bytes(text: &str, field: &str, path: &Path) -> Result<u64, TopoError> {
     let parse_err = |reason: String| TopoError::Parse {
         path: path.to_path_buf(),
         reason,
     };
-    let line = text
+    let key = format!("{field}:");
+    let (line, rest) = text
         .lines()
-        .find(|l| l.contains("MemTotal:"))
-        .ok_or_else(|| parse_err("no MemTotal line".to_string()))?;
-    let rest = line.split("MemTotal:").nth(1).unwrap_or("").trim();
+        .find_map(|l| {
+            let (before, after) = l.split_once(&key)?;
+            // The key is a whole word: `Node 0 MemFree:`, not `XMemFree:`.
+            let whole = before.is_empty() || before.ends_with(char::is_whitespace);
+            whole.then_some((l, after))
+        })
+        .ok_or_else(|| parse_err(format!("no {field} line")))?;
     let mut words = rest.split_whitespace();
     let value: u64 = words
         .next()
@@ -355,7 +420,7 @@ fn mem_total(text: &str, path: &Path) -> Result<u64, TopoError> {
 
 #[cfg(test)]
 mod tests {
-    use super::mem_total;
+    use super::{mem_free, mem_total};
     use std::path::Path;
 
     #[test]
@@ -372,5 +437,45 @@ mod tests {
         assert_eq!(mem_total("MemTotal: 2048 kB\n", p).unwrap(), 2 << 20);
         assert!(mem_total("MemFree: 1 kB\n", p).is_err());
         assert!(mem_total("MemTotal: lots\n", p).is_err());
+    }
+
+    #[test]
+    fn mem_free_of_a_node_and_of_the_machine() {
+        let p = Path::new("node1/meminfo");
+        let node = "Node 1 MemTotal:       16777216 kB\n\
+                    Node 1 MemFree:        14985464 kB\n\
+                    Node 1 MemUsed:         1791752 kB\n";
+        assert_eq!(mem_free(node, p).unwrap(), 14_985_464 * 1024);
+        let machine = "MemTotal:        4194304 kB\nMemFree:     1048576 kB\n\
+                       MemAvailable:    2097152 kB\n";
+        assert_eq!(mem_free(machine, p).unwrap(), 1 << 30);
+        // A value in bytes, and the first matching line only.
+        assert_eq!(mem_free("MemFree: 4096\nMemFree: 1 kB\n", p).unwrap(), 4096);
+        // Saturates rather than overflowing.
+        let huge = format!("MemFree: {} kB\n", u64::MAX / 2);
+        assert_eq!(mem_free(&huge, p).unwrap(), u64::MAX);
+    }
+
+    #[test]
+    fn malformed_mem_free_is_an_error_not_a_panic() {
+        let p = Path::new("node0/meminfo");
+        for text in [
+            "",
+            "\n\n",
+            "Node 0 MemTotal: 1024 kB\n",
+            "Node 0 MemFree:\n",
+            "Node 0 MemFree: kB\n",
+            "Node 0 MemFree: -5 kB\n",
+            "Node 0 MemFree: 1.5 kB\n",
+            "Node 0 MemFree: 0x10 kB\n",
+            "Node 0 MemFree: 99999999999999999999999 kB\n",
+            "Node 0 MemFree: 12 MB\n",
+            "Node 0 XMemFree: 12 kB\n",
+            "MemFree 12 kB\n",
+            "\u{fffd}\u{0}MemFree:\u{0}12",
+        ] {
+            let err = mem_free(text, p).expect_err(text);
+            assert!(err.to_string().contains("node0/meminfo"), "{text:?}: {err}");
+        }
     }
 }

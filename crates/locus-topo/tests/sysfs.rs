@@ -136,3 +136,29 @@ fn the_host_can_be_read() {
         assert!(t.os_cpu(CpuId(c as u32)).is_some());
     }
 }
+
+#[test]
+fn free_memory_per_node_and_in_total() {
+    let four = SysfsReader::new(fixture("four-node"));
+    // Nodes by their kernel numbers (0, 1, 2 and 4).
+    assert_eq!(four.free_memory(0).unwrap(), 1 << 20);
+    assert_eq!(four.free_memory(2).unwrap(), 2 << 20);
+    assert_eq!(four.free_memory(4).unwrap(), 1 << 20);
+    assert_eq!(four.total_free_memory().unwrap(), 5 << 20);
+    assert!(matches!(four.free_memory(3), Err(TopoError::Io { .. })));
+
+    // A machine without NUMA information: node 0 is the machine.
+    let flat = SysfsReader::new(fixture("no-numa"));
+    assert_eq!(flat.free_memory(0).unwrap(), GIB);
+    assert_eq!(flat.total_free_memory().unwrap(), GIB);
+    let err = flat.free_memory(1).unwrap_err();
+    assert!(matches!(err, TopoError::Io { .. }), "{err}");
+    assert!(err.to_string().contains("node1"), "{err}");
+
+    // A meminfo without MemFree: an error naming the file.
+    let err = SysfsReader::new(fixture("one-node"))
+        .free_memory(0)
+        .unwrap_err();
+    assert!(matches!(err, TopoError::Parse { .. }), "{err}");
+    assert!(err.to_string().contains("MemFree"), "{err}");
+}

@@ -264,3 +264,63 @@ fn partitioned_data_and_open_reductions_are_not_migrated() {
     rt.migrate(&total, 1).unwrap();
     assert_eq!(rt.node_of(&total), Some(1));
 }
+
+#[test]
+fn free_memory_under_a_node_limit_is_the_limit_minus_what_locus_holds() {
+    const LIMIT: u64 = 1 << 20;
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("4x1").unwrap())
+        .node_limit(LIMIT)
+        .build()
+        .unwrap();
+    assert_eq!(rt.free_memory(0).unwrap(), LIMIT);
+    // Shared data: its pages where they are placed.
+    let v = rt
+        .shared::<u64>("v", 8 * 512, RegionPolicy::Interleave)
+        .unwrap();
+    for node in 0..4 {
+        assert_eq!(rt.free_memory(node).unwrap(), LIMIT - 2 * PAGE as u64);
+    }
+    rt.migrate(&v, 3).unwrap();
+    assert_eq!(rt.free_memory(3).unwrap(), LIMIT - 8 * PAGE as u64);
+    assert_eq!(rt.free_memory(1).unwrap(), LIMIT);
+    // A versioned datum: its pool block, on the node it is migrated to.
+    let x = rt.data_from::<u8>("x", &[7; 3 * PAGE]).unwrap();
+    rt.migrate(&x, 1).unwrap();
+    let block = rt.pools().stats()[1].in_use;
+    assert!(block >= 3 * PAGE as u64, "{block}");
+    assert_eq!(rt.free_memory(1).unwrap(), LIMIT - block);
+    drop((v, x));
+    assert_eq!(rt.free_memory(3).unwrap(), LIMIT);
+    assert_eq!(rt.free_memory(1).unwrap(), LIMIT);
+    assert!(
+        matches!(rt.free_memory(4), Err(Error::Config(m)) if m.contains("node 4 does not exist"))
+    );
+}
+
+#[test]
+fn free_memory_without_a_limit_is_a_share_of_the_host() {
+    let rt = runtime("4x1");
+    let share = rt.topology().nodes()[2].memory_bytes;
+    let free = rt.free_memory(2).unwrap();
+    assert!(free > 0 && free <= share, "{free} of {share}");
+    // Never more than the node's memory minus what Locus holds there.
+    let v = rt
+        .shared::<u8>("v", 64 * PAGE, RegionPolicy::Bind(2))
+        .unwrap();
+    assert!(rt.free_memory(2).unwrap() <= share - 64 * PAGE as u64);
+    drop(v);
+    assert!(rt.free_memory(9).is_err());
+}
+
+#[test]
+fn free_memory_of_the_host_nodes_is_the_kernels() {
+    let rt = Runtime::builder().threads(1).build().unwrap();
+    for node in 0..rt.topology().num_nodes() {
+        let free = rt.free_memory(node).unwrap();
+        let size = rt.topology().nodes()[node].memory_bytes;
+        assert!(free <= size, "node {node}: {free} free of {size}");
+    }
+    let nodes = rt.topology().num_nodes();
+    assert!(rt.free_memory(nodes).is_err());
+}

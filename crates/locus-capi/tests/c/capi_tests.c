@@ -2,7 +2,8 @@
  * The C API's test suite: every function's errors (null, freed and made-up handles,
  * handles of another runtime, bad modes, bad sizes, contexts used out of their body)
  * and its behaviour (runs, views, ranges, nested tasks, arguments and their
- * destructors, reports). One program, one test per name:
+ * destructors, reports, the memory API on virtual nodes). One program, one test per
+ * name:
  *
  *     capi_tests NAME    runs one test (as ctest does)
  *     capi_tests         runs them all
@@ -132,6 +133,7 @@ static void test_settings_errors(void) {
     EXPECT(locus_settings_set(s, "push_weights", "1"), LOCUS_E_ARGUMENT, "push_weights");
     EXPECT(locus_settings_set(s, "steal_half", "maybe"), LOCUS_E_ARGUMENT, "maybe");
     EXPECT(locus_settings_set(s, "proc_bind", "master"), LOCUS_E_ARGUMENT, "spread or close");
+    EXPECT(locus_settings_set(s, "migration", "later"), LOCUS_E_ARGUMENT, "next-touch");
     EXPECT(locus_settings_set(s, NULL, "4"), LOCUS_E_NULL, "key");
     EXPECT(locus_settings_set(s, "window", NULL), LOCUS_E_NULL, "value");
     EXPECT(locus_settings_set(s, "\xff", "4"), LOCUS_E_ARGUMENT, "UTF-8");
@@ -151,6 +153,7 @@ static void test_settings_reach_the_runtime(void) {
     OK(locus_settings_create(&s));
     OK(locus_settings_set(s, "window", "3"));
     OK(locus_settings_set(s, "proc_bind", "close"));
+    OK(locus_settings_set(s, "migration", "auto"));
     locus_runtime rt = {0};
     OK(locus_runtime_create("dsa-base", "2x1", 2, s, &rt));
     OK(locus_settings_free(s));
@@ -169,6 +172,7 @@ static void test_settings_reach_the_runtime(void) {
     OK(locus_report_json(rep, &json));
     CHECK(json && strstr(json, "\"window\":\"3\""));
     CHECK(json && strstr(json, "\"proc_bind\":\"close\""));
+    CHECK(json && strstr(json, "\"migration\":\"auto\""));
     locus_string_free(json);
     OK(locus_report_free(rep));
     OK(locus_runtime_destroy(rt));
@@ -993,6 +997,311 @@ static void test_registered_memory(void) {
     CHECK(released == 2 && released_ptr == mine); /* once Locus let go, exactly once */
 }
 
+/* ---- the memory API ---- */
+
+#define PAGE 4096u
+
+/* A shared datum of `count` int64_t holding 0, 1, 2, ... under `policy`. */
+static locus_data shared_index(locus_runtime rt, size_t count, locus_policy policy, size_t node) {
+    int64_t *init = malloc(count * sizeof(int64_t));
+    for (size_t i = 0; i < count; i++) init[i] = (int64_t)i;
+    locus_data d = {0};
+    OK(locus_data_shared(rt, "v", sizeof(int64_t), count, policy, node, init, &d));
+    free(init);
+    return d;
+}
+
+static int64_t node_of(locus_runtime rt, locus_data d) {
+    int64_t node = -2;
+    OK(locus_node_of(rt, d, &node));
+    return node;
+}
+
+static void test_memory_costs(void) {
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("dsa-opt", "opteron-16", 4, NO_SETTINGS, &rt));
+    double ns = 0;
+    OK(locus_read_cost(rt, 64, 2, 0, &ns));
+    CHECK(ns > 116.9 && ns < 117.1); /* paper 2, Table 3: 117 ns to the opposite node */
+    OK(locus_read_cost(rt, 64, 0, 0, &ns));
+    CHECK(ns > 82.9 && ns < 83.1);
+    OK(locus_write_cost(rt, 64, 2, 0, &ns));
+    CHECK(ns > 142.0 * 1.46 - 1e-6 && ns < 142.0 * 1.46 + 1e-6);
+    OK(locus_migration_cost(rt, 2 * PAGE, &ns));
+    CHECK(ns == 142000.0); /* MaMI: 120 us + 11 us per page */
+    EXPECT(locus_read_cost(rt, 64, 4, 0, &ns), LOCUS_E_CONFIG, "node 4 does not exist");
+    EXPECT(locus_write_cost(rt, 64, 0, 9, &ns), LOCUS_E_CONFIG, "node 9 does not exist");
+    EXPECT(locus_read_cost(rt, 64, 0, 0, NULL), LOCUS_E_NULL, "ns");
+    EXPECT(locus_write_cost(rt, 64, 0, 0, NULL), LOCUS_E_NULL, "ns");
+    EXPECT(locus_migration_cost(rt, 64, NULL), LOCUS_E_NULL, "ns");
+    locus_runtime null_rt = {0};
+    EXPECT(locus_read_cost(null_rt, 64, 0, 0, &ns), LOCUS_E_HANDLE, "null runtime");
+    EXPECT(locus_migration_cost(null_rt, 64, &ns), LOCUS_E_HANDLE, "null runtime");
+    OK(locus_runtime_destroy(rt));
+    EXPECT(locus_write_cost(rt, 64, 0, 0, &ns), LOCUS_E_HANDLE, "freed");
+}
+
+static void test_migrate_now(void) {
+    locus_runtime rt = {0}, other = {0};
+    OK(locus_runtime_create("dsa-opt", "4x1", 0, NO_SETTINGS, &rt));
+    OK(locus_runtime_create("dsa-opt", "2x1", 0, NO_SETTINGS, &other));
+    /* 4096 int64_t: 8 pages interleaved over 4 nodes, 2 on each. */
+    locus_data v = shared_index(rt, 4096, LOCUS_POLICY_INTERLEAVE, 0);
+    locus_data w = shared_index(other, 512, LOCUS_POLICY_BIND, 0);
+    uint64_t pages = 99;
+    OK(locus_migrate(rt, v, 3, &pages));
+    CHECK(pages == 6); /* 2 were on node 3 already */
+    CHECK(node_of(rt, v) == 3);
+    OK(locus_migrate(rt, v, 3, &pages));
+    CHECK(pages == 0);
+    /* Elements 0..600 are on pages 0 and 1; a NULL count is allowed. */
+    OK(locus_migrate_range(rt, v, 0, 600, 1, &pages));
+    CHECK(pages == 2);
+    OK(locus_migrate_range(rt, v, 4095, 1, 2, NULL));
+    locus_migration_counts counts = {0};
+    OK(locus_migrated(rt, &counts));
+    CHECK(counts.now_pages == 9 && counts.now_bytes == 9 * PAGE);
+    CHECK(counts.next_touch_pages == 0 && counts.auto_pages == 0);
+    int64_t *back = malloc(4096 * sizeof(int64_t));
+    OK(locus_fetch(rt, v, back, 4096));
+    int same = 1;
+    for (int i = 0; i < 4096; i++) same &= back[i] == i;
+    CHECK(same); /* the contents moved with the pages */
+    free(back);
+
+    EXPECT(locus_migrate(rt, v, 4, &pages), LOCUS_E_CONFIG, "node 4 does not exist");
+    EXPECT(locus_migrate_range(rt, v, 4000, 97, 0, &pages), LOCUS_E_SIZE, "4096 elements");
+    EXPECT(locus_migrate_range(rt, v, 1, SIZE_MAX, 0, &pages), LOCUS_E_SIZE, "outside");
+    EXPECT(locus_migrate_range(rt, v, 0, 1, 9, &pages), LOCUS_E_CONFIG, "node 9");
+    EXPECT(locus_migrate(rt, w, 0, &pages), LOCUS_E_WRONG_RUNTIME, "another runtime");
+    EXPECT(locus_migrate_range(other, v, 0, 1, 0, &pages), LOCUS_E_WRONG_RUNTIME, "another");
+    locus_data null_data = {0};
+    EXPECT(locus_migrate(rt, null_data, 0, &pages), LOCUS_E_HANDLE, "null data");
+    locus_data made_up = {0x77777777000000ffull};
+    EXPECT(locus_migrate(rt, made_up, 0, &pages), LOCUS_E_HANDLE, "never made");
+    locus_runtime null_rt = {0};
+    EXPECT(locus_migrate(null_rt, v, 0, &pages), LOCUS_E_HANDLE, "null runtime");
+    EXPECT(locus_migrated(rt, NULL), LOCUS_E_NULL, "counts");
+    EXPECT(locus_migrated(null_rt, &counts), LOCUS_E_HANDLE, "null runtime");
+
+    /* A versioned datum moves whole, by renaming. */
+    double values[1024];
+    for (int i = 0; i < 1024; i++) values[i] = 1.5;
+    locus_data x = {0};
+    OK(locus_data_from(rt, "x", sizeof(double), 1024, values, &x));
+    OK(locus_migrate(rt, x, 2, &pages));
+    CHECK(pages == 2);
+    CHECK(node_of(rt, x) == 2);
+    EXPECT(locus_migrate_range(rt, x, 0, 10, 1, &pages), LOCUS_E_CONFIG, "versioned");
+
+    OK(locus_data_free(v));
+    EXPECT(locus_migrate(rt, v, 0, &pages), LOCUS_E_HANDLE, "freed");
+    OK(locus_data_free(x));
+    OK(locus_data_free(w));
+    OK(locus_runtime_destroy(rt));
+    OK(locus_runtime_destroy(other));
+}
+
+static void test_migrate_on_next_touch(void) {
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("dsa-opt", "4x1", 0, NO_SETTINGS, &rt));
+    locus_data v = shared_index(rt, 4096, LOCUS_POLICY_BIND, 0);
+    uint64_t armed = 0;
+    OK(locus_migrate_on_next_touch(rt, v, &armed));
+    CHECK(armed == 8);
+    CHECK(node_of(rt, v) == 0); /* nothing moves before a task touches it */
+    /* Its first toucher runs on node 3. */
+    locus_access acc = {v, LOCUS_READ, 0, 0};
+    locus_task t = {0};
+    t.name = "toucher";
+    t.body = noop;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    t.affinity = LOCUS_AFFINITY_NODE;
+    t.affinity_index = 3;
+    t.affinity_strict = true;
+    root_state st = {LOCUS_E_INTERNAL, &t, {0}};
+    OK(locus_run(rt, spawn_one, &st, NULL));
+    OK(st.status);
+    CHECK(node_of(rt, v) == 3);
+    locus_migration_counts counts = {0};
+    OK(locus_migrated(rt, &counts));
+    CHECK(counts.next_touch_pages == 8 && counts.next_touch_bytes == 8 * PAGE);
+    CHECK(counts.now_pages == 0);
+    OK(locus_migrate_on_next_touch(rt, v, NULL));
+
+    locus_data x = {0};
+    OK(locus_data_create(rt, "x", sizeof(double), 8, &x));
+    EXPECT(locus_migrate_on_next_touch(rt, x, &armed), LOCUS_E_CONFIG, "versioned");
+    locus_data null_data = {0};
+    EXPECT(locus_migrate_on_next_touch(rt, null_data, &armed), LOCUS_E_HANDLE, "null data");
+    OK(locus_data_free(x));
+    OK(locus_data_free(v));
+    OK(locus_runtime_destroy(rt));
+}
+
+static void test_free_memory(void) {
+    const uint64_t limit = 1u << 20;
+    locus_settings s = {0};
+    OK(locus_settings_create(&s));
+    OK(locus_settings_set(s, "node_limit", "1048576"));
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("dsa-opt", "4x1", 0, s, &rt));
+    OK(locus_settings_free(s));
+    uint64_t free_bytes = 0;
+    OK(locus_free_memory(rt, 3, &free_bytes));
+    CHECK(free_bytes == limit);
+    locus_data v = shared_index(rt, 4096, LOCUS_POLICY_INTERLEAVE, 0);
+    OK(locus_free_memory(rt, 3, &free_bytes));
+    CHECK(free_bytes == limit - 2 * PAGE);
+    OK(locus_migrate(rt, v, 3, NULL));
+    OK(locus_free_memory(rt, 3, &free_bytes));
+    CHECK(free_bytes == limit - 8 * PAGE);
+    OK(locus_free_memory(rt, 0, &free_bytes));
+    CHECK(free_bytes == limit);
+    OK(locus_data_free(v));
+    OK(locus_free_memory(rt, 3, &free_bytes));
+    CHECK(free_bytes == limit);
+    EXPECT(locus_free_memory(rt, 4, &free_bytes), LOCUS_E_CONFIG, "node 4 does not exist");
+    EXPECT(locus_free_memory(rt, 0, NULL), LOCUS_E_NULL, "bytes");
+    locus_runtime null_rt = {0};
+    EXPECT(locus_free_memory(null_rt, 0, &free_bytes), LOCUS_E_HANDLE, "null runtime");
+    OK(locus_runtime_destroy(rt));
+    /* Without a limit: a share of the host's free memory. */
+    rt = make_runtime("dsa-opt");
+    free_bytes = 0;
+    OK(locus_free_memory(rt, 1, &free_bytes));
+    CHECK(free_bytes > 0);
+    OK(locus_runtime_destroy(rt));
+}
+
+/* What a body's calls of the memory API returned, with their messages. */
+typedef struct {
+    locus_runtime rt;
+    locus_data v, versioned, foreign;
+    locus_status statuses[9];
+    char messages[9][256];
+    int calls;
+} migrating_state;
+
+static void note(migrating_state *st, locus_status s) {
+    if (st->calls < 9) {
+        st->statuses[st->calls] = s;
+        snprintf(st->messages[st->calls], sizeof st->messages[0], "%s", locus_last_error());
+        st->calls++;
+    }
+}
+
+/* Adds 1 to element 0 of its read-write view. */
+static int32_t bump(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)arg;
+    if (n != 1 || views[0].mode != LOCUS_READ_WRITE) return 30;
+    ((int64_t *)views[0].ptr)[0] += 1;
+    return 0;
+}
+
+/* A task that hands `v` to its children (weak read-write): a migration task to node 1
+ * between two bumps, then every call a body may not make or gets wrong. */
+static int32_t migrating_phase(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    migrating_state *st = arg;
+    locus_access acc = {st->v, LOCUS_READ_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "bump";
+    t.body = bump;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    if (locus_spawn(ctx, &t) != LOCUS_OK) return 31;
+    note(st, locus_scope_migrate(ctx, st->v, 1));
+    if (locus_spawn(ctx, &t) != LOCUS_OK) return 32;
+    note(st, locus_scope_migrate(ctx, st->versioned, 0));
+    note(st, locus_scope_migrate(ctx, st->v, 7));
+    note(st, locus_scope_migrate(ctx, st->foreign, 0));
+    locus_ctx null_ctx = {0};
+    note(st, locus_scope_migrate(null_ctx, st->v, 0));
+    uint64_t pages = 0;
+    note(st, locus_migrate(st->rt, st->v, 0, &pages));
+    note(st, locus_migrate_on_next_touch(st->rt, st->v, &pages));
+    uint64_t free_bytes = 0;
+    note(st, locus_free_memory(st->rt, 1, &free_bytes)); /* queries are fine */
+    double ns = 0;
+    note(st, locus_read_cost(st->rt, 64, 0, 1, &ns));
+    return 0;
+}
+
+/* A root that moves `v` back to node 0 between runs' tasks. */
+static int32_t scope_migrate_root(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    migrating_state *st = arg;
+    return locus_scope_migrate(ctx, st->v, 0) == LOCUS_OK ? 0 : 40;
+}
+
+static void test_scope_migrate(void) {
+    locus_runtime rt = make_runtime("dsa-opt");
+    locus_runtime other = make_runtime("dsa-opt");
+    migrating_state st;
+    memset(&st, 0, sizeof st);
+    st.rt = rt;
+    st.v = shared_index(rt, 4096, LOCUS_POLICY_BIND, 0);
+    st.foreign = shared_index(other, 8, LOCUS_POLICY_BIND, 0);
+    OK(locus_data_create(rt, "x", sizeof(double), 8, &st.versioned));
+    locus_access acc = {st.v, LOCUS_WEAK_READ_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "phase";
+    t.body = migrating_phase;
+    t.arg = &st;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    root_state rs = {LOCUS_E_INTERNAL, &t, {0}};
+    locus_report rep = {0};
+    OK(locus_run(rt, spawn_one, &rs, &rep));
+    OK(rs.status);
+    const struct {
+        locus_status status;
+        const char *needle;
+    } want[9] = {
+        {LOCUS_OK, ""},
+        {LOCUS_E_DECLARATION, "versioned"},
+        {LOCUS_E_DECLARATION, "node 7 does not exist"},
+        {LOCUS_E_WRONG_RUNTIME, "another runtime"},
+        {LOCUS_E_CONTEXT, "null task context"},
+        {LOCUS_E_STATE, "locus_scope_migrate"},
+        {LOCUS_E_STATE, "inside a task body"},
+        {LOCUS_OK, ""},
+        {LOCUS_OK, ""},
+    };
+    CHECK(st.calls == 9);
+    for (int i = 0; i < st.calls; i++) {
+        EXPECT_TEXT(st.statuses[i], want[i].status, want[i].needle, st.messages[i]);
+    }
+    CHECK(node_of(rt, st.v) == 1);
+    int64_t *back = malloc(4096 * sizeof(int64_t));
+    OK(locus_fetch(rt, st.v, back, 4096));
+    CHECK(back[0] == 2 && back[4095] == 4095); /* both bumps, around the move */
+    free(back);
+    locus_migration_counts counts = {0};
+    OK(locus_migrated(rt, &counts));
+    CHECK(counts.now_pages == 8);
+    char *json = NULL;
+    OK(locus_report_json(rep, &json));
+    CHECK(json && strstr(json, "\"now_pages\":8"));
+    locus_string_free(json);
+    OK(locus_report_free(rep));
+
+    /* From the run's root too. */
+    OK(locus_run(rt, scope_migrate_root, &st, NULL));
+    CHECK(node_of(rt, st.v) == 0);
+
+    OK(locus_data_free(st.v));
+    OK(locus_data_free(st.versioned));
+    OK(locus_data_free(st.foreign));
+    OK(locus_runtime_destroy(rt));
+    OK(locus_runtime_destroy(other));
+}
+
 /* ---- the table of tests ---- */
 
 typedef struct {
@@ -1010,6 +1319,11 @@ static const test_case TESTS[] = {
     {"run_views_and_ranges", test_run_views_and_ranges},
     {"partitions", test_partitions},
     {"registered_memory", test_registered_memory},
+    {"memory_costs", test_memory_costs},
+    {"migrate_now", test_migrate_now},
+    {"migrate_on_next_touch", test_migrate_on_next_touch},
+    {"free_memory", test_free_memory},
+    {"scope_migrate", test_scope_migrate},
     {"spawn_errors", test_spawn_errors},
     {"failed_runs", test_failed_runs},
     {"arguments_and_destructors", test_arguments_and_destructors},

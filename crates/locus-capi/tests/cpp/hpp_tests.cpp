@@ -1,6 +1,7 @@
 // The C++ wrapper's tests: exceptions from error codes, RAII handles that free what
 // they hold, typed views checked against the datum, lambdas as bodies and an exception
-// in a body failing the run with its message. Ends with "N passed, N failed".
+// in a body failing the run with its message, and the memory API. Ends with "N passed,
+// N failed".
 #include <locus.hpp>
 
 #include <cstdio>
@@ -131,12 +132,46 @@ static void nested_and_hints() {
     CHECK(rt.fetch(out)[0] == 42);
 }
 
+static void memory_api() {
+    locus::settings s;
+    s.set("node_limit", "1048576");
+    locus::runtime rt("dsa-opt", "4x1", 0, &s);
+    CHECK(rt.migration_cost(0) == 0.0);
+    CHECK(rt.read_cost(64, 1, 0) > rt.read_cost(64, 0, 0));
+    CHECK(rt.write_cost(64, 0, 0) > 0);
+    expect_error([&] { rt.read_cost(64, 4, 0); }, LOCUS_E_CONFIG, "node 4");
+    CHECK(rt.free_memory(3) == 1u << 20);
+    // 8 pages interleaved over 4 nodes; 6 move to node 3.
+    auto v = rt.shared<double>("v", 4096, LOCUS_POLICY_INTERLEAVE);
+    CHECK(rt.migrate(v, 3) == 6);
+    CHECK(rt.free_memory(3) == (1u << 20) - 8 * 4096);
+    CHECK(rt.migrate_range(v, 0, 512, 0) == 1);
+    CHECK(rt.migrate_on_next_touch(v) == 8);
+    expect_error([&] { rt.free_memory(4); }, LOCUS_E_CONFIG, "node 4");
+    expect_error([&] { rt.migrate_range(v, 4000, 100, 0); }, LOCUS_E_SIZE, "4096 elements");
+    rt.run([&](locus::context &ctx) {
+        // Its first toucher is on node 2, then a migration task takes it to node 1.
+        ctx.spawn("toucher", {locus::read_write(v)},
+                  [](locus::context &, locus::views w) { w.get<double>(0)[0] = 1.5; },
+                  locus::hints::node(2, true));
+        ctx.migrate(v, 1);
+        expect_error([&] { ctx.migrate(v, 9); }, LOCUS_E_DECLARATION, "node 9");
+    });
+    CHECK(rt.node_of(v) == 1);
+    locus_migration_counts c = rt.migrated();
+    CHECK(c.now_pages == 7 + 8 && c.next_touch_pages == 8);
+    CHECK(rt.fetch(v)[0] == 1.5);
+    auto x = rt.data<double>("x", 4);
+    expect_error([&] { rt.migrate_on_next_touch(x); }, LOCUS_E_CONFIG, "versioned");
+}
+
 int main() {
     const std::pair<const char *, std::function<void()>> tests[] = {
         {"errors_are_exceptions", errors_are_exceptions},
         {"raii_frees_everything", raii_frees_everything},
         {"body_exceptions_fail_the_run", body_exceptions_fail_the_run},
         {"nested_and_hints", nested_and_hints},
+        {"memory_api", memory_api},
     };
     int passed = 0, failed = 0;
     for (const auto &t : tests) {

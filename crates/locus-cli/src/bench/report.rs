@@ -103,7 +103,7 @@ pub fn html(r: &Report<'_>) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let host = match locus_topo::Topology::host() {
-        Ok(t) => crate::render::full(&t),
+        Ok(t) => crate::render::full(&t, None),
         Err(e) => format!("cannot read the host topology: {e}"),
     };
     let mut out = String::new();

@@ -1,5 +1,12 @@
 //! `locus topo [--topology SPEC] [--json] [--probe]`: show a topology, and with
 //! `--probe` measure the host's migration cost and STREAM triad bandwidth (`probe`).
+//!
+//! For the host's real nodes it also shows each node's free memory, the kernel's
+//! `MemFree` (a "free" column; `free_memory_bytes` in JSON, `null` for a node whose
+//! count cannot be read). A model's nodes have none until a runtime holds memory on
+//! them (`Runtime::free_memory`).
+
+use locus_topo::{SysfsReader, Topology};
 
 use crate::cmd::{topology, Failure};
 use crate::render;
@@ -28,12 +35,18 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     if args.probe {
         return probe::main(args.json);
     }
+    let free = free_memory(&topo);
     if args.json {
-        let json = serde_json::to_string_pretty(&topo)
+        let mut value = serde_json::to_value(&topo)
+            .map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))?;
+        if let (Some(free), Some(object)) = (&free, value.as_object_mut()) {
+            object.insert("free_memory_bytes".to_string(), serde_json::json!(free));
+        }
+        let json = serde_json::to_string_pretty(&value)
             .map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))?;
         println!("{json}");
     } else {
-        print!("{}", render::full(&topo));
+        print!("{}", render::full(&topo, free.as_deref()));
         let m = topo.memory_costs();
         println!(
             "memory costs ({}): local read {} ns, local write {} ns; migration {} us + {} us per {} B page",
@@ -46,4 +59,22 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// Each node's free memory for the host's real nodes (`None` for a node whose count
+/// cannot be read); `None` for a model.
+fn free_memory(topo: &Topology) -> Option<Vec<Option<u64>>> {
+    if topo.is_virtual() {
+        return None;
+    }
+    let sysfs = SysfsReader::new("/");
+    Some(
+        topo.nodes()
+            .iter()
+            .map(|node| {
+                let os = topo.os_node(node.id)?;
+                sysfs.free_memory(os).ok()
+            })
+            .collect(),
+    )
 }

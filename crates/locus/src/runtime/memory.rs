@@ -11,6 +11,7 @@
 //! | `mami_migrate_on_next_touch` | [`Runtime::migrate_on_next_touch`] |
 //! | `mami_cost_for_read_access` (and write) | [`Runtime::read_cost`], [`Runtime::write_cost`] |
 //! | migration cost | [`Runtime::migration_cost`] |
+//! | free memory of a node | [`Runtime::free_memory`] |
 //!
 //! # Next touch without a pager
 //!
@@ -31,7 +32,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard, TryLockError};
 
 use locus_mem::region::{Region, PAGE};
-use locus_topo::NodeId;
+use locus_topo::{NodeId, SysfsReader};
 
 use super::Runtime;
 use crate::data::version::Version;
@@ -110,6 +111,86 @@ impl Runtime {
             now: Migrated::pages(now),
             next_touch: Migrated::pages(next_touch),
             auto: Migrated::pages(auto),
+        }
+    }
+
+    /// The free memory of `node` in bytes (MaMI lets a program ask each node's free
+    /// memory before it places data).
+    ///
+    /// - On the host's real nodes: the kernel's `MemFree` for the node
+    ///   (`/sys/devices/system/node/node<N>/meminfo`, or `/proc/meminfo` on a machine
+    ///   without NUMA information). Locus's own memory is part of what the kernel
+    ///   counts as used.
+    /// - On virtual nodes (`2x1`, `4x1`, a preset) with a node limit
+    ///   ([`RuntimeBuilder::node_limit`](crate::RuntimeBuilder::node_limit)): the limit
+    ///   minus what Locus holds on the node, the bytes of task buffers in use from its
+    ///   pool and the pages of shared data placed (or reserved for first touch) there;
+    ///   that is, what Locus will still place on the node before falling back to
+    ///   another. Deterministic: it does not depend on the host.
+    /// - On virtual nodes without a limit: the node's share of the host's free memory,
+    ///   in proportion to its memory in the topology (equal shares when the model gives
+    ///   none, as when it is laid over the host), and at most the node's memory minus
+    ///   what Locus holds there. When the host's free memory cannot be read, or the
+    ///   runtime's buffers hold no memory (a simulation with skipped bodies), the node's
+    ///   memory minus what Locus holds there; a node the model gives no memory is then
+    ///   an error.
+    ///
+    /// A node outside the topology is an error; so is a host whose sysfs cannot be read
+    /// (real nodes).
+    ///
+    /// ```
+    /// use locus::{RegionPolicy, Runtime, Topology};
+    /// let rt = Runtime::builder()
+    ///     .topology(Topology::from_spec("4x1")?)
+    ///     .node_limit(1 << 20)
+    ///     .build()?;
+    /// assert_eq!(rt.free_memory(3)?, 1 << 20);
+    /// let v = rt.shared::<u64>("v", 4096, RegionPolicy::Interleave)?; // 2 pages a node
+    /// assert_eq!(rt.free_memory(3)?, (1 << 20) - 2 * 4096);
+    /// rt.migrate(&v, 3)?;
+    /// assert_eq!(rt.free_memory(3)?, (1 << 20) - 8 * 4096);
+    /// assert_eq!(rt.free_memory(0)?, 1 << 20);
+    /// assert!(rt.free_memory(4).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn free_memory(&self, node: usize) -> Result<u64, Error> {
+        self.check_node("free_memory", node)?;
+        let id = NodeId(node as u32);
+        if !self.topology.is_virtual() {
+            let os = self.topology.os_node(id).unwrap_or(id.0);
+            return Ok(SysfsReader::new("/").free_memory(os)?);
+        }
+        let pools = self.pools();
+        let stats = pools.stats()[node];
+        let held = stats.in_use.saturating_add(stats.reserved);
+        if let Some(limit) = pools.config().node_limit {
+            return Ok(limit.saturating_sub(held));
+        }
+        let memory = self.topology.nodes()[node].memory_bytes;
+        let total = self.topology.total_memory_bytes();
+        let host = if pools.config().accounting_only {
+            None
+        } else {
+            SysfsReader::new("/").total_free_memory().ok()
+        };
+        let share = host.map(|free| {
+            let nodes = self.topology.num_nodes() as u128;
+            let share = if total == 0 {
+                u128::from(free) / nodes
+            } else {
+                u128::from(free) * u128::from(memory) / u128::from(total)
+            };
+            u64::try_from(share).unwrap_or(u64::MAX)
+        });
+        let room = (memory > 0).then(|| memory.saturating_sub(held));
+        match (share, room) {
+            (Some(share), Some(room)) => Ok(share.min(room)),
+            (Some(free), None) | (None, Some(free)) => Ok(free),
+            (None, None) => Err(Error::Config(format!(
+                "free_memory: node {node} of topology `{}` has no memory size, and the \
+                 host's free memory cannot be read",
+                self.topology.name()
+            ))),
         }
     }
 
