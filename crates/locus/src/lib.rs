@@ -109,7 +109,7 @@ pub use {
     config::{AllocMode, Config, Migration, ProcBind, StealKind},
     data::{AccessList, Data, Element, Partition, Parts, Read, ReadWrite, Reduce, Weak, Write},
     error::{Error, RunError},
-    graph::{Affinity, AffinityTarget, Scope, TaskBuilder, TaskCtx},
+    graph::{Affinity, AffinityTarget, Attach, Scope, TaskBuilder, TaskCtx, Team},
     metrics::Report,
     runtime::{
         Finished, Migrated, MigrationCounts, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN,

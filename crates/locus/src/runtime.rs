@@ -25,6 +25,7 @@ use crate::sched::push::{Heuristic, PushSettings, DEFAULT_THRESHOLD_BYTES, DEFAU
 use crate::sched::{HomeRegions, ReadyPolicy};
 
 mod memory;
+mod team;
 pub use memory::{Migrated, MigrationCounts};
 
 static NEXT_RUNTIME_ID: AtomicU64 = AtomicU64::new(1);

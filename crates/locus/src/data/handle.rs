@@ -56,6 +56,10 @@ pub(crate) struct DataInner {
     /// Whether a version of the datum was ever poisoned (`data::version`, "Update in
     /// place"): only then is the current version looked at for poison.
     pub(crate) maybe_poisoned: std::sync::atomic::AtomicBool,
+    /// Who the datum is attached to, if anyone ([`Runtime::attach`](crate::Runtime::attach)):
+    /// the placement policies treat it as that owner's data.
+    /// With the node of an attached worker.
+    pub(crate) owner: Mutex<Option<(crate::graph::Attach, usize)>>,
 }
 
 impl DataInner {
@@ -89,6 +93,7 @@ impl DataInner {
             part_of: None,
             reduction: Mutex::new(None),
             maybe_poisoned: Default::default(),
+            owner: Mutex::new(None),
         })
     }
 
@@ -117,6 +122,7 @@ impl DataInner {
             part_of: None,
             reduction: Mutex::new(None),
             maybe_poisoned: Default::default(),
+            owner: Mutex::new(None),
         }
     }
 
@@ -148,6 +154,7 @@ impl DataInner {
                 part_of: None,
                 reduction: Mutex::new(None),
                 maybe_poisoned: Default::default(),
+                owner: Mutex::new(None),
             },
         }
     }
@@ -175,6 +182,7 @@ impl DataInner {
             part_of: Some(PartOf { root, runs }),
             reduction: Mutex::new(None),
             maybe_poisoned: Default::default(),
+            owner: Mutex::new(None),
         }
     }
 

@@ -982,6 +982,22 @@ pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
     out
 }
 
+/// [`access_infos`] as the placement policies see them: an attached datum's bytes
+/// count on its owner's node (`graph::team`), wherever its pages lie.
+pub(crate) fn policy_access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
+    let mut out = Vec::with_capacity(bindings.len() + 1);
+    for b in bindings {
+        let owner = b.data.owner_node();
+        for_each_access(std::slice::from_ref(b), |mut a| {
+            if owner.is_some() {
+                a.node = owner;
+            }
+            out.push(a)
+        });
+    }
+    out
+}
+
 /// Calls `f` with each entry of [`access_infos`], without collecting them.
 fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
     for_each_keyed_access(bindings, |a, _| f(a));
@@ -1210,8 +1226,16 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                     };
                     // SAFETY: `task`, whose run this is, is held until this function
                     // returns, after the body and the context are gone.
-                    let ctx =
-                        unsafe { TaskCtx::new(&task.run, ex.worker(), ex.node(), throttle, owner) };
+                    let ctx = unsafe {
+                        TaskCtx::new(
+                            &task.run,
+                            ex.worker(),
+                            ex.node(),
+                            throttle,
+                            owner,
+                            hints.team.clone(),
+                        )
+                    };
                     catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings)))
                         .map(|()| {
                             if bodies == Bodies::Run && !control {

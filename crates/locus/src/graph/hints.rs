@@ -84,4 +84,7 @@ pub struct Hints {
     /// For a migration task ([`Scope::migrate`](crate::Scope::migrate)): the node its
     /// datum's pages move to when it starts.
     pub(crate) migrate_to: Option<usize>,
+    /// The team the task belongs to ([`TaskBuilder::team`](crate::TaskBuilder::team),
+    /// or its parent's); its children inherit it.
+    pub(crate) team: Option<super::Team>,
 }

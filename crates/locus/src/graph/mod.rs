@@ -13,11 +13,14 @@ mod run;
 mod scope;
 mod task;
 mod task_state;
+mod team;
 
 pub use hints::{Affinity, AffinityTarget};
 pub use scope::{Scope, TaskBuilder, TaskCtx};
+pub use team::{Attach, Team};
+pub(crate) use team::{Owned, TeamInner};
 
-pub(crate) use exec::{access_infos, current_executor};
+pub(crate) use exec::{current_executor, policy_access_infos};
 pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, MemoryKey, Started};
 pub(crate) use run::RunState;
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};

@@ -28,6 +28,8 @@ pub struct Scope {
     /// How submissions respond to a full window (see
     /// [`RuntimeBuilder::window`](crate::RuntimeBuilder::window)).
     throttle: Throttle,
+    /// The team of the task whose body holds the scope: its children join it.
+    team: Option<super::Team>,
     /// A scope is only usable on the worker thread it was handed to.
     _not_send: PhantomData<*const ()>,
 }
@@ -36,11 +38,17 @@ impl Scope {
     /// # Safety
     ///
     /// `run` outlives the scope.
-    unsafe fn new(run: &Arc<RunState>, throttle: Throttle, owner: Option<Owner>) -> Self {
+    unsafe fn new(
+        run: &Arc<RunState>,
+        throttle: Throttle,
+        owner: Option<Owner>,
+        team: Option<super::Team>,
+    ) -> Self {
         Scope {
             run: NonNull::from(run),
             owner,
             throttle,
+            team,
             _not_send: PhantomData,
         }
     }
@@ -222,6 +230,15 @@ impl<L: AccessList> TaskBuilder<'_, L> {
         self
     }
 
+    /// Makes the task, and every task its body spawns at any depth, a member of
+    /// `team` (`graph::team`: a nested scope placed as a unit). Without an affinity of
+    /// its own, a member runs on one of the team's nodes. A task spawned in a team's
+    /// scope is a member already; this names another team.
+    pub fn team(mut self, team: &super::Team) -> Self {
+        self.hints.team = Some(team.clone());
+        self
+    }
+
     /// Submits the task. See [`Scope::spawn`].
     pub fn spawn<F>(self, body: F) -> Result<(), Error>
     where
@@ -274,6 +291,28 @@ impl Scope {
         L: AccessList,
         F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
     {
+        let mut hints = hints;
+        if hints.team.is_none() {
+            hints.team = self.team.clone();
+        }
+        if let Some(team) = &hints.team {
+            if team.runtime() != self.run().runtime_id {
+                let error = Error::Declaration {
+                    task: name.to_string(),
+                    message: "its team belongs to another runtime".into(),
+                };
+                self.run().fail(error.clone());
+                return Err(error);
+            }
+            if hints.affinity.is_none() {
+                let hint = Affinity::node(team.next_node());
+                hints.affinity = Some(if team.is_strict() {
+                    hint.strict()
+                } else {
+                    hint
+                });
+            }
+        }
         let mut task = Some((name, hints, declared, body));
         current_executor(|ex| {
             let (name, hints, declared, body) = task.take().expect("taken once");
@@ -329,10 +368,11 @@ impl TaskCtx {
         node: usize,
         throttle: Throttle,
         owner: Option<Owner>,
+        team: Option<super::Team>,
     ) -> Self {
         TaskCtx {
             // SAFETY: the caller's contract.
-            scope: unsafe { Scope::new(run, throttle, owner) },
+            scope: unsafe { Scope::new(run, throttle, owner, team) },
             worker,
             node,
         }

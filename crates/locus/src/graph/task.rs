@@ -188,7 +188,7 @@ impl Activated {
         let job = self.job();
         ReadyDescription {
             accesses: if with_accesses {
-                crate::graph::access_infos(&job.bindings)
+                crate::graph::policy_access_infos(&job.bindings)
             } else {
                 Vec::new()
             },
@@ -234,7 +234,12 @@ fn resolve_affinity(affinity: &Affinity) -> (Domain, bool) {
     let domain = match &affinity.target {
         AffinityTarget::Worker(w) => Domain::Worker(*w),
         AffinityTarget::Node(n) => Domain::Node(*n),
-        AffinityTarget::Data(d) => Domain::Node(d.0.current().node().unwrap_or(0)),
+        AffinityTarget::Data(d) => match super::team::owner_of(d) {
+            // An attached datum is its owner's (`graph::team`).
+            Some(super::Owned::Worker(w)) => Domain::Worker(w),
+            Some(super::Owned::Node(n)) => Domain::Node(n),
+            None => Domain::Node(d.0.current().node().unwrap_or(0)),
+        },
     };
     (domain, affinity.strict)
 }

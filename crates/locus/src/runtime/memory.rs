@@ -228,10 +228,19 @@ impl Runtime {
         range: Range<usize>,
         node: usize,
     ) -> Result<Migrated, Error> {
+        self.migrate_inner(&data.inner, range, node)
+    }
+
+    /// [`migrate_range`](Self::migrate_range) of a datum of any element type.
+    pub(crate) fn migrate_inner(
+        &self,
+        inner: &DataInner,
+        range: Range<usize>,
+        node: usize,
+    ) -> Result<Migrated, Error> {
         let op = "migrate";
-        let _quiet = self.quiescent(op, &data.inner)?;
+        let _quiet = self.quiescent(op, inner)?;
         self.check_node(op, node)?;
-        let inner = &data.inner;
         if range.start > range.end || range.end > inner.len {
             return Err(Error::Config(format!(
                 "{op}: range {range:?} is outside `{}` ({} elements)",
@@ -423,7 +432,7 @@ impl Runtime {
         Ok((NodeId(a as u32), NodeId(b as u32)))
     }
 
-    fn check_node(&self, op: &str, node: usize) -> Result<(), Error> {
+    pub(crate) fn check_node(&self, op: &str, node: usize) -> Result<(), Error> {
         let nodes = self.topology.num_nodes();
         if node >= nodes {
             return Err(Error::Config(format!(
