@@ -12,11 +12,19 @@
 //!   `Runtime::register`: a task sees the vector's own memory (same address), the
 //!   runtime's table agrees with the kernel, and a task on node 3 touching it moves no
 //!   page (the kernel still has them on node 1).
+//! - `memory.twisted-auto`: Twisted-STREAM's phase change under the `auto` migration
+//!   setting (all three vectors remote, as `locus run twisted-stream --migrate auto`
+//!   runs it): four teams first-touch and sweep their own vectors with tasks bound to
+//!   their node, then each team's triads over the next node's vectors carry a
+//!   non-strict hint to the team's node. Every page every phase-2 task reads or writes
+//!   is on the node of the worker running it, by the kernel, asked from the task
+//!   body; the runtime counts every phase-2 task as moved to its data and migrates no
+//!   page; the results are the triad's.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use locus::{Affinity, Config, Data, RegionPolicy, Runtime, Topology};
+use locus::{Affinity, Config, Data, Migration, RegionPolicy, Runtime, Topology};
 use locus_mem::placement;
 
 use crate::pages::{all_on, histogram, nodes_of};
@@ -30,6 +38,7 @@ pub fn run(report: &mut Report) {
     report.record("memory.migrate-now", migrate_now());
     report.record("memory.next-touch", next_touch());
     report.record("memory.register", register());
+    report.record("memory.twisted-auto", twisted_auto());
 }
 
 fn host_runtime() -> Result<Runtime, String> {
@@ -219,5 +228,131 @@ fn register() -> Result<String, String> {
     Ok(format!(
         "no copy (same address), pages per node {seen} by the kernel before and after a \
          task of node 3, runtime table agrees"
+    ))
+}
+
+fn twisted_auto() -> Result<String, String> {
+    const BLOCKS: usize = 4;
+    const ITERATIONS: usize = 3;
+    let rt = Runtime::builder()
+        .topology(Topology::host().map_err(|e| e.to_string())?)
+        .config(Config::DsaOpt)
+        .migration(Migration::Auto)
+        .build()
+        .map_err(|e| e.to_string())?;
+    if rt.topology().num_nodes() != 4 {
+        return Err(format!(
+            "the host has {} node(s), 4 expected",
+            rt.topology().num_nodes()
+        ));
+    }
+    let block = 16 * placement::page_size() / 8;
+    // sets[k][v][b]: block b of vector v (a, b, c) of node k's team.
+    let mut sets: Vec<Vec<Vec<Data<f64>>>> = Vec::new();
+    for k in 0..4 {
+        let mut set = Vec::new();
+        for v in 0..3 {
+            let mut blocks = Vec::new();
+            for b in 0..BLOCKS {
+                blocks.push(
+                    rt.shared::<f64>(format!("v{k}.{v}.{b}"), block, RegionPolicy::FirstTouch)
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+            set.push(blocks);
+        }
+        sets.push(set);
+    }
+    let init = |k: usize, v: usize| (k * 3 + v + 1) as f64;
+    // Phase 1: each team first-touches its own vectors.
+    rt.run(|s| -> Result<(), locus::Error> {
+        for (k, set) in sets.iter().enumerate() {
+            for (v, blocks) in set.iter().enumerate() {
+                for d in blocks {
+                    let x = init(k, v);
+                    s.task("init", d.write())
+                        .affinity(Affinity::node(k).strict())
+                        .spawn(move |_, out| out.fill(x))?;
+                }
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?
+    .value
+    .map_err(|e| e.to_string())?;
+    // Phase 2: team k sweeps set k + 1, hinted (not bound) to its own node.
+    let (local, remote) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for _ in 0..ITERATIONS {
+                for k in 0..4 {
+                    let j = (k + 1) % 4;
+                    for b in 0..BLOCKS {
+                        let (l, r) = (local.clone(), remote.clone());
+                        let [a, bv, c] = [0, 1, 2].map(|v| &sets[j][v][b]);
+                        s.task("triad", (a.write(), bv.read(), c.read()))
+                            .affinity(Affinity::node(k))
+                            .spawn(move |ctx, (a, b, c)| {
+                                for (a, (b, c)) in a.iter_mut().zip(b.iter().zip(c.iter())) {
+                                    *a = b + 3.0 * c;
+                                }
+                                let views = [bytes_of(a), bytes_of(b), bytes_of(c)];
+                                for (at, n) in views {
+                                    match nodes_of(at, n) {
+                                        Ok(nodes) => {
+                                            let here =
+                                                nodes.iter().filter(|&&p| p == ctx.node()).count();
+                                            l.fetch_add(here as u64, Ordering::Relaxed);
+                                            r.fetch_add(
+                                                (nodes.len() - here) as u64,
+                                                Ordering::Relaxed,
+                                            );
+                                        }
+                                        Err(_) => {
+                                            r.fetch_add(1, Ordering::Relaxed);
+                                        }
+                                    }
+                                }
+                            })?;
+                    }
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+    finished.value.map_err(|e| e.to_string())?;
+    let report = finished.report;
+    let (local, remote) = (
+        local.load(Ordering::Relaxed),
+        remote.load(Ordering::Relaxed),
+    );
+    let tasks = (ITERATIONS * 4 * BLOCKS) as u64;
+    if remote != 0 {
+        return Err(format!(
+            "{remote} of {} pages accessed in phase 2 were on another node than their \
+             task's, by the kernel ({} tasks moved)",
+            local + remote,
+            report.migration.tasks_moved
+        ));
+    }
+    if report.migration.tasks_moved != tasks || report.migration.auto_pages != 0 {
+        return Err(format!(
+            "{} of {tasks} tasks moved, {} pages migrated (expected all moved, none migrated)",
+            report.migration.tasks_moved, report.migration.auto_pages
+        ));
+    }
+    for k in 0..4 {
+        let want = init(k, 1) + 3.0 * init(k, 2);
+        for d in &sets[k][0] {
+            let got = rt.fetch(d).map_err(|e| e.to_string())?;
+            if got.iter().any(|&x| x != want) {
+                return Err(format!("set {k}: a triad result is wrong"));
+            }
+        }
+    }
+    Ok(format!(
+        "{tasks} phase-2 tasks moved to their data, {local} pages accessed, all on the \
+         task's node by the kernel, no page migrated"
     ))
 }
