@@ -288,9 +288,9 @@ fn twisted_auto() -> Result<String, String> {
             for _ in 0..ITERATIONS {
                 for k in 0..4 {
                     let j = (k + 1) % 4;
-                    for b in 0..BLOCKS {
+                    let [av, bv, cv] = [0, 1, 2].map(|v| &sets[j][v]);
+                    for ((a, bv), c) in av.iter().zip(bv).zip(cv) {
                         let (l, r) = (local.clone(), remote.clone());
-                        let [a, bv, c] = [0, 1, 2].map(|v| &sets[j][v][b]);
                         s.task("triad", (a.write(), bv.read(), c.read()))
                             .affinity(Affinity::node(k))
                             .spawn(move |ctx, (a, b, c)| {
@@ -342,9 +342,9 @@ fn twisted_auto() -> Result<String, String> {
             report.migration.tasks_moved, report.migration.auto_pages
         ));
     }
-    for k in 0..4 {
+    for (k, set) in sets.iter().enumerate() {
         let want = init(k, 1) + 3.0 * init(k, 2);
-        for d in &sets[k][0] {
+        for d in &set[0] {
             let got = rt.fetch(d).map_err(|e| e.to_string())?;
             if got.iter().any(|&x| x != want) {
                 return Err(format!("set {k}: a triad result is wrong"));
