@@ -80,6 +80,22 @@ fn the_first_toucher_of_armed_pages_pays_for_their_move() {
     assert!(local.wall_s < remote.wall_s);
 }
 
+/// A simulated `opteron-16` under `dsa-base` and the `auto` migration setting, with a
+/// 2.5 MB shared datum bound to node 0.
+fn auto_with_a_datum_on_node_0() -> (Runtime, locus::Data<f64>) {
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("opteron-16").unwrap())
+        .config(Config::DsaBase)
+        .migration(locus::Migration::Auto)
+        .engine(Sim::new().seed(5).bodies(Bodies::Skip))
+        .build()
+        .unwrap();
+    let v = rt
+        .shared::<f64>("v", 312_500, RegionPolicy::Bind(0))
+        .unwrap();
+    (rt, v)
+}
+
 /// Under `auto` a task finding shared data on another node migrates it when the
 /// migration model costs less than the remote accesses it saves over this task and the
 /// tasks already submitted that declare the datum: one user of a 2.5 MB datum leaves
@@ -87,16 +103,7 @@ fn the_first_toucher_of_armed_pages_pays_for_their_move() {
 #[test]
 fn auto_migrates_data_that_enough_submitted_tasks_will_reuse() {
     let users = |n: usize| {
-        let rt = Runtime::builder()
-            .topology(Topology::from_spec("opteron-16").unwrap())
-            .config(Config::DsaBase)
-            .migration(locus::Migration::Auto)
-            .engine(Sim::new().seed(5).bodies(Bodies::Skip))
-            .build()
-            .unwrap();
-        let v = rt
-            .shared::<f64>("v", 312_500, RegionPolicy::Bind(0))
-            .unwrap();
+        let (rt, v) = auto_with_a_datum_on_node_0();
         let gate = rt.data::<u64>("gate", 1);
         let finished = rt
             .run(|s| {
@@ -188,16 +195,7 @@ fn twisted_stream_orders_the_policies_as_paper_2_does() {
 /// still leaves the datum where it is.
 #[test]
 fn auto_counts_only_the_uses_still_to_come() {
-    let rt = Runtime::builder()
-        .topology(Topology::from_spec("opteron-16").unwrap())
-        .config(Config::DsaBase)
-        .migration(locus::Migration::Auto)
-        .engine(Sim::new().seed(5).bodies(Bodies::Skip))
-        .build()
-        .unwrap();
-    let v = rt
-        .shared::<f64>("v", 312_500, RegionPolicy::Bind(0))
-        .unwrap();
+    let (rt, v) = auto_with_a_datum_on_node_0();
     let uses = |n: usize, node: usize| {
         rt.run(|s| {
             for _ in 0..n {
