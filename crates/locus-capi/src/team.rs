@@ -15,8 +15,8 @@
 //! afterwards, and the pair would never be freed).
 //!
 //! What may be called where: every function here may be called from a body (and the
-//! run's root) except `locus_team_move`, which moves memory: it works between runs, as
-//! `locus_migrate` does.
+//! run's root) except `locus_team_move`, which may move memory: from a body it is
+//! refused, as `locus_migrate` is.
 
 use locus::{Attach, Team};
 
@@ -241,10 +241,11 @@ pub unsafe extern "C" fn locus_team_attached(team: locus_team, count: *mut usize
 /// hints"): its tasks spawned from now on go there. With `take_data`, every datum
 /// attached to it migrates too, the `k`-th to the `k mod count`-th new node (as
 /// `locus_migrate`); without, they stay where they are. Writes the pages moved to
-/// `*pages` (which may be NULL). Between runs only: from a body, or while another
-/// thread runs a program on the runtime, `LOCUS_E_STATE`. A team of another runtime is
-/// `LOCUS_E_WRONG_RUNTIME`; the node list as for `locus_team_create`; other errors as
-/// for `locus_migrate`.
+/// `*pages` (which may be NULL). Between runs: from a body it is `LOCUS_E_STATE`, and
+/// so is a move with data to migrate while another thread runs a program on the
+/// runtime (re-placing the team alone is allowed then: it applies to the tasks
+/// spawned afterwards). A team of another runtime is `LOCUS_E_WRONG_RUNTIME`; the node
+/// list as for `locus_team_create`; other errors as for `locus_migrate`.
 ///
 /// # Safety
 ///

@@ -627,12 +627,28 @@ fn no_migration_while_another_thread_runs_a_program() {
         let got_next = locus_migrate_on_next_touch(rt, v, &mut pages);
         let mut free = 0;
         let query = locus_free_memory(rt, 0, &mut free);
+        // A team's move that would migrate its data waits for the run's end; one that
+        // only re-places its later tasks does not.
+        let mut team = locus_team::default();
+        expect(
+            locus_team_create(rt, [0].as_ptr(), 1, &mut team),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_attach_team(rt, v, team), LOCUS_OK, "");
+        let got_team = locus_team_move(rt, team, [1].as_ptr(), 1, true, &mut pages);
+        let team_busy = last_error();
+        let got_alone = locus_team_move(rt, team, [1].as_ptr(), 1, false, &mut pages);
         RELEASE.store(true, SeqCst);
         assert_eq!(run.join().unwrap(), LOCUS_OK);
         assert_eq!(got, LOCUS_E_STATE, "{busy}");
         assert!(busy.contains("run is in progress"), "{busy}");
         assert_eq!(got_next, LOCUS_E_STATE);
         assert_eq!(query, LOCUS_OK, "queries work during a run");
+        assert_eq!(got_team, LOCUS_E_STATE, "{team_busy}");
+        assert!(team_busy.contains("run is in progress"), "{team_busy}");
+        assert_eq!(got_alone, LOCUS_OK);
+        expect(locus_team_free(team), LOCUS_OK, "");
         expect(locus_migrate(rt, v, 1, &mut pages), LOCUS_OK, "");
         assert_eq!(pages, 2);
         expect(locus_runtime_destroy(rt), LOCUS_OK, "");
