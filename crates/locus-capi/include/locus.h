@@ -247,6 +247,14 @@ typedef struct locus_access {
   size_t end;
 } locus_access;
 
+// A team: tasks placed as a unit on a set of nodes. Made by `locus_team_create` or
+// `locus_team_spread`, freed by `locus_team_free` or with its runtime. The all-zero
+// value is the null handle (in `locus_task::team`: no team).
+typedef struct locus_team {
+  // Opaque: a slot and its generation in Locus's table of teams.
+  uint64_t bits;
+} locus_team;
+
 // A task to spawn. Zero-initialise it, then set what you need: `body` is required;
 // a NULL `name` is `"task"`.
 typedef struct locus_task {
@@ -278,6 +286,11 @@ typedef struct locus_task {
   size_t affinity_index;
   // The datum for `LOCUS_AFFINITY_DATA`.
   struct locus_data affinity_data;
+  // A team for the task to join (`locus_team_create`), with every task its body
+  // spawns at any depth unless one names another team. Without an affinity of its
+  // own, a member runs on one of the team's nodes. The null handle (zero): no team
+  // of its own, the task stays in its parent's, if any.
+  struct locus_team team;
 } locus_task;
 
 // A task body (and the run's root): returns 0 on success; anything else fails the run,
@@ -297,7 +310,7 @@ extern "C" {
 #endif // __cplusplus
 
 // Writes to `*count` the number of live handles of every kind (runtimes, data,
-// reports, settings): a program that freed everything it made sees 0, which makes
+// teams, reports, settings): a program that freed everything it made sees 0, which makes
 // handle leaks easy to test for.
 //
 // # Safety
@@ -375,7 +388,8 @@ enum locus_status locus_data_register(struct locus_runtime runtime,
                                       struct locus_data *out);
 
 // Frees a datum's handle. Tasks already submitted that declare it still run; its
-// memory goes back once the last of them is done.
+// memory goes back once the last of them is done. A datum attached to an owner
+// (`locus_attach_*`) is detached.
 enum locus_status locus_data_free(struct locus_data data);
 
 // The datum's element size and count (either pointer may be NULL).
@@ -619,8 +633,8 @@ enum locus_status locus_runtime_create(const char *config,
                                        struct locus_settings settings,
                                        struct locus_runtime *out);
 
-// Stops a runtime's workers and frees it, with every data handle it made (their
-// handles become invalid). A run in progress on another thread finishes first.
+// Stops a runtime's workers and frees it, with every data and team handle it made
+// (their handles become invalid). A run in progress on another thread finishes first.
 // Calling it from inside a task of its own run frees the handle; the workers stop
 // when the run is over.
 enum locus_status locus_runtime_destroy(struct locus_runtime runtime);
@@ -676,11 +690,12 @@ const char *locus_status_name(int32_t status);
 
 // Spawns a task from a body (or the root) into its scope: a child of the running
 // task, bound to what the task declared (strongly or weakly) and to the data of its
-// scope. Errors (each also names the bad value in `locus_last_error`): a context not
-// the running body's (`LOCUS_E_CONTEXT`); a null or freed datum (`LOCUS_E_HANDLE`),
-// one of another runtime (`LOCUS_E_WRONG_RUNTIME`); an unknown mode or affinity
-// (`LOCUS_E_ARGUMENT`); a bad range (`LOCUS_E_SIZE`); a declaration Locus refuses
-// (`LOCUS_E_DECLARATION`, which also fails the run).
+// scope, and a member of `task->team` if set (else of the running task's team, if
+// any). Errors (each also names the bad value in `locus_last_error`): a context not
+// the running body's (`LOCUS_E_CONTEXT`); a null or freed datum, a freed team
+// (`LOCUS_E_HANDLE`), a datum or team of another runtime (`LOCUS_E_WRONG_RUNTIME`);
+// an unknown mode or affinity (`LOCUS_E_ARGUMENT`); a bad range (`LOCUS_E_SIZE`); a
+// declaration Locus refuses (`LOCUS_E_DECLARATION`, which also fails the run).
 //
 // # Safety
 //
@@ -734,6 +749,114 @@ enum locus_status locus_ctx_fetch(struct locus_ctx ctx,
 //
 // `message` is NULL or NUL-terminated.
 enum locus_status locus_ctx_fail(struct locus_ctx ctx, const char *message);
+
+// Makes a team on the `count` nodes at `nodes` (in the order its tasks are dealt to
+// them), non-strict, and writes its handle to `*out`. A task spawned into it without
+// an affinity of its own gets a node hint to one of its nodes, round robin; so do its
+// descendants. An empty list, or a node outside the topology or without workers, is
+// `LOCUS_E_CONFIG`, naming it.
+//
+// # Safety
+//
+// `nodes` is valid for reads of `count` values (NULL is an error unless `count` is
+// 0); `out` is NULL (an error) or valid for a write.
+enum locus_status locus_team_create(struct locus_runtime runtime,
+                                    const size_t *nodes,
+                                    size_t count,
+                                    struct locus_team *out);
+
+// Makes one team per node with workers, in node order (ForestGOMP's `spread`: a
+// nested parallel region with one team per node), writes their handles to
+// `teams[0..n]` and `n` to `*count`. `capacity` is the length of `teams`: if it is
+// less than `n`, no team is made, `*count` is still `n`, and the status is
+// `LOCUS_E_SIZE`, so that a caller can ask for the number first with `capacity` 0.
+//
+// # Safety
+//
+// `teams` is valid for writes of `capacity` handles (NULL allowed when `capacity` is
+// 0); `count` is NULL (an error) or valid for a write.
+enum locus_status locus_team_spread(struct locus_runtime runtime,
+                                    struct locus_team *teams,
+                                    size_t capacity,
+                                    size_t *count);
+
+// Frees a team's handle. Tasks already spawned into it stay its members (and their
+// children join it); the data attached to it stay attached.
+enum locus_status locus_team_free(struct locus_team team);
+
+// Makes the team strict (only its nodes' workers run its tasks) or not (its tasks may
+// be stolen by other nodes' workers once its own are busy: the default). Applies to
+// the tasks spawned afterwards.
+enum locus_status locus_team_set_strict(struct locus_team team, bool strict);
+
+// Writes the team's nodes, in the order its tasks are dealt to them, to
+// `nodes[0..n]` and `n` to `*count`; with `capacity` less than `n`, writes only
+// `*count` and returns `LOCUS_E_SIZE` (ask with `capacity` 0 first).
+//
+// # Safety
+//
+// `nodes` is valid for writes of `capacity` values (NULL allowed when `capacity` is
+// 0); `count` is NULL (an error) or valid for a write.
+enum locus_status locus_team_nodes(struct locus_team team,
+                                   size_t *nodes,
+                                   size_t capacity,
+                                   size_t *count);
+
+// Writes to `*count` how many data are attached to the team (`locus_attach_team`).
+//
+// # Safety
+//
+// `count` is NULL (an error) or valid for a write.
+enum locus_status locus_team_attached(struct locus_team team, size_t *count);
+
+// Re-places the team on the `count` nodes at `nodes` (paper 2's "update memory
+// hints"): its tasks spawned from now on go there. With `take_data`, every datum
+// attached to it migrates too, the `k`-th to the `k mod count`-th new node (as
+// `locus_migrate`); without, they stay where they are. Writes the pages moved to
+// `*pages` (which may be NULL). Between runs: from a body it is `LOCUS_E_STATE`, and
+// so is a move with data to migrate while another thread runs a program on the
+// runtime (re-placing the team alone is allowed then: it applies to the tasks
+// spawned afterwards). A team of another runtime is `LOCUS_E_WRONG_RUNTIME`; the node
+// list as for `locus_team_create`; other errors as for `locus_migrate`.
+//
+// # Safety
+//
+// `nodes` is valid for reads of `count` values (NULL is an error unless `count` is
+// 0); `pages` is NULL or valid for a write.
+enum locus_status locus_team_move(struct locus_runtime runtime,
+                                  struct locus_team team,
+                                  const size_t *nodes,
+                                  size_t count,
+                                  bool take_data,
+                                  uint64_t *pages);
+
+// Attaches the datum to worker `worker` (MaMI's `mami_attach`): from now on the
+// placement policies treat it as that worker's data wherever its pages lie (an
+// affinity to the datum, `LOCUS_AFFINITY_DATA`, is an affinity to the worker;
+// work-pushing and the `auto` migration setting count its bytes on the worker's
+// node). Its memory does not move. Attaching again replaces the owner. A worker that
+// does not exist is `LOCUS_E_CONFIG`; a datum of another runtime
+// `LOCUS_E_WRONG_RUNTIME`.
+enum locus_status locus_attach_worker(struct locus_runtime runtime,
+                                      struct locus_data data,
+                                      size_t worker);
+
+// As `locus_attach_worker`, to node `node` (an affinity to the datum is an affinity
+// to the node). A node outside the topology is `LOCUS_E_CONFIG`.
+enum locus_status locus_attach_node(struct locus_runtime runtime,
+                                    struct locus_data data,
+                                    size_t node);
+
+// As `locus_attach_worker`, to a team: the datum counts on the team's first node and
+// migrates with the team when `locus_team_move` is asked to take its data. A team of
+// another runtime is `LOCUS_E_WRONG_RUNTIME`.
+enum locus_status locus_attach_team(struct locus_runtime runtime,
+                                    struct locus_data data,
+                                    struct locus_team team);
+
+// Detaches the datum from its owner, if it has one: the policies go by where its
+// memory lies again. Freeing a datum's handle detaches it too.
+enum locus_status locus_detach(struct locus_runtime runtime, struct locus_data data);
 
 #ifdef __cplusplus
 }  // extern "C"

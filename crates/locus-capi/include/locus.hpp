@@ -1,8 +1,8 @@
 // locus.hpp: a header-only C++ wrapper over Locus's C API (locus.h).
 //
-// RAII handles (runtime, data<T>, report, settings) that free what they hold; lambdas
-// as task bodies and control programs; typed views (std::span under C++20, a small
-// span otherwise) checked against the datum's element size; exceptions
+// RAII handles (runtime, data<T>, team, report, settings) that free what they hold;
+// lambdas as task bodies and control programs; typed views (std::span under C++20, a
+// small span otherwise) checked against the datum's element size; exceptions
 // (locus::error, carrying the locus_status) instead of status codes.
 //
 //     locus::runtime rt("dsa-opt", "2x1");
@@ -209,13 +209,59 @@ class views {
     std::size_t n_;
 };
 
-// Hints of a task: cost estimate and affinity.
+// ---- teams ----
+
+// A team: tasks placed as a unit on a set of nodes (runtime::team, runtime::spread);
+// the handle, freed on destruction. A task spawned with hints().in(team) joins it, and
+// so do its children; data attached to it (runtime::attach_team) move with it
+// (runtime::move_team).
+class team {
+  public:
+    team() = default;
+    // Takes ownership of a handle.
+    explicit team(locus_team handle) : h_(handle) {}
+    team(const team &) = delete;
+    team &operator=(const team &) = delete;
+    team(team &&o) noexcept : h_(o.h_) { o.h_ = locus_team{}; }
+    team &operator=(team &&o) noexcept {
+        std::swap(h_, o.h_);
+        return *this;
+    }
+    ~team() {
+        if (h_.bits) locus_team_free(h_); // freed with its runtime already: ignored
+    }
+    // Only the team's nodes run its tasks spawned from now on (or, false, others may
+    // steal them: the default).
+    void set_strict(bool strict) { check(locus_team_set_strict(h_, strict)); }
+    // Its nodes, in the order its tasks are dealt to them.
+    std::vector<std::size_t> nodes() const {
+        std::size_t n = 0;
+        locus_status s = locus_team_nodes(h_, nullptr, 0, &n);
+        if (s != LOCUS_E_SIZE) check(s);
+        std::vector<std::size_t> out(n);
+        check(locus_team_nodes(h_, out.data(), out.size(), &n));
+        return out;
+    }
+    // How many data are attached to it.
+    std::size_t attached() const {
+        std::size_t n = 0;
+        check(locus_team_attached(h_, &n));
+        return n;
+    }
+    locus_team handle() const noexcept { return h_; }
+
+  private:
+    locus_team h_{};
+};
+
+// Hints of a task: cost estimate, affinity and team.
 struct hints {
     std::uint64_t cost_ns = 0;
     locus_affinity affinity = LOCUS_AFFINITY_NONE;
     std::size_t index = 0;       // worker or node
     locus_data datum{};          // for LOCUS_AFFINITY_DATA
     bool strict = false;
+    locus_team team{};           // the team the task joins (none: its parent's)
     static hints worker(std::size_t w, bool strict = false) {
         hints h;
         h.affinity = LOCUS_AFFINITY_WORKER;
@@ -239,6 +285,11 @@ struct hints {
     }
     hints &cost(std::uint64_t ns) {
         cost_ns = ns;
+        return *this;
+    }
+    // The task joins team `t` (which must outlive the spawn call only).
+    hints &in(const locus::team &t) {
+        team = t.handle();
         return *this;
     }
 };
@@ -285,6 +336,7 @@ class context {
         t.affinity_index = h.index;
         t.affinity_data = h.datum;
         t.affinity_strict = h.strict;
+        t.team = h.team;
         check(locus_spawn(c_, &t));
     }
 
@@ -476,6 +528,48 @@ class runtime {
         std::uint64_t pages = 0;
         check(locus_migrate_on_next_touch(h_, d.handle(), &pages));
         return pages;
+    }
+
+    // ---- teams and attached data (the C functions say what each does) ----
+
+    // A team on `nodes`, in the order its tasks are dealt to them.
+    locus::team team(const std::vector<std::size_t> &nodes) {
+        locus_team t{};
+        check(locus_team_create(h_, nodes.data(), nodes.size(), &t));
+        return locus::team(t);
+    }
+    // One team per node with workers, in node order.
+    std::vector<locus::team> spread() {
+        std::size_t n = 0;
+        locus_status s = locus_team_spread(h_, nullptr, 0, &n);
+        if (s != LOCUS_E_SIZE) check(s);
+        std::vector<locus_team> raw(n);
+        check(locus_team_spread(h_, raw.data(), raw.size(), &n));
+        std::vector<locus::team> out;
+        out.reserve(n);
+        for (locus_team t : raw) out.emplace_back(t);
+        return out;
+    }
+    // Re-places `t` on `nodes` between runs, with its attached data if `take_data`;
+    // returns the pages moved.
+    std::uint64_t move_team(const locus::team &t, const std::vector<std::size_t> &nodes,
+                            bool take_data) {
+        std::uint64_t pages = 0;
+        check(locus_team_move(h_, t.handle(), nodes.data(), nodes.size(), take_data, &pages));
+        return pages;
+    }
+    // The placement policies treat `d` as its owner's data (nothing moves).
+    template <class T> void attach_worker(const locus::data<T> &d, std::size_t worker) {
+        check(locus_attach_worker(h_, d.handle(), worker));
+    }
+    template <class T> void attach_node(const locus::data<T> &d, std::size_t node) {
+        check(locus_attach_node(h_, d.handle(), node));
+    }
+    template <class T> void attach_team(const locus::data<T> &d, const locus::team &t) {
+        check(locus_attach_team(h_, d.handle(), t.handle()));
+    }
+    template <class T> void detach(const locus::data<T> &d) {
+        check(locus_detach(h_, d.handle()));
     }
 
     std::size_t workers() const {

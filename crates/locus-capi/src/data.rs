@@ -292,10 +292,27 @@ pub unsafe extern "C" fn locus_data_register(
 }
 
 /// Frees a datum's handle. Tasks already submitted that declare it still run; its
-/// memory goes back once the last of them is done.
+/// memory goes back once the last of them is done. A datum attached to an owner
+/// (`locus_attach_*`) is detached.
 #[no_mangle]
 pub extern "C" fn locus_data_free(data: locus_data) -> locus_status {
-    guard(|| DATA.remove(data.bits).map(drop))
+    guard(|| {
+        let entry = DATA.remove(data.bits)?;
+        // A live datum's runtime is live: destroying a runtime frees its data handles.
+        if let Ok(rt) = runtime_of(locus_runtime {
+            bits: entry.runtime,
+        }) {
+            detach_freed(&rt, &entry);
+        }
+        Ok(())
+    })
+}
+
+/// Detaches a datum whose handle is being freed: attached to a team, the datum holds
+/// the team and the team the datum, and with the handle gone nothing could detach it
+/// any more, so neither would ever be freed.
+pub(crate) fn detach_freed(rt: &Runtime, entry: &DataEntry) {
+    rt.detach(&entry.data);
 }
 
 /// The datum's element size and count (either pointer may be NULL).

@@ -9,7 +9,8 @@
 //! cost, an affinity; inside a body its views, its worker and node, children and
 //! `locus_wait`), runs and their reports (JSON and main figures), and the memory API
 //! (access and migration costs, free memory per node, migrating data now, by range,
-//! on next touch or as a task of the graph).
+//! on next touch or as a task of the graph), teams (tasks placed as a unit on a set of
+//! nodes, moved between phases) and data attached to a worker, node or team.
 //!
 //! # Conventions
 //!
@@ -38,6 +39,7 @@ mod report;
 mod runtime;
 mod status;
 mod task;
+mod team;
 
 pub use data::{
     locus_data, locus_data_create, locus_data_free, locus_data_from, locus_data_register,
@@ -64,9 +66,14 @@ pub use task::{
     locus_ctx_where, locus_free_fn, locus_mode, locus_spawn, locus_task, locus_task_fn, locus_view,
     locus_wait,
 };
+pub use team::{
+    locus_attach_node, locus_attach_team, locus_attach_worker, locus_detach, locus_team,
+    locus_team_attached, locus_team_create, locus_team_free, locus_team_move, locus_team_nodes,
+    locus_team_set_strict, locus_team_spread,
+};
 
 /// Writes to `*count` the number of live handles of every kind (runtimes, data,
-/// reports, settings): a program that freed everything it made sees 0, which makes
+/// teams, reports, settings): a program that freed everything it made sees 0, which makes
 /// handle leaks easy to test for.
 ///
 /// # Safety
@@ -77,6 +84,7 @@ pub unsafe extern "C" fn locus_live_handles(count: *mut usize) -> locus_status {
     status::guard(|| {
         let n = runtime::RUNTIMES.live()
             + data::DATA.live()
+            + team::TEAMS.live()
             + report::REPORTS.live()
             + runtime::SETTINGS.live();
         // SAFETY: forwarded from the caller.

@@ -37,7 +37,7 @@ pub struct locus_migration_counts {
 }
 
 /// Refuses a call that moves memory from inside a body.
-fn between_runs(op: &str) -> CResult {
+pub(crate) fn between_runs(op: &str) -> CResult {
     if in_body() {
         return Err(Fail::new(
             locus_status::LOCUS_E_STATE,
@@ -52,7 +52,7 @@ fn between_runs(op: &str) -> CResult {
 
 /// The status of a failed move: as every call's (`locus_status`), except that a run in
 /// progress on another thread is `LOCUS_E_STATE`, not a configuration error.
-fn move_failed(e: locus::Error) -> Fail {
+pub(crate) fn move_failed(e: locus::Error) -> Fail {
     let busy = matches!(&e, locus::Error::Config(m) if m.contains("while a run is in progress"));
     let mut fail = Fail::from(e);
     if busy {
@@ -66,7 +66,7 @@ fn move_failed(e: locus::Error) -> Fail {
 /// # Safety
 ///
 /// `pages` is NULL or valid for a write.
-unsafe fn put_pages(pages: *mut u64, moved: u64) {
+pub(crate) unsafe fn put_pages(pages: *mut u64, moved: u64) {
     if !pages.is_null() {
         // SAFETY: non-NULL, valid for a write by the caller's contract.
         unsafe { pages.write(moved) };

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use locus::{AllocMode, Config, Migration, ProcBind, RegionPolicy, Runtime, Topology};
 
-use crate::data::DATA;
+use crate::data::{detach_freed, DATA};
 use crate::handles::Table;
 use crate::report::{locus_report, REPORTS};
 use crate::status::{c_str, guard, locus_status, put, CResult, Fail};
 use crate::task::run_root;
+use crate::team::TEAMS;
 
 /// A runtime: pinned workers over a topology with a scheduling configuration. Made by
 /// `locus_runtime_create`, freed by `locus_runtime_destroy`. The all-zero value is
@@ -315,8 +316,8 @@ pub unsafe extern "C" fn locus_runtime_create(
     })
 }
 
-/// Stops a runtime's workers and frees it, with every data handle it made (their
-/// handles become invalid). A run in progress on another thread finishes first.
+/// Stops a runtime's workers and frees it, with every data and team handle it made
+/// (their handles become invalid). A run in progress on another thread finishes first.
 /// Calling it from inside a task of its own run frees the handle; the workers stop
 /// when the run is over.
 #[no_mangle]
@@ -324,6 +325,11 @@ pub extern "C" fn locus_runtime_destroy(runtime: locus_runtime) -> locus_status 
     guard(|| {
         let entry = RUNTIMES.remove(runtime.bits)?;
         let data = DATA.remove_where(|d| d.runtime == runtime.bits);
+        for d in &data {
+            detach_freed(&entry.runtime, d);
+        }
+        let teams = TEAMS.remove_where(|t| t.runtime == runtime.bits);
+        drop(teams);
         drop(data);
         drop(entry);
         Ok(())

@@ -30,6 +30,7 @@ use crate::data::{
     check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DATA,
 };
 use crate::status::{c_str, guard, locus_status, CResult, Fail};
+use crate::team::{locus_team, team_of};
 
 /// A task body (and the run's root): returns 0 on success; anything else fails the run,
 /// naming the task (and the message given to `locus_ctx_fail`, if any). `views`
@@ -167,6 +168,11 @@ pub struct locus_task {
     pub affinity_index: usize,
     /// The datum for `LOCUS_AFFINITY_DATA`.
     pub affinity_data: locus_data,
+    /// A team for the task to join (`locus_team_create`), with every task its body
+    /// spawns at any depth unless one names another team. Without an affinity of its
+    /// own, a member runs on one of the team's nodes. The null handle (zero): no team
+    /// of its own, the task stays in its parent's, if any.
+    pub team: locus_team,
 }
 
 /// What a frame lets its context do.
@@ -652,11 +658,12 @@ impl Body {
 
 /// Spawns a task from a body (or the root) into its scope: a child of the running
 /// task, bound to what the task declared (strongly or weakly) and to the data of its
-/// scope. Errors (each also names the bad value in `locus_last_error`): a context not
-/// the running body's (`LOCUS_E_CONTEXT`); a null or freed datum (`LOCUS_E_HANDLE`),
-/// one of another runtime (`LOCUS_E_WRONG_RUNTIME`); an unknown mode or affinity
-/// (`LOCUS_E_ARGUMENT`); a bad range (`LOCUS_E_SIZE`); a declaration Locus refuses
-/// (`LOCUS_E_DECLARATION`, which also fails the run).
+/// scope, and a member of `task->team` if set (else of the running task's team, if
+/// any). Errors (each also names the bad value in `locus_last_error`): a context not
+/// the running body's (`LOCUS_E_CONTEXT`); a null or freed datum, a freed team
+/// (`LOCUS_E_HANDLE`), a datum or team of another runtime (`LOCUS_E_WRONG_RUNTIME`);
+/// an unknown mode or affinity (`LOCUS_E_ARGUMENT`); a bad range (`LOCUS_E_SIZE`); a
+/// declaration Locus refuses (`LOCUS_E_DECLARATION`, which also fails the run).
 ///
 /// # Safety
 ///
@@ -691,6 +698,13 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
             ..f
         })?;
         let affinity = affinity(task, cur.runtime)?;
+        let team = match task.team.bits {
+            0 => None,
+            _ => Some(team_of(task.team, cur.runtime).map_err(|f| Fail {
+                message: format!("team: {}", f.message),
+                ..f
+            })?),
+        };
         let body = Body {
             f,
             arg,
@@ -704,6 +718,9 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
         }
         if let Some(a) = affinity {
             builder = builder.affinity(a);
+        }
+        if let Some(t) = &team {
+            builder = builder.team(t);
         }
         builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
         Ok(())

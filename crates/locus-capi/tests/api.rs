@@ -1,8 +1,10 @@
 //! The C API called from Rust, as a C program would call it: a run with views and a
 //! read range, a failing body, handles checked after they are freed, and the memory
 //! API (costs, migrating now, by range, on next touch and as a task, free memory per
-//! node, the migration setting) with its bad input. (The full suite is the C one,
-//! `tests/c/capi_tests.c`, run by `scripts/capi-ci.sh`.)
+//! node, the migration setting), and teams and attached data (strict teams and their
+//! children, moving a team with its data, affinity to an attached datum), each with
+//! its bad input. (The full suite is the C one, `tests/c/capi_tests.c`, run by
+//! `scripts/capi-ci.sh`.)
 
 use std::ffi::{c_void, CStr};
 use std::ptr;
@@ -91,6 +93,7 @@ fn a_run_through_the_c_api() {
             affinity_strict: false,
             affinity_index: 0,
             affinity_data: locus_data::default(),
+            team: locus_team::default(),
         };
         let mut report = locus_report::default();
         let arg = &mut task as *mut locus_task as *mut c_void;
@@ -410,6 +413,7 @@ fn migrate_on_next_touch_moves_pages_to_their_first_toucher() {
             affinity_strict: true,
             affinity_index: 3,
             affinity_data: locus_data::default(),
+            team: locus_team::default(),
         };
         let arg = &mut task as *mut locus_task as *mut c_void;
         expect(
@@ -623,12 +627,28 @@ fn no_migration_while_another_thread_runs_a_program() {
         let got_next = locus_migrate_on_next_touch(rt, v, &mut pages);
         let mut free = 0;
         let query = locus_free_memory(rt, 0, &mut free);
+        // A team's move that would migrate its data waits for the run's end; one that
+        // only re-places its later tasks does not.
+        let mut team = locus_team::default();
+        expect(
+            locus_team_create(rt, [0].as_ptr(), 1, &mut team),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_attach_team(rt, v, team), LOCUS_OK, "");
+        let got_team = locus_team_move(rt, team, [1].as_ptr(), 1, true, &mut pages);
+        let team_busy = last_error();
+        let got_alone = locus_team_move(rt, team, [1].as_ptr(), 1, false, &mut pages);
         RELEASE.store(true, SeqCst);
         assert_eq!(run.join().unwrap(), LOCUS_OK);
         assert_eq!(got, LOCUS_E_STATE, "{busy}");
         assert!(busy.contains("run is in progress"), "{busy}");
         assert_eq!(got_next, LOCUS_E_STATE);
         assert_eq!(query, LOCUS_OK, "queries work during a run");
+        assert_eq!(got_team, LOCUS_E_STATE, "{team_busy}");
+        assert!(team_busy.contains("run is in progress"), "{team_busy}");
+        assert_eq!(got_alone, LOCUS_OK);
+        expect(locus_team_free(team), LOCUS_OK, "");
         expect(locus_migrate(rt, v, 1, &mut pages), LOCUS_OK, "");
         assert_eq!(pages, 2);
         expect(locus_runtime_destroy(rt), LOCUS_OK, "");
@@ -680,6 +700,7 @@ fn the_migration_setting_reaches_the_runtime() {
             affinity_strict: true,
             affinity_index: 1,
             affinity_data: locus_data::default(),
+            team: locus_team::default(),
         };
         let mut report = locus_report::default();
         let arg = &mut task as *mut locus_task as *mut c_void;
@@ -693,4 +714,689 @@ fn the_migration_setting_reaches_the_runtime() {
         expect(locus_report_free(report), LOCUS_OK, "");
         expect(locus_runtime_destroy(rt), LOCUS_OK, "");
     }
+}
+
+// ---- teams and attached data ----
+
+/// A task with no access, body `body` and argument `arg` (borrowed).
+fn task_of(name: &'static CStr, body: locus_task_fn, arg: *mut c_void) -> locus_task {
+    locus_task {
+        name: name.as_ptr(),
+        body: Some(body),
+        arg,
+        arg_size: 0,
+        arg_free: None,
+        accesses: ptr::null(),
+        naccesses: 0,
+        cost_ns: 0,
+        affinity: 0,
+        affinity_strict: false,
+        affinity_index: 0,
+        affinity_data: locus_data::default(),
+        team: locus_team::default(),
+    }
+}
+
+/// Writes the node it runs on to its one written view (a `u64`).
+unsafe extern "C" fn write_node(
+    ctx: locus_ctx,
+    v: *const locus_view,
+    n: usize,
+    _: *mut c_void,
+) -> i32 {
+    let mut node = usize::MAX;
+    // SAFETY: a valid out-pointer; one written view of one u64, as declared.
+    unsafe {
+        if locus_ctx_where(ctx, ptr::null_mut(), &mut node) != locus_status::LOCUS_OK || n != 1 {
+            return 1;
+        }
+        *((*v).ptr as *mut u64) = node as u64;
+    }
+    0
+}
+
+/// A team's leader: hands its slots to its children (weak writes) and spawns one
+/// `write_node` child per slot, without a team of its own.
+struct Leader {
+    slots: Vec<locus_data>,
+    accesses: Vec<locus_access>,
+    /// What each child's spawn returned.
+    statuses: Vec<locus_status>,
+}
+
+impl Leader {
+    fn new(slots: Vec<locus_data>) -> Leader {
+        let accesses = slots
+            .iter()
+            .map(|&data| locus_access {
+                data,
+                mode: locus_mode::LOCUS_WEAK_WRITE as u32,
+                start: 0,
+                end: 0,
+            })
+            .collect();
+        Leader {
+            slots,
+            accesses,
+            statuses: Vec::new(),
+        }
+    }
+}
+
+unsafe extern "C" fn lead(ctx: locus_ctx, _: *const locus_view, _: usize, arg: *mut c_void) -> i32 {
+    // SAFETY: `arg` is the test's `Leader`, used by this body only while the run lasts.
+    let leader = unsafe { &mut *(arg as *mut Leader) };
+    for i in 0..leader.slots.len() {
+        let access = locus_access {
+            data: leader.slots[i],
+            mode: locus_mode::LOCUS_WRITE as u32,
+            start: 0,
+            end: 0,
+        };
+        let mut child = task_of(c"member", write_node, ptr::null_mut());
+        child.accesses = &access;
+        child.naccesses = 1;
+        // SAFETY: a valid task, whose access outlives the call.
+        leader.statuses.push(unsafe { locus_spawn(ctx, &child) });
+    }
+    0
+}
+
+/// The root: spawns every task of the `Vec<locus_task>` at `arg`, and fails if one
+/// spawn does.
+unsafe extern "C" fn spawn_all(
+    ctx: locus_ctx,
+    _: *const locus_view,
+    _: usize,
+    arg: *mut c_void,
+) -> i32 {
+    // SAFETY: `arg` is the test's task list, alive while the run lasts.
+    let tasks = unsafe { &*(arg as *const Vec<locus_task>) };
+    for t in tasks {
+        // SAFETY: valid tasks, as the test built them.
+        if unsafe { locus_spawn(ctx, t) } != locus_status::LOCUS_OK {
+            return 1;
+        }
+    }
+    0
+}
+
+fn run_tasks(rt: locus_runtime, tasks: &mut Vec<locus_task>) -> locus_status {
+    let arg = tasks as *mut Vec<locus_task> as *mut c_void;
+    // SAFETY: a valid root and its argument; no report asked for.
+    unsafe { locus_run(rt, Some(spawn_all), arg, ptr::null_mut()) }
+}
+
+/// `n` one-element u64 data.
+fn slots(rt: locus_runtime, n: usize) -> Vec<locus_data> {
+    (0..n)
+        .map(|_| {
+            let mut d = locus_data::default();
+            // SAFETY: a valid name and out-pointer.
+            let status = unsafe { locus_data_create(rt, c"slot".as_ptr(), 8, 1, &mut d) };
+            expect(status, locus_status::LOCUS_OK, "");
+            d
+        })
+        .collect()
+}
+
+fn fetch_u64(rt: locus_runtime, d: locus_data) -> u64 {
+    let mut x = u64::MAX;
+    // SAFETY: a buffer of one u64.
+    let status = unsafe { locus_fetch(rt, d, (&mut x as *mut u64).cast(), 1) };
+    expect(status, locus_status::LOCUS_OK, "");
+    x
+}
+
+fn team_nodes(team: locus_team) -> Vec<usize> {
+    let mut nodes = [0usize; 8];
+    let mut n = 0;
+    // SAFETY: `nodes` holds 8 values.
+    let status = unsafe { locus_team_nodes(team, nodes.as_mut_ptr(), 8, &mut n) };
+    expect(status, locus_status::LOCUS_OK, "");
+    nodes[..n].to_vec()
+}
+
+fn attached(team: locus_team) -> usize {
+    let mut n = usize::MAX;
+    // SAFETY: a valid out-pointer.
+    expect(
+        unsafe { locus_team_attached(team, &mut n) },
+        locus_status::LOCUS_OK,
+        "",
+    );
+    n
+}
+
+/// On "4x1", one strict team per node (`locus_team_spread`): every child of a team's
+/// leader runs on the team's node; a task naming a two-node team runs on its nodes in
+/// turn.
+#[test]
+fn a_strict_team_and_its_children_run_on_its_nodes() {
+    use locus_status::*;
+    let rt = runtime_with(c"4x1", 0, &[]);
+    // SAFETY: valid pointers, alive while the calls and runs last.
+    unsafe {
+        let mut n = usize::MAX;
+        expect(
+            locus_team_spread(rt, ptr::null_mut(), 0, &mut n),
+            LOCUS_E_SIZE,
+            "4 teams, room for 0",
+        );
+        assert_eq!(n, 4, "the count is written even when there is no room");
+        let mut teams = [locus_team::default(); 4];
+        expect(
+            locus_team_spread(rt, teams.as_mut_ptr(), 4, &mut n),
+            LOCUS_OK,
+            "",
+        );
+        let mut leaders: Vec<Leader> = (0..4).map(|_| Leader::new(slots(rt, 6))).collect();
+        let mut tasks = Vec::new();
+        for (k, (team, leader)) in teams.iter().zip(&mut leaders).enumerate() {
+            assert_eq!(team_nodes(*team), vec![k]);
+            expect(locus_team_set_strict(*team, true), LOCUS_OK, "");
+            let mut t = task_of(c"leader", lead, (leader as *mut Leader).cast());
+            t.accesses = leader.accesses.as_ptr();
+            t.naccesses = leader.accesses.len();
+            t.team = *team;
+            tasks.push(t);
+        }
+        expect(run_tasks(rt, &mut tasks), LOCUS_OK, "");
+        for (k, leader) in leaders.iter().enumerate() {
+            assert!(leader.statuses.iter().all(|&s| s == LOCUS_OK));
+            let nodes: Vec<u64> = leader.slots.iter().map(|&d| fetch_u64(rt, d)).collect();
+            assert_eq!(nodes, vec![k as u64; 6], "team {k}");
+        }
+
+        // A two-node team deals its members to its nodes in turn.
+        let mut pair = locus_team::default();
+        expect(
+            locus_team_create(rt, [3, 1].as_ptr(), 2, &mut pair),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_team_set_strict(pair, true), LOCUS_OK, "");
+        let out = slots(rt, 4);
+        let accesses: Vec<locus_access> = out
+            .iter()
+            .map(|&data| locus_access {
+                data,
+                mode: locus_mode::LOCUS_WRITE as u32,
+                start: 0,
+                end: 0,
+            })
+            .collect();
+        let mut tasks: Vec<locus_task> = accesses
+            .iter()
+            .map(|a| {
+                let mut t = task_of(c"member", write_node, ptr::null_mut());
+                t.accesses = a;
+                t.naccesses = 1;
+                t.team = pair;
+                t
+            })
+            .collect();
+        expect(run_tasks(rt, &mut tasks), LOCUS_OK, "");
+        let got: Vec<u64> = out.iter().map(|&d| fetch_u64(rt, d)).collect();
+        assert_eq!(got, vec![3, 1, 3, 1]);
+
+        for team in teams {
+            expect(locus_team_free(team), LOCUS_OK, "");
+        }
+        expect(locus_team_free(pair), LOCUS_OK, "");
+        expect(locus_team_free(pair), LOCUS_E_HANDLE, "freed");
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+    }
+}
+
+/// Moving a team re-places its later tasks and, with `take_data`, migrates its
+/// attached data, the k-th to the (k mod n)-th new node.
+#[test]
+fn moving_a_team_takes_its_data_along() {
+    use locus_status::*;
+    let rt = runtime_with(c"4x1", 0, &[]);
+    // 8 pages each: all on node 0, and 2 on each node.
+    let bound = shared(rt, 4096, locus_policy::LOCUS_POLICY_BIND, 0);
+    let spread = shared(rt, 4096, locus_policy::LOCUS_POLICY_INTERLEAVE, 0);
+    let other = shared(rt, 4096, locus_policy::LOCUS_POLICY_BIND, 0);
+    // SAFETY: valid pointers, alive while the calls and runs last.
+    unsafe {
+        let mut team = locus_team::default();
+        expect(
+            locus_team_create(rt, [0].as_ptr(), 1, &mut team),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_team_set_strict(team, true), LOCUS_OK, "");
+        expect(locus_attach_team(rt, bound, team), LOCUS_OK, "");
+        expect(locus_attach_team(rt, spread, team), LOCUS_OK, "");
+        assert_eq!(attached(team), 2);
+        let mut pages = u64::MAX;
+        expect(
+            locus_team_move(rt, team, [2].as_ptr(), 1, false, &mut pages),
+            LOCUS_OK,
+            "",
+        );
+        assert_eq!(pages, 0, "without take_data nothing moves");
+        assert_eq!((node_of(rt, bound), team_nodes(team)), (0, vec![2]));
+        expect(
+            locus_team_move(rt, team, [3, 1].as_ptr(), 2, true, &mut pages),
+            LOCUS_OK,
+            "",
+        );
+        // `bound`: 8 pages to node 3; `spread`: the 6 not on node 1 yet.
+        assert_eq!(pages, 8 + 6);
+        assert_eq!((node_of(rt, bound), node_of(rt, spread)), (3, 1));
+        assert_eq!(node_of(rt, other), 0, "only attached data move");
+        assert_eq!(team_nodes(team), vec![3, 1]);
+        let mut counts = locus_migration_counts::default();
+        expect(locus_migrated(rt, &mut counts), LOCUS_OK, "");
+        assert_eq!(counts.now_pages, 14);
+        let mut back = vec![0u64; 4096];
+        expect(
+            locus_fetch(rt, spread, back.as_mut_ptr().cast(), 4096),
+            LOCUS_OK,
+            "",
+        );
+        assert!(back.iter().enumerate().all(|(i, &x)| x == i as u64));
+
+        // Its later tasks go to its new nodes, from the first.
+        let out = slots(rt, 1);
+        let access = locus_access {
+            data: out[0],
+            mode: locus_mode::LOCUS_WRITE as u32,
+            start: 0,
+            end: 0,
+        };
+        let mut t = task_of(c"after", write_node, ptr::null_mut());
+        t.accesses = &access;
+        t.naccesses = 1;
+        t.team = team;
+        expect(run_tasks(rt, &mut vec![t]), LOCUS_OK, "");
+        assert_eq!(fetch_u64(rt, out[0]), 3);
+
+        // Detached, or freed, a datum no longer moves with its team.
+        expect(locus_detach(rt, bound), LOCUS_OK, "");
+        assert_eq!(attached(team), 1);
+        expect(
+            locus_team_move(rt, team, [0].as_ptr(), 1, true, ptr::null_mut()),
+            LOCUS_OK,
+            "",
+        );
+        assert_eq!((node_of(rt, bound), node_of(rt, spread)), (3, 0));
+        expect(locus_data_free(spread), LOCUS_OK, "");
+        assert_eq!(attached(team), 0);
+        expect(
+            locus_team_move(rt, team, [1].as_ptr(), 1, true, &mut pages),
+            LOCUS_OK,
+            "",
+        );
+        assert_eq!(pages, 0);
+        expect(locus_team_free(team), LOCUS_OK, "");
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+    }
+}
+
+/// An affinity to an attached datum is an affinity to its owner, wherever its pages
+/// lie; detached, it goes by its pages again.
+#[test]
+fn an_attached_datum_draws_its_tasks_to_its_owner() {
+    use locus_status::*;
+    let rt = runtime_with(c"4x1", 0, &[]);
+    let v = shared(rt, 4096, locus_policy::LOCUS_POLICY_BIND, 0);
+    // SAFETY: valid pointers, alive while the calls and runs last.
+    unsafe {
+        let out = slots(rt, 1);
+        let accesses = [
+            locus_access {
+                data: out[0],
+                mode: locus_mode::LOCUS_WRITE as u32,
+                start: 0,
+                end: 0,
+            },
+            locus_access {
+                data: v,
+                mode: locus_mode::LOCUS_READ as u32,
+                start: 0,
+                end: 0,
+            },
+        ];
+        let reader_on = |rt| {
+            let mut t = task_of(c"reader", write_node_of_two, ptr::null_mut());
+            t.accesses = accesses.as_ptr();
+            t.naccesses = 2;
+            t.affinity = locus_affinity::LOCUS_AFFINITY_DATA as u32;
+            t.affinity_data = v;
+            t.affinity_strict = true;
+            expect(run_tasks(rt, &mut vec![t]), LOCUS_OK, "");
+            fetch_u64(rt, out[0])
+        };
+        assert_eq!(reader_on(rt), 0, "its pages are on node 0");
+        expect(locus_attach_node(rt, v, 2), LOCUS_OK, "");
+        assert_eq!(reader_on(rt), 2);
+        expect(locus_attach_worker(rt, v, 3), LOCUS_OK, "");
+        assert_eq!(reader_on(rt), 3, "worker 3 is node 3's");
+        let mut team = locus_team::default();
+        expect(
+            locus_team_create(rt, [1].as_ptr(), 1, &mut team),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_attach_team(rt, v, team), LOCUS_OK, "");
+        assert_eq!(reader_on(rt), 1);
+        expect(locus_detach(rt, v), LOCUS_OK, "");
+        assert_eq!(reader_on(rt), 0);
+        assert_eq!(node_of(rt, v), 0, "its pages never moved");
+        expect(locus_team_free(team), LOCUS_OK, "");
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+    }
+}
+
+/// `write_node` for a task whose first view is the written one.
+unsafe extern "C" fn write_node_of_two(
+    ctx: locus_ctx,
+    v: *const locus_view,
+    _: usize,
+    arg: *mut c_void,
+) -> i32 {
+    // SAFETY: forwarded: the first view is the written u64.
+    unsafe { write_node(ctx, v, 1, arg) }
+}
+
+/// What a body's calls of the team API returned.
+struct TeamCalls {
+    rt: locus_runtime,
+    team: locus_team,
+    v: locus_data,
+    statuses: Vec<(locus_status, String)>,
+}
+
+unsafe extern "C" fn team_calls_in_a_body(
+    _: locus_ctx,
+    _: *const locus_view,
+    _: usize,
+    arg: *mut c_void,
+) -> i32 {
+    // SAFETY: `arg` is the test's `TeamCalls`, used by this body only while the run
+    // lasts.
+    let st = unsafe { &mut *(arg as *mut TeamCalls) };
+    let mut note = |s: locus_status| st.statuses.push((s, last_error()));
+    // SAFETY: valid pointers.
+    unsafe {
+        let mut made = locus_team::default();
+        note(locus_team_create(st.rt, [1].as_ptr(), 1, &mut made));
+        note(locus_team_free(made));
+        note(locus_attach_node(st.rt, st.v, 1));
+        note(locus_detach(st.rt, st.v));
+        note(locus_team_move(
+            st.rt,
+            st.team,
+            [1].as_ptr(),
+            1,
+            false,
+            ptr::null_mut(),
+        ));
+    }
+    0
+}
+
+#[test]
+fn bad_teams_and_attachments_are_errors() {
+    use locus_status::*;
+    // Two workers over four nodes: nodes 2 and 3 have none.
+    let rt = runtime_with(c"4x1", 2, &[]);
+    let other = runtime_with(c"2x1", 0, &[]);
+    let v = shared(rt, 512, locus_policy::LOCUS_POLICY_BIND, 0);
+    let foreign_data = shared(other, 512, locus_policy::LOCUS_POLICY_BIND, 0);
+    let null_rt = locus_runtime::default();
+    let null_team = locus_team::default();
+    // SAFETY: valid pointers, or NULL where the test says so.
+    unsafe {
+        let mut team = locus_team::default();
+        let mut foreign = locus_team::default();
+        expect(
+            locus_team_create(rt, [1, 0].as_ptr(), 2, &mut team),
+            LOCUS_OK,
+            "",
+        );
+        expect(
+            locus_team_create(other, [0].as_ptr(), 1, &mut foreign),
+            LOCUS_OK,
+            "",
+        );
+        let mut t = locus_team::default();
+        expect(
+            locus_team_create(rt, ptr::null(), 0, &mut t),
+            LOCUS_E_CONFIG,
+            "at least one node",
+        );
+        expect(
+            locus_team_create(rt, ptr::null(), 2, &mut t),
+            LOCUS_E_NULL,
+            "nodes",
+        );
+        expect(
+            locus_team_create(rt, [0].as_ptr(), 1, ptr::null_mut()),
+            LOCUS_E_NULL,
+            "out",
+        );
+        expect(
+            locus_team_create(rt, [0, 4].as_ptr(), 2, &mut t),
+            LOCUS_E_CONFIG,
+            "node 4 does not exist",
+        );
+        expect(
+            locus_team_create(rt, [2].as_ptr(), 1, &mut t),
+            LOCUS_E_CONFIG,
+            "node 2 has no workers",
+        );
+        expect(
+            locus_team_create(null_rt, [0].as_ptr(), 1, &mut t),
+            LOCUS_E_HANDLE,
+            "null runtime",
+        );
+        assert_eq!(t, locus_team::default(), "nothing made");
+        let mut n = 0;
+        expect(
+            locus_team_spread(rt, ptr::null_mut(), 0, ptr::null_mut()),
+            LOCUS_E_NULL,
+            "count",
+        );
+        expect(
+            locus_team_spread(rt, ptr::null_mut(), 2, &mut n),
+            LOCUS_E_NULL,
+            "teams",
+        );
+        let mut one = [locus_team::default(); 1];
+        expect(
+            locus_team_spread(rt, one.as_mut_ptr(), 1, &mut n),
+            LOCUS_E_SIZE,
+            "2 teams, room for 1",
+        );
+        assert_eq!((n, one[0]), (2, locus_team::default()));
+        let mut nodes = [0usize; 1];
+        expect(
+            locus_team_nodes(team, nodes.as_mut_ptr(), 1, &mut n),
+            LOCUS_E_SIZE,
+            "2 nodes, room for 1",
+        );
+        assert_eq!(n, 2);
+        expect(
+            locus_team_nodes(team, ptr::null_mut(), 1, &mut n),
+            LOCUS_E_NULL,
+            "nodes",
+        );
+        expect(
+            locus_team_nodes(null_team, ptr::null_mut(), 0, &mut n),
+            LOCUS_E_HANDLE,
+            "null team",
+        );
+        expect(
+            locus_team_attached(team, ptr::null_mut()),
+            LOCUS_E_NULL,
+            "count",
+        );
+        expect(
+            locus_team_set_strict(null_team, true),
+            LOCUS_E_HANDLE,
+            "null team",
+        );
+
+        // Moves.
+        expect(
+            locus_team_move(rt, foreign, [0].as_ptr(), 1, false, ptr::null_mut()),
+            LOCUS_E_WRONG_RUNTIME,
+            "another runtime",
+        );
+        expect(
+            locus_team_move(rt, team, [3].as_ptr(), 1, true, ptr::null_mut()),
+            LOCUS_E_CONFIG,
+            "node 3 has no workers",
+        );
+        expect(
+            locus_team_move(rt, team, ptr::null(), 0, true, ptr::null_mut()),
+            LOCUS_E_CONFIG,
+            "at least one node",
+        );
+        expect(
+            locus_team_move(rt, team, ptr::null(), 1, true, ptr::null_mut()),
+            LOCUS_E_NULL,
+            "nodes",
+        );
+        expect(
+            locus_team_move(rt, null_team, [0].as_ptr(), 1, true, ptr::null_mut()),
+            LOCUS_E_HANDLE,
+            "null team",
+        );
+        assert_eq!(team_nodes(team), vec![1, 0], "failed moves change nothing");
+
+        // Attachments.
+        expect(
+            locus_attach_worker(rt, v, 2),
+            LOCUS_E_CONFIG,
+            "worker 2 does not exist",
+        );
+        expect(
+            locus_attach_node(rt, v, 4),
+            LOCUS_E_CONFIG,
+            "node 4 does not exist",
+        );
+        expect(
+            locus_attach_team(rt, v, foreign),
+            LOCUS_E_WRONG_RUNTIME,
+            "another runtime",
+        );
+        expect(
+            locus_attach_team(rt, v, null_team),
+            LOCUS_E_HANDLE,
+            "null team",
+        );
+        expect(
+            locus_attach_node(rt, foreign_data, 0),
+            LOCUS_E_WRONG_RUNTIME,
+            "another runtime",
+        );
+        expect(
+            locus_attach_node(rt, locus_data::default(), 0),
+            LOCUS_E_HANDLE,
+            "null data",
+        );
+        expect(locus_detach(null_rt, v), LOCUS_E_HANDLE, "null runtime");
+        expect(
+            locus_detach(other, v),
+            LOCUS_E_WRONG_RUNTIME,
+            "another runtime",
+        );
+        assert_eq!(attached(team), 0);
+
+        // Spawns naming a bad team are refused; the run goes on.
+        let out = slots(rt, 1);
+        let access = locus_access {
+            data: out[0],
+            mode: locus_mode::LOCUS_WRITE as u32,
+            start: 0,
+            end: 0,
+        };
+        let mut task = task_of(c"member", write_node, ptr::null_mut());
+        task.accesses = &access;
+        task.naccesses = 1;
+        task.team = foreign;
+        let mut report = locus_report::default();
+        let arg = &mut task as *mut locus_task as *mut c_void;
+        let mut spawned = Spawned {
+            task: arg as *const locus_task,
+            status: LOCUS_OK,
+            message: String::new(),
+        };
+        let spawn_arg = &mut spawned as *mut Spawned as *mut c_void;
+        expect(
+            locus_run(rt, Some(note_spawn), spawn_arg, &mut report),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_report_free(report), LOCUS_OK, "");
+        assert_eq!(spawned.status, LOCUS_E_WRONG_RUNTIME, "{}", spawned.message);
+        assert!(spawned.message.contains("team"), "{}", spawned.message);
+        let mut dead = locus_team::default();
+        expect(
+            locus_team_create(rt, [0].as_ptr(), 1, &mut dead),
+            LOCUS_OK,
+            "",
+        );
+        expect(locus_team_free(dead), LOCUS_OK, "");
+        // Through the pointer the root reads.
+        (*arg.cast::<locus_task>()).team = dead;
+        expect(
+            locus_run(rt, Some(note_spawn), spawn_arg, ptr::null_mut()),
+            LOCUS_OK,
+            "",
+        );
+        assert_eq!(spawned.status, LOCUS_E_HANDLE, "{}", spawned.message);
+        assert!(spawned.message.contains("freed"), "{}", spawned.message);
+
+        // From a body: all but the move.
+        let mut st = TeamCalls {
+            rt,
+            team,
+            v,
+            statuses: Vec::new(),
+        };
+        let mut tasks = vec![task_of(
+            c"caller",
+            team_calls_in_a_body,
+            (&mut st as *mut TeamCalls).cast(),
+        )];
+        expect(run_tasks(rt, &mut tasks), LOCUS_OK, "");
+        let want = [LOCUS_OK, LOCUS_OK, LOCUS_OK, LOCUS_OK, LOCUS_E_STATE];
+        let got: Vec<locus_status> = st.statuses.iter().map(|s| s.0).collect();
+        assert_eq!(got, want, "{:?}", st.statuses);
+        assert!(st.statuses[4].1.contains("locus_team_move"));
+
+        // Destroying a runtime frees its teams.
+        expect(locus_runtime_destroy(other), LOCUS_OK, "");
+        expect(locus_team_free(foreign), LOCUS_E_HANDLE, "freed");
+        expect(locus_runtime_destroy(rt), LOCUS_OK, "");
+        expect(locus_team_set_strict(team, false), LOCUS_E_HANDLE, "freed");
+    }
+}
+
+/// What the root's spawn of a task returned, with its message.
+struct Spawned {
+    task: *const locus_task,
+    status: locus_status,
+    message: String,
+}
+
+unsafe extern "C" fn note_spawn(
+    ctx: locus_ctx,
+    _: *const locus_view,
+    _: usize,
+    arg: *mut c_void,
+) -> i32 {
+    // SAFETY: `arg` is the test's `Spawned`, used by this root only while the run lasts.
+    let st = unsafe { &mut *(arg as *mut Spawned) };
+    // SAFETY: a valid task.
+    st.status = unsafe { locus_spawn(ctx, st.task) };
+    st.message = last_error();
+    0
 }

@@ -2,8 +2,8 @@
  * The C API's test suite: every function's errors (null, freed and made-up handles,
  * handles of another runtime, bad modes, bad sizes, contexts used out of their body)
  * and its behaviour (runs, views, ranges, nested tasks, arguments and their
- * destructors, reports, the memory API on virtual nodes). One program, one test per
- * name:
+ * destructors, reports, the memory API on virtual nodes, teams and attached data).
+ * One program, one test per name:
  *
  *     capi_tests NAME    runs one test (as ctest does)
  *     capi_tests         runs them all
@@ -1302,6 +1302,408 @@ static void test_scope_migrate(void) {
     OK(locus_runtime_destroy(other));
 }
 
+/* ---- teams and attached data ---- */
+
+/* Writes the node it runs on to its first view (an int64_t written). */
+static int32_t write_node(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)arg;
+    size_t node = 0;
+    if (n < 1 || views[0].mode != LOCUS_WRITE) return 50;
+    if (locus_ctx_where(ctx, NULL, &node) != LOCUS_OK) return 51;
+    ((int64_t *)views[0].ptr)[0] = (int64_t)node;
+    return 0;
+}
+
+#define MEMBERS 6
+
+/* A team's leader: hands its slots to its children (weak writes) and spawns one
+ * write_node child per slot, with no team of its own (they join the leader's). */
+typedef struct {
+    locus_data slots[MEMBERS];
+    locus_access weak[MEMBERS];
+    locus_status statuses[MEMBERS];
+} leader_state;
+
+static int32_t lead(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    leader_state *st = arg;
+    for (int i = 0; i < MEMBERS; i++) {
+        locus_access acc = {st->slots[i], LOCUS_WRITE, 0, 0};
+        locus_task t = {0};
+        t.name = "member";
+        t.body = write_node;
+        t.accesses = &acc;
+        t.naccesses = 1;
+        st->statuses[i] = locus_spawn(ctx, &t);
+    }
+    return 0;
+}
+
+/* A root spawning the `count` tasks of a task_list; fails if a spawn does. */
+typedef struct {
+    const locus_task *tasks;
+    size_t count;
+} task_list;
+
+static int32_t spawn_all(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    const task_list *list = arg;
+    for (size_t i = 0; i < list->count; i++) {
+        if (locus_spawn(ctx, &list->tasks[i]) != LOCUS_OK) return 60;
+    }
+    return 0;
+}
+
+static int64_t fetch_i64(locus_runtime rt, locus_data d) {
+    int64_t x = -2;
+    OK(locus_fetch(rt, d, &x, 1));
+    return x;
+}
+
+/* Runs one task that writes its node to `slot` and returns that node. */
+static int64_t node_of_task(locus_runtime rt, const locus_task *t, locus_data slot) {
+    task_list list = {t, 1};
+    OK(locus_run(rt, spawn_all, &list, NULL));
+    return fetch_i64(rt, slot);
+}
+
+static void test_team_strict_children(void) {
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("dsa-opt", "4x1", 0, NO_SETTINGS, &rt));
+    size_t n = 99;
+    EXPECT(locus_team_spread(rt, NULL, 0, &n), LOCUS_E_SIZE, "4 teams, room for 0");
+    CHECK(n == 4); /* the number, to size the array */
+    locus_team teams[4] = {{0}};
+    OK(locus_team_spread(rt, teams, 4, &n));
+    CHECK(n == 4);
+    leader_state leaders[4];
+    locus_task tasks[4];
+    memset(leaders, 0, sizeof leaders);
+    memset(tasks, 0, sizeof tasks);
+    for (int k = 0; k < 4; k++) {
+        size_t nodes[4] = {9, 9, 9, 9}, count = 0;
+        OK(locus_team_nodes(teams[k], nodes, 4, &count));
+        CHECK(count == 1 && nodes[0] == (size_t)k);
+        OK(locus_team_set_strict(teams[k], true));
+        for (int i = 0; i < MEMBERS; i++) {
+            OK(locus_data_create(rt, "slot", sizeof(int64_t), 1, &leaders[k].slots[i]));
+            leaders[k].weak[i] = (locus_access){leaders[k].slots[i], LOCUS_WEAK_WRITE, 0, 0};
+        }
+        tasks[k].name = "leader";
+        tasks[k].body = lead;
+        tasks[k].arg = &leaders[k];
+        tasks[k].accesses = leaders[k].weak;
+        tasks[k].naccesses = MEMBERS;
+        tasks[k].team = teams[k];
+    }
+    task_list list = {tasks, 4};
+    OK(locus_run(rt, spawn_all, &list, NULL));
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < MEMBERS; i++) {
+            OK(leaders[k].statuses[i]);
+            int64_t node = fetch_i64(rt, leaders[k].slots[i]);
+            if (node != k) fprintf(stderr, "team %d, member %d ran on node %lld\n", k, i,
+                                   (long long)node);
+            CHECK(node == k);
+            OK(locus_data_free(leaders[k].slots[i]));
+        }
+        OK(locus_team_free(teams[k]));
+    }
+
+    /* A two-node team deals its members to its nodes in turn; a member's own affinity
+     * wins. */
+    locus_team pair = {0};
+    const size_t pair_nodes[2] = {3, 1};
+    OK(locus_team_create(rt, pair_nodes, 2, &pair));
+    OK(locus_team_set_strict(pair, true));
+    locus_data out[5];
+    locus_access acc[5];
+    locus_task members[5];
+    memset(members, 0, sizeof members);
+    for (int i = 0; i < 5; i++) {
+        OK(locus_data_create(rt, "out", sizeof(int64_t), 1, &out[i]));
+        acc[i] = (locus_access){out[i], LOCUS_WRITE, 0, 0};
+        members[i].name = "member";
+        members[i].body = write_node;
+        members[i].accesses = &acc[i];
+        members[i].naccesses = 1;
+        members[i].team = pair;
+    }
+    members[4].affinity = LOCUS_AFFINITY_NODE;
+    members[4].affinity_index = 2;
+    members[4].affinity_strict = true;
+    task_list five = {members, 5};
+    OK(locus_run(rt, spawn_all, &five, NULL));
+    const int64_t want[5] = {3, 1, 3, 1, 2};
+    for (int i = 0; i < 5; i++) {
+        CHECK(fetch_i64(rt, out[i]) == want[i]);
+        OK(locus_data_free(out[i]));
+    }
+    OK(locus_team_free(pair));
+    EXPECT(locus_team_free(pair), LOCUS_E_HANDLE, "freed");
+    OK(locus_runtime_destroy(rt));
+}
+
+static void test_team_move(void) {
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("dsa-opt", "4x1", 0, NO_SETTINGS, &rt));
+    /* 8 pages each: all on node 0; 2 on each node; all on node 0. */
+    locus_data bound = shared_index(rt, 4096, LOCUS_POLICY_BIND, 0);
+    locus_data spread = shared_index(rt, 4096, LOCUS_POLICY_INTERLEAVE, 0);
+    locus_data other = shared_index(rt, 4096, LOCUS_POLICY_BIND, 0);
+    locus_team team = {0};
+    const size_t zero[1] = {0}, two[1] = {2}, three_one[2] = {3, 1}, one[1] = {1};
+    OK(locus_team_create(rt, zero, 1, &team));
+    OK(locus_team_set_strict(team, true));
+    OK(locus_attach_team(rt, bound, team));
+    OK(locus_attach_team(rt, spread, team));
+    size_t attached = 0;
+    OK(locus_team_attached(team, &attached));
+    CHECK(attached == 2);
+    uint64_t pages = 99;
+    OK(locus_team_move(rt, team, two, 1, false, &pages));
+    CHECK(pages == 0); /* without take_data nothing moves */
+    CHECK(node_of(rt, bound) == 0);
+    OK(locus_team_move(rt, team, three_one, 2, true, &pages));
+    CHECK(pages == 8 + 6); /* bound: all 8 to node 3; spread: the 6 not on node 1 */
+    CHECK(node_of(rt, bound) == 3 && node_of(rt, spread) == 1);
+    CHECK(node_of(rt, other) == 0); /* only attached data move */
+    size_t nodes[2] = {0, 0}, count = 0;
+    OK(locus_team_nodes(team, nodes, 2, &count));
+    CHECK(count == 2 && nodes[0] == 3 && nodes[1] == 1);
+    locus_migration_counts counts = {0};
+    OK(locus_migrated(rt, &counts));
+    CHECK(counts.now_pages == 14);
+    int64_t *back = malloc(4096 * sizeof(int64_t));
+    OK(locus_fetch(rt, spread, back, 4096));
+    int same = 1;
+    for (int i = 0; i < 4096; i++) same &= back[i] == i;
+    CHECK(same); /* the contents moved with the pages */
+    free(back);
+
+    /* The team's next task goes to its new first node. */
+    locus_data slot = {0};
+    OK(locus_data_create(rt, "slot", sizeof(int64_t), 1, &slot));
+    locus_access acc = {slot, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "after";
+    t.body = write_node;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    t.team = team;
+    CHECK(node_of_task(rt, &t, slot) == 3);
+
+    /* Detached or freed, a datum no longer moves with its team. */
+    OK(locus_detach(rt, bound));
+    OK(locus_team_move(rt, team, zero, 1, true, NULL));
+    CHECK(node_of(rt, bound) == 3 && node_of(rt, spread) == 0);
+    OK(locus_data_free(spread));
+    OK(locus_team_attached(team, &attached));
+    CHECK(attached == 0);
+    OK(locus_team_move(rt, team, one, 1, true, &pages));
+    CHECK(pages == 0);
+
+    /* A team freed before the data attached to it, and a datum left attached when its
+     * runtime goes: LeakSanitizer checks that nothing is kept. */
+    OK(locus_attach_team(rt, other, team));
+    OK(locus_team_free(team));
+    OK(locus_data_free(other));
+    locus_team kept = {0};
+    OK(locus_team_create(rt, one, 1, &kept));
+    OK(locus_attach_team(rt, bound, kept));
+    OK(locus_data_free(slot));
+    OK(locus_runtime_destroy(rt)); /* frees bound and kept */
+    EXPECT(locus_team_free(kept), LOCUS_E_HANDLE, "freed");
+    EXPECT(locus_data_free(bound), LOCUS_E_HANDLE, "freed");
+}
+
+static void test_attached_data(void) {
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("dsa-opt", "4x1", 0, NO_SETTINGS, &rt));
+    locus_data v = shared_index(rt, 4096, LOCUS_POLICY_BIND, 0);
+    locus_data slot = {0};
+    OK(locus_data_create(rt, "slot", sizeof(int64_t), 1, &slot));
+    locus_access acc[2] = {{slot, LOCUS_WRITE, 0, 0}, {v, LOCUS_READ, 0, 0}};
+    locus_task t = {0};
+    t.name = "reader";
+    t.body = write_node;
+    t.accesses = acc;
+    t.naccesses = 2;
+    t.affinity = LOCUS_AFFINITY_DATA;
+    t.affinity_data = v;
+    t.affinity_strict = true;
+    CHECK(node_of_task(rt, &t, slot) == 0); /* where its pages are */
+    OK(locus_attach_node(rt, v, 2));
+    CHECK(node_of_task(rt, &t, slot) == 2);
+    OK(locus_attach_worker(rt, v, 3));
+    CHECK(node_of_task(rt, &t, slot) == 3); /* worker 3 is on node 3 */
+    locus_team team = {0};
+    const size_t one[1] = {1};
+    OK(locus_team_create(rt, one, 1, &team));
+    OK(locus_attach_team(rt, v, team));
+    CHECK(node_of_task(rt, &t, slot) == 1);
+    OK(locus_detach(rt, v));
+    OK(locus_detach(rt, v)); /* detaching a datum without an owner does nothing */
+    CHECK(node_of_task(rt, &t, slot) == 0);
+    CHECK(node_of(rt, v) == 0); /* its pages never moved */
+    OK(locus_team_free(team));
+    OK(locus_data_free(slot));
+    OK(locus_data_free(v));
+    OK(locus_runtime_destroy(rt));
+}
+
+/* What a body's calls of the team API returned, with their messages. */
+typedef struct {
+    locus_runtime rt;
+    locus_team team;
+    locus_data v;
+    locus_status statuses[6];
+    char messages[6][256];
+    int calls;
+} team_calls;
+
+static void note_team(team_calls *st, locus_status s) {
+    if (st->calls < 6) {
+        st->statuses[st->calls] = s;
+        snprintf(st->messages[st->calls], sizeof st->messages[0], "%s", locus_last_error());
+        st->calls++;
+    }
+}
+
+static int32_t call_team_api(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)views;
+    (void)n;
+    team_calls *st = arg;
+    const size_t one[1] = {1};
+    locus_team made = {0};
+    note_team(st, locus_team_create(st->rt, one, 1, &made));
+    note_team(st, locus_team_free(made));
+    note_team(st, locus_attach_node(st->rt, st->v, 1));
+    note_team(st, locus_detach(st->rt, st->v));
+    note_team(st, locus_team_set_strict(st->team, true));
+    note_team(st, locus_team_move(st->rt, st->team, one, 1, false, NULL));
+    return 0;
+}
+
+static void test_team_errors(void) {
+    /* Two workers over four nodes: nodes 2 and 3 have none. */
+    locus_runtime rt = {0}, other = {0};
+    OK(locus_runtime_create("dsa-opt", "4x1", 2, NO_SETTINGS, &rt));
+    other = make_runtime("dsa-opt");
+    locus_data v = shared_index(rt, 512, LOCUS_POLICY_BIND, 0);
+    locus_data foreign_data = shared_index(other, 512, LOCUS_POLICY_BIND, 0);
+    locus_runtime null_rt = {0};
+    locus_team null_team = {0}, made_up = {0x5555555500000007ull};
+    const size_t ok_nodes[2] = {1, 0}, zero[1] = {0}, out_of_range[2] = {0, 4},
+                 no_workers[1] = {2}, three[1] = {3};
+    locus_team team = {0}, foreign = {0}, t = {0};
+    OK(locus_team_create(rt, ok_nodes, 2, &team));
+    OK(locus_team_create(other, zero, 1, &foreign));
+
+    EXPECT(locus_team_create(rt, NULL, 0, &t), LOCUS_E_CONFIG, "at least one node");
+    EXPECT(locus_team_create(rt, zero, 0, &t), LOCUS_E_CONFIG, "at least one node");
+    EXPECT(locus_team_create(rt, NULL, 2, &t), LOCUS_E_NULL, "nodes");
+    EXPECT(locus_team_create(rt, zero, 1, NULL), LOCUS_E_NULL, "out");
+    EXPECT(locus_team_create(rt, out_of_range, 2, &t), LOCUS_E_CONFIG, "node 4 does not exist");
+    EXPECT(locus_team_create(rt, no_workers, 1, &t), LOCUS_E_CONFIG, "node 2 has no workers");
+    EXPECT(locus_team_create(null_rt, zero, 1, &t), LOCUS_E_HANDLE, "null runtime");
+    CHECK(t.bits == 0); /* nothing made */
+    size_t n = 0;
+    EXPECT(locus_team_spread(rt, NULL, 0, NULL), LOCUS_E_NULL, "count");
+    EXPECT(locus_team_spread(rt, NULL, 2, &n), LOCUS_E_NULL, "teams");
+    locus_team room[1] = {{0}};
+    EXPECT(locus_team_spread(rt, room, 1, &n), LOCUS_E_SIZE, "2 teams, room for 1");
+    CHECK(n == 2 && room[0].bits == 0);
+    EXPECT(locus_team_spread(null_rt, room, 1, &n), LOCUS_E_HANDLE, "null runtime");
+    size_t nodes[1] = {0};
+    EXPECT(locus_team_nodes(team, nodes, 1, &n), LOCUS_E_SIZE, "2 nodes, room for 1");
+    CHECK(n == 2);
+    EXPECT(locus_team_nodes(team, NULL, 1, &n), LOCUS_E_NULL, "nodes");
+    EXPECT(locus_team_nodes(team, nodes, 1, NULL), LOCUS_E_NULL, "count");
+    EXPECT(locus_team_nodes(null_team, NULL, 0, &n), LOCUS_E_HANDLE, "null team");
+    EXPECT(locus_team_nodes(made_up, NULL, 0, &n), LOCUS_E_HANDLE, "never made");
+    EXPECT(locus_team_attached(team, NULL), LOCUS_E_NULL, "count");
+    EXPECT(locus_team_attached(null_team, &n), LOCUS_E_HANDLE, "null team");
+    EXPECT(locus_team_set_strict(made_up, true), LOCUS_E_HANDLE, "never made");
+    EXPECT(locus_team_free(null_team), LOCUS_E_HANDLE, "null team");
+
+    /* Moves. */
+    EXPECT(locus_team_move(rt, foreign, zero, 1, false, NULL), LOCUS_E_WRONG_RUNTIME,
+           "another runtime");
+    EXPECT(locus_team_move(rt, team, three, 1, true, NULL), LOCUS_E_CONFIG,
+           "node 3 has no workers");
+    EXPECT(locus_team_move(rt, team, NULL, 0, true, NULL), LOCUS_E_CONFIG, "at least one node");
+    EXPECT(locus_team_move(rt, team, NULL, 1, true, NULL), LOCUS_E_NULL, "nodes");
+    EXPECT(locus_team_move(rt, null_team, zero, 1, true, NULL), LOCUS_E_HANDLE, "null team");
+    EXPECT(locus_team_move(null_rt, team, zero, 1, true, NULL), LOCUS_E_HANDLE, "null runtime");
+    size_t count = 0, got[2] = {9, 9};
+    OK(locus_team_nodes(team, got, 2, &count));
+    CHECK(count == 2 && got[0] == 1 && got[1] == 0); /* failed moves change nothing */
+
+    /* Attachments. */
+    EXPECT(locus_attach_worker(rt, v, 2), LOCUS_E_CONFIG, "worker 2 does not exist");
+    EXPECT(locus_attach_node(rt, v, 4), LOCUS_E_CONFIG, "node 4 does not exist");
+    EXPECT(locus_attach_team(rt, v, foreign), LOCUS_E_WRONG_RUNTIME, "another runtime");
+    EXPECT(locus_attach_team(rt, v, null_team), LOCUS_E_HANDLE, "null team");
+    EXPECT(locus_attach_node(rt, foreign_data, 0), LOCUS_E_WRONG_RUNTIME, "another runtime");
+    locus_data null_data = {0};
+    EXPECT(locus_attach_worker(rt, null_data, 0), LOCUS_E_HANDLE, "null data");
+    EXPECT(locus_attach_node(null_rt, v, 0), LOCUS_E_HANDLE, "null runtime");
+    EXPECT(locus_detach(null_rt, v), LOCUS_E_HANDLE, "null runtime");
+    EXPECT(locus_detach(other, v), LOCUS_E_WRONG_RUNTIME, "another runtime");
+    OK(locus_team_attached(team, &n));
+    CHECK(n == 0);
+
+    /* Spawns naming a bad team are refused; the run goes on. */
+    locus_data slot = {0};
+    OK(locus_data_create(rt, "slot", sizeof(int64_t), 1, &slot));
+    locus_access acc = {slot, LOCUS_WRITE, 0, 0};
+    locus_task task = {0};
+    task.name = "member";
+    task.body = write_node;
+    task.accesses = &acc;
+    task.naccesses = 1;
+    task.team = foreign;
+    locus_status run;
+    EXPECT_SPAWN(spawn_in_run(rt, &task, &run), LOCUS_E_WRONG_RUNTIME, "team");
+    OK(run);
+    locus_team dead = {0};
+    OK(locus_team_create(rt, zero, 1, &dead));
+    OK(locus_team_free(dead));
+    task.team = dead;
+    EXPECT_SPAWN(spawn_in_run(rt, &task, &run), LOCUS_E_HANDLE, "team");
+    OK(run);
+    task.team = made_up;
+    EXPECT_SPAWN(spawn_in_run(rt, &task, &run), LOCUS_E_HANDLE, "never made");
+
+    /* From a body: everything but the move, which is between runs only. */
+    team_calls st;
+    memset(&st, 0, sizeof st);
+    st.rt = rt;
+    st.team = team;
+    st.v = v;
+    locus_task caller = {0};
+    caller.name = "caller";
+    caller.body = call_team_api;
+    caller.arg = &st;
+    OK(spawn_in_run(rt, &caller, NULL));
+    CHECK(st.calls == 6);
+    for (int i = 0; i < 5; i++) OK(st.statuses[i]);
+    EXPECT_TEXT(st.statuses[5], LOCUS_E_STATE, "locus_team_move", st.messages[5]);
+
+    /* Destroying a runtime frees its teams. */
+    OK(locus_data_free(foreign_data));
+    OK(locus_runtime_destroy(other));
+    EXPECT(locus_team_free(foreign), LOCUS_E_HANDLE, "freed");
+    OK(locus_data_free(slot));
+    OK(locus_data_free(v));
+    OK(locus_team_free(team));
+    OK(locus_runtime_destroy(rt));
+}
+
 /* ---- the table of tests ---- */
 
 typedef struct {
@@ -1324,6 +1726,10 @@ static const test_case TESTS[] = {
     {"migrate_on_next_touch", test_migrate_on_next_touch},
     {"free_memory", test_free_memory},
     {"scope_migrate", test_scope_migrate},
+    {"team_strict_children", test_team_strict_children},
+    {"team_move", test_team_move},
+    {"attached_data", test_attached_data},
+    {"team_errors", test_team_errors},
     {"spawn_errors", test_spawn_errors},
     {"failed_runs", test_failed_runs},
     {"arguments_and_destructors", test_arguments_and_destructors},

@@ -1,7 +1,7 @@
 // The C++ wrapper's tests: exceptions from error codes, RAII handles that free what
 // they hold, typed views checked against the datum, lambdas as bodies and an exception
-// in a body failing the run with its message, and the memory API. Ends with "N passed,
-// N failed".
+// in a body failing the run with its message, the memory API, and teams and attached
+// data. Ends with "N passed, N failed".
 #include <locus.hpp>
 
 #include <cstdio>
@@ -165,6 +165,49 @@ static void memory_api() {
     expect_error([&] { rt.migrate_on_next_touch(x); }, LOCUS_E_CONFIG, "versioned");
 }
 
+static void teams_and_attached_data() {
+    locus::runtime rt("dsa-opt", "4x1");
+    std::vector<locus::team> teams = rt.spread();
+    CHECK(teams.size() == 4);
+    std::vector<locus::data<long>> slots;
+    for (int k = 0; k < 4; k++) slots.push_back(rt.data<long>("slot", 1));
+    rt.run([&](locus::context &ctx) {
+        for (std::size_t k = 0; k < 4; k++) {
+            teams[k].set_strict(true);
+            const locus::data<long> &slot = slots[k];
+            // The leader's child joins the leader's team: it runs on node k.
+            ctx.spawn("leader", {locus::weak_write(slot)},
+                      [&slot](locus::context &c, locus::views) {
+                          c.spawn("member", {locus::write(slot)},
+                                  [](locus::context &cc, locus::views v) {
+                                      v.get<long>(0)[0] = static_cast<long>(cc.node());
+                                  });
+                      },
+                      locus::hints().in(teams[k]));
+        }
+    });
+    for (int k = 0; k < 4; k++) CHECK(rt.fetch(slots[k])[0] == k);
+    CHECK(teams[2].nodes() == std::vector<std::size_t>{2});
+    // 8 pages on node 0 move with their team to node 3.
+    auto v = rt.shared<double>("v", 4096, LOCUS_POLICY_BIND, 0);
+    rt.attach_team(v, teams[0]);
+    CHECK(teams[0].attached() == 1);
+    CHECK(rt.move_team(teams[0], {3}, true) == 8);
+    CHECK(rt.node_of(v) == 3);
+    CHECK(teams[0].nodes() == std::vector<std::size_t>{3});
+    rt.detach(v);
+    CHECK(teams[0].attached() == 0);
+    rt.attach_node(v, 1);
+    rt.attach_worker(v, 2);
+    locus::team pair = rt.team({3, 1});
+    CHECK(pair.nodes() == (std::vector<std::size_t>{3, 1}));
+    expect_error([&] { rt.team({}); }, LOCUS_E_CONFIG, "at least one node");
+    expect_error([&] { rt.attach_node(v, 9); }, LOCUS_E_CONFIG, "node 9");
+    locus::runtime other("dsa-opt", "2x1");
+    expect_error([&] { other.move_team(pair, {0}, false); }, LOCUS_E_WRONG_RUNTIME,
+                 "another runtime");
+}
+
 int main() {
     const std::pair<const char *, std::function<void()>> tests[] = {
         {"errors_are_exceptions", errors_are_exceptions},
@@ -172,6 +215,7 @@ int main() {
         {"body_exceptions_fail_the_run", body_exceptions_fail_the_run},
         {"nested_and_hints", nested_and_hints},
         {"memory_api", memory_api},
+        {"teams_and_attached_data", teams_and_attached_data},
     };
     int passed = 0, failed = 0;
     for (const auto &t : tests) {
