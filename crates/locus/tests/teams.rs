@@ -191,3 +191,17 @@ fn pushing_sends_a_reader_to_the_owner_of_its_data() {
     let attached = pushes(&rt);
     assert_eq!((before, attached), (0, 1));
 }
+
+/// A team does not keep its attached data alive: a datum its user drops leaves the
+/// team's list (and its memory is freed).
+#[test]
+fn a_dropped_datum_leaves_its_team() {
+    let rt = runtime("2x1");
+    let team = rt.team(&[1]).unwrap();
+    let v = rt.shared::<u64>("v", 4096, RegionPolicy::Bind(0)).unwrap();
+    rt.attach(&v, Attach::Team(team.clone())).unwrap();
+    assert_eq!(team.attached(), 1);
+    drop(v);
+    assert_eq!(team.attached(), 0);
+    assert_eq!(rt.move_team(&team, &[0], true).unwrap().pages, 0);
+}

@@ -25,7 +25,7 @@
 //! the locality metrics still count where its pages really are.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use super::hints::DataRef;
 use crate::data::DataInner;
@@ -47,8 +47,10 @@ pub(crate) struct TeamInner {
     pub(crate) strict: AtomicBool,
     /// The next node to deal a task to.
     pub(crate) next: AtomicUsize,
-    /// The data attached to the team, which move with it.
-    pub(crate) data: Mutex<Vec<Arc<DataInner>>>,
+    /// The data attached to the team, which move with it. Weak: an attached datum
+    /// holds its team (its owner), and a datum dropped by its user is not kept alive
+    /// by the team.
+    pub(crate) data: Mutex<Vec<Weak<DataInner>>>,
 }
 
 impl std::fmt::Debug for Team {
@@ -78,9 +80,18 @@ impl Team {
         self.inner.strict.store(strict, Ordering::Relaxed);
     }
 
-    /// How many data are attached to the team.
+    /// How many data are attached to the team (data dropped since do not count).
     pub fn attached(&self) -> usize {
-        self.inner.data.lock().expect("team lock").len()
+        let mut data = self.inner.data.lock().expect("team lock");
+        data.retain(|d| d.strong_count() > 0);
+        data.len()
+    }
+
+    /// The data attached to the team that still exist.
+    pub(crate) fn attached_data(&self) -> Vec<Arc<DataInner>> {
+        let mut data = self.inner.data.lock().expect("team lock");
+        data.retain(|d| d.strong_count() > 0);
+        data.iter().filter_map(Weak::upgrade).collect()
     }
 
     /// The node the team's next task without a hint of its own is sent to.

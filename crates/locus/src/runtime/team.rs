@@ -75,7 +75,7 @@ impl Runtime {
         self.check_team_nodes(op, nodes)?;
         let mut moved = Migrated::default();
         if take_data {
-            let data = team.inner.data.lock().expect("team lock").clone();
+            let data = team.attached_data();
             for (k, d) in data.iter().enumerate() {
                 let m = self.migrate_inner(d, 0..d.len, nodes[k % nodes.len()])?;
                 moved.pages += m.pages;
@@ -131,7 +131,11 @@ impl Runtime {
         };
         self.detach(data);
         if let Attach::Team(t) = &owner {
-            t.inner.data.lock().expect("team lock").push(inner.clone());
+            t.inner
+                .data
+                .lock()
+                .expect("team lock")
+                .push(Arc::downgrade(inner));
         }
         *inner.owner.lock().expect("owner lock") = Some((owner, node));
         Ok(())
@@ -146,7 +150,7 @@ impl Runtime {
                 .data
                 .lock()
                 .expect("team lock")
-                .retain(|d| !Arc::ptr_eq(d, &data.inner));
+                .retain(|d| !std::ptr::eq(d.as_ptr(), Arc::as_ptr(&data.inner)));
         }
     }
 
