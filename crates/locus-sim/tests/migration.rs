@@ -144,7 +144,7 @@ fn auto_migrates_data_that_enough_submitted_tasks_will_reuse() {
 /// vectors the model does not show Figure 3a's gap: every node's controller then moves
 /// the same bytes whichever vector migrated, and full-duplex links carry a remote
 /// write's two crossings in opposite directions, so migrating the written or the read
-/// vector take the same time (`crates/locus-sim/README.md`, "Paper 2").
+/// vector take the same time (`docs/guide.md`, "The STREAM family").
 #[test]
 fn twisted_stream_orders_the_policies_as_paper_2_does() {
     let phase2 = |policy: &str, remote: usize, iterations: usize| {
