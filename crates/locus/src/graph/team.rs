@@ -13,14 +13,14 @@
 //! first. Locus does not migrate threads: its workers stay pinned and the tasks go to
 //! the team's nodes.
 //!
-//! A team is re-placed between phases with [`Runtime::move_team`]: the tasks spawned
+//! A team is re-placed between phases with [`Runtime::move_team`](crate::Runtime::move_team): the tasks spawned
 //! after the move go to its new nodes, and the data attached to it
-//! ([`Runtime::attach`] with [`Attach::Team`]) migrate along, or stay, as asked
+//! ([`Runtime::attach`](crate::Runtime::attach) with [`Attach::Team`]) migrate along, or stay, as asked
 //! (paper 2's "update memory hints").
 //!
 //! Attaching a datum to a worker, a node or a team makes the placement policies treat
 //! it as that owner's data wherever its pages lie: an affinity to the datum
-//! ([`Affinity::data`]) resolves to the owner, and work-pushing and the `auto`
+//! ([`Affinity::data`](crate::Affinity::data)) resolves to the owner, and work-pushing and the `auto`
 //! migration setting count its bytes on the owner's node. Its memory does not move;
 //! the locality metrics still count where its pages really are.
 
@@ -111,7 +111,7 @@ impl Team {
     }
 }
 
-/// Whom a datum is attached to ([`Runtime::attach`]).
+/// Whom a datum is attached to ([`Runtime::attach`](crate::Runtime::attach)).
 #[derive(Clone, Debug)]
 pub enum Attach {
     /// A worker, by index: the policies treat the datum as on the worker's node, and an
@@ -120,7 +120,7 @@ pub enum Attach {
     /// A node, by index.
     Node(usize),
     /// A team: the datum counts on the team's first node and moves with the team
-    /// ([`Runtime::move_team`]).
+    /// ([`Runtime::move_team`](crate::Runtime::move_team)).
     Team(Team),
 }
 
