@@ -907,8 +907,18 @@ fn migrate_remote(
             let pages = bytes.div_ceil(locus_mem::region::PAGE as u64);
             let mode = (b.mode.reads(), b.mode.writes());
             match costs.choose(bytes, pages, main, node, mode, reuse) {
-                crate::sched::migrate::Choice::Migrate => MIGRATED_AUTO,
                 crate::sched::migrate::Choice::Remote => return 0,
+                crate::sched::migrate::Choice::Migrate => {
+                    // On real nodes, only where the kernel says the pages fit (on
+                    // virtual ones the node limit refuses a move that does not).
+                    let free = costs
+                        .os_node(node)
+                        .and_then(|os| locus_topo::SysfsReader::new("/").free_memory(os).ok());
+                    if free.is_some_and(|free| free < pages * locus_mem::region::PAGE as u64) {
+                        return 0;
+                    }
+                    MIGRATED_AUTO
+                }
             }
         }
         _ => return 0,

@@ -10,7 +10,8 @@
 //! the tasks already submitted that declare it and have not started (its expected
 //! reuse, known from the declarations). Migrating costs the topology's migration model
 //! (`a + b x pages`) once, after which every use is local. The pages move when
-//! migrating costs less than the remote accesses it saves.
+//! migrating costs less than the remote accesses it saves (and, on real nodes, when
+//! the kernel's free memory of the task's node holds them: the caller asks it).
 //!
 //! Pure: the costs come in as [`MigrationCosts`], the figures of one access as
 //! arguments, the decision goes out as a [`Choice`].
@@ -32,6 +33,9 @@ pub struct MigrationCosts {
     call_ns: f64,
     /// ... and per page (4 KiB).
     page_ns: f64,
+    /// The kernel's number of each node, on a topology of real nodes (whose free
+    /// memory the caller asks the kernel before moving pages there).
+    os_nodes: Option<Vec<u32>>,
 }
 
 /// What to do with a remote datum.
@@ -64,6 +68,11 @@ impl MigrationCosts {
             write_ns: per_byte(&|b, d, f| topology.write_cost_ns(b, d, f)),
             call_ns: m.fixed_ns,
             page_ns: m.per_page_ns,
+            os_nodes: (!topology.is_virtual()).then(|| {
+                (0..nodes)
+                    .map(|n| topology.os_node(NodeId(n as u32)).unwrap_or(n as u32))
+                    .collect()
+            }),
         }
     }
 
@@ -114,6 +123,12 @@ impl MigrationCosts {
         }
         best.filter(|&(cost, _)| cost < at_hint)
             .map(|(_, node)| node)
+    }
+
+    /// The kernel's number of `node` when the topology's nodes are real ones: its free
+    /// memory can then be asked of the kernel.
+    pub fn os_node(&self, node: usize) -> Option<u32> {
+        self.os_nodes.as_ref()?.get(node).copied()
     }
 
     /// Nanoseconds of migrating `pages` pages in one call.
