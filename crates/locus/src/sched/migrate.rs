@@ -94,30 +94,31 @@ impl MigrationCosts {
         if hinted >= self.nodes {
             return None;
         }
+        // Bytes read and written on each node (one pass over the accesses).
+        let mut on: Vec<(u64, u64)> = vec![(0, 0); self.nodes];
+        for a in accesses {
+            if let Some(d) = a.node.filter(|&d| d < self.nodes) {
+                if a.input {
+                    on[d].0 += a.bytes;
+                } else {
+                    on[d].1 += a.bytes;
+                }
+            }
+        }
         let cost_from = |from: usize| -> f64 {
-            accesses
-                .iter()
-                .filter_map(|a| {
-                    let data = a.node.filter(|&d| d < self.nodes)?;
-                    Some(self.use_ns(a.bytes, data, from, a.input, !a.input))
+            on.iter()
+                .enumerate()
+                .map(|(d, &(r, w))| {
+                    self.use_ns(r, d, from, true, false) + self.use_ns(w, d, from, false, true)
                 })
                 .sum()
         };
         let at_hint = cost_from(hinted);
+        // Candidates: the nodes holding some of the bytes; ties to the lower node.
         let mut best: Option<(f64, usize)> = None;
-        for a in accesses {
-            let Some(node) = a.node.filter(|&n| n < self.nodes && n != hinted) else {
-                continue;
-            };
-            if best.is_some_and(|(_, b)| b == node) {
-                continue;
-            }
+        for node in (0..self.nodes).filter(|&n| n != hinted && on[n] != (0, 0)) {
             let cost = cost_from(node);
-            let better = match best {
-                None => true,
-                Some((c, b)) => cost < c || (cost == c && node < b),
-            };
-            if better {
+            if best.map_or(true, |(c, _)| cost < c) {
                 best = Some((cost, node));
             }
         }
