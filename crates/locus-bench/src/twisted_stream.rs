@@ -322,16 +322,16 @@ fn run_flipped(
         }
         _ => {}
     }
+    // Under `auto` the runtime may move the phase-2 tasks: their hint is not strict.
+    let phase2_hint = |g: usize| match p.migrate {
+        Policy::Auto => Affinity::node(nodes[g]),
+        _ => own(g),
+    };
     let triad2_s = timed_run(rt, &mut total, |s| {
         for _ in 0..p.iterations {
             for (k, &runs) in runs_on.iter().enumerate() {
                 let (vectors, _) = phase2_vectors(&sets, k, remote);
-                if p.migrate == Policy::Auto {
-                    // The runtime may move them (`auto`).
-                    spawn_op_over(s, Op::Triad, vectors, &|_| Affinity::node(nodes[runs]))?;
-                } else {
-                    spawn_op_over(s, Op::Triad, vectors, &|_| own(runs))?;
-                }
+                spawn_op_over(s, Op::Triad, vectors, &|_| phase2_hint(runs))?;
             }
         }
         Ok(())

@@ -60,6 +60,9 @@ pub(crate) struct DataInner {
     /// the placement policies treat it as that owner's data.
     /// With the node of an attached worker.
     pub(crate) owner: Mutex<Option<(crate::graph::Attach, usize)>>,
+    /// Whether `owner` is set: read on every task description the placement policies
+    /// make, so that an unattached datum (nearly all) costs a load, not a lock.
+    pub(crate) attached: std::sync::atomic::AtomicBool,
 }
 
 impl DataInner {
@@ -94,6 +97,7 @@ impl DataInner {
             reduction: Mutex::new(None),
             maybe_poisoned: Default::default(),
             owner: Mutex::new(None),
+            attached: Default::default(),
         })
     }
 
@@ -123,6 +127,7 @@ impl DataInner {
             reduction: Mutex::new(None),
             maybe_poisoned: Default::default(),
             owner: Mutex::new(None),
+            attached: Default::default(),
         }
     }
 
@@ -155,6 +160,7 @@ impl DataInner {
                 reduction: Mutex::new(None),
                 maybe_poisoned: Default::default(),
                 owner: Mutex::new(None),
+                attached: Default::default(),
             },
         }
     }
@@ -183,6 +189,7 @@ impl DataInner {
             reduction: Mutex::new(None),
             maybe_poisoned: Default::default(),
             owner: Mutex::new(None),
+            attached: Default::default(),
         }
     }
 

@@ -359,7 +359,7 @@ impl Mechanism {
             // Nothing to decide: the fast path of `ws`, `dsa-base`, `dfa` and `bf`.
             return self.place_by_default(q, into(task.into_task()));
         }
-        let ready = task.describe(self.policy.needs_accesses());
+        let ready = task.describe(self.needs_accesses(task.has_affinity()));
         self.activate_described(q, task, &ready, into)
     }
 
@@ -380,7 +380,7 @@ impl Mechanism {
         if decided == Decided::ByPolicy && !self.policy.needs_accesses() {
             return self.place_by_default(q, into(task.into_task()));
         }
-        let accesses = if self.policy.needs_accesses() {
+        let accesses = if self.needs_accesses(ready.affinity.is_some()) {
             &ready.accesses[..]
         } else {
             &[]
@@ -398,6 +398,16 @@ impl Mechanism {
         );
         task.set_preferred_node(placement.preferred_node(&self.worker_node, node));
         self.route(q, placement, decided, into(task.into_task()))
+    }
+
+    /// Whether the policy places a task with (`hinted`) or without a hint by its
+    /// accesses.
+    fn needs_accesses(&self, hinted: bool) -> bool {
+        if hinted {
+            self.policy.needs_accesses_of_hinted()
+        } else {
+            self.policy.needs_accesses()
+        }
     }
 
     /// Queues a task the policy has nothing to decide about: on the global queue under
@@ -448,11 +458,11 @@ impl Mechanism {
                 self.announce(q, Queue::Private(w))
             }
             Placement::ToData(node) => {
-                // Onto the node's own queue: a mailbox may be full, and a thief of
-                // another node would take the task away from its data again.
+                // Onto the node's own queue, as a strict node hint: a mailbox may be
+                // full, and a thief of another node would take the task away from its
+                // data again.
                 q.record(&task, EngineEvent::MovedToData);
-                q.push_node_private(node, task);
-                self.announce(q, Queue::NodePrivate(node))
+                self.route(q, Placement::StrictNode(node), decided, task)
             }
             Placement::StrictNode(node) => {
                 if self.workers_of_node[node].is_empty() {

@@ -138,13 +138,22 @@ impl Runtime {
                 .push(Arc::downgrade(inner));
         }
         *inner.owner.lock().expect("owner lock") = Some((owner, node));
+        inner
+            .attached
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 
     /// Detaches `data` from its owner, if it has one; the policies then go by where
     /// its memory lies again.
     pub fn detach<T: Element>(&self, data: &Data<T>) {
-        let previous = data.inner.owner.lock().expect("owner lock").take();
+        let previous = {
+            let mut owner = data.inner.owner.lock().expect("owner lock");
+            data.inner
+                .attached
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+            owner.take()
+        };
         if let Some((Attach::Team(t), _)) = previous {
             t.inner
                 .data

@@ -95,7 +95,7 @@ impl MigrationCosts {
             return None;
         }
         // Bytes read and written on each node (one pass over the accesses).
-        let mut on: Vec<(u64, u64)> = vec![(0, 0); self.nodes];
+        let mut on: smallvec::SmallVec<[(u64, u64); 8]> = smallvec::smallvec![(0, 0); self.nodes];
         for a in accesses {
             if let Some(d) = a.node.filter(|&d| d < self.nodes) {
                 if a.input {

@@ -183,7 +183,14 @@ impl ReadyPolicy {
 
     /// Whether [`place`](Self::place) needs the task's accesses (it does when pushing).
     pub fn needs_accesses(&self) -> bool {
-        self.push.is_some() || self.home.is_some() || self.to_data.is_some()
+        self.push.is_some() || self.home.is_some()
+    }
+
+    /// Whether [`place`](Self::place) needs the accesses of a task that carries a
+    /// hint: it does when pushing, and when non-strict hints are weighed against the
+    /// data ([`moving_to_data`](Self::moving_to_data)).
+    pub fn needs_accesses_of_hinted(&self) -> bool {
+        self.needs_accesses() || self.to_data.is_some()
     }
 
     /// Decides where a task activated by a worker of `activator_node` goes.
