@@ -34,6 +34,10 @@ pub struct Costs {
     /// in and back out, through its controller and links. Latencies measured per
     /// written line include it already; bandwidth does not.
     pub write_allocate: bool,
+    /// How many times longer a written byte occupies its node's controller than a
+    /// read byte (1: the same). A write-back costs the memory more than a read: the
+    /// bus turns around, and the line is sent and acknowledged.
+    pub write_occupancy: f64,
     /// Cache-line misses one core keeps in flight.
     pub outstanding_lines: u32,
     /// Bytes of a cache line.
@@ -165,6 +169,7 @@ const OPTERON: Costs = Costs {
     link_bandwidth_gb_s: 38.4,
     llc_bytes: 6 << 20,
     write_allocate: false,
+    write_occupancy: 1.0,
     outstanding_lines: 10,
     line_bytes: 64,
     read_latency_ns: 1288.5e6 / LINES,
@@ -252,6 +257,12 @@ impl Costs {
     ///   more than migrating a read one by "twice as many low-level memory accesses"
     ///   for a write (section 4.4). (The Opteron-64 and SGI models leave it off: their
     ///   validation against paper 1 was made without it.)
+    /// - a written byte occupies the controller 1.71 times as long as a read byte:
+    ///   the ratio of its Table 3's local write and read latencies (142 ns / 83 ns),
+    ///   that paper's own measure of the extra "hardware traffic" of a write. With it
+    ///   the model's STREAM gives 7,836 MB/s for copy and scale (its Table 4: 7,851
+    ///   and 7,821) and 9,259 MB/s for add and triad (Table 4: 8,335 and 8,357;
+    ///   Table 6's phase 1: 9,108); without it, 9,693 and 10,905.
     /// - latencies 83 ns (read) and 142 ns (write): its Table 3;
     /// - clock 1.9 GHz; misses in flight and runtime costs as [`Costs::OPTERON_64`].
     pub const OPTERON_16: Costs = Costs {
@@ -259,6 +270,7 @@ impl Costs {
         link_bandwidth_gb_s: 2.257 * 2.0 / 3.0,
         llc_bytes: 2 << 20,
         write_allocate: true,
+        write_occupancy: 142.0 / 83.0,
         read_latency_ns: 83.0,
         write_latency_ns: 142.0,
         clock_ghz: 1.9,

@@ -418,6 +418,7 @@ impl Machine {
                 nodes,
                 shared.costs.node_bandwidth_gb_s,
                 shared.costs.link_bandwidth_gb_s,
+                shared.costs.write_occupancy,
             ),
             caches: Caches::new(nodes, shared.costs.llc_bytes),
             next_id: 1,

@@ -7,7 +7,8 @@
 //! - its **cap**, what one core can draw from that node: a core keeps a fixed number of
 //!   cache-line misses in flight, so its stream runs at `lines x 64 B / latency`, and the
 //!   latency grows with the distance to the node (Little's law);
-//! - the node's **controller**, shared by every flow on the node;
+//! - the node's **controller**, shared by every flow on the node; a written byte may
+//!   occupy it longer than a read one (`Costs::write_occupancy`);
 //! - the node's **link port**, shared by the flows of cores on other nodes: remote
 //!   traffic into or out of a node's memory crosses its links. Links are full duplex
 //!   (HyperTransport, QuickPath and NUMAlink carry each direction on its own lanes), so
@@ -35,8 +36,10 @@ pub(crate) const UNITS_PER_BYTE: u64 = 1024;
 /// Which of a node's resources a flow crosses besides its controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Path {
-    /// From a core of the node: the controller only.
-    Local,
+    /// Read by a core of the node: the controller only.
+    LocalRead,
+    /// Written by a core of the node: the controller only.
+    LocalWrite,
     /// Read by a core of another node: out through the link port.
     RemoteRead,
     /// Written by a core of another node: in through the link port.
@@ -47,12 +50,20 @@ impl Path {
     /// The path of a flow between a core of `core` and the memory of `memory`.
     pub(crate) fn of(core: usize, memory: usize, write: bool) -> Path {
         match (core == memory, write) {
-            (true, _) => Path::Local,
+            (true, false) => Path::LocalRead,
+            (true, true) => Path::LocalWrite,
             (false, false) => Path::RemoteRead,
             (false, true) => Path::RemoteWrite,
         }
     }
+
+    fn is_write(self) -> bool {
+        matches!(self, Path::LocalWrite | Path::RemoteWrite)
+    }
 }
+
+/// Weights are in thousandths: a read byte weighs `WEIGHT_UNIT` on every resource.
+const WEIGHT_UNIT: u64 = 1000;
 
 /// The controllers and link ports of every node.
 pub(crate) struct Memory {
@@ -64,6 +75,8 @@ pub(crate) struct Memory {
 struct NodeMemory {
     /// Units per ns of the controller.
     controller: u64,
+    /// Controller time of a written unit, in thousandths of a read unit's.
+    write_weight: u64,
     /// Units per ns of the node's links in each direction, for remote
     /// flows.
     port: u64,
@@ -106,12 +119,20 @@ pub(crate) fn rate_of(gb_s: f64) -> u64 {
 
 impl Memory {
     /// The memories of `nodes` nodes, each with a controller of `controller_gb_s` and
-    /// link ports of `port_gb_s`.
-    pub(crate) fn new(nodes: usize, controller_gb_s: f64, port_gb_s: f64) -> Self {
+    /// link ports of `port_gb_s`; a written byte occupies a controller `write_occupancy`
+    /// times as long as a read one.
+    pub(crate) fn new(
+        nodes: usize,
+        controller_gb_s: f64,
+        port_gb_s: f64,
+        write_occupancy: f64,
+    ) -> Self {
+        let write_weight = ((write_occupancy * WEIGHT_UNIT as f64).round() as u64).max(1);
         Memory {
             nodes: (0..nodes)
                 .map(|_| NodeMemory {
                     controller: rate_of(controller_gb_s),
+                    write_weight,
                     port: rate_of(port_gb_s),
                     classes: Vec::new(),
                     updated_at: 0,
@@ -126,22 +147,23 @@ impl Memory {
     /// alone on the machine: the longest of each flow at its cap and each resource
     /// (a controller, a direction of a port) at its bandwidth for what crosses it.
     pub(crate) fn alone_ns(&self, flows: impl Iterator<Item = (usize, u64, u64, Path)>) -> u64 {
-        // Units through each node's controller, read port and write port.
+        // Weighted units through each node's controller, units through its read port
+        // and write port.
         let mut load = vec![[0u64; 3]; self.nodes.len()];
         let mut longest = 0u64;
         for (node, volume, cap, path) in flows {
             longest = longest.max(volume.div_ceil(cap.max(1)));
             let l = &mut load[node];
-            l[0] += volume;
+            l[0] += volume * self.nodes[node].weight(path);
             match path {
-                Path::Local => {}
+                Path::LocalRead | Path::LocalWrite => {}
                 Path::RemoteRead => l[1] += volume,
                 Path::RemoteWrite => l[2] += volume,
             }
         }
         for (n, l) in self.nodes.iter().zip(&load) {
             longest = longest
-                .max(l[0].div_ceil(n.controller))
+                .max(l[0].div_ceil(n.controller * WEIGHT_UNIT))
                 .max(l[1].div_ceil(n.port))
                 .max(l[2].div_ceil(n.port));
         }
@@ -221,7 +243,7 @@ impl Memory {
 
 /// The largest level `l` with `fixed + sum over (count, cap) of count x min(cap, l) <=
 /// bandwidth`, for classes sorted by cap; `u64::MAX` when every class can run at its
-/// cap.
+/// cap. A count may be weighted (flows times their weight on the resource).
 fn fill_level(fixed: u64, bandwidth: u64, classes: &mut [(u64, u64)]) -> u64 {
     classes.sort_unstable_by_key(|&(_, cap)| cap);
     let mut left = bandwidth.saturating_sub(fixed);
@@ -242,6 +264,15 @@ fn fill_level(fixed: u64, bandwidth: u64, classes: &mut [(u64, u64)]) -> u64 {
 }
 
 impl NodeMemory {
+    /// Controller weight of a unit moved along `path`.
+    fn weight(&self, path: Path) -> u64 {
+        if path.is_write() {
+            self.write_weight
+        } else {
+            WEIGHT_UNIT
+        }
+    }
+
     fn advance(&mut self, now: u64) {
         let dt = u128::from(now - self.updated_at);
         for c in &mut self.classes {
@@ -255,25 +286,30 @@ impl NodeMemory {
     /// port) stop there, the others rise on until another fills, each flow stopping at
     /// its cap.
     fn share(&mut self) {
-        // The resources, with the paths that cross each.
+        // The resources, with the paths that cross each; the controller weighs writes.
         type Crosses = fn(Path) -> bool;
-        let resources: [(u64, Crosses); 3] = [
-            (self.controller, |_| true),
-            (self.port, |p| p == Path::RemoteRead),
-            (self.port, |p| p == Path::RemoteWrite),
+        let resources: [(u64, Crosses, bool); 3] = [
+            (self.controller, |_| true, true),
+            (self.port, |p| p == Path::RemoteRead, false),
+            (self.port, |p| p == Path::RemoteWrite, false),
         ];
         let mut frozen = vec![false; self.classes.len()];
         loop {
             // The lowest level at which a resource fills, given the frozen flows.
             let mut lowest: Option<(u64, usize)> = None;
-            for (r, &(capacity, crosses)) in resources.iter().enumerate() {
+            for (r, &(capacity, crosses, weighs)) in resources.iter().enumerate() {
                 let mut fixed = 0u64;
                 let mut open: Vec<(u64, u64)> = Vec::new();
                 for (k, c) in self.classes.iter().enumerate() {
                     if c.flows.is_empty() || !crosses(c.path) {
                         continue;
                     }
-                    let count = c.flows.len() as u64;
+                    let weight = if weighs {
+                        self.weight(c.path)
+                    } else {
+                        WEIGHT_UNIT
+                    };
+                    let count = c.flows.len() as u64 * weight;
                     if frozen[k] {
                         fixed += c.rate * count;
                     } else {
@@ -283,7 +319,7 @@ impl NodeMemory {
                 if open.is_empty() {
                     continue;
                 }
-                let level = fill_level(fixed, capacity, &mut open);
+                let level = fill_level(fixed, capacity * WEIGHT_UNIT, &mut open);
                 if level != u64::MAX && lowest.map_or(true, |(l, _)| level < l) {
                     lowest = Some((level, r));
                 }
@@ -336,7 +372,8 @@ mod tests {
 
     const R: Path = Path::RemoteRead;
     const W: Path = Path::RemoteWrite;
-    const L: Path = Path::Local;
+    const L: Path = Path::LocalRead;
+    const LW: Path = Path::LocalWrite;
 
     /// Runs flows `(volume in bytes, cap in GB/s, path)` started at time 0 on node 0
     /// to completion; returns each flow's end time.
@@ -359,19 +396,19 @@ mod tests {
     #[test]
     fn a_flow_alone_runs_at_its_cap() {
         // 8 GB/s cap, 32 GB/s controller: 8000 bytes in 1000 ns.
-        let mut m = Memory::new(1, 32.0, 16.0);
+        let mut m = Memory::new(1, 32.0, 16.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 8.0, L)]), vec![1000]);
         // A remote flow alone is limited by its own (lower) cap.
-        let mut m = Memory::new(1, 32.0, 16.0);
+        let mut m = Memory::new(1, 32.0, 16.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 2.0, R)]), vec![4000]);
     }
 
     #[test]
     fn flows_share_a_saturated_controller() {
         // 8 GB/s per flow, 16 GB/s controller: two flows at full speed, four at half.
-        let mut m = Memory::new(1, 16.0, 16.0);
+        let mut m = Memory::new(1, 16.0, 16.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 8.0, L); 2]), vec![1000, 1000]);
-        let mut m = Memory::new(1, 16.0, 16.0);
+        let mut m = Memory::new(1, 16.0, 16.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 8.0, L); 4]), vec![2000; 4]);
     }
 
@@ -379,7 +416,7 @@ mod tests {
     fn slow_flows_leave_the_rest_of_the_controller_to_fast_ones() {
         // Controller 10 GB/s; a remote flow capped at 2 GB/s keeps its cap, the two
         // local flows share the other 8 GB/s.
-        let mut m = Memory::new(1, 10.0, 16.0);
+        let mut m = Memory::new(1, 10.0, 16.0, 1.0);
         let ends = run(&mut m, &[(2000, 2.0, R), (4000, 8.0, L), (4000, 8.0, L)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
     }
@@ -388,7 +425,7 @@ mod tests {
     fn the_port_limits_remote_flows_only() {
         // Port 4 GB/s: two remote flows (cap 8) get 2 GB/s each; the local flow gets
         // the controller's remaining 12 GB/s up to its cap of 8.
-        let mut m = Memory::new(1, 16.0, 4.0);
+        let mut m = Memory::new(1, 16.0, 4.0, 1.0);
         let ends = run(&mut m, &[(2000, 8.0, R), (2000, 8.0, R), (8000, 8.0, L)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
     }
@@ -398,17 +435,17 @@ mod tests {
         // Port 4 GB/s each way: a remote reader and a remote writer (cap 8) each get
         // 4 GB/s; two readers share one direction, 2 GB/s each, while the writer keeps
         // its 4.
-        let mut m = Memory::new(1, 16.0, 4.0);
+        let mut m = Memory::new(1, 16.0, 4.0, 1.0);
         assert_eq!(
             run(&mut m, &[(4000, 8.0, R), (4000, 8.0, W)]),
             vec![1000, 1000]
         );
-        let mut m = Memory::new(1, 16.0, 4.0);
+        let mut m = Memory::new(1, 16.0, 4.0, 1.0);
         let ends = run(&mut m, &[(2000, 8.0, R), (2000, 8.0, R), (4000, 8.0, W)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
         // The controller still bounds both directions together: 6 GB/s for two
         // flows of 4 GB/s of port each gives 3 GB/s each.
-        let mut m = Memory::new(1, 6.0, 4.0);
+        let mut m = Memory::new(1, 6.0, 4.0, 1.0);
         assert_eq!(
             run(&mut m, &[(3000, 8.0, R), (3000, 8.0, W)]),
             vec![1000, 1000]
@@ -416,9 +453,30 @@ mod tests {
     }
 
     #[test]
+    fn a_written_byte_occupies_the_controller_by_its_weight() {
+        // Controller 9 GB/s, writes weigh 2: a reader and a writer (cap 8) rise
+        // together until 1 x r + 2 x r = 9, so 3 GB/s each.
+        let mut m = Memory::new(1, 9.0, 8.0, 2.0);
+        assert_eq!(
+            run(&mut m, &[(3000, 8.0, L), (3000, 8.0, LW)]),
+            vec![1000, 1000]
+        );
+        // Alone, the writer has half the controller: 4.5 GB/s.
+        let mut m = Memory::new(1, 9.0, 8.0, 2.0);
+        assert_eq!(run(&mut m, &[(4500, 8.0, LW)]), vec![1000]);
+        // So does a remote writer, whose port does not weigh it.
+        let mut m = Memory::new(1, 9.0, 8.0, 2.0);
+        assert_eq!(run(&mut m, &[(4500, 8.0, W)]), vec![1000]);
+        assert_eq!(
+            m.alone_ns([(0, 4500 * B, rate_of(8.0), W)].into_iter()),
+            1000
+        );
+    }
+
+    #[test]
     fn a_short_flow_leaves_its_share_to_the_others() {
         // 4 GB/s each while both run, then 8 GB/s alone.
-        let mut m = Memory::new(1, 8.0, 8.0);
+        let mut m = Memory::new(1, 8.0, 8.0, 1.0);
         let ends = run(&mut m, &[(4000, 8.0, L), (8000, 8.0, L)]);
         // Flow 0 done at 1000 ns (flow 1 has 4000 left), then 500 ns.
         assert_eq!(ends, vec![1000, 1500]);
@@ -426,7 +484,7 @@ mod tests {
 
     #[test]
     fn nodes_are_independent() {
-        let mut m = Memory::new(2, 8.0, 8.0);
+        let mut m = Memory::new(2, 8.0, 8.0, 1.0);
         let a = m.start(0, 8000 * B, rate_of(8.0), L, 0, 0);
         let b = m.start(1, 8000 * B, rate_of(8.0), L, 1, 0);
         assert_eq!((a.at, b.at), (1000, 1000));

@@ -138,8 +138,8 @@ fn auto_migrates_data_that_enough_submitted_tasks_will_reuse() {
 
 /// Twisted-STREAM on `opteron-16` (a tenth of paper 2's vectors, bodies skipped) shows
 /// the orderings of Broquedis et al.'s Table 6 and Figure 2: phase 2 on remote data is
-/// slower than phase 1, at the rate of the links (each team's reads cross one node's
-/// links at 1.505 GB/s); moving the tasks to the data beats migrating it; migrating
+/// slower than phase 1 by about the paper's ratio (9,108 / 6,008 MB/s), near the rate
+/// of the links (each team's reads cross one node's links at 1.505 GB/s); moving the tasks to the data beats migrating it; migrating
 /// loses to migrating nothing for one iteration and wins for many. With two remote
 /// vectors the model does not show Figure 3a's gap: every node's controller then moves
 /// the same bytes whichever vector migrated, and full-duplex links carry a remote
@@ -173,9 +173,15 @@ fn twisted_stream_orders_the_policies_as_paper_2_does() {
         none["phase1_triad_mb_s"].as_f64().unwrap(),
         none["phase2_triad_mb_s"].as_f64().unwrap(),
     );
-    assert!(p2 < 0.8 * p1, "phase 2 {p2} MB/s against phase 1 {p1}");
-    // Four teams, each reading through one node's links at 1.505 GB/s.
-    assert!((p2 - 4.0 * 1505.0).abs() < 0.02 * p2, "phase 2 {p2} MB/s");
+    let paper = 9108.0 / 6008.0;
+    assert!(
+        (p1 / p2 - paper).abs() < 0.1 * paper,
+        "phase 1 {p1} MB/s over phase 2 {p2} MB/s, paper {paper}"
+    );
+    // Four teams, each reading through one node's links at 1.505 GB/s; a little less,
+    // as the controller's fair shares slow the reads while it also serves the
+    // write-backs (`src/memory.rs`).
+    assert!((p2 - 4.0 * 1505.0).abs() < 0.05 * p2, "phase 2 {p2} MB/s");
     let t = |f: &serde_json::Value| f["phase2_s"].as_f64().unwrap();
     assert!(t(&phase2("tasks", 3, 1)) < t(&phase2("now", 3, 1)));
     assert!(t(&phase2("none", 3, 1)) < t(&phase2("now", 3, 1)));
