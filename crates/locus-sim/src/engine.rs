@@ -499,7 +499,9 @@ impl Machine {
             Queue::Deque(w) | Queue::Mailbox(w) | Queue::Private(w) | Queue::Global(w) => w,
         };
         let mut view = st.queues.view(owner, &mut st.rng, &self.shared.charges);
-        self.shared.mechanism.wake_for(&mut view, queue.wakes());
+        self.shared
+            .mechanism
+            .wake_for(&mut view, self.shared.mechanism.wakes(queue));
         let effects = view.done();
         let now = st.now;
         self.carry_out(st, now, 0, effects);

@@ -255,9 +255,10 @@ fn events(seed: u64, len: usize) -> Vec<Op> {
                 worker: rng.random_range(0..workers),
             },
             _ => Op::WakeFor {
-                at: match rng.random_range(0..3) {
+                at: match rng.random_range(0..4) {
                     0 => Wake::Near(rng.random_range(0..workers)),
                     1 => Wake::Only(rng.random_range(0..workers)),
+                    2 => Wake::NearOnNode(rng.random_range(0..workers)),
                     _ => Wake::Node(rng.random_range(0..NODES)),
                 },
             },
@@ -385,7 +386,7 @@ fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
                     assert_eq!(arrived, queue);
                     model.arrive(arrived, task);
                     let mut view = model.view(from, &mut rng, &charges);
-                    mechanism.wake_for(&mut view, arrived.wakes());
+                    mechanism.wake_for(&mut view, mechanism.wakes(arrived));
                     woken.extend(view.done().woken.into_iter().map(|(w, _)| w));
                 }
                 Outcome::Routed(queue, woken)
@@ -515,4 +516,48 @@ fn the_sequences_reach_every_decision() {
     assert!(found > 100 && woke > 50, "found {found}, woke {woke}");
     assert!(rejected > 0, "a mailbox was full");
     assert!(batches > 0, "a batch steal left work with the thief");
+}
+
+/// Under hierarchical stealing a task sent to a mailbox stays on the mailbox's node:
+/// a thief of another node does not take it and is not woken for it, a worker of the
+/// node does. Under random stealing any thief may take it.
+#[test]
+fn hierarchical_stealing_keeps_mailboxes_on_their_node() {
+    // Worker 4 (node 2) sleeps; worker 2 (node 1) sends a task to worker 0's mailbox
+    // (node 0); worker 6 (node 3) and then worker 1 (node 0) look for work.
+    let ops = [
+        Op::Sleep { worker: 4 },
+        Op::Route {
+            from: 2,
+            placement: Placement::Worker(0),
+            decided: Decided::ByHint,
+        },
+        Op::FindWork { worker: 6 },
+        Op::FindWork { worker: 1 },
+    ];
+    for (steal, remote_takes) in [(StealKind::Hierarchical, false), (StealKind::Random, true)] {
+        let m = mechanism(steal, false, false);
+        for d in [run_real(&m, &ops, 1), run_model(&m, &ops, 1)] {
+            let Outcome::Routed(Queue::Mailbox(0), woke) = &d.outcomes[1] else {
+                panic!("{steal:?}: routed {:?}", d.outcomes[1]);
+            };
+            assert_eq!(woke.is_empty(), !remote_takes, "{steal:?}: woke {woke:?}");
+            let Outcome::Found(remote, _) = &d.outcomes[2] else {
+                unreachable!()
+            };
+            assert_eq!(
+                remote.is_some(),
+                remote_takes,
+                "{steal:?}: worker 6 found {remote:?}"
+            );
+            let Outcome::Found(local, _) = &d.outcomes[3] else {
+                unreachable!()
+            };
+            assert_eq!(
+                local.is_some(),
+                !remote_takes,
+                "{steal:?}: worker 1 found {local:?}"
+            );
+        }
+    }
 }

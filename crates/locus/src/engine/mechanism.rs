@@ -25,7 +25,11 @@
 //! - its **deque**: tasks it activated and kept; it takes the newest, thieves the
 //!   oldest;
 //! - its **mailbox**: a bounded queue of tasks other workers pushed to it (work-pushing,
-//!   non-strict hints, home-based scheduling); thieves may take them too;
+//!   non-strict hints, home-based scheduling). Under hierarchical stealing only the
+//!   workers of its node may steal from it: a task was sent there for its data, and a
+//!   thief of another node would carry it away again (paper 1's workers receive pushed
+//!   tasks in "a dedicated multi-producer single-consumer queue"). Under random and
+//!   vicinity stealing every thief of the plan may;
 //! - its **private queue**: tasks only it may run (strict worker hints, a run's root);
 //! - its node's **node-private queue**: tasks only that node's workers may run (strict
 //!   node hints);
@@ -122,6 +126,9 @@ pub enum Wake {
     Only(usize),
     /// Work only the workers of node `n` may take.
     Node(usize),
+    /// Work in worker `w`'s queues that only the workers of `w`'s node may take: the
+    /// nearest sleeper to `w` on that node.
+    NearOnNode(usize),
 }
 
 /// Who made a placement: the policy (work-pushing, home-based scheduling) or the
@@ -260,6 +267,9 @@ pub struct Mechanism {
     steal_half: bool,
     /// `near[w]`: every worker, nearest to `w` first (module doc, "Waking").
     near: Vec<Vec<usize>>,
+    /// Whether only the workers of a mailbox's node may steal from it (hierarchical
+    /// stealing; module doc, "The queues of a worker").
+    mailboxes_stay_on_node: bool,
 }
 
 impl Mechanism {
@@ -305,6 +315,7 @@ impl Mechanism {
             last_victim_first,
             steal_half,
             near,
+            mailboxes_stay_on_node: steal == StealKind::Hierarchical,
         }
     }
 
@@ -526,9 +537,19 @@ impl Mechanism {
     /// take it if the engine says one may be asleep.
     fn announce<Q: Queues>(&self, q: &mut Q, queue: Queue) -> Queue {
         if q.announce() {
-            self.wake_nearest(q, queue.wakes());
+            self.wake_nearest(q, self.wakes(queue));
         }
         queue
+    }
+
+    /// Whom work in `queue` may wake: [`Queue::wakes`], but only the node's workers
+    /// for a mailbox when hierarchical stealing keeps mailboxes on their node. An
+    /// engine that wakes later than the push asks this.
+    pub fn wakes(&self, queue: Queue) -> Wake {
+        match queue {
+            Queue::Mailbox(w) if self.mailboxes_stay_on_node => Wake::NearOnNode(w),
+            other => other.wakes(),
+        }
     }
 
     /// Wakes the sleeping worker nearest to new work `at`, if a worker sleeps (module
@@ -546,6 +567,8 @@ impl Mechanism {
             // `near[w]` starts with `w` itself.
             Wake::Only(w) => std::slice::from_ref(&self.near[w][0]),
             Wake::Node(n) => &self.workers_of_node[n],
+            // `near[w]` starts with `w`'s node.
+            Wake::NearOnNode(w) => &self.near[w][..self.workers_of_node[self.worker_node[w]].len()],
         };
         candidates
             .iter()
@@ -563,7 +586,8 @@ impl Mechanism {
     /// 5. the global queue, oldest first (breadth-first scheduling);
     /// 6. the victims of its [`StealPlan`], same node first, then nodes by increasing
     ///    cost: each victim's deque (oldest first; about half of it with `steal_half`),
-    ///    then its mailbox ([`steal`](Self::steal)).
+    ///    then its mailbox, unless hierarchical stealing keeps mailboxes on their node
+    ///    and the victim is on another ([`steal`](Self::steal)).
     pub fn find_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
         if let Some(task) = self.find_own_work(q) {
             return Some(task);
@@ -622,7 +646,9 @@ impl Mechanism {
                     q.steal(v)
                 };
                 let stolen = match attempt {
-                    Steal::Empty => q.steal_mailbox(v).map_or(Steal::Empty, Steal::Success),
+                    Steal::Empty if plan.is_same_node(class) || !self.mailboxes_stay_on_node => {
+                        q.steal_mailbox(v).map_or(Steal::Empty, Steal::Success)
+                    }
                     other => other,
                 };
                 match stolen {
