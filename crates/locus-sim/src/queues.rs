@@ -55,8 +55,11 @@ pub(crate) struct Model<T> {
     global: VecDeque<T>,
     /// Sleeping workers not yet woken.
     asleep: BTreeSet<usize>,
-    /// Tasks in deques and mailboxes, which thieves may take.
-    stealable: usize,
+    /// Tasks in deques, which thieves may take.
+    in_deques: usize,
+    /// Tasks in the mailboxes of each node's workers, which thieves of the node (or,
+    /// with random or vicinity stealing, any thief) may take.
+    in_mailboxes: Vec<usize>,
 }
 
 /// What the operations cost, in simulated nanoseconds.
@@ -91,7 +94,8 @@ impl<T> Model<T> {
             node_private: (0..nodes).map(|_| VecDeque::new()).collect(),
             global: VecDeque::new(),
             asleep: BTreeSet::new(),
-            stealable: 0,
+            in_deques: 0,
+            in_mailboxes: vec![0; nodes],
         }
     }
 
@@ -111,12 +115,12 @@ impl<T> Model<T> {
             Queue::Deque(w) => {
                 self.workers[w].arriving -= 1;
                 self.workers[w].deque.push_back(task);
-                self.stealable += 1;
+                self.in_deques += 1;
             }
             Queue::Mailbox(w) => {
                 self.workers[w].mailbox_incoming -= 1;
                 self.workers[w].mailbox.push_back(task);
-                self.stealable += 1;
+                self.in_mailboxes[self.worker_node[w]] += 1;
             }
             Queue::Private(w) => {
                 self.workers[w].arriving -= 1;
@@ -248,7 +252,7 @@ impl<T: Recorded> Queues for View<'_, T> {
 
     fn pop_deque(&mut self) -> Option<T> {
         let task = self.model.workers[self.me].deque.pop_back()?;
-        self.model.stealable -= 1;
+        self.model.in_deques -= 1;
         Some(task)
     }
 
@@ -263,18 +267,36 @@ impl<T: Recorded> Queues for View<'_, T> {
 
     fn pop_mailbox(&mut self) -> Option<T> {
         let task = self.model.workers[self.me].mailbox.pop_front()?;
-        self.model.stealable -= 1;
+        self.model.in_mailboxes[self.model.worker_node[self.me]] -= 1;
         Some(task)
+    }
+
+    /// Free, as the owner's own pops are: the tasks move from one of its queues to
+    /// another.
+    fn import_mailbox(&mut self) -> usize {
+        let node = self.model.worker_node[self.me];
+        let w = &mut self.model.workers[self.me];
+        let moved = w.mailbox.len();
+        w.deque.extend(w.mailbox.drain(..));
+        self.model.in_mailboxes[node] -= moved;
+        self.model.in_deques += moved;
+        moved
     }
 
     fn pop_global(&mut self) -> Option<T> {
         self.model.global.pop_front()
     }
 
-    /// With no task in any deque or mailbox, every attempt would fail: pay the whole
-    /// sweep without walking it.
-    fn sweep_is_futile(&mut self) -> bool {
-        if self.model.stealable > 0 {
+    /// With no task in any deque or in any mailbox the thief may take from, every
+    /// attempt would fail: pay the whole sweep without walking it.
+    fn sweep_is_futile(&mut self, other_nodes_mailboxes: bool) -> bool {
+        let m = &self.model;
+        let mailboxes = if other_nodes_mailboxes {
+            m.in_mailboxes.iter().sum()
+        } else {
+            m.in_mailboxes[m.worker_node[self.me]]
+        };
+        if m.in_deques > 0 || mailboxes > 0 {
             return false;
         }
         self.effects.steal_attempts += self.charges.victims[self.me] as u64;
@@ -286,7 +308,7 @@ impl<T: Recorded> Queues for View<'_, T> {
         self.attempt(v);
         match self.model.workers[v].deque.pop_front() {
             Some(task) => {
-                self.model.stealable -= 1;
+                self.model.in_deques -= 1;
                 Steal::Success(task)
             }
             None => Steal::Empty,
@@ -304,13 +326,13 @@ impl<T: Recorded> Queues for View<'_, T> {
         let moved: Vec<T> = victim.drain(..batch).collect();
         let task = victim.pop_front().expect("the batch left one task");
         self.model.workers[self.me].deque.extend(moved);
-        self.model.stealable -= 1;
+        self.model.in_deques -= 1;
         Steal::Success(task)
     }
 
     fn steal_mailbox(&mut self, v: usize) -> Option<T> {
         let task = self.model.workers[v].mailbox.pop_front()?;
-        self.model.stealable -= 1;
+        self.model.in_mailboxes[self.model.worker_node[v]] -= 1;
         Some(task)
     }
 

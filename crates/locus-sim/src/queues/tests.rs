@@ -132,6 +132,15 @@ impl Queues for RealView<'_> {
         self.real.mailboxes[self.me].pop()
     }
 
+    fn import_mailbox(&mut self) -> usize {
+        let mut moved = 0;
+        while let Some(task) = self.real.mailboxes[self.me].pop() {
+            self.real.deques[self.me].push(task);
+            moved += 1;
+        }
+        moved
+    }
+
     fn pop_global(&mut self) -> Option<Item> {
         self.real.global.pop()
     }

@@ -28,8 +28,12 @@
 //!   non-strict hints, home-based scheduling). Under hierarchical stealing only the
 //!   workers of its node may steal from it: a task was sent there for its data, and a
 //!   thief of another node would carry it away again (paper 1's workers receive pushed
-//!   tasks in "a dedicated multi-producer single-consumer queue"). Under random and
-//!   vicinity stealing every thief of the plan may;
+//!   tasks in "a dedicated multi-producer single-consumer queue"). Each time the
+//!   worker looks for work it first moves its whole mailbox onto its deque, within
+//!   every thief's reach, so that pushed work waits only while its worker is busy
+//!   (OpenStream, the runtime of paper 1, imports its push buffer into its
+//!   work-stealing deque at every turn of its scheduling loop likewise). Under random
+//!   and vicinity stealing every thief of the plan may steal from a mailbox;
 //! - its **private queue**: tasks only it may run (strict worker hints, a run's root);
 //! - its node's **node-private queue**: tasks only that node's workers may run (strict
 //!   node hints);
@@ -199,13 +203,19 @@ pub trait Queues: LoadView {
     /// Takes the oldest task of the own mailbox.
     fn pop_mailbox(&mut self) -> Option<Self::Task>;
 
+    /// Moves every task of the own mailbox onto the own deque, oldest first, at once;
+    /// returns how many moved.
+    fn import_mailbox(&mut self) -> usize;
+
     /// Takes the oldest task of the global queue.
     fn pop_global(&mut self) -> Option<Self::Task>;
 
-    /// Whether every steal attempt of a sweep would fail, known without trying. A
-    /// model of the queues knows (and accounts for the sweep it skips); real
-    /// concurrent queues do not, and keep this default.
-    fn sweep_is_futile(&mut self) -> bool {
+    /// Whether every steal attempt of a sweep would fail, known without trying, when
+    /// the thief may (`other_nodes_mailboxes`) or may not take from the mailboxes of
+    /// other nodes' workers. A model of the queues knows (and accounts for the sweep
+    /// it skips); real concurrent queues do not, and keep this default.
+    fn sweep_is_futile(&mut self, other_nodes_mailboxes: bool) -> bool {
+        let _ = other_nodes_mailboxes;
         false
     }
 
@@ -579,7 +589,9 @@ impl Mechanism {
     /// The find-work chain of worker `q.me()`, nearest work first:
     ///
     /// 0. its continuation slot (a successor its last task made ready);
-    /// 1. its own deque, newest first (the task it just activated is hot in its cache);
+    /// 1. its own deque, newest first (the task it just activated is hot in its cache),
+    ///    after moving its mailbox onto it when hierarchical stealing keeps mailboxes
+    ///    on their node;
     /// 2. its private queue (strict worker hints, the run's root);
     /// 3. its node's private queue (strict node hints);
     /// 4. its mailbox: tasks other workers pushed to it (work-pushing, hints);
@@ -602,6 +614,10 @@ impl Mechanism {
     pub fn find_own_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
         if let Some(task) = q.take_next() {
             return Some(task);
+        }
+        if self.mailboxes_stay_on_node && q.import_mailbox() > 0 {
+            // Within every thief's reach now.
+            self.wake_for(q, Wake::Near(q.me()));
         }
         if let Some(task) = q.pop_deque() {
             return Some(task);
@@ -629,7 +645,7 @@ impl Mechanism {
         }
         // Drawn before the futility check, so that every engine draws the same numbers.
         let mut random = q.random();
-        if q.sweep_is_futile() {
+        if q.sweep_is_futile(!self.mailboxes_stay_on_node) {
             return None;
         }
         let first = if self.last_victim_first {

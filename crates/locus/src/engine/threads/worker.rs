@@ -256,6 +256,17 @@ impl Queues for &WorkerThread {
     }
 
     #[inline]
+    fn import_mailbox(&mut self) -> usize {
+        let mailbox = &self.registry.shared[self.index].mailbox;
+        let mut moved = 0;
+        while let Some(task) = mailbox.pop() {
+            self.deque.push(task);
+            moved += 1;
+        }
+        moved
+    }
+
+    #[inline]
     fn pop_global(&mut self) -> Option<TaskRef> {
         self.registry.global.pop()
     }
