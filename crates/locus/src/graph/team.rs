@@ -74,9 +74,7 @@ impl Team {
     }
 
     /// Makes the team's hints strict (only its nodes' workers run its tasks) or not
-    /// (its tasks may be stolen as any non-strict hint's are: by the other workers of
-    /// the node they were sent to under hierarchical stealing, by any worker under
-    /// random stealing; the default). Applies to the tasks spawned afterwards.
+    /// (its tasks may be stolen as any non-strict hint's are; the default). Applies to the tasks spawned afterwards.
     pub fn set_strict(&self, strict: bool) {
         self.inner.strict.store(strict, Ordering::Relaxed);
     }
