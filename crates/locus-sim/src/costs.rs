@@ -155,6 +155,15 @@ pub const KERNEL_OPS: &[KernelOps] = &[
         name: "kmeans",
         ops_per_byte: 351.0 / 84.0,
     },
+    // A sparse product's row of the five-point Laplacian: 5 multiplications and 5
+    // additions over 84 bytes (its row pointer, 8; 5 column indices, 20; 5 values, 40;
+    // its element of x, 8, the rest of x mostly shared with the neighbouring rows; its
+    // element of y, 8). Memory-bound, as sparse products are: a core computes a row in
+    // less time than it takes to draw its bytes.
+    KernelOps {
+        name: "spmv",
+        ops_per_byte: 10.0 / 84.0,
+    },
 ];
 
 /// Runtime costs. Task creation, activation, start and allocation add up to 1450 ns,
