@@ -130,6 +130,10 @@ pub struct Triad {
     /// Bytes moved per second (three vectors of `len` doubles: two read, one written),
     /// best of the repetitions, in GB/s (10^9 bytes).
     pub gb_per_s: f64,
+    /// Seconds of the fastest repetition.
+    pub best_s: f64,
+    /// Repetitions timed.
+    pub repeats: usize,
     /// Threads that ran it.
     pub threads: usize,
     /// Doubles per vector.
@@ -173,6 +177,8 @@ fn parse_cache_size(s: &str) -> Option<usize> {
 /// Runs the STREAM triad `a[i] = b[i] + 3 x c[i]` over three vectors of `len`
 /// doubles, with one thread per entry of `cpus` (each pinned, each initialising its own
 /// chunk so that first touch places it on its node), `repeats` times; the best counts.
+/// Panics only if a sweep computed a wrong element (a broken machine or compiler, not a
+/// measurement).
 pub fn triad(len: usize, cpus: &[usize], repeats: usize) -> Triad {
     let threads = cpus.len().max(1);
     let chunk = len.div_ceil(threads);
@@ -229,13 +235,19 @@ pub fn triad(len: usize, cpus: &[usize], repeats: usize) -> Triad {
                         mine.push((start, Instant::now()));
                     }
                     std::hint::black_box(&pa[0]);
+                    // Verified against the sequential result: every element is
+                    // 1 + 3 x 2.
+                    assert!(
+                        pa.iter().step_by(512).all(|&x| x == 7.0),
+                        "the triad computed a wrong element"
+                    );
                     mine
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
     let best = (0..repeats)
@@ -246,8 +258,11 @@ pub fn triad(len: usize, cpus: &[usize], repeats: usize) -> Triad {
         })
         .fold(f64::INFINITY, f64::min);
     let bytes = 3.0 * 8.0 * len as f64;
+    let best = best.max(1e-9);
     Triad {
-        gb_per_s: bytes / best.max(1e-9) / 1e9,
+        gb_per_s: bytes / best / 1e9,
+        best_s: best,
+        repeats,
         threads,
         len,
     }

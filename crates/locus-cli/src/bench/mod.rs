@@ -4,7 +4,6 @@ pub mod figures;
 pub mod home;
 pub mod peers;
 pub mod report;
-pub mod stream;
 pub mod summary;
 pub mod svg;
 pub mod twisted;

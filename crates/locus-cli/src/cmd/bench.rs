@@ -15,15 +15,18 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use locus::{Config, Runtime};
 use locus_bench::{Control as BenchControl, KernelOutcome, Size as BenchSize, BENCHES, KERNELS};
+use locus_mem::probe;
 use serde_json::{json, Map, Value};
 
 use crate::args::{config_parser, Engine, Suite};
 use crate::bench::peers;
-use crate::bench::stream::{self, Triad};
 use crate::bench::summary::{self, Run, Verdict};
 use crate::bench::{figures, report, summary::Row};
 
 use crate::cmd::{topology, Failure};
+
+/// Timed sweeps of the STREAM triad; the fastest counts.
+const STREAM_REPEATS: usize = 5;
 
 /// Options of `locus bench`.
 #[derive(Debug, clap::Args)]
@@ -227,8 +230,17 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     );
 
     let stream = (plan.engine == Engine::Threads).then(|| {
-        eprintln!("locus: measuring the STREAM triad (3 x 64 MiB of f64, best of 5)");
-        stream::measure(Triad::default())
+        // The same measurement as `locus topo --probe`: one pinned thread per allowed
+        // CPU, vectors four times the largest cache.
+        let len = probe::stream_len();
+        let cpus = locus_topo::allowed_cpus().unwrap_or_else(|_| {
+            (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+        });
+        eprintln!(
+            "locus: measuring the STREAM triad (3 x {} MiB of f64, best of {STREAM_REPEATS})",
+            (len * 8) >> 20
+        );
+        probe::triad(len, &cpus, STREAM_REPEATS)
     });
 
     let total = plan.kernels.len() * plan.configs.len() * plan.repetitions;
@@ -294,7 +306,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         &plan.kernels,
         &configs,
         &plan.baseline,
-        stream.map(|s| s.bytes_per_s),
+        stream.map(|s| s.gb_per_s * 1e9),
     );
     let failed = runs.iter().filter(|r| r.verdict().failed()).count();
     let skipped = runs
@@ -321,10 +333,10 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let stream_line = stream.as_ref().map(|s| {
         format!(
             "STREAM triad: {:.2} GB/s ({} threads, 3 x {} MiB, best of {})",
-            s.gb_per_s(),
-            s.triad.threads,
-            (s.triad.len * 8) >> 20,
-            s.triad.repetitions
+            s.gb_per_s,
+            s.threads,
+            (s.len * 8) >> 20,
+            s.repeats
         )
     });
     println!("{heading}");
@@ -896,7 +908,7 @@ fn summary_object(
     size: &str,
     rows: &[Row],
     runs: &[Run],
-    stream: Option<stream::Bandwidth>,
+    stream: Option<probe::Triad>,
 ) -> Value {
     json!({
         "suite": suite,
@@ -915,12 +927,12 @@ fn summary_object(
         "threads": plan.threads.unwrap_or(plan.topology.num_cpus()),
         "short_runs": summary::short_rows(rows).iter().map(|r| json!({"bench": r.kernel, "config": r.config, "median_s": r.median_s})).collect::<Vec<_>>(),
         "stream_triad": stream.map(|s| json!({
-            "gb_per_s": s.gb_per_s(),
-            "bytes_per_s": s.bytes_per_s,
+            "gb_per_s": s.gb_per_s,
+            "bytes_per_s": s.gb_per_s * 1e9,
             "best_s": s.best_s,
-            "array_bytes": s.triad.len * 8,
-            "threads": s.triad.threads,
-            "repetitions": s.triad.repetitions,
+            "array_bytes": s.len * 8,
+            "threads": s.threads,
+            "repetitions": s.repeats,
         })),
         "runs": runs.len(),
         "failed_runs": runs.iter().filter(|r| r.verdict().failed()).count(),
