@@ -79,8 +79,10 @@ fn decode(entry: u16) -> Option<usize> {
 /// Page size of the node table.
 pub const PAGE: usize = 4096;
 
-/// Virtual page numbers handed to regions that hold no memory, so that interleaving
-/// starts on a different node for consecutive regions, as real mappings do.
+/// Page numbers handed to regions in the order they are created, so that interleaving
+/// starts on a different node for consecutive regions, as real mappings do, and the
+/// rule's table does not depend on where the mapping landed (addresses change from run
+/// to run; a simulated run must not).
 static NEXT_VIRTUAL_PAGE: AtomicU64 = AtomicU64::new(0);
 
 /// Memory placed by a policy, with the node of every page.
@@ -219,12 +221,8 @@ impl Region {
             armed: AtomicUsize::new(0),
             free: None,
         };
-        let first_page = if mapped == 0 {
-            NEXT_VIRTUAL_PAGE.fetch_add(page_count as u64, Ordering::Relaxed)
-        } else {
-            (ptr.as_ptr() as usize / PAGE) as u64
-        };
         // The rule's table; real placement below replaces it with the kernel's.
+        let first_page = NEXT_VIRTUAL_PAGE.fetch_add(page_count as u64, Ordering::Relaxed);
         for (i, slot) in region.pages.iter().enumerate() {
             let node = match policy {
                 RegionPolicy::Interleave => Some(((first_page + i as u64) % nodes as u64) as usize),
