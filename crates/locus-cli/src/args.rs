@@ -134,6 +134,17 @@ pub enum Bind {
     Close,
 }
 
+/// `--shared`: where `shm-base` places the shared data a benchmark creates.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum SharedArg {
+    /// Page by page over all nodes (paper 1's SHM versions).
+    #[default]
+    Interleave,
+    /// Each page on the node of the first task that touches it, as the OS places an
+    /// OpenMP program's arrays (paper 3's Clang and GCC runs).
+    FirstTouch,
+}
+
 /// How tasks are submitted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Control {

@@ -7,7 +7,7 @@ use locus::{Config, Runtime, Topology};
 use locus_bench::{Control as BenchControl, Size as BenchSize, SizeSpec, Workload};
 use serde_json::{json, Map, Value};
 
-use crate::args::{Bench, Bind, Control, MigrateArg, Size, SizePreset};
+use crate::args::{Bench, Bind, Control, MigrateArg, SharedArg, Size, SizePreset};
 use crate::cmd::Failure;
 
 /// What `run` and `sim` have in common.
@@ -18,6 +18,8 @@ pub struct Job<'a> {
     pub threads: Option<u32>,
     /// `--bind`: which CPUs fewer workers than CPUs take.
     pub bind: Bind,
+    /// `--shared`: where `shm-base` places shared data.
+    pub shared: Option<SharedArg>,
     /// `--vicinity`: steal vicinity of `home`.
     pub vicinity: Option<u32>,
     pub control: Control,
@@ -236,6 +238,18 @@ pub fn execute_traced(
         Bind::Spread => locus::ProcBind::Spread,
         Bind::Close => locus::ProcBind::Close,
     });
+    if let Some(shared) = job.shared {
+        if job.config != Config::ShmBase {
+            return Err(Failure::Usage(format!(
+                "--shared is for --config shm-base, not {}",
+                job.config
+            )));
+        }
+        builder = builder.shared_placement(match shared {
+            SharedArg::Interleave => locus::RegionPolicy::Interleave,
+            SharedArg::FirstTouch => locus::RegionPolicy::FirstTouch,
+        });
+    }
     if let Some(v) = job.vicinity {
         if job.config != Config::Home {
             return Err(Failure::Usage(format!(

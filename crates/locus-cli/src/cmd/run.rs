@@ -3,7 +3,7 @@
 
 use locus::Config;
 
-use crate::args::{config_parser, Bench, Bind, Control, Size};
+use crate::args::{config_parser, Bench, Bind, Control, SharedArg, Size};
 use crate::cmd::execute::{execute_traced, Job};
 use crate::cmd::{topology, Failure};
 
@@ -26,6 +26,11 @@ pub struct Args {
     /// `close` (node after node).
     #[arg(long, value_enum, default_value = "spread")]
     pub bind: Bind,
+    /// For `--config shm-base`: where the shared data go, `interleave` (page by page
+    /// over the nodes, the default) or `first-touch` (each page on the node of the
+    /// first task touching it).
+    #[arg(long, value_enum, value_name = "PLACEMENT")]
+    pub shared: Option<SharedArg>,
     /// For `--config home`: workers per steal vicinity (1: no stealing; default: all
     /// the workers).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -64,6 +69,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             topology,
             threads: args.threads,
             bind: args.bind,
+            shared: args.shared,
             vicinity: args.vicinity,
             control: args.control,
             size: &args.size,
