@@ -20,6 +20,11 @@
 //!   is on the node of the worker running it, by the kernel, asked from the task
 //!   body; the runtime counts every phase-2 task as moved to its data and migrates no
 //!   page; the results are the triad's.
+//! - `memory.probe`: the migration model `locus topo --probe` prints, measured on this
+//!   kernel (`locus_mem::probe::migration`, node 0 to node 3): a line `a + b x pages`
+//!   through the fastest `move_pages` calls, with `b` positive; the detail gives `a`,
+//!   `b` and the calls (emulated memory: the figures are the emulator's, not a real
+//!   machine's).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -39,6 +44,29 @@ pub fn run(report: &mut Report) {
     report.record("memory.next-touch", next_touch());
     report.record("memory.register", register());
     report.record("memory.twisted-auto", twisted_auto());
+    report.record("memory.probe", probe());
+}
+
+/// The migration model measured between nodes 0 and 3.
+fn probe() -> Result<String, String> {
+    let fit = locus_mem::probe::migration(0, 3).map_err(|e| e.to_string())?;
+    let calls: Vec<String> = fit
+        .samples
+        .iter()
+        .map(|(pages, ns)| format!("{pages} pages {:.1} us", ns / 1e3))
+        .collect();
+    let detail = format!(
+        "migration node 0 -> 3: a = {:.1} us, b = {:.2} us per {} B page (fastest calls: {})",
+        fit.fixed_ns / 1e3,
+        fit.per_page_ns / 1e3,
+        fit.page_bytes,
+        calls.join(", ")
+    );
+    if fit.per_page_ns > 0.0 && fit.fixed_ns.is_finite() {
+        Ok(detail)
+    } else {
+        Err(detail)
+    }
 }
 
 fn host_runtime() -> Result<Runtime, String> {
