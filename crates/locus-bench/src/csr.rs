@@ -226,7 +226,8 @@ impl Plan {
 }
 
 /// `y[i] = Σ_k vals[k] · x[cols[k] - start]` over each row `i` of one partition, the
-/// entries in order; `halo` is the input vector's slices from column `start`.
+/// entries in order; `halo` is the input vector's slices from column `start`, copied
+/// into one when there are several.
 pub(crate) fn product_rows(
     row_ptr: &[u64],
     cols: &[u32],
@@ -235,11 +236,19 @@ pub(crate) fn product_rows(
     start: usize,
     y: &mut [f64],
 ) {
-    let x: Vec<f64> = halo.concat();
-    for (i, out) in y.iter_mut().enumerate() {
+    let joined;
+    let x: &[f64] = match halo {
+        [one] => one,
+        _ => {
+            joined = halo.concat();
+            &joined
+        }
+    };
+    for (out, ends) in y.iter_mut().zip(row_ptr.windows(2)) {
+        let entries = ends[0] as usize..ends[1] as usize;
         let mut sum = 0.0;
-        for k in row_ptr[i] as usize..row_ptr[i + 1] as usize {
-            sum += vals[k] * x[cols[k] as usize - start];
+        for (v, &c) in vals[entries.clone()].iter().zip(&cols[entries]) {
+            sum += v * x[c as usize - start];
         }
         *out = sum;
     }
