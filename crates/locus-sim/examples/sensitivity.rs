@@ -52,6 +52,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "links unlimited",
             Costs {
                 link_bandwidth_gb_s: 1e6,
+                far_link_bandwidth_gb_s: if base.far_link_bandwidth_gb_s > 0.0 {
+                    1e6
+                } else {
+                    0.0
+                },
                 ..base
             },
             true,

@@ -25,6 +25,12 @@ pub struct Costs {
     /// from a core of another node to this node's memory crosses them, reads out of
     /// the node and writes into it (the links are full duplex).
     pub link_bandwidth_gb_s: f64,
+    /// Bandwidth of a node's far port in each direction, in GB/s, or 0 for none. With
+    /// a far port, `link_bandwidth_gb_s` is that of the links to the node's nearest
+    /// nodes (those at the smallest read factor) only, and every other remote access
+    /// to the node's memory crosses the far port instead: a machine whose sockets reach
+    /// their neighbour and the rest of the machine over different links.
+    pub far_link_bandwidth_gb_s: f64,
     /// Bytes of one node's last-level cache, shared by its cores: what a task reads
     /// of memory its node touched recently and that still fits costs no memory
     /// traffic (`src/cache.rs`). 0: no cache.
@@ -176,6 +182,7 @@ pub const KERNEL_OPS: &[KernelOps] = &[
 const OPTERON: Costs = Costs {
     node_bandwidth_gb_s: 25.6,
     link_bandwidth_gb_s: 38.4,
+    far_link_bandwidth_gb_s: 0.0,
     llc_bytes: 6 << 20,
     write_allocate: false,
     write_occupancy: 1.0,
@@ -229,10 +236,13 @@ impl Costs {
     ///
     /// - controller 51.2 GB/s: four DDR3-1600 channels per CPU (Intel's data sheet of
     ///   the E5-4640: 51.2 GB/s maximum memory bandwidth);
-    /// - links 32 GB/s each way: its two QPI links at 8 GT/s, 16 GB/s per direction
-    ///   each (data sheet), one to the other CPU of the blade and one to the blade's
-    ///   hub and the NUMAlink fabric (not modelled beyond it);
-    /// - last-level cache 20 MiB per node: the "unified L3 cache of 20MiB, shared among
+    /// - links: its two QPI links at 8 GT/s, 16 GB/s per direction each (data sheet),
+    ///   reach different nodes: one goes to the other CPU of the blade (the near port),
+    ///   the other to the blade's hub and through it over NUMAlink to every other node
+    ///   (the far port). The hub itself, which the blade's two CPUs share, is not
+    ///   modelled: it exchanges 25.6 GB/s with them and 4 x 6.7 GB/s each way with
+    ///   NUMAlink 6 (van der Steen, "Overview of recent supercomputers", SGI UV 2), so
+    ///   a far port of 12.8 GB/s, half of it, is the other bound the README measures;    /// - last-level cache 20 MiB per node: the "unified L3 cache of 20MiB, shared among
     ///   all 8 cores of the CPU" (paper 1 section 4.2; one CPU is one node);
     /// - latencies 55.7 ns (read) and 77.9 ns (write): paper 1 Table 2, 934.82 ms and
     ///   1307.4 ms for 2^24 lines;
@@ -242,7 +252,8 @@ impl Costs {
     /// - runtime costs: as [`Costs::OPTERON_64`].
     pub const SGI_UV2000: Costs = Costs {
         node_bandwidth_gb_s: 51.2,
-        link_bandwidth_gb_s: 32.0,
+        link_bandwidth_gb_s: 16.0,
+        far_link_bandwidth_gb_s: 16.0,
         llc_bytes: 20 << 20,
         read_latency_ns: 934.82e6 / LINES,
         write_latency_ns: 1307.4e6 / LINES,

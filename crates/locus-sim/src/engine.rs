@@ -63,6 +63,9 @@ struct Shared {
     /// Access-cost factors `[executing node][data node]`.
     read_factor: Vec<Vec<f64>>,
     write_factor: Vec<Vec<f64>>,
+    /// Whether a flow of a core of `[node]` to the memory of `[data node]` takes the
+    /// data node's far port (`Costs::far_link_bandwidth_gb_s`).
+    far: Vec<Vec<bool>>,
     pools: Arc<Pools>,
 }
 
@@ -100,6 +103,7 @@ impl SimEngine {
         };
         let read_factor = factor(Topology::read_cost);
         let write_factor = factor(Topology::write_cost);
+        let far = far_pairs(&read_factor, costs.far_link_bandwidth_gb_s > 0.0);
         let attempt_ns: Vec<Vec<u64>> = read_factor
             .iter()
             .map(|row| {
@@ -176,11 +180,34 @@ impl SimEngine {
                 charges,
                 read_factor,
                 write_factor,
+                far,
                 pools,
             }),
             runs: Mutex::new(0),
         })
     }
+}
+
+/// `[node][data node]`: whether a core of `node` reaches the memory of `data node`
+/// through the data node's far port, that is, when the machine has far ports
+/// (`with_far_ports`) and `node` is not one of the data node's nearest nodes (those at
+/// the smallest read factor from it: on the SGI UV2000, the other socket of its blade).
+fn far_pairs(read_factor: &[Vec<f64>], with_far_ports: bool) -> Vec<Vec<bool>> {
+    let nodes = read_factor.len();
+    let mut far = vec![vec![false; nodes]; nodes];
+    if !with_far_ports {
+        return far;
+    }
+    for data in 0..nodes {
+        let nearest = (0..nodes)
+            .filter(|&n| n != data)
+            .map(|n| read_factor[n][data])
+            .fold(f64::INFINITY, f64::min);
+        for (node, row) in far.iter_mut().enumerate() {
+            row[data] = node != data && read_factor[node][data] > nearest;
+        }
+    }
+    far
 }
 
 // SAFETY: `run` steps the simulation until no event is left. Every activated task is
@@ -418,6 +445,7 @@ impl Machine {
                 nodes,
                 shared.costs.node_bandwidth_gb_s,
                 shared.costs.link_bandwidth_gb_s,
+                shared.costs.far_link_bandwidth_gb_s,
                 shared.costs.write_occupancy,
             ),
             caches: Caches::new(nodes, shared.costs.llc_bytes),
@@ -750,7 +778,7 @@ impl Machine {
                     node: data,
                     volume: m[dir] * UNITS_PER_BYTE,
                     cap: rate_of(costs.core_bandwidth_gb_s(latency)),
-                    path: Path::of(node, data, dir == 1),
+                    path: Path::of(node, data, dir == 1, self.shared.far[node][data]),
                 });
             }
         }
@@ -1051,5 +1079,27 @@ impl Machine {
         let mut st = self.state.borrow_mut();
         st.summary.makespan_ns = st.last_end;
         (st.summary.clone(), st.spans.take())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::far_pairs;
+
+    #[test]
+    fn the_far_port_serves_every_node_but_the_nearest() {
+        // Nodes 0 and 1 form a pair (factor 2), node 2 is farther (3) from both.
+        let f = vec![
+            vec![1.0, 2.0, 3.0],
+            vec![2.0, 1.0, 3.0],
+            vec![3.0, 3.0, 1.0],
+        ];
+        let far = far_pairs(&f, true);
+        assert!(!far[0][0] && !far[1][0] && far[2][0]);
+        assert!(!far[0][1] && far[2][1]);
+        // Node 2's nearest are 0 and 1, at the same factor: neither is far.
+        assert!(!far[0][2] && !far[1][2]);
+        // Without far ports no flow is far.
+        assert!(far_pairs(&f, false).iter().flatten().all(|&x| !x));
     }
 }

@@ -13,7 +13,12 @@
 //!   traffic into or out of a node's memory crosses its links. Links are full duplex
 //!   (HyperTransport, QuickPath and NUMAlink carry each direction on its own lanes), so
 //!   the port has its capacity in each direction: remote reads of the node's memory
-//!   leave through one, remote writes arrive through the other.
+//!   leave through one, remote writes arrive through the other. A machine whose nodes
+//!   reach their nearest neighbours and the rest of the machine through different
+//!   links (the SGI UV2000: a socket's QPI link to the other socket of its blade, and
+//!   its QPI link to the blade's hub and the NUMAlink fabric) has two ports per node,
+//!   the *near* port for flows of the nearest nodes and the *far* port for the others,
+//!   each with its own capacity in each direction.
 //!
 //! The flows of a node share these max-min fairly (progressive filling: every flow's
 //! rate rises together until it reaches its cap or a resource it uses is full). Flows of
@@ -40,25 +45,33 @@ pub(crate) enum Path {
     LocalRead,
     /// Written by a core of the node: the controller only.
     LocalWrite,
-    /// Read by a core of another node: out through the link port.
+    /// Read by a core of another node: out through the (near) link port.
     RemoteRead,
-    /// Written by a core of another node: in through the link port.
+    /// Written by a core of another node: in through the (near) link port.
     RemoteWrite,
+    /// Read by a core of a node beyond the nearest: out through the far port.
+    FarRead,
+    /// Written by a core of a node beyond the nearest: in through the far port.
+    FarWrite,
 }
 
 impl Path {
-    /// The path of a flow between a core of `core` and the memory of `memory`.
-    pub(crate) fn of(core: usize, memory: usize, write: bool) -> Path {
-        match (core == memory, write) {
-            (true, false) => Path::LocalRead,
-            (true, true) => Path::LocalWrite,
-            (false, false) => Path::RemoteRead,
-            (false, true) => Path::RemoteWrite,
+    /// The path of a flow between a core of `core` and the memory of `memory`; `far`
+    /// when the flow takes the far port (the machine has one and `core` is not among
+    /// `memory`'s nearest nodes).
+    pub(crate) fn of(core: usize, memory: usize, write: bool, far: bool) -> Path {
+        match (core == memory, far, write) {
+            (true, _, false) => Path::LocalRead,
+            (true, _, true) => Path::LocalWrite,
+            (false, false, false) => Path::RemoteRead,
+            (false, false, true) => Path::RemoteWrite,
+            (false, true, false) => Path::FarRead,
+            (false, true, true) => Path::FarWrite,
         }
     }
 
     fn is_write(self) -> bool {
-        matches!(self, Path::LocalWrite | Path::RemoteWrite)
+        matches!(self, Path::LocalWrite | Path::RemoteWrite | Path::FarWrite)
     }
 }
 
@@ -78,8 +91,11 @@ struct NodeMemory {
     /// Controller time of a written unit, in thousandths of a read unit's.
     write_weight: u64,
     /// Units per ns of the node's links in each direction, for remote
-    /// flows.
+    /// flows (of the nearest nodes only, when the node has a far port).
     port: u64,
+    /// Units per ns of the node's far port in each direction (flows of nodes beyond
+    /// the nearest); 0 when the node has none.
+    far_port: u64,
     /// Flows by cap and locality; a class is kept once created (at most a few).
     classes: Vec<Class>,
     /// When the classes' service was last brought up to date.
@@ -119,12 +135,13 @@ pub(crate) fn rate_of(gb_s: f64) -> u64 {
 
 impl Memory {
     /// The memories of `nodes` nodes, each with a controller of `controller_gb_s` and
-    /// link ports of `port_gb_s`; a written byte occupies a controller `write_occupancy`
-    /// times as long as a read one.
+    /// link ports of `port_gb_s`, and far ports of `far_port_gb_s` if it is positive; a
+    /// written byte occupies a controller `write_occupancy` times as long as a read one.
     pub(crate) fn new(
         nodes: usize,
         controller_gb_s: f64,
         port_gb_s: f64,
+        far_port_gb_s: f64,
         write_occupancy: f64,
     ) -> Self {
         let write_weight = ((write_occupancy * WEIGHT_UNIT as f64).round() as u64).max(1);
@@ -134,6 +151,11 @@ impl Memory {
                     controller: rate_of(controller_gb_s),
                     write_weight,
                     port: rate_of(port_gb_s),
+                    far_port: if far_port_gb_s > 0.0 {
+                        rate_of(far_port_gb_s)
+                    } else {
+                        0
+                    },
                     classes: Vec::new(),
                     updated_at: 0,
                     epoch: 0,
@@ -148,8 +170,8 @@ impl Memory {
     /// (a controller, a direction of a port) at its bandwidth for what crosses it.
     pub(crate) fn alone_ns(&self, flows: impl Iterator<Item = (usize, u64, u64, Path)>) -> u64 {
         // Weighted units through each node's controller, units through its read port
-        // and write port.
-        let mut load = vec![[0u64; 3]; self.nodes.len()];
+        // and write port, and through its far port's two directions.
+        let mut load = vec![[0u64; 5]; self.nodes.len()];
         let mut longest = 0u64;
         for (node, volume, cap, path) in flows {
             longest = longest.max(volume.div_ceil(cap.max(1)));
@@ -159,13 +181,17 @@ impl Memory {
                 Path::LocalRead | Path::LocalWrite => {}
                 Path::RemoteRead => l[1] += volume,
                 Path::RemoteWrite => l[2] += volume,
+                Path::FarRead => l[3] += volume,
+                Path::FarWrite => l[4] += volume,
             }
         }
         for (n, l) in self.nodes.iter().zip(&load) {
             longest = longest
                 .max(l[0].div_ceil(n.controller * WEIGHT_UNIT))
                 .max(l[1].div_ceil(n.port))
-                .max(l[2].div_ceil(n.port));
+                .max(l[2].div_ceil(n.port))
+                .max(l[3].div_ceil(n.far_port.max(1)))
+                .max(l[4].div_ceil(n.far_port.max(1)));
         }
         longest
     }
@@ -288,10 +314,12 @@ impl NodeMemory {
     fn share(&mut self) {
         // The resources, with the paths that cross each; the controller weighs writes.
         type Crosses = fn(Path) -> bool;
-        let resources: [(u64, Crosses, bool); 3] = [
+        let resources: [(u64, Crosses, bool); 5] = [
             (self.controller, |_| true, true),
             (self.port, |p| p == Path::RemoteRead, false),
             (self.port, |p| p == Path::RemoteWrite, false),
+            (self.far_port, |p| p == Path::FarRead, false),
+            (self.far_port, |p| p == Path::FarWrite, false),
         ];
         let mut frozen = vec![false; self.classes.len()];
         loop {
@@ -396,19 +424,19 @@ mod tests {
     #[test]
     fn a_flow_alone_runs_at_its_cap() {
         // 8 GB/s cap, 32 GB/s controller: 8000 bytes in 1000 ns.
-        let mut m = Memory::new(1, 32.0, 16.0, 1.0);
+        let mut m = Memory::new(1, 32.0, 16.0, 0.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 8.0, L)]), vec![1000]);
         // A remote flow alone is limited by its own (lower) cap.
-        let mut m = Memory::new(1, 32.0, 16.0, 1.0);
+        let mut m = Memory::new(1, 32.0, 16.0, 0.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 2.0, R)]), vec![4000]);
     }
 
     #[test]
     fn flows_share_a_saturated_controller() {
         // 8 GB/s per flow, 16 GB/s controller: two flows at full speed, four at half.
-        let mut m = Memory::new(1, 16.0, 16.0, 1.0);
+        let mut m = Memory::new(1, 16.0, 16.0, 0.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 8.0, L); 2]), vec![1000, 1000]);
-        let mut m = Memory::new(1, 16.0, 16.0, 1.0);
+        let mut m = Memory::new(1, 16.0, 16.0, 0.0, 1.0);
         assert_eq!(run(&mut m, &[(8000, 8.0, L); 4]), vec![2000; 4]);
     }
 
@@ -416,7 +444,7 @@ mod tests {
     fn slow_flows_leave_the_rest_of_the_controller_to_fast_ones() {
         // Controller 10 GB/s; a remote flow capped at 2 GB/s keeps its cap, the two
         // local flows share the other 8 GB/s.
-        let mut m = Memory::new(1, 10.0, 16.0, 1.0);
+        let mut m = Memory::new(1, 10.0, 16.0, 0.0, 1.0);
         let ends = run(&mut m, &[(2000, 2.0, R), (4000, 8.0, L), (4000, 8.0, L)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
     }
@@ -425,7 +453,7 @@ mod tests {
     fn the_port_limits_remote_flows_only() {
         // Port 4 GB/s: two remote flows (cap 8) get 2 GB/s each; the local flow gets
         // the controller's remaining 12 GB/s up to its cap of 8.
-        let mut m = Memory::new(1, 16.0, 4.0, 1.0);
+        let mut m = Memory::new(1, 16.0, 4.0, 0.0, 1.0);
         let ends = run(&mut m, &[(2000, 8.0, R), (2000, 8.0, R), (8000, 8.0, L)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
     }
@@ -435,17 +463,17 @@ mod tests {
         // Port 4 GB/s each way: a remote reader and a remote writer (cap 8) each get
         // 4 GB/s; two readers share one direction, 2 GB/s each, while the writer keeps
         // its 4.
-        let mut m = Memory::new(1, 16.0, 4.0, 1.0);
+        let mut m = Memory::new(1, 16.0, 4.0, 0.0, 1.0);
         assert_eq!(
             run(&mut m, &[(4000, 8.0, R), (4000, 8.0, W)]),
             vec![1000, 1000]
         );
-        let mut m = Memory::new(1, 16.0, 4.0, 1.0);
+        let mut m = Memory::new(1, 16.0, 4.0, 0.0, 1.0);
         let ends = run(&mut m, &[(2000, 8.0, R), (2000, 8.0, R), (4000, 8.0, W)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
         // The controller still bounds both directions together: 6 GB/s for two
         // flows of 4 GB/s of port each gives 3 GB/s each.
-        let mut m = Memory::new(1, 6.0, 4.0, 1.0);
+        let mut m = Memory::new(1, 6.0, 4.0, 0.0, 1.0);
         assert_eq!(
             run(&mut m, &[(3000, 8.0, R), (3000, 8.0, W)]),
             vec![1000, 1000]
@@ -453,19 +481,45 @@ mod tests {
     }
 
     #[test]
+    fn near_and_far_flows_cross_their_own_ports() {
+        // Near port 4 GB/s, far port 2 GB/s each way: a near and a far reader (cap 8)
+        // each fill their own port; two far readers share the far port, 1 GB/s each.
+        const FR: Path = Path::FarRead;
+        const FW: Path = Path::FarWrite;
+        let mut m = Memory::new(1, 16.0, 4.0, 2.0, 1.0);
+        assert_eq!(
+            run(&mut m, &[(4000, 8.0, R), (2000, 8.0, FR)]),
+            vec![1000, 1000]
+        );
+        let mut m = Memory::new(1, 16.0, 4.0, 2.0, 1.0);
+        assert_eq!(
+            run(&mut m, &[(1000, 8.0, FR), (1000, 8.0, FR), (2000, 8.0, FW)]),
+            vec![1000, 1000, 1000]
+        );
+        let m = Memory::new(1, 16.0, 4.0, 2.0, 1.0);
+        assert_eq!(
+            m.alone_ns([(0, 2000 * B, rate_of(8.0), FW)].into_iter()),
+            1000
+        );
+        // A far write weighs on the controller as a write.
+        let mut m = Memory::new(1, 9.0, 8.0, 8.0, 2.0);
+        assert_eq!(run(&mut m, &[(4500, 8.0, FW)]), vec![1000]);
+    }
+
+    #[test]
     fn a_written_byte_occupies_the_controller_by_its_weight() {
         // Controller 9 GB/s, writes weigh 2: a reader and a writer (cap 8) rise
         // together until 1 x r + 2 x r = 9, so 3 GB/s each.
-        let mut m = Memory::new(1, 9.0, 8.0, 2.0);
+        let mut m = Memory::new(1, 9.0, 8.0, 0.0, 2.0);
         assert_eq!(
             run(&mut m, &[(3000, 8.0, L), (3000, 8.0, LW)]),
             vec![1000, 1000]
         );
         // Alone, the writer has half the controller: 4.5 GB/s.
-        let mut m = Memory::new(1, 9.0, 8.0, 2.0);
+        let mut m = Memory::new(1, 9.0, 8.0, 0.0, 2.0);
         assert_eq!(run(&mut m, &[(4500, 8.0, LW)]), vec![1000]);
         // So does a remote writer, whose port does not weigh it.
-        let mut m = Memory::new(1, 9.0, 8.0, 2.0);
+        let mut m = Memory::new(1, 9.0, 8.0, 0.0, 2.0);
         assert_eq!(run(&mut m, &[(4500, 8.0, W)]), vec![1000]);
         assert_eq!(
             m.alone_ns([(0, 4500 * B, rate_of(8.0), W)].into_iter()),
@@ -476,7 +530,7 @@ mod tests {
     #[test]
     fn a_short_flow_leaves_its_share_to_the_others() {
         // 4 GB/s each while both run, then 8 GB/s alone.
-        let mut m = Memory::new(1, 8.0, 8.0, 1.0);
+        let mut m = Memory::new(1, 8.0, 8.0, 0.0, 1.0);
         let ends = run(&mut m, &[(4000, 8.0, L), (8000, 8.0, L)]);
         // Flow 0 done at 1000 ns (flow 1 has 4000 left), then 500 ns.
         assert_eq!(ends, vec![1000, 1500]);
@@ -484,7 +538,7 @@ mod tests {
 
     #[test]
     fn nodes_are_independent() {
-        let mut m = Memory::new(2, 8.0, 8.0, 1.0);
+        let mut m = Memory::new(2, 8.0, 8.0, 0.0, 1.0);
         let a = m.start(0, 8000 * B, rate_of(8.0), L, 0, 0);
         let b = m.start(1, 8000 * B, rate_of(8.0), L, 1, 0);
         assert_eq!((a.at, b.at), (1000, 1000));
