@@ -12,8 +12,8 @@
 #     LeakSanitizer (C++20, so locus.hpp's views are std::span), run by ctest, against a
 #     second install whose library allocates with malloc (so LeakSanitizer sees it).
 #
-# Needs: cargo, gcc, g++, clang, cmake, pkg-config (Debian: build-essential clang cmake
-# pkg-config). Usage: scripts/capi-ci.sh [SCRATCH_DIR]  (default: a fresh temporary
+# Needs: cargo, gcc, g++, clang with its sanitizer runtimes, cmake, pkg-config (Debian:
+# build-essential clang libclang-rt-dev cmake pkg-config). Usage: scripts/capi-ci.sh [SCRATCH_DIR]  (default: a fresh temporary
 # directory, removed at the end). LOCUS_PROFILE=dev installs the unoptimised library.
 set -euo pipefail
 
