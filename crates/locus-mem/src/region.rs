@@ -83,7 +83,7 @@ pub const PAGE: usize = 4096;
 /// starts on a different node for consecutive regions, as real mappings do, and the
 /// rule's table does not depend on where the mapping landed (addresses change from run
 /// to run; a simulated run must not).
-static NEXT_VIRTUAL_PAGE: AtomicU64 = AtomicU64::new(0);
+static NEXT_REGION_PAGE: AtomicU64 = AtomicU64::new(0);
 
 /// Memory placed by a policy, with the node of every page.
 pub struct Region {
@@ -222,7 +222,7 @@ impl Region {
             free: None,
         };
         // The rule's table; real placement below replaces it with the kernel's.
-        let first_page = NEXT_VIRTUAL_PAGE.fetch_add(page_count as u64, Ordering::Relaxed);
+        let first_page = NEXT_REGION_PAGE.fetch_add(page_count as u64, Ordering::Relaxed);
         for (i, slot) in region.pages.iter().enumerate() {
             let node = match policy {
                 RegionPolicy::Interleave => Some(((first_page + i as u64) % nodes as u64) as usize),

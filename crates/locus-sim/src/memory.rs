@@ -73,6 +73,18 @@ impl Path {
     fn is_write(self) -> bool {
         matches!(self, Path::LocalWrite | Path::RemoteWrite | Path::FarWrite)
     }
+
+    /// The port direction the flow crosses besides the controller, as an index into
+    /// [`NodeMemory::ports`]; none for a local flow.
+    fn port(self) -> Option<usize> {
+        match self {
+            Path::LocalRead | Path::LocalWrite => None,
+            Path::RemoteRead => Some(0),
+            Path::RemoteWrite => Some(1),
+            Path::FarRead => Some(2),
+            Path::FarWrite => Some(3),
+        }
+    }
 }
 
 /// Weights are in thousandths: a read byte weighs `WEIGHT_UNIT` on every resource.
@@ -90,12 +102,11 @@ struct NodeMemory {
     controller: u64,
     /// Controller time of a written unit, in thousandths of a read unit's.
     write_weight: u64,
-    /// Units per ns of the node's links in each direction, for remote
-    /// flows (of the nearest nodes only, when the node has a far port).
-    port: u64,
-    /// Units per ns of the node's far port in each direction (flows of nodes beyond
-    /// the nearest); 0 when the node has none.
-    far_port: u64,
+    /// Units per ns of each port direction, indexed by [`Path::port`]: the links out
+    /// of and into the node for remote flows (of the nearest nodes only, when the node
+    /// has a far port), then the far port out and in (flows of nodes beyond the
+    /// nearest; 0 when the node has none, and then no flow takes it).
+    ports: [u64; 4],
     /// Flows by cap and locality; a class is kept once created (at most a few).
     classes: Vec<Class>,
     /// When the classes' service was last brought up to date.
@@ -145,17 +156,18 @@ impl Memory {
         write_occupancy: f64,
     ) -> Self {
         let write_weight = ((write_occupancy * WEIGHT_UNIT as f64).round() as u64).max(1);
+        let port = rate_of(port_gb_s);
+        let far_port = if far_port_gb_s > 0.0 {
+            rate_of(far_port_gb_s)
+        } else {
+            0
+        };
         Memory {
             nodes: (0..nodes)
                 .map(|_| NodeMemory {
                     controller: rate_of(controller_gb_s),
                     write_weight,
-                    port: rate_of(port_gb_s),
-                    far_port: if far_port_gb_s > 0.0 {
-                        rate_of(far_port_gb_s)
-                    } else {
-                        0
-                    },
+                    ports: [port, port, far_port, far_port],
                     classes: Vec::new(),
                     updated_at: 0,
                     epoch: 0,
@@ -169,29 +181,23 @@ impl Memory {
     /// alone on the machine: the longest of each flow at its cap and each resource
     /// (a controller, a direction of a port) at its bandwidth for what crosses it.
     pub(crate) fn alone_ns(&self, flows: impl Iterator<Item = (usize, u64, u64, Path)>) -> u64 {
-        // Weighted units through each node's controller, units through its read port
-        // and write port, and through its far port's two directions.
+        // Weighted units through each node's controller, then units through each of
+        // its port directions.
         let mut load = vec![[0u64; 5]; self.nodes.len()];
         let mut longest = 0u64;
         for (node, volume, cap, path) in flows {
             longest = longest.max(volume.div_ceil(cap.max(1)));
             let l = &mut load[node];
             l[0] += volume * self.nodes[node].weight(path);
-            match path {
-                Path::LocalRead | Path::LocalWrite => {}
-                Path::RemoteRead => l[1] += volume,
-                Path::RemoteWrite => l[2] += volume,
-                Path::FarRead => l[3] += volume,
-                Path::FarWrite => l[4] += volume,
+            if let Some(p) = path.port() {
+                l[1 + p] += volume;
             }
         }
         for (n, l) in self.nodes.iter().zip(&load) {
-            longest = longest
-                .max(l[0].div_ceil(n.controller * WEIGHT_UNIT))
-                .max(l[1].div_ceil(n.port))
-                .max(l[2].div_ceil(n.port))
-                .max(l[3].div_ceil(n.far_port.max(1)))
-                .max(l[4].div_ceil(n.far_port.max(1)));
+            longest = longest.max(l[0].div_ceil(n.controller * WEIGHT_UNIT));
+            for (&units, &capacity) in l[1..].iter().zip(&n.ports) {
+                longest = longest.max(units.div_ceil(capacity.max(1)));
+            }
         }
         longest
     }
@@ -312,27 +318,26 @@ impl NodeMemory {
     /// port) stop there, the others rise on until another fills, each flow stopping at
     /// its cap.
     fn share(&mut self) {
-        // The resources, with the paths that cross each; the controller weighs writes.
-        type Crosses = fn(Path) -> bool;
-        let resources: [(u64, Crosses, bool); 5] = [
-            (self.controller, |_| true, true),
-            (self.port, |p| p == Path::RemoteRead, false),
-            (self.port, |p| p == Path::RemoteWrite, false),
-            (self.far_port, |p| p == Path::FarRead, false),
-            (self.far_port, |p| p == Path::FarWrite, false),
-        ];
+        // The resources: 0 is the controller, which every flow crosses and which weighs
+        // writes; `1 + p` is port direction `p`, crossed by the flows whose path takes it.
+        let crosses = |r: usize, path: Path| r == 0 || path.port() == Some(r - 1);
         let mut frozen = vec![false; self.classes.len()];
         loop {
             // The lowest level at which a resource fills, given the frozen flows.
             let mut lowest: Option<(u64, usize)> = None;
-            for (r, &(capacity, crosses, weighs)) in resources.iter().enumerate() {
+            for r in 0..=self.ports.len() {
+                let capacity = if r == 0 {
+                    self.controller
+                } else {
+                    self.ports[r - 1]
+                };
                 let mut fixed = 0u64;
                 let mut open: Vec<(u64, u64)> = Vec::new();
                 for (k, c) in self.classes.iter().enumerate() {
-                    if c.flows.is_empty() || !crosses(c.path) {
+                    if c.flows.is_empty() || !crosses(r, c.path) {
                         continue;
                     }
-                    let weight = if weighs {
+                    let weight = if r == 0 {
                         self.weight(c.path)
                     } else {
                         WEIGHT_UNIT
@@ -361,9 +366,8 @@ impl NodeMemory {
                 }
                 return;
             };
-            let crosses = resources[r].1;
             for (k, c) in self.classes.iter_mut().enumerate() {
-                if !frozen[k] && !c.flows.is_empty() && crosses(c.path) {
+                if !frozen[k] && !c.flows.is_empty() && crosses(r, c.path) {
                     c.rate = c.cap.min(level).max(1);
                     frozen[k] = true;
                 }

@@ -239,7 +239,7 @@ pub fn execute_traced(
         Bind::Close => locus::ProcBind::Close,
     });
     if let Some(shared) = job.shared {
-        if job.config != Config::ShmBase {
+        if !job.config.shared_data() {
             return Err(Failure::Usage(format!(
                 "--shared is for --config shm-base, not {}",
                 job.config
