@@ -31,6 +31,13 @@ pub struct Costs {
     /// to the node's memory crosses the far port instead: a machine whose sockets reach
     /// their neighbour and the rest of the machine over different links.
     pub far_link_bandwidth_gb_s: f64,
+    /// Bytes of packet header a remote cache line's data take with them on a link,
+    /// counted in the link's bandwidth: the bandwidth above counts every byte a link
+    /// moves, headers included.
+    pub link_header_bytes: u32,
+    /// Bytes each remote cache line sends the other way on a link: a read's request,
+    /// a write's acknowledgement.
+    pub link_back_bytes: u32,
     /// Bytes of one node's last-level cache, shared by its cores: what a task reads
     /// of memory its node touched recently and that still fits costs no memory
     /// traffic (`src/cache.rs`). 0: no cache.
@@ -183,6 +190,8 @@ const OPTERON: Costs = Costs {
     node_bandwidth_gb_s: 25.6,
     link_bandwidth_gb_s: 38.4,
     far_link_bandwidth_gb_s: 0.0,
+    link_header_bytes: 4,
+    link_back_bytes: 8,
     llc_bytes: 6 << 20,
     write_allocate: false,
     write_occupancy: 1.0,
@@ -221,6 +230,11 @@ impl Costs {
     ///   other die of the package over 1.5 links (19.2 GB/s) and one die of each other
     ///   package over an 8-bit link (3 x 6.4 GB/s), the four 1-hop neighbours of
     ///   paper 1's description;
+    /// - link packets: HyperTransport sends a read's 64-byte line after a 4-byte
+    ///   response packet, and its request as an 8-byte command one way; a write goes
+    ///   as an 8-byte command with its line, acknowledged by a 4-byte one
+    ///   (HyperTransport's packet formats). The model charges a read's 4 and 8 bytes to
+    ///   every remote line;
     /// - last-level cache 6 MiB per node: the L3 "of 6MiB ... shared by the 8 cores on
     ///   the same die" (paper 1 section 4.2; one die is one node);
     /// - latencies 76.8 ns (read) and 134.5 ns (write): paper 1 Table 1, 1288.5 ms and
@@ -242,7 +256,14 @@ impl Costs {
     ///   (the far port). The hub itself, which the blade's two CPUs share, is not
     ///   modelled: it exchanges 25.6 GB/s with them and 4 x 6.7 GB/s each way with
     ///   NUMAlink 6 (van der Steen, "Overview of recent supercomputers", SGI UV 2), so
-    ///   a far port of 12.8 GB/s, half of it, is the other bound the README measures;    /// - last-level cache 20 MiB per node: the "unified L3 cache of 20MiB, shared among
+    ///   a far port of 12.8 GB/s, half of it, is the other bound the README measures;
+    /// - link packets: QPI moves 80-bit flits with 64 bits of payload each, and its
+    ///   16 GB/s counts the payload of every flit; a 64-byte line crosses as a header
+    ///   flit and 8 data flits, and the request that asked for it, or the completion
+    ///   that acknowledges a written one, is one flit the other way (QPI's packet
+    ///   formats: a standard header of one flit, a data packet of a header and 8 data
+    ///   flits): 8 bytes each;
+    /// - last-level cache 20 MiB per node: the "unified L3 cache of 20MiB, shared among
     ///   all 8 cores of the CPU" (paper 1 section 4.2; one CPU is one node);
     /// - latencies 55.7 ns (read) and 77.9 ns (write): paper 1 Table 2, 934.82 ms and
     ///   1307.4 ms for 2^24 lines;
@@ -254,6 +275,8 @@ impl Costs {
         node_bandwidth_gb_s: 51.2,
         link_bandwidth_gb_s: 16.0,
         far_link_bandwidth_gb_s: 16.0,
+        link_header_bytes: 8,
+        link_back_bytes: 8,
         llc_bytes: 20 << 20,
         read_latency_ns: 934.82e6 / LINES,
         write_latency_ns: 1307.4e6 / LINES,
@@ -268,10 +291,11 @@ impl Costs {
     ///
     /// - controller 3.635 GB/s: its Table 1, 4 threads per node (16 in all) on local
     ///   memory, 4 x 3635 MB/s;
-    /// - links 1.505 GB/s each way: its Table 1, the same 16 threads on local and
+    /// - links 1.599 GB/s each way: its Table 1, the same 16 threads on local and
     ///   neighbour memory, 4 x 2257 MB/s; two thirds of each node's traffic then comes
-    ///   from its two neighbours, so a node's links carried 2/3 x 2257 MB/s out of it
-    ///   when they limited it;
+    ///   from its two neighbours, so a node's links carried 2/3 x 2257 MB/s of data out
+    ///   of it when they limited it, 1.505 GB/s, and with the 4-byte header of each
+    ///   64-byte line (HyperTransport, as [`Costs::OPTERON_64`]) 1.599 GB/s of packets;
     /// - last-level cache 2 MiB per node: its section 4.1 (a 2 MB L3 per processor);
     /// - write-allocate: the paper explains why migrating the written vector pays
     ///   more than migrating a read one by "twice as many low-level memory accesses"
@@ -287,7 +311,7 @@ impl Costs {
     /// - clock 1.9 GHz; misses in flight and runtime costs as [`Costs::OPTERON_64`].
     pub const OPTERON_16: Costs = Costs {
         node_bandwidth_gb_s: 3.635,
-        link_bandwidth_gb_s: 2.257 * 2.0 / 3.0,
+        link_bandwidth_gb_s: 2.257 * 2.0 / 3.0 * (64.0 + 4.0) / 64.0,
         llc_bytes: 2 << 20,
         write_allocate: true,
         write_occupancy: 142.0 / 83.0,

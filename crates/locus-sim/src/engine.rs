@@ -447,6 +447,11 @@ impl Machine {
                 shared.costs.link_bandwidth_gb_s,
                 shared.costs.far_link_bandwidth_gb_s,
                 shared.costs.write_occupancy,
+            )
+            .with_link_packets(
+                shared.costs.line_bytes,
+                shared.costs.link_header_bytes,
+                shared.costs.link_back_bytes,
             ),
             caches: Caches::new(nodes, shared.costs.llc_bytes),
             next_id: 1,

@@ -74,8 +74,9 @@ impl Path {
         matches!(self, Path::LocalWrite | Path::RemoteWrite | Path::FarWrite)
     }
 
-    /// The port direction the flow crosses besides the controller, as an index into
-    /// [`NodeMemory::ports`]; none for a local flow.
+    /// The port direction the flow's data cross besides the controller, as an index
+    /// into [`NodeMemory::ports`]; none for a local flow. Its requests or
+    /// acknowledgements cross the other direction of the same port, `port ^ 1`.
     fn port(self) -> Option<usize> {
         match self {
             Path::LocalRead | Path::LocalWrite => None,
@@ -87,8 +88,31 @@ impl Path {
     }
 }
 
-/// Weights are in thousandths: a read byte weighs `WEIGHT_UNIT` on every resource.
+/// Weights are in thousandths: a read byte weighs `WEIGHT_UNIT` on its controller, and
+/// a remote byte on a port as much as the link moves for it, headers included.
 const WEIGHT_UNIT: u64 = 1000;
+
+/// What a remote flow's unit weighs on the two directions of the port it crosses.
+#[derive(Clone, Copy, Debug)]
+struct LinkWeights {
+    /// In the direction of the data.
+    data: u64,
+    /// In the other direction.
+    back: u64,
+}
+
+impl LinkWeights {
+    /// The weights of a line of `line_bytes` that takes `header_bytes` more with it and
+    /// `back_bytes` the other way.
+    fn of(line_bytes: u32, header_bytes: u32, back_bytes: u32) -> LinkWeights {
+        let per_line =
+            |extra: u32| (WEIGHT_UNIT * u64::from(extra)).div_ceil(u64::from(line_bytes.max(1)));
+        LinkWeights {
+            data: WEIGHT_UNIT + per_line(header_bytes),
+            back: per_line(back_bytes),
+        }
+    }
+}
 
 /// The controllers and link ports of every node.
 pub(crate) struct Memory {
@@ -107,6 +131,10 @@ struct NodeMemory {
     /// has a far port), then the far port out and in (flows of nodes beyond the
     /// nearest; 0 when the node has none, and then no flow takes it).
     ports: [u64; 4],
+    /// Port time of a remote flow's unit, in thousandths of a unit: in the direction
+    /// its data take (the data and their packet headers), and in the other direction
+    /// (the requests of reads, the acknowledgements of writes).
+    link_weights: LinkWeights,
     /// Flows by cap and locality; a class is kept once created (at most a few).
     classes: Vec<Class>,
     /// When the classes' service was last brought up to date.
@@ -168,6 +196,7 @@ impl Memory {
                     controller: rate_of(controller_gb_s),
                     write_weight,
                     ports: [port, port, far_port, far_port],
+                    link_weights: LinkWeights::of(64, 0, 0),
                     classes: Vec::new(),
                     updated_at: 0,
                     epoch: 0,
@@ -177,26 +206,38 @@ impl Memory {
         }
     }
 
+    /// Charges the link packets of remote flows on the ports: per line of
+    /// `line_bytes`, `header_bytes` travel with the data and `back_bytes` the other way
+    /// (without this, a port carries the data alone).
+    pub(crate) fn with_link_packets(
+        mut self,
+        line_bytes: u32,
+        header_bytes: u32,
+        back_bytes: u32,
+    ) -> Self {
+        for n in &mut self.nodes {
+            n.link_weights = LinkWeights::of(line_bytes, header_bytes, back_bytes);
+        }
+        self
+    }
+
     /// Nanoseconds a task's flows `(node, volume, cap, path)`, started together, take
     /// alone on the machine: the longest of each flow at its cap and each resource
     /// (a controller, a direction of a port) at its bandwidth for what crosses it.
     pub(crate) fn alone_ns(&self, flows: impl Iterator<Item = (usize, u64, u64, Path)>) -> u64 {
-        // Weighted units through each node's controller, then units through each of
-        // its port directions.
-        let mut load = vec![[0u64; 5]; self.nodes.len()];
+        // Weighted units through each resource of each node.
+        let mut load = vec![[0u64; NodeMemory::RESOURCES]; self.nodes.len()];
         let mut longest = 0u64;
         for (node, volume, cap, path) in flows {
             longest = longest.max(volume.div_ceil(cap.max(1)));
-            let l = &mut load[node];
-            l[0] += volume * self.nodes[node].weight(path);
-            if let Some(p) = path.port() {
-                l[1 + p] += volume;
+            let n = &self.nodes[node];
+            for (r, l) in load[node].iter_mut().enumerate() {
+                *l += volume * n.weight(r, path);
             }
         }
         for (n, l) in self.nodes.iter().zip(&load) {
-            longest = longest.max(l[0].div_ceil(n.controller * WEIGHT_UNIT));
-            for (&units, &capacity) in l[1..].iter().zip(&n.ports) {
-                longest = longest.max(units.div_ceil(capacity.max(1)));
+            for (r, &units) in l.iter().enumerate() {
+                longest = longest.max(units.div_ceil(n.capacity(r).max(1) * WEIGHT_UNIT));
             }
         }
         longest
@@ -296,12 +337,29 @@ fn fill_level(fixed: u64, bandwidth: u64, classes: &mut [(u64, u64)]) -> u64 {
 }
 
 impl NodeMemory {
-    /// Controller weight of a unit moved along `path`.
-    fn weight(&self, path: Path) -> u64 {
-        if path.is_write() {
-            self.write_weight
+    /// Resources of a node: 0 is the controller, `1 + p` port direction `p`.
+    const RESOURCES: usize = 5;
+
+    /// Units per ns of resource `r`.
+    fn capacity(&self, r: usize) -> u64 {
+        if r == 0 {
+            self.controller
         } else {
-            WEIGHT_UNIT
+            self.ports[r - 1]
+        }
+    }
+
+    /// What a unit moved along `path` weighs on resource `r`, in thousandths; 0 when
+    /// the flow does not cross it. Every flow crosses the controller, a written unit
+    /// at the write weight; a remote flow crosses its port direction at the data's
+    /// weight and the other direction at its requests' or acknowledgements'.
+    fn weight(&self, r: usize, path: Path) -> u64 {
+        match (r, path.port()) {
+            (0, _) if path.is_write() => self.write_weight,
+            (0, _) => WEIGHT_UNIT,
+            (_, Some(p)) if r - 1 == p => self.link_weights.data,
+            (_, Some(p)) if r - 1 == p ^ 1 => self.link_weights.back,
+            _ => 0,
         }
     }
 
@@ -318,30 +376,21 @@ impl NodeMemory {
     /// port) stop there, the others rise on until another fills, each flow stopping at
     /// its cap.
     fn share(&mut self) {
-        // The resources: 0 is the controller, which every flow crosses and which weighs
-        // writes; `1 + p` is port direction `p`, crossed by the flows whose path takes it.
-        let crosses = |r: usize, path: Path| r == 0 || path.port() == Some(r - 1);
+        // The resources (`weight`): the controller, which every flow crosses, and the
+        // port directions, crossed by remote flows.
         let mut frozen = vec![false; self.classes.len()];
         loop {
             // The lowest level at which a resource fills, given the frozen flows.
             let mut lowest: Option<(u64, usize)> = None;
-            for r in 0..=self.ports.len() {
-                let capacity = if r == 0 {
-                    self.controller
-                } else {
-                    self.ports[r - 1]
-                };
+            for r in 0..Self::RESOURCES {
+                let capacity = self.capacity(r);
                 let mut fixed = 0u64;
                 let mut open: Vec<(u64, u64)> = Vec::new();
                 for (k, c) in self.classes.iter().enumerate() {
-                    if c.flows.is_empty() || !crosses(r, c.path) {
+                    let weight = self.weight(r, c.path);
+                    if c.flows.is_empty() || weight == 0 {
                         continue;
                     }
-                    let weight = if r == 0 {
-                        self.weight(c.path)
-                    } else {
-                        WEIGHT_UNIT
-                    };
                     let count = c.flows.len() as u64 * weight;
                     if frozen[k] {
                         fixed += c.rate * count;
@@ -366,8 +415,13 @@ impl NodeMemory {
                 }
                 return;
             };
+            let crosses: Vec<bool> = self
+                .classes
+                .iter()
+                .map(|c| self.weight(r, c.path) > 0)
+                .collect();
             for (k, c) in self.classes.iter_mut().enumerate() {
-                if !frozen[k] && !c.flows.is_empty() && crosses(r, c.path) {
+                if !frozen[k] && !c.flows.is_empty() && crosses[k] {
                     c.rate = c.cap.min(level).max(1);
                     frozen[k] = true;
                 }
@@ -451,6 +505,34 @@ mod tests {
         let mut m = Memory::new(1, 10.0, 16.0, 0.0, 1.0);
         let ends = run(&mut m, &[(2000, 2.0, R), (4000, 8.0, L), (4000, 8.0, L)]);
         assert_eq!(ends, vec![1000, 1000, 1000]);
+    }
+
+    #[test]
+    fn link_packets_weigh_on_both_directions_of_the_port() {
+        // Port 8 GB/s each way; per 64-byte line, 16 header bytes with the data and 16
+        // back. A remote read alone: its data and headers, 80 bytes a line, fill the
+        // way out: 8000 bytes in 1250 ns.
+        // (Rates are whole units per ns: ends may fall 1 ns late.)
+        let packets = || Memory::new(1, 64.0, 8.0, 0.0, 1.0).with_link_packets(64, 16, 16);
+        let near = |ends: &[u64], want: u64| ends.iter().all(|&e| e == want || e == want + 1);
+        assert!(near(&run(&mut packets(), &[(8000, 64.0, R)]), 1250));
+        // A read and a write of 8000 bytes each: each direction carries one flow's
+        // data (80 a line) and the other's requests or acknowledgements (16 a line),
+        // 96 bytes a line for each flow: 1500 ns for both.
+        let ends = run(&mut packets(), &[(8000, 64.0, R), (8000, 64.0, W)]);
+        assert!(near(&ends, 1500), "{ends:?}");
+        // Two reads: the way out carries 160 bytes a line, the way back 32.
+        let ends = run(&mut packets(), &[(8000, 64.0, R), (8000, 64.0, R)]);
+        assert!(near(&ends, 2500), "{ends:?}");
+        // The same flows alone on the machine, as a task's alone time counts them.
+        let m = packets();
+        let flows = [
+            (0, 8000 * B, rate_of(64.0), R),
+            (0, 8000 * B, rate_of(64.0), W),
+        ];
+        assert!(near(&[m.alone_ns(flows.into_iter())], 1500));
+        // Local flows do not cross the port.
+        assert_eq!(run(&mut packets(), &[(8000, 8.0, L)]), vec![1000]);
     }
 
     #[test]
