@@ -881,50 +881,6 @@ fn scope_data_makes_temporaries_inside_a_run() {
     }
 }
 
-/// The continuation slot (`locus::engine::mechanism`, "The continuation slot"): a
-/// worker finishing a task of a dependence chain runs the next one itself, without a
-/// queue trip, so no other worker can steal it. Only the first task, made ready when it
-/// is submitted, is ever in a deque; without the slot every task of the chain is, and
-/// the other worker steals a share of them.
-#[test]
-fn a_dependence_chain_stays_on_the_worker_that_finishes_each_task() {
-    let _turn = serial();
-    let rt = Runtime::builder()
-        .threads(2)
-        .config(Config::Ws)
-        .window(None)
-        .build()
-        .unwrap();
-    let counter = rt.data::<u64>("counter", 1);
-    let tasks = 3000;
-    // The first task waits until every task is submitted, so that each of the others
-    // becomes ready when its predecessor finishes, not when it is submitted.
-    let submitted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let finished = rt
-        .run(|s| {
-            let all_in = submitted.clone();
-            s.spawn("first", counter.read_write(), move |_, x| {
-                while !all_in.load(std::sync::atomic::Ordering::Acquire) {
-                    std::thread::yield_now();
-                }
-                x[0] += 1;
-            })
-            .unwrap();
-            for _ in 1..tasks {
-                s.spawn("inc", counter.read_write(), |_, x| x[0] += 1)
-                    .unwrap();
-            }
-            submitted.store(true, std::sync::atomic::Ordering::Release);
-        })
-        .unwrap();
-    assert_eq!(rt.fetch(&counter).unwrap(), vec![tasks]);
-    let steals = finished.report.steals.same_node + finished.report.steals.remote;
-    assert!(
-        steals <= 1,
-        "{steals} chain tasks were stolen: successors went through a deque"
-    );
-}
-
 /// Runs `tasks` independent tasks submitted by the root; their names in the order
 /// they ran (on one worker, the order the observer saw them end), and the report.
 fn run_order(rt: &Runtime, placements: &Placements, tasks: usize) -> (Vec<String>, Report) {

@@ -40,20 +40,6 @@
 //! - the **global queue**, one for the whole engine: under breadth-first scheduling
 //!   every task without a hint goes there, and any worker takes the oldest.
 //!
-//! # The continuation slot
-//!
-//! A worker finishing a task activates the successors it made ready. The first of
-//! them the mechanism would keep on that worker's own deque goes instead to the
-//! worker's *continuation slot*, and the worker runs it next: no queue trip, no
-//! announcement, no wake-up (a dependence chain stays on one warm worker instead of
-//! waking a sleeper that would steal it). Only tasks the policy keeps local go there,
-//! so placement decisions are unchanged; only one task does, so the others remain
-//! visible to thieves. The slot is open only while a worker publishes a finished
-//! task's outputs (not while a body spawns), and a worker leaving a wait with a task
-//! in its slot moves that task to its deque, so the slot never hides work from
-//! thieves while a body runs. An engine without a slot keeps the defaults of
-//! [`Queues::offer_next`] and [`Queues::take_next`] (the simulator does).
-//!
 //! # Waking
 //!
 //! New work wakes at most one sleeping worker, the nearest to the work
@@ -164,20 +150,6 @@ pub trait Queues: LoadView {
 
     /// Pushes onto the own deque.
     fn push_deque(&mut self, task: Self::Task);
-
-    /// Offers a task the mechanism keeps on the own worker to its *continuation slot*
-    /// (module doc, "The continuation slot"): `None` if the slot took it, the task back
-    /// if the slot is closed or full. Default: no slot.
-    #[inline]
-    fn offer_next(&mut self, task: Self::Task) -> Option<Self::Task> {
-        Some(task)
-    }
-
-    /// Takes the task in the own continuation slot, if any. Default: no slot.
-    #[inline]
-    fn take_next(&mut self) -> Option<Self::Task> {
-        None
-    }
 
     /// Pushes onto worker `w`'s mailbox, which may be full.
     fn push_mailbox(&mut self, w: usize, task: Self::Task) -> Push<Self::Task>;
@@ -505,12 +477,8 @@ impl Mechanism {
         }
     }
 
-    /// Keeps a task on the activator: in its continuation slot if the slot takes it
-    /// (nobody else may run it, so nobody is woken), else on its own deque.
-    pub fn keep<Q: Queues>(&self, q: &mut Q, task: Q::Task) -> Queue {
-        let Some(task) = q.offer_next(task) else {
-            return Queue::Deque(q.me());
-        };
+    /// Keeps a task on the activator's own deque.
+    fn keep<Q: Queues>(&self, q: &mut Q, task: Q::Task) -> Queue {
         q.push_deque(task);
         self.announce(q, Queue::Deque(q.me()))
     }
@@ -588,7 +556,6 @@ impl Mechanism {
 
     /// The find-work chain of worker `q.me()`, nearest work first:
     ///
-    /// 0. its continuation slot (a successor its last task made ready);
     /// 1. its own deque, newest first (the task it just activated is hot in its cache),
     ///    after moving its mailbox onto it when hierarchical stealing keeps mailboxes
     ///    on their node;
@@ -607,14 +574,11 @@ impl Mechanism {
         self.steal(q)
     }
 
-    /// Steps 0 to 5 of the [find-work chain](Self::find_work): the worker's own queues,
+    /// Steps 1 to 5 of the [find-work chain](Self::find_work): the worker's own queues,
     /// its node's and the global one, without stealing. An engine whose worker waits inside a body
     /// (the simulator's model of a throttled control program) takes its own queues'
     /// work this way while the rest of the machine runs.
     pub fn find_own_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
-        if let Some(task) = q.take_next() {
-            return Some(task);
-        }
         if self.mailboxes_stay_on_node && q.import_mailbox() > 0 {
             // Within every thief's reach now.
             self.wake_for(q, Wake::Near(q.me()));

@@ -10,7 +10,7 @@ use locus_mem::pool::Pools;
 
 use super::Registry;
 use crate::engine::mechanism::{Push, Queues, Steal};
-use crate::graph::{finish, start, Activated, Bodies, EngineEvent, Executor, Started, TaskRef};
+use crate::graph::{finish, start, Activated, Bodies, EngineEvent, Executor, TaskRef};
 use crate::observe::{Observer, Ready, TaskBytes, TaskSpan};
 use crate::sched::LoadView;
 
@@ -28,12 +28,6 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     /// The last worker this one stole from.
     last_victim: Cell<Option<usize>>,
-    /// The continuation slot (mechanism module doc): a successor of the task this
-    /// worker just finished, which it runs next.
-    next: Cell<Option<TaskRef>>,
-    /// Whether the slot takes tasks: only while this worker publishes a finished
-    /// task's outputs.
-    slot_open: Cell<bool>,
     /// With an observer: the key of the task this worker runs (the task's address), so
     /// that the tasks it makes ready name it ([`Ready::by`]).
     running: Cell<Option<u64>>,
@@ -53,8 +47,6 @@ impl WorkerThread {
             deque,
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
             last_victim: Cell::new(None),
-            next: Cell::new(None),
-            slot_open: Cell::new(false),
             running: Cell::new(None),
             registry,
         }
@@ -69,42 +61,17 @@ impl WorkerThread {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// Runs a ready task here (`start`, then [`finish`](Self::finish)), observed when an observer is installed
-    /// (module doc of the engine, "Observation").
+    /// Runs a ready task here (`start`, then `finish`), observed when an observer is
+    /// installed (module doc of the engine, "Observation").
     #[inline]
     fn run_task(&self, task: TaskRef) {
         match &self.registry.observer {
             None => {
                 if let Some(started) = start(self, task, Bodies::Run) {
-                    self.finish(started);
+                    finish(self, started);
                 }
             }
             Some(observer) => self.run_observed(&**observer, task),
-        }
-    }
-
-    /// [`finish`]es a task with the continuation slot open, so that one successor it
-    /// makes ready can wait there for this worker.
-    #[inline]
-    fn finish(&self, started: Started) {
-        /// Closes the slot again, also when `finish` unwinds.
-        struct Close<'a>(&'a Cell<bool>);
-        impl Drop for Close<'_> {
-            fn drop(&mut self) {
-                self.0.set(false);
-            }
-        }
-        self.slot_open.set(true);
-        let _close = Close(&self.slot_open);
-        finish(self, started);
-    }
-
-    /// Moves the task in the continuation slot, if any, to the deque where thieves can
-    /// see it: the worker is about to run something else than its next task (a body
-    /// whose wait ended).
-    fn release_next(&self) {
-        if let Some(task) = self.next.take() {
-            self.registry.mechanism.keep(&mut &*self, task);
         }
     }
 
@@ -130,7 +97,7 @@ impl WorkerThread {
             end_ns,
             bytes: TaskBytes::of(self.node, started.accesses()),
         });
-        self.finish(started);
+        finish(self, started);
         self.running.set(outer);
     }
 
@@ -191,28 +158,6 @@ impl Queues for &WorkerThread {
     #[inline]
     fn push_deque(&mut self, task: TaskRef) {
         self.deque.push(task);
-    }
-
-    #[inline]
-    fn offer_next(&mut self, task: TaskRef) -> Option<TaskRef> {
-        if !self.slot_open.get() {
-            return Some(task);
-        }
-        match self.next.take() {
-            None => {
-                self.next.set(Some(task));
-                None
-            }
-            full => {
-                self.next.set(full);
-                Some(task)
-            }
-        }
-    }
-
-    #[inline]
-    fn take_next(&mut self) -> Option<TaskRef> {
-        self.next.take()
     }
 
     #[inline]
@@ -380,16 +325,14 @@ impl Executor for WorkerThread {
                 None => std::thread::yield_now(),
             }
         }
-        self.release_next();
     }
 
     fn help_while_work(&self, blocked: &dyn Fn() -> bool) {
         while blocked() {
             match self.find_work() {
                 Some(task) => self.run_task(task),
-                None => break,
+                None => return,
             }
         }
-        self.release_next();
     }
 }
