@@ -415,13 +415,10 @@ impl NodeMemory {
                 }
                 return;
             };
-            let crosses: Vec<bool> = self
-                .classes
-                .iter()
-                .map(|c| self.weight(r, c.path) > 0)
-                .collect();
-            for (k, c) in self.classes.iter_mut().enumerate() {
-                if !frozen[k] && !c.flows.is_empty() && crosses[k] {
+            for k in 0..self.classes.len() {
+                let crosses = self.weight(r, self.classes[k].path) > 0;
+                let c = &mut self.classes[k];
+                if !frozen[k] && !c.flows.is_empty() && crosses {
                     c.rate = c.cap.min(level).max(1);
                     frozen[k] = true;
                 }
