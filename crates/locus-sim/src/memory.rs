@@ -415,12 +415,12 @@ impl NodeMemory {
                 }
                 return;
             };
-            for k in 0..self.classes.len() {
+            for (k, frozen) in frozen.iter_mut().enumerate() {
                 let crosses = self.weight(r, self.classes[k].path) > 0;
                 let c = &mut self.classes[k];
-                if !frozen[k] && !c.flows.is_empty() && crosses {
+                if !*frozen && !c.flows.is_empty() && crosses {
                     c.rate = c.cap.min(level).max(1);
-                    frozen[k] = true;
+                    *frozen = true;
                 }
             }
         }
