@@ -379,13 +379,15 @@ impl NodeMemory {
         // The resources (`weight`): the controller, which every flow crosses, and the
         // port directions, crossed by remote flows.
         let mut frozen = vec![false; self.classes.len()];
+        // The open classes crossing one resource, `(weighted count, cap)`.
+        let mut open: Vec<(u64, u64)> = Vec::with_capacity(self.classes.len());
         loop {
             // The lowest level at which a resource fills, given the frozen flows.
             let mut lowest: Option<(u64, usize)> = None;
             for r in 0..Self::RESOURCES {
                 let capacity = self.capacity(r);
                 let mut fixed = 0u64;
-                let mut open: Vec<(u64, u64)> = Vec::new();
+                open.clear();
                 for (k, c) in self.classes.iter().enumerate() {
                     let weight = self.weight(r, c.path);
                     if c.flows.is_empty() || weight == 0 {
