@@ -149,6 +149,8 @@ struct Class {
     /// Whether its flows come from cores of other nodes (and so use the port), and in
     /// which direction.
     path: Path,
+    /// What a unit of its flows weighs on each resource ([`NodeMemory::weight`]).
+    weights: [u64; NodeMemory::RESOURCES],
     /// Units per ns each flow receives now.
     rate: u64,
     /// Units served to each flow since time 0.
@@ -216,6 +218,8 @@ impl Memory {
         back_bytes: u32,
     ) -> Self {
         for n in &mut self.nodes {
+            // Classes keep the weights they were made with.
+            debug_assert!(n.classes.is_empty(), "link packets set before any flow");
             n.link_weights = LinkWeights::of(line_bytes, header_bytes, back_bytes);
         }
         self
@@ -271,9 +275,11 @@ impl Memory {
         {
             Some(k) => k,
             None => {
+                let weights = std::array::from_fn(|r| n.weight(r, path));
                 n.classes.push(Class {
                     cap: cap.max(1),
                     path,
+                    weights,
                     rate: 0,
                     service: 0,
                     flows: BinaryHeap::new(),
@@ -389,7 +395,7 @@ impl NodeMemory {
                 let mut fixed = 0u64;
                 open.clear();
                 for (k, c) in self.classes.iter().enumerate() {
-                    let weight = self.weight(r, c.path);
+                    let weight = c.weights[r];
                     if c.flows.is_empty() || weight == 0 {
                         continue;
                     }
@@ -417,10 +423,8 @@ impl NodeMemory {
                 }
                 return;
             };
-            for (k, frozen) in frozen.iter_mut().enumerate() {
-                let crosses = self.weight(r, self.classes[k].path) > 0;
-                let c = &mut self.classes[k];
-                if !*frozen && !c.flows.is_empty() && crosses {
+            for (c, frozen) in self.classes.iter_mut().zip(&mut frozen) {
+                if !*frozen && !c.flows.is_empty() && c.weights[r] > 0 {
                     c.rate = c.cap.min(level).max(1);
                     *frozen = true;
                 }
