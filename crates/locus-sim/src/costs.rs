@@ -311,7 +311,9 @@ impl Costs {
     /// - clock 1.9 GHz; misses in flight and runtime costs as [`Costs::OPTERON_64`].
     pub const OPTERON_16: Costs = Costs {
         node_bandwidth_gb_s: 3.635,
-        link_bandwidth_gb_s: 2.257 * 2.0 / 3.0 * (64.0 + 4.0) / 64.0,
+        link_bandwidth_gb_s: 2.257 * 2.0 / 3.0
+            * (OPTERON.line_bytes + OPTERON.link_header_bytes) as f64
+            / OPTERON.line_bytes as f64,
         llc_bytes: 2 << 20,
         write_allocate: true,
         write_occupancy: 142.0 / 83.0,

@@ -382,8 +382,8 @@ impl NodeMemory {
     /// port) stop there, the others rise on until another fills, each flow stopping at
     /// its cap.
     fn share(&mut self) {
-        // The resources (`weight`): the controller, which every flow crosses, and the
-        // port directions, crossed by remote flows.
+        // The resources: the controller, which every flow crosses, and the port
+        // directions, crossed by remote flows (each class's `weights`).
         let mut frozen = vec![false; self.classes.len()];
         // The open classes crossing one resource, `(weighted count, cap)`.
         let mut open: Vec<(u64, u64)> = Vec::with_capacity(self.classes.len());
