@@ -202,8 +202,8 @@ impl DataInner {
     /// producer did not complete (a failed run: `data::version`, "Failed producers").
     pub(crate) fn lock_current(&self) -> std::sync::MutexGuard<'_, Arc<Version>> {
         let mut current = lock(&self.current);
-        let committed = current.committed();
-        if !Arc::ptr_eq(&committed, &current) {
+        if current.is_abandoned() {
+            let committed = current.committed();
             *current = committed;
         }
         current

@@ -8,7 +8,7 @@
 //! names the same [`SharedBuffer`], a [`Region`] placed by its [`RegionPolicy`] when the
 //! datum is created; tasks never allocate.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus_mem::pool::Pools;
@@ -235,6 +235,7 @@ impl SharedSetup {
             }),
             setup: self.clone(),
             poisoned: std::sync::Mutex::new(None),
+            maybe_poisoned: AtomicBool::new(false),
             pending: AtomicU64::new(0),
         }))
     }
@@ -288,6 +289,9 @@ pub(crate) struct SharedBuffer {
     /// The task that panicked while writing the buffer in place, if one did since the
     /// last whole write: the contents may be partly written.
     poisoned: std::sync::Mutex<Option<String>>,
+    /// Whether `poisoned` may hold a task: every access checks it, and only a
+    /// poisoned datum pays for the lock.
+    maybe_poisoned: AtomicBool,
     /// Tasks submitted that declare the datum and have not started yet, counted under
     /// the `auto` migration setting only: the datum's expected reuse. Incremented at
     /// submission, decremented when the task starts (`graph::exec::start`), before
@@ -306,16 +310,26 @@ struct Reservation {
 impl SharedBuffer {
     /// Marks the contents as possibly partly written by `task`, which panicked.
     pub(crate) fn poison(&self, task: &str) {
-        *crate::data::lock_mutex(&self.poisoned) = Some(task.to_string());
+        let mut poisoned = crate::data::lock_mutex(&self.poisoned);
+        *poisoned = Some(task.to_string());
+        self.maybe_poisoned.store(true, Ordering::Release);
     }
 
     /// A whole write completed: the contents are whole again.
     pub(crate) fn clear_poison(&self) {
-        *crate::data::lock_mutex(&self.poisoned) = None;
+        if !self.maybe_poisoned.load(Ordering::Acquire) {
+            return;
+        }
+        let mut poisoned = crate::data::lock_mutex(&self.poisoned);
+        *poisoned = None;
+        self.maybe_poisoned.store(false, Ordering::Release);
     }
 
     /// The task that left the contents partly written, if any.
     pub(crate) fn poisoned_by(&self) -> Option<String> {
+        if !self.maybe_poisoned.load(Ordering::Acquire) {
+            return None;
+        }
         crate::data::lock_mutex(&self.poisoned).clone()
     }
 
@@ -581,6 +595,7 @@ impl SharedSetup {
             reservation: Mutex::new(Reservation { reserved, unplaced }),
             setup: self.clone(),
             poisoned: std::sync::Mutex::new(None),
+            maybe_poisoned: AtomicBool::new(false),
             pending: AtomicU64::new(0),
         }))
     }

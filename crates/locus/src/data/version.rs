@@ -139,6 +139,9 @@ pub(crate) struct Version {
     /// Whether the version took over the buffer of the one it superseded (module doc,
     /// "Update in place"). Set by the producer's worker before its body runs.
     in_place: AtomicBool,
+    /// `state.abandoned`, readable without the lock: set once, never cleared, so that
+    /// the common case (a version that is not abandoned) takes no lock to say so.
+    abandoned: AtomicBool,
     /// The producer that panicked while updating this version in place.
     poisoned: OnceLock<String>,
     /// Immediate allocation: the node the buffer goes to when made at execution.
@@ -171,6 +174,7 @@ impl Version {
             readers: Readers::default(),
             counts: counts.clone(),
             in_place: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             poisoned: OnceLock::new(),
             placement: OnceLock::new(),
         })
@@ -312,6 +316,9 @@ impl Version {
     /// own answer (its producer may yet complete).
     pub(crate) fn committed(self: &Arc<Self>) -> Arc<Version> {
         let mut v = self.clone();
+        if !self.is_abandoned() {
+            return v;
+        }
         loop {
             let next = {
                 let state = lock(&v.state);
@@ -323,6 +330,12 @@ impl Version {
             v = next;
         }
         v
+    }
+
+    /// Whether the version's producer did not complete (module doc, "Failed
+    /// producers"): only then may [`committed`](Self::committed) name another version.
+    pub(crate) fn is_abandoned(&self) -> bool {
+        self.abandoned.load(Ordering::Acquire)
     }
 
     /// Shared data: counts one more task bound to read this version. Called under the
@@ -364,6 +377,7 @@ impl Version {
             state.fallback.take()
         } else {
             state.abandoned = true;
+            self.abandoned.store(true, Ordering::Release);
             None
         };
         let mut waiters = std::mem::take(&mut state.waiters);
