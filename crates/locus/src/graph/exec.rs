@@ -26,7 +26,7 @@ use crate::data::{
     lock_mutex, AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode,
 };
 use crate::error::Error;
-use crate::sched::AccessInfo;
+use crate::sched::{AccessInfo, AccessInfos};
 use smallvec::SmallVec;
 
 /// What the dependence tracker needs from the engine running it: one per worker (part
@@ -994,8 +994,8 @@ pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
 
 /// [`access_infos`] as the placement policies see them: an attached datum's bytes
 /// count on its owner's node (`graph::team`), wherever its pages lie.
-pub(crate) fn policy_access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
-    let mut out = Vec::with_capacity(bindings.len() + 1);
+pub(crate) fn policy_access_infos(bindings: &[Binding]) -> AccessInfos {
+    let mut out = AccessInfos::new();
     for b in bindings {
         let owner = b.data.owner_node();
         for_each_access(std::slice::from_ref(b), |mut a| {

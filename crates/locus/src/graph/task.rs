@@ -11,7 +11,7 @@ use super::task_state::TaskState;
 use crate::data::Binding;
 use crate::error::Error;
 use crate::graph::hints::{Affinity, AffinityTarget};
-use crate::sched::{AccessInfo, Domain};
+use crate::sched::{AccessInfos, Domain};
 
 /// No placement preference recorded.
 const NO_PREFERENCE: usize = usize::MAX;
@@ -160,7 +160,7 @@ pub enum EngineEvent {
 #[derive(Clone, Debug)]
 pub struct ReadyDescription {
     /// Its accesses, with the nodes of the buffers allocated so far.
-    pub accesses: Vec<AccessInfo>,
+    pub accesses: AccessInfos,
     /// Its affinity hint resolved now (affinity to a datum means the node of the
     /// datum's current buffer, or the first node if it has none yet: paper 3 section
     /// 3), and whether it is strict.
@@ -190,7 +190,7 @@ impl Activated {
             accesses: if with_accesses {
                 crate::graph::policy_access_infos(&job.bindings)
             } else {
-                Vec::new()
+                AccessInfos::new()
             },
             affinity: job.hints.affinity.as_ref().map(resolve_affinity),
         }

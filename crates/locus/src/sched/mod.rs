@@ -15,5 +15,5 @@ pub mod push;
 pub mod steal;
 
 pub use place::{Domain, HomeRegions, KeepReason, LoadView, Placement, ReadyPolicy, ReadyTask};
-pub use push::{AccessInfo, Heuristic, PushDecision, PushSettings};
+pub use push::{AccessInfo, AccessInfos, Heuristic, PushDecision, PushSettings};
 pub use steal::{vicinities, StealPlan};
