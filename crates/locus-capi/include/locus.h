@@ -590,7 +590,8 @@ enum locus_status locus_settings_create(struct locus_settings *out);
 // Sets one option by name, from its text: `window` (a number of tasks, or `none`),
 // `node_limit` and `push_threshold` (bytes), `push_weights` (`READ,WRITE`),
 // `vicinity` (workers), `allocation` (`immediate` or `deferred`),
-// `last_victim_first` and `steal_half` (`true` or `false`), `shared_placement`
+// `last_victim_first`, `steal_half` and `huge_pages` (`true` or `false`; `huge_pages`:
+// the memory pools ask for transparent huge pages, off by default), `shared_placement`
 // (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `proc_bind` (`spread`, the
 // default: one CPU of each node in turn; `close`: fill a node before the next, when
 // there are fewer workers than CPUs), `migration` (`none`, the default: a task

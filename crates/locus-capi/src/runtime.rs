@@ -44,6 +44,7 @@ pub(crate) struct Settings {
     allocation: Option<AllocMode>,
     last_victim_first: Option<bool>,
     steal_half: Option<bool>,
+    huge_pages: Option<bool>,
     shared_placement: Option<RegionPolicy>,
     proc_bind: Option<ProcBind>,
     migration: Option<Migration>,
@@ -121,6 +122,7 @@ impl Settings {
             }
             "last_victim_first" => self.last_victim_first = Some(parse_bool(key, value)?),
             "steal_half" => self.steal_half = Some(parse_bool(key, value)?),
+            "huge_pages" => self.huge_pages = Some(parse_bool(key, value)?),
             "shared_placement" => {
                 self.shared_placement = Some(parse_policy(value).ok_or_else(|| {
                     bad(key, value, "interleave, bind:NODE, blocked or first-touch")
@@ -147,8 +149,8 @@ impl Settings {
                     format!(
                         "unknown setting `{key}` (expected one of: window, node_limit, \
                          push_threshold, push_weights, vicinity, allocation, \
-                         last_victim_first, steal_half, shared_placement, proc_bind, \
-                         migration, trace)"
+                         last_victim_first, steal_half, huge_pages, shared_placement, \
+                         proc_bind, migration, trace)"
                     ),
                 ))
             }
@@ -180,6 +182,9 @@ impl Settings {
         }
         if let Some(on) = self.steal_half {
             b = b.steal_half(on);
+        }
+        if let Some(on) = self.huge_pages {
+            b = b.huge_pages(on);
         }
         if let Some(p) = self.shared_placement {
             b = b.shared_placement(p);
@@ -217,7 +222,8 @@ pub unsafe extern "C" fn locus_settings_create(out: *mut locus_settings) -> locu
 /// Sets one option by name, from its text: `window` (a number of tasks, or `none`),
 /// `node_limit` and `push_threshold` (bytes), `push_weights` (`READ,WRITE`),
 /// `vicinity` (workers), `allocation` (`immediate` or `deferred`),
-/// `last_victim_first` and `steal_half` (`true` or `false`), `shared_placement`
+/// `last_victim_first`, `steal_half` and `huge_pages` (`true` or `false`; `huge_pages`:
+/// the memory pools ask for transparent huge pages, off by default), `shared_placement`
 /// (`interleave`, `bind:NODE`, `blocked`, `first-touch`), `proc_bind` (`spread`, the
 /// default: one CPU of each node in turn; `close`: fill a node before the next, when
 /// there are fewer workers than CPUs), `migration` (`none`, the default: a task

@@ -473,6 +473,25 @@ pub fn madvise_nohugepage(addr: *const u8, len: usize) -> Result<(), PlacementEr
     }
 }
 
+/// Asks the kernel to back `(addr, len)` with transparent huge pages where it can
+/// (`MADV_HUGEPAGE`): the 2 MiB-aligned parts of the range then fault in whole huge
+/// pages, when the kernel's setting is `madvise` or `always`. Fails with `EINVAL` on a
+/// kernel without transparent huge pages.
+pub fn madvise_hugepage(addr: *const u8, len: usize) -> Result<(), PlacementError> {
+    if len == 0 {
+        return Ok(());
+    }
+    let (start, span) = page_span(addr, len);
+    // SAFETY: MADV_HUGEPAGE only changes how the range may be backed, never its
+    // contents; the kernel checks that the range is mapped (ENOMEM otherwise).
+    let r = unsafe { libc::madvise(start as *mut c_void, span, libc::MADV_HUGEPAGE) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(PlacementError::last("madvise"))
+    }
+}
+
 /// Pins the calling thread to one OS CPU (`sched_setaffinity`).
 pub fn pin_thread_to_cpu(cpu: usize) -> Result<(), PlacementError> {
     set_thread_affinity(&[cpu])
@@ -705,6 +724,16 @@ mod tests {
         let status = query_nodes(addr, 1).unwrap();
         assert_eq!(status, vec![PageStatus::Error(libc::EFAULT)]);
         assert_eq!(node_of(addr).unwrap_err().errno, libc::EFAULT);
+    }
+
+    #[test]
+    fn hugepage_on_a_mapping() {
+        let m = Mapping::new(4 << 20);
+        // A kernel without transparent huge pages refuses the advice; nothing else may.
+        if let Err(e) = madvise_hugepage(m.ptr, m.len) {
+            assert_eq!(e.errno, libc::EINVAL, "{e}");
+        }
+        madvise_hugepage(m.ptr, 0).unwrap();
     }
 
     #[test]

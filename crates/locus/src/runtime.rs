@@ -60,6 +60,7 @@ pub struct RuntimeBuilder {
     proc_bind: ProcBind,
     window: WindowSetting,
     node_limit: Option<u64>,
+    huge_pages: bool,
     shared_placement: RegionPolicy,
     observer: Option<Arc<dyn Observer>>,
     trace: Option<std::path::PathBuf>,
@@ -94,6 +95,7 @@ impl Default for RuntimeBuilder {
             proc_bind: ProcBind::Spread,
             window: WindowSetting::Default,
             node_limit: None,
+            huge_pages: false,
             shared_placement: RegionPolicy::Interleave,
             observer: None,
             trace: None,
@@ -245,6 +247,18 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether the memory pools advise the kernel to back their chunks of 2 MiB or more
+    /// with transparent huge pages (`madvise(MADV_HUGEPAGE)`; `locus_mem::pool`,
+    /// "Huge pages"): fewer page faults and TLB misses on large versions, where the
+    /// kernel's setting allows them. A chunk is bound to one node as a whole, so
+    /// placement is unchanged. Shared data never takes huge pages (its placement is by
+    /// page). Default: off (the pool's README, "Huge pages", gives the measurements).
+    /// The report's settings say `huge_pages=true` when on.
+    pub fn huge_pages(mut self, on: bool) -> Self {
+        self.huge_pages = on;
+        self
+    }
+
     /// What a task does with shared data that lies on another node than the one it
     /// starts on ([`crate::sched::migrate`]): access it there ([`Migration::None`], the
     /// default), migrate it first ([`Migration::Now`], [`Migration::NextTouch`]), or
@@ -386,6 +400,7 @@ impl RuntimeBuilder {
             node_limit: self.node_limit,
             accounting_only: false,
             first_touch: false,
+            huge_pages: self.huge_pages,
         };
 
         let migration = (
@@ -443,6 +458,7 @@ impl RuntimeBuilder {
             steal,
             last_victim_first: self.last_victim_first,
             steal_half: self.steal_half,
+            huge_pages: self.huge_pages,
             proc_bind: self.proc_bind,
             ready_policy,
             topology,
@@ -515,6 +531,7 @@ pub struct Runtime {
     steal: StealKind,
     last_victim_first: bool,
     steal_half: bool,
+    huge_pages: bool,
     proc_bind: ProcBind,
     ready_policy: ReadyPolicy,
     topology: Topology,
@@ -1089,6 +1106,9 @@ impl Runtime {
         );
         settings.push("last_victim_first", self.last_victim_first);
         settings.push("steal_half", self.steal_half);
+        if self.huge_pages {
+            settings.push("huge_pages", true);
+        }
         if self.proc_bind != ProcBind::Spread {
             settings.push("proc_bind", self.proc_bind.name());
         }

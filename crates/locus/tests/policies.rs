@@ -909,3 +909,34 @@ fn breadth_first_runs_ready_tasks_oldest_first_from_one_global_queue() {
     let (rt, placements) = runtime("1x1", Config::Ws, |b| b);
     assert_ne!(run_order(&rt, &placements, tasks).0, in_order);
 }
+
+#[test]
+fn huge_pages_are_a_setting_of_the_pools_and_the_report_says_so() {
+    // Versions of 8 MiB, each in a chunk of at least 2 MiB: advised when asked.
+    for on in [false, true] {
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec("1x2").unwrap())
+            .huge_pages(on)
+            .build()
+            .unwrap();
+        let d = rt.data_from("big", &vec![1u64; 1 << 20]).unwrap();
+        let finished = rt
+            .run(|s| {
+                for _ in 0..3 {
+                    s.spawn("inc", d.read_write(), |_, x| {
+                        x.iter_mut().for_each(|v| *v += 1)
+                    })
+                    .unwrap();
+                }
+            })
+            .unwrap();
+        assert!(rt.fetch(&d).unwrap().iter().all(|&v| v == 4));
+        let setting = finished.report.settings.get("huge_pages");
+        assert_eq!(
+            setting,
+            on.then_some("true"),
+            "{:?}",
+            finished.report.settings
+        );
+    }
+}

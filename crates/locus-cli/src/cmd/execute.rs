@@ -22,6 +22,8 @@ pub struct Job<'a> {
     pub shared: Option<SharedArg>,
     /// `--vicinity`: steal vicinity of `home`.
     pub vicinity: Option<u32>,
+    /// `--huge-pages`: whether the pools ask for transparent huge pages.
+    pub huge_pages: bool,
     pub control: Control,
     pub size: &'a Size,
     pub json: bool,
@@ -234,6 +236,7 @@ pub fn execute_traced(
     if let Some(t) = job.threads {
         builder = builder.threads(t as usize);
     }
+    builder = builder.huge_pages(job.huge_pages);
     builder = builder.proc_bind(match job.bind {
         Bind::Spread => locus::ProcBind::Spread,
         Bind::Close => locus::ProcBind::Close,

@@ -63,6 +63,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             bind: args.bind,
             shared: args.shared,
             vicinity: args.vicinity,
+            // Simulated pools hold no memory.
+            huge_pages: false,
             control: args.control,
             size: &args.size,
             json: args.json,

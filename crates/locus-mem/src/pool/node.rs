@@ -46,10 +46,16 @@ pub(crate) struct Taken {
     pub fresh: bool,
 }
 
+/// The size of an x86-64 transparent huge page: chunks this large or larger may be
+/// backed by huge pages.
+pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
+
 /// The pool of one node.
 pub(crate) struct NodePool {
     node: usize,
     bind: bool,
+    /// Advise the kernel to back chunks of at least a huge page with huge pages.
+    huge_pages: bool,
     limit: Option<u64>,
     free: [Option<NonNull<Header>>; NUM_CLASSES],
     frontier: [Option<Frontier>; NUM_CLASSES],
@@ -72,10 +78,11 @@ pub(crate) struct NodePool {
 unsafe impl Send for NodePool {}
 
 impl NodePool {
-    pub(crate) fn new(node: usize, bind: bool, limit: Option<u64>) -> Self {
+    pub(crate) fn new(node: usize, bind: bool, huge_pages: bool, limit: Option<u64>) -> Self {
         NodePool {
             node,
             bind,
+            huge_pages,
             limit,
             free: [None; NUM_CLASSES],
             frontier: [None; NUM_CLASSES],
@@ -146,9 +153,16 @@ impl NodePool {
         self.stats.allocs += 1;
     }
 
-    /// Maps `len` bytes and, when binding, binds them to this node.
+    /// Maps `len` bytes and, when binding, binds them to this node; a chunk of at
+    /// least [`HUGE_PAGE_BYTES`] is advised to take huge pages when the pool wants
+    /// them (README, "Huge pages").
     fn map_bound(&self, len: usize) -> Result<NonNull<u8>, Refusal> {
         let base = os::map(len).map_err(Refusal::Os)?;
+        if self.huge_pages && len >= HUGE_PAGE_BYTES {
+            // Advice only: a kernel without transparent huge pages refuses it, and the
+            // chunk then has small pages, as without it.
+            let _ = placement::madvise_hugepage(base.as_ptr(), len);
+        }
         if self.bind {
             if let Err(e) = placement::bind(base.as_ptr(), len, self.node, BindMode::PolicyOnly) {
                 // SAFETY: `base`/`len` was mapped just above and nothing has seen it.

@@ -120,7 +120,12 @@ impl Pools {
             .map(|n| {
                 Arc::new(CachePadded::new(NodeSlot {
                     node: n,
-                    pool: Mutex::new(NodePool::new(n, config.bind, config.node_limit)),
+                    pool: Mutex::new(NodePool::new(
+                        n,
+                        config.bind,
+                        config.huge_pages,
+                        config.node_limit,
+                    )),
                     fallbacks: AtomicU64::new(0),
                 }))
             })
@@ -738,6 +743,57 @@ mod tests {
             pools.alloc(0, usize::MAX - 10),
             Err(AllocError::TooLarge { .. })
         ));
+    }
+
+    /// The `VmFlags` of the mapping that holds `addr`, from `/proc/self/smaps`.
+    fn vm_flags(addr: usize) -> Option<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line
+                .split_whitespace()
+                .next()
+                .and_then(|r| r.split_once('-'));
+            if let Some((lo, hi)) = range {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = (lo..hi).contains(&addr);
+                    continue;
+                }
+            }
+            if inside {
+                if let Some(flags) = line.strip_prefix("VmFlags:") {
+                    return Some(flags.to_string());
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn huge_page_pools_advise_their_chunks_and_blocks_work() {
+        for huge_pages in [false, true] {
+            let pools = Pools::new(PoolConfig {
+                huge_pages,
+                ..PoolConfig::virtual_nodes(1)
+            })
+            .unwrap();
+            let len = 8 << 20;
+            let b = pools.alloc_zeroed(0, len).unwrap();
+            // SAFETY: both offsets are inside the block.
+            unsafe {
+                assert_eq!(b.as_ptr().read(), 0);
+                assert_eq!(b.as_ptr().add(len - 1).read(), 0);
+                b.as_mut_ptr().add(len - 1).write(7);
+            }
+            let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists();
+            if let (true, Some(flags)) = (thp, vm_flags(b.as_ptr() as usize)) {
+                // `hg`: the mapping was advised MADV_HUGEPAGE.
+                let advised = flags.split_whitespace().any(|f| f == "hg");
+                assert_eq!(advised, huge_pages, "VmFlags:{flags}");
+            }
+        }
     }
 
     #[test]
