@@ -352,6 +352,28 @@ impl Mechanism {
             // Nothing to decide: the fast path of `ws`, `dsa-base`, `dfa` and `bf`.
             return self.place_by_default(q, into(task.into_task()));
         }
+        if !task.has_affinity() {
+            let (input, output) = task.declared_bytes();
+            debug_assert_eq!(
+                task.describe(true)
+                    .accesses
+                    .iter()
+                    .fold((0, 0), |(i, o), a| if a.input {
+                        (i + a.bytes, o)
+                    } else {
+                        (i, o + a.bytes)
+                    }),
+                (input, output),
+                "the declared bytes are those the description lists"
+            );
+            if self.policy.keeps_below_threshold(input, output) {
+                // What `place` decides for it, without describing where its bytes lie.
+                let node = self.worker_node[q.me()];
+                task.set_preferred_node(node);
+                let placement = Placement::Local(KeepReason::BelowThreshold);
+                return self.route(q, placement, Decided::ByPolicy, into(task.into_task()));
+            }
+        }
         let ready = task.describe(self.needs_accesses(task.has_affinity()));
         self.activate_described(q, task, &ready, into)
     }

@@ -1008,6 +1008,30 @@ pub(crate) fn policy_access_infos(bindings: &[Binding]) -> AccessInfos {
     out
 }
 
+/// The bytes read and written by the accesses [`for_each_keyed_access`] lists, summed
+/// without looking at the buffers.
+pub(crate) fn declared_bytes(bindings: &[Binding]) -> (u64, u64) {
+    let (mut input, mut output) = (0u64, 0u64);
+    for b in bindings
+        .iter()
+        .filter(|b| !b.weak)
+        .flat_map(Binding::leaves)
+    {
+        let bytes = b.bytes as u64;
+        if b.mode.reads() {
+            input += bytes;
+        }
+        if b.mode.writes() {
+            output += bytes;
+        }
+        if b.reduce.is_some() {
+            input += bytes;
+            output += bytes;
+        }
+    }
+    (input, output)
+}
+
 /// Calls `f` with each entry of [`access_infos`], without collecting them.
 fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
     for_each_keyed_access(bindings, |a, _| f(a));

@@ -186,6 +186,16 @@ impl ReadyPolicy {
         self.push.is_some() || self.home.is_some()
     }
 
+    /// Whether [`place`](Self::place) keeps a task without a hint that reads `input`
+    /// and writes `output` bytes below the pushing threshold, known from its byte
+    /// counts alone (no per-node weighing needed): only under work-pushing.
+    pub fn keeps_below_threshold(&self, input: u64, output: u64) -> bool {
+        match (&self.push, self.home) {
+            (Some(push), None) => push.below_threshold(input, output),
+            _ => false,
+        }
+    }
+
     /// Whether [`place`](Self::place) needs the accesses of a task that carries a
     /// hint: it does when pushing, and when non-strict hints are weighed against the
     /// data ([`moving_to_data`](Self::moving_to_data)).

@@ -99,6 +99,15 @@ pub enum PushDecision {
 }
 
 impl PushSettings {
+    /// Whether a task reading `input` and writing `output` bytes is below the
+    /// threshold, as [`activate`](Self::activate) counts them (the bytes of every
+    /// access whose heuristic weight is not zero).
+    pub fn below_threshold(&self, input: u64, output: u64) -> bool {
+        let (w_in, w_out) = self.heuristic.weights();
+        let counted = |bytes: u64, w: f64| if w == 0.0 { 0 } else { bytes };
+        counted(input, w_in).saturating_add(counted(output, w_out)) < self.threshold_bytes
+    }
+
     /// Paper 1, Algorithm 1 (`activate`): where a task activated on `local` should run.
     ///
     /// The cheapest node (line 26) is sought among the nodes holding some of the bytes
@@ -278,5 +287,34 @@ mod tests {
         assert_eq!(s.activate(0, &acc, &topo), PushDecision::LocalIsCheapest);
         assert_eq!(s.activate(1, &acc, &topo), PushDecision::LocalIsCheapest);
         assert_eq!(s.activate(3, &acc, &topo), PushDecision::ToNode(0));
+    }
+
+    proptest::proptest! {
+        /// The threshold test on byte counts alone decides as `activate` does.
+        #[test]
+        fn below_threshold_agrees_with_activate(
+            accesses in proptest::collection::vec(
+                (0u64..40_000, proptest::option::of(0usize..4), proptest::bool::ANY),
+                0..6,
+            ),
+            heuristic in 0usize..4,
+            local in 0usize..4,
+        ) {
+            let topo = Topology::from_spec("4x1").unwrap();
+            let heuristic = [
+                Heuristic::InputOnly,
+                Heuristic::OutputOnly,
+                Heuristic::Weighted { read: 1.0, write: 1.0 },
+                Heuristic::Weighted { read: 0.0, write: 2.0 },
+            ][heuristic];
+            let s = settings(heuristic);
+            let acc: Vec<AccessInfo> = accesses
+                .iter()
+                .map(|&(bytes, node, input)| AccessInfo { bytes, node, input })
+                .collect();
+            let sum = |input: bool| acc.iter().filter(|a| a.input == input).map(|a| a.bytes).sum();
+            let below = s.activate(local, &acc, &topo) == PushDecision::BelowThreshold;
+            proptest::prop_assert_eq!(s.below_threshold(sum(true), sum(false)), below);
+        }
     }
 }
