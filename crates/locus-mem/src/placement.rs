@@ -459,18 +459,7 @@ pub fn migrate(
 /// Asks the kernel not to back `(addr, len)` with transparent huge pages
 /// (`MADV_NOHUGEPAGE`), so that placement stays at page granularity.
 pub fn madvise_nohugepage(addr: *const u8, len: usize) -> Result<(), PlacementError> {
-    if len == 0 {
-        return Ok(());
-    }
-    let (start, span) = page_span(addr, len);
-    // SAFETY: MADV_NOHUGEPAGE only changes how the range may be backed, never its
-    // contents; the kernel checks that the range is mapped (ENOMEM otherwise).
-    let r = unsafe { libc::madvise(start as *mut c_void, span, libc::MADV_NOHUGEPAGE) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(PlacementError::last("madvise"))
-    }
+    advise_pages(addr, len, libc::MADV_NOHUGEPAGE)
 }
 
 /// Asks the kernel to back `(addr, len)` with transparent huge pages where it can
@@ -478,13 +467,20 @@ pub fn madvise_nohugepage(addr: *const u8, len: usize) -> Result<(), PlacementEr
 /// pages, when the kernel's setting is `madvise` or `always`. Fails with `EINVAL` on a
 /// kernel without transparent huge pages.
 pub fn madvise_hugepage(addr: *const u8, len: usize) -> Result<(), PlacementError> {
+    advise_pages(addr, len, libc::MADV_HUGEPAGE)
+}
+
+/// `madvise(advice)` over the pages spanning `(addr, len)`, for an advice that only
+/// changes how the range may be backed.
+fn advise_pages(addr: *const u8, len: usize, advice: c_int) -> Result<(), PlacementError> {
     if len == 0 {
         return Ok(());
     }
     let (start, span) = page_span(addr, len);
-    // SAFETY: MADV_HUGEPAGE only changes how the range may be backed, never its
-    // contents; the kernel checks that the range is mapped (ENOMEM otherwise).
-    let r = unsafe { libc::madvise(start as *mut c_void, span, libc::MADV_HUGEPAGE) };
+    // SAFETY: the advice given here (huge pages or not) only changes how the range may
+    // be backed, never its contents; the kernel checks that the range is mapped
+    // (ENOMEM otherwise).
+    let r = unsafe { libc::madvise(start as *mut c_void, span, advice) };
     if r == 0 {
         Ok(())
     } else {

@@ -76,20 +76,18 @@ fn empty(rt: &Runtime, tasks: u64) {
 }
 
 fn chain(rt: &Runtime, tasks: u64) {
-    let d = rt.data::<u64>("counter", 1);
-    rt.run(|s| {
-        for _ in 0..tasks {
-            s.spawn("inc", d.read_write(), |_, x| x[0] += 1).unwrap();
-        }
-    })
-    .unwrap();
-    assert_eq!(rt.fetch(&d).unwrap()[0], tasks);
+    chain_on(rt, tasks, 1);
 }
 
 /// A chain on a datum above the pushing threshold, so that work-pushing weighs every
 /// task's bytes per node (Algorithm 1) instead of keeping it below the threshold.
 fn big_chain(rt: &Runtime, tasks: u64) {
-    let d = rt.data::<u64>("big", 4096);
+    chain_on(rt, tasks, 4096);
+}
+
+/// `tasks` read-write tasks in a row on one datum of `len` words.
+fn chain_on(rt: &Runtime, tasks: u64, len: usize) {
+    let d = rt.data::<u64>("counter", len);
     rt.run(|s| {
         for _ in 0..tasks {
             s.spawn("inc", d.read_write(), |_, x| x[0] += 1).unwrap();
