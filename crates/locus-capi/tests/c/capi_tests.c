@@ -132,7 +132,7 @@ static void test_settings_errors(void) {
     EXPECT(locus_settings_set(s, "shared_placement", "bind:x"), LOCUS_E_ARGUMENT, "bind:x");
     EXPECT(locus_settings_set(s, "push_weights", "1"), LOCUS_E_ARGUMENT, "push_weights");
     EXPECT(locus_settings_set(s, "steal_half", "maybe"), LOCUS_E_ARGUMENT, "maybe");
-    EXPECT(locus_settings_set(s, "huge_pages", "yes"), LOCUS_E_ARGUMENT, "yes");
+    EXPECT(locus_settings_set(s, "huge_pages", "sometimes"), LOCUS_E_ARGUMENT, "sometimes");
     EXPECT(locus_settings_set(s, "proc_bind", "master"), LOCUS_E_ARGUMENT, "spread or close");
     EXPECT(locus_settings_set(s, "migration", "later"), LOCUS_E_ARGUMENT, "next-touch");
     EXPECT(locus_settings_set(s, NULL, "4"), LOCUS_E_NULL, "key");
