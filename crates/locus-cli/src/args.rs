@@ -145,16 +145,6 @@ pub enum SharedArg {
     FirstTouch,
 }
 
-/// `--huge-pages`: whether the memory pools ask for transparent huge pages.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum Switch {
-    /// On.
-    On,
-    /// Off.
-    #[default]
-    Off,
-}
-
 /// How tasks are submitted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Control {

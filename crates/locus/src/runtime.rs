@@ -458,7 +458,6 @@ impl RuntimeBuilder {
             steal,
             last_victim_first: self.last_victim_first,
             steal_half: self.steal_half,
-            huge_pages: self.huge_pages,
             proc_bind: self.proc_bind,
             ready_policy,
             topology,
@@ -531,7 +530,6 @@ pub struct Runtime {
     steal: StealKind,
     last_victim_first: bool,
     steal_half: bool,
-    huge_pages: bool,
     proc_bind: ProcBind,
     ready_policy: ReadyPolicy,
     topology: Topology,
@@ -1106,7 +1104,7 @@ impl Runtime {
         );
         settings.push("last_victim_first", self.last_victim_first);
         settings.push("steal_half", self.steal_half);
-        if self.huge_pages {
+        if self.engine.pools().config().huge_pages {
             settings.push("huge_pages", true);
         }
         if self.proc_bind != ProcBind::Spread {

@@ -912,6 +912,8 @@ fn breadth_first_runs_ready_tasks_oldest_first_from_one_global_queue() {
 
 #[test]
 fn huge_pages_are_a_setting_of_the_pools_and_the_report_says_so() {
+    // Its 8 MiB copies would slow the timing-bound tests beside it.
+    let _turn = serial();
     // Versions of 8 MiB, each in a chunk of at least 2 MiB: advised when asked.
     for on in [false, true] {
         let rt = Runtime::builder()

@@ -3,7 +3,7 @@
 
 use locus::Config;
 
-use crate::args::{config_parser, Bench, Bind, Control, SharedArg, Size, Switch};
+use crate::args::{config_parser, Bench, Bind, Control, SharedArg, Size};
 use crate::cmd::execute::{execute_traced, Job};
 use crate::cmd::{topology, Failure};
 
@@ -41,8 +41,14 @@ pub struct Args {
     /// Whether the memory pools ask the kernel for transparent huge pages on their
     /// chunks of 2 MiB or more (`madvise(MADV_HUGEPAGE)`; shared data never takes
     /// them). Off by default.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value = "off")]
-    pub huge_pages: Switch,
+    #[arg(
+        long,
+        value_name = "ON|OFF",
+        default_value = "off",
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub huge_pages: bool,
     /// Problem size.
     #[command(flatten)]
     pub size: Size,
@@ -76,7 +82,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             bind: args.bind,
             shared: args.shared,
             vicinity: args.vicinity,
-            huge_pages: args.huge_pages == Switch::On,
+            huge_pages: args.huge_pages,
             control: args.control,
             size: &args.size,
             json: args.json,

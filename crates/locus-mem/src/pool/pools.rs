@@ -788,7 +788,8 @@ mod tests {
                 b.as_mut_ptr().add(len - 1).write(7);
             }
             let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists();
-            if let (true, Some(flags)) = (thp, vm_flags(b.as_ptr() as usize)) {
+            if thp {
+                let flags = vm_flags(b.as_ptr() as usize).expect("the block's mapping in smaps");
                 // `hg`: the mapping was advised MADV_HUGEPAGE.
                 let advised = flags.split_whitespace().any(|f| f == "hg");
                 assert_eq!(advised, huge_pages, "VmFlags:{flags}");

@@ -352,7 +352,7 @@ impl Mechanism {
             // Nothing to decide: the fast path of `ws`, `dsa-base`, `dfa` and `bf`.
             return self.place_by_default(q, into(task.into_task()));
         }
-        if !task.has_affinity() {
+        if let (false, Some(push)) = (task.has_affinity(), self.policy.threshold_push()) {
             let (input, output) = task.declared_bytes();
             debug_assert_eq!(
                 task.describe(true)
@@ -366,7 +366,7 @@ impl Mechanism {
                 (input, output),
                 "the declared bytes are those the description lists"
             );
-            if self.policy.keeps_below_threshold(input, output) {
+            if push.below_threshold(input, output) {
                 // What `place` decides for it, without describing where its bytes lie.
                 let node = self.worker_node[q.me()];
                 task.set_preferred_node(node);

@@ -1012,23 +1012,10 @@ pub(crate) fn policy_access_infos(bindings: &[Binding]) -> AccessInfos {
 /// without looking at the buffers.
 pub(crate) fn declared_bytes(bindings: &[Binding]) -> (u64, u64) {
     let (mut input, mut output) = (0u64, 0u64);
-    for b in bindings
-        .iter()
-        .filter(|b| !b.weak)
-        .flat_map(Binding::leaves)
-    {
-        let bytes = b.bytes as u64;
-        if b.mode.reads() {
-            input += bytes;
-        }
-        if b.mode.writes() {
-            output += bytes;
-        }
-        if b.reduce.is_some() {
-            input += bytes;
-            output += bytes;
-        }
-    }
+    for_each_leaf_access(bindings, |b, _, is_input| {
+        let side = if is_input { &mut input } else { &mut output };
+        *side += b.bytes as u64;
+    });
     (input, output)
 }
 
@@ -1037,14 +1024,45 @@ fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
     for_each_keyed_access(bindings, |a, _| f(a));
 }
 
-/// Like [`for_each_access`], with the [`MemoryKey`] of each access.
-fn for_each_keyed_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo, MemoryKey)) {
+/// What one access of a binding's leaf touches.
+enum Touched<'a> {
+    /// The version it reads or writes (none yet for some outputs).
+    Version(Option<&'a Arc<Version>>),
+    /// The private copy of a reduction, read and written.
+    Reduction(&'a crate::data::reduce::ReduceBinding),
+}
+
+/// The accesses a task makes, one call of `f` per (leaf binding, what it touches,
+/// whether it reads): a read of its input version, a write of its output version, and
+/// a read and a write of a reduction's private copy. Weak bindings make none. The one
+/// rule of what a task accesses, for the placement policies and the engines.
+fn for_each_leaf_access<'a>(
+    bindings: &'a [Binding],
+    mut f: impl FnMut(&'a Binding, Touched<'a>, bool),
+) {
     for b in bindings
         .iter()
         .filter(|b| !b.weak)
         .flat_map(Binding::leaves)
     {
-        let mut access = |version: Option<&Arc<Version>>, input: bool| {
+        if b.mode.reads() {
+            f(b, Touched::Version(b.input.as_ref()), true);
+        }
+        if b.mode.writes() {
+            f(b, Touched::Version(b.output.as_ref()), false);
+        }
+        if let Some(r) = &b.reduce {
+            for input in [true, false] {
+                f(b, Touched::Reduction(r), input);
+            }
+        }
+    }
+}
+
+/// Like [`for_each_access`], with the [`MemoryKey`] of each access.
+fn for_each_keyed_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo, MemoryKey)) {
+    for_each_leaf_access(bindings, |b, touched, input| match touched {
+        Touched::Version(version) => {
             let key = version.map_or(0, |v| Arc::as_ptr(v) as usize);
             match version.and_then(|v| v.buffer()) {
                 Some(Buffer::Shared(s)) => {
@@ -1076,32 +1094,20 @@ fn for_each_keyed_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo, Mem
                     },
                 ),
             }
-        };
-        if b.mode.reads() {
-            access(b.input.as_ref(), true);
         }
-        if b.mode.writes() {
-            access(b.output.as_ref(), false);
-        }
-        if let Some(r) = &b.reduce {
-            // A reduction reads and writes its private copy.
-            // Its key is the binding's: the copy lives as long as the task's hold on it.
-            let key = MemoryKey {
-                buffer: &**r as *const _ as usize,
+        // Its key is the binding's: the copy lives as long as the task's hold on it.
+        Touched::Reduction(r) => f(
+            AccessInfo {
+                bytes: b.bytes as u64,
+                node: r.node(),
+                input,
+            },
+            MemoryKey {
+                buffer: r as *const _ as usize,
                 offset: 0,
-            };
-            for input in [true, false] {
-                f(
-                    AccessInfo {
-                        bytes: b.bytes as u64,
-                        node: r.node(),
-                        input,
-                    },
-                    key,
-                );
-            }
-        }
-    }
+            },
+        ),
+    });
 }
 
 /// Which memory an access touches, for an engine that models caches: accesses of one

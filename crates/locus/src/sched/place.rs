@@ -186,13 +186,13 @@ impl ReadyPolicy {
         self.push.is_some() || self.home.is_some()
     }
 
-    /// Whether [`place`](Self::place) keeps a task without a hint that reads `input`
-    /// and writes `output` bytes below the pushing threshold, known from its byte
-    /// counts alone (no per-node weighing needed): only under work-pushing.
-    pub fn keeps_below_threshold(&self, input: u64, output: u64) -> bool {
+    /// The pushing settings by which [`place`](Self::place) decides a task without a
+    /// hint, when it decides by them alone (work-pushing, not home-based scheduling):
+    /// a task below their threshold is then kept, whatever its bytes' nodes.
+    pub fn threshold_push(&self) -> Option<&PushSettings> {
         match (&self.push, self.home) {
-            (Some(push), None) => push.below_threshold(input, output),
-            _ => false,
+            (Some(push), None) => Some(push),
+            _ => None,
         }
     }
 

@@ -100,8 +100,8 @@ pub enum PushDecision {
 
 impl PushSettings {
     /// Whether a task reading `input` and writing `output` bytes is below the
-    /// threshold, as [`activate`](Self::activate) counts them (the bytes of every
-    /// access whose heuristic weight is not zero).
+    /// threshold (line 24 of Algorithm 1, as [`activate`](Self::activate) applies it):
+    /// the bytes of the accesses whose heuristic weight is not zero are counted.
     pub fn below_threshold(&self, input: u64, output: u64) -> bool {
         let (w_in, w_out) = self.heuristic.weights();
         let counted = |bytes: u64, w: f64| if w == 0.0 { 0 } else { bytes };
@@ -123,12 +123,14 @@ impl PushSettings {
         let nodes = topology.num_nodes();
         let (w_in, w_out) = self.heuristic.weights();
         let weight = |a: &AccessInfo| if a.input { w_in } else { w_out };
-        let total: u64 = accesses
-            .iter()
-            .filter(|a| weight(a) != 0.0)
-            .map(|a| a.bytes)
-            .sum();
-        if total < self.threshold_bytes {
+        let bytes = |input: bool| -> u64 {
+            accesses
+                .iter()
+                .filter(|a| a.input == input)
+                .map(|a| a.bytes)
+                .sum()
+        };
+        if self.below_threshold(bytes(true), bytes(false)) {
             return PushDecision::BelowThreshold;
         }
         // Inline up to 8 nodes: no allocation per decision on most machines.
