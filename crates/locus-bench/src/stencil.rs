@@ -205,6 +205,47 @@ fn general_point(
     out[q] = point(c, nbrs);
 }
 
+/// The three input rows of one output row of a 2-D block, each as long as the row (at
+/// least two points): the row itself (`mid`) and those above and below it. Each sweep computes the first point,
+/// the points between without a branch, and the last point, with the sums of `point` in
+/// its order (north, centre, south, then west, east), so results stay bitwise equal.
+struct Rows<'a> {
+    north: &'a [f64],
+    mid: &'a [f64],
+    south: &'a [f64],
+}
+
+impl Rows<'_> {
+    /// Jacobi: every west neighbour from the previous iteration (`mid`).
+    fn jacobi(&self, west0: f64, east_last: f64, dst: &mut [f64]) {
+        let Rows { north, mid, south } = *self;
+        let last = mid.len() - 1;
+        let dst = &mut dst[..=last];
+        dst[0] = (north[0] + mid[0] + south[0] + west0 + mid[1]) / 5.0;
+        for x in 1..last {
+            dst[x] = (north[x] + mid[x] + south[x] + mid[x - 1] + mid[x + 1]) / 5.0;
+        }
+        dst[last] = (north[last] + mid[last] + south[last] + mid[last - 1] + east_last) / 5.0;
+    }
+
+    /// Gauss-Seidel: a point's west neighbour is the point just computed, carried in a
+    /// register from one point to the next (reading it back from `dst` would add a
+    /// store-to-load round trip to the chain of dependent additions and divisions that
+    /// bounds this loop).
+    fn seidel(&self, west0: f64, east_last: f64, dst: &mut [f64]) {
+        let Rows { north, mid, south } = *self;
+        let last = mid.len() - 1;
+        let dst = &mut dst[..=last];
+        let mut v = (north[0] + mid[0] + south[0] + west0 + mid[1]) / 5.0;
+        dst[0] = v;
+        for x in 1..last {
+            v = (north[x] + mid[x] + south[x] + v + mid[x + 1]) / 5.0;
+            dst[x] = v;
+        }
+        dst[last] = (north[last] + mid[last] + south[last] + v + east_last) / 5.0;
+    }
+}
+
 /// One task's update of one block. `halos[2a]` / `halos[2a + 1]` hold the face of the
 /// lower / upper neighbour across axis `a`, if there is one.
 fn step_block(
@@ -242,15 +283,16 @@ fn step_block(
             };
             let west0 = west_halo.map_or(mid[0], |h| h[y]);
             let east_last = east_halo.map_or(mid[row - 1], |h| h[y]);
-            dst[0] = (north[0] + mid[0] + south[0] + west0 + mid[1]) / 5.0;
-            for x in 1..row - 1 {
-                let west = if seidel { dst[x - 1] } else { mid[x - 1] };
-                let sum = north[x] + mid[x] + south[x];
-                dst[x] = (sum + west + mid[x + 1]) / 5.0;
+            let rows = Rows {
+                north: &north[..row],
+                mid,
+                south: &south[..row],
+            };
+            if seidel {
+                rows.seidel(west0, east_last, dst);
+            } else {
+                rows.jacobi(west0, east_last, dst);
             }
-            let x = row - 1;
-            let west = if seidel { dst[x - 1] } else { mid[x - 1] };
-            dst[x] = (north[x] + mid[x] + south[x] + west + east_last) / 5.0;
         }
     } else {
         let axes: Vec<usize> = (0..3).filter(|&a| g.active(a)).collect();
