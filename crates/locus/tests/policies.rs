@@ -15,7 +15,8 @@
 //! that a run may retry a few times. `scripts/mutants.sh` disables each mechanism in
 //! turn and checks that these tests notice.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Barrier, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use locus::observe::{Observer, TaskSpan};
 use locus::sched::HomeRegions;
@@ -49,6 +50,21 @@ fn sum_slowly(x: &[u64]) -> u64 {
     let mut sum = 0;
     for _ in 0..PASSES {
         sum = std::hint::black_box(x).iter().sum();
+    }
+    sum
+}
+
+/// How long a task of [`generators`] computes: long enough, in debug and release
+/// builds alike, that a run outlasts the OS's time slices and every worker sharing a
+/// CPU gets turns while there is work.
+const GENERATED_TASK_TIME: Duration = Duration::from_millis(1);
+
+/// [`sum_slowly`] again and again for at least `time`.
+fn sum_for(x: &[u64], time: Duration) -> u64 {
+    let start = Instant::now();
+    let mut sum = sum_slowly(x);
+    while start.elapsed() < time {
+        sum = sum_slowly(x);
     }
     sum
 }
@@ -107,9 +123,12 @@ fn runtime(
     (tweak(builder).build().unwrap(), placements)
 }
 
-/// The first worker of `node`.
-fn first_worker(rt: &Runtime, node: usize) -> usize {
-    rt.worker_nodes().iter().position(|&n| n == node).unwrap()
+/// The `k`-th worker of `node` (counting round its workers).
+fn nth_worker(rt: &Runtime, node: usize, k: usize) -> usize {
+    let workers: Vec<usize> = (0..rt.worker_nodes().len())
+        .filter(|&w| rt.worker_nodes()[w] == node)
+        .collect();
+    workers[k % workers.len()]
 }
 
 /// A datum of [`BIG`] elements made by [`data_on_nodes`].
@@ -413,8 +432,17 @@ fn deferred_allocation_places_outputs_where_their_writer_runs() {
 /// that each write 64 KiB; under immediate allocation the outputs are on the
 /// generator's node, so a task is local exactly when a worker of that node runs it.
 /// The other workers only steal.
+///
+/// Every node should have work from the start, or its thieves find nothing on their
+/// own node and rightly steal from the others. So the generators start spawning
+/// together (a barrier), and node `n`'s generator is its `n`-th worker: over a host
+/// of two CPUs, where a topology of two nodes of two workers puts each node's first
+/// worker on the same real CPU, the generators then run on different CPUs, each
+/// beside the other node's thief, instead of taking turns on one CPU while the thieves
+/// steal whichever has spawned.
 fn generators(rt: &Runtime, per_node: usize) -> Finished<()> {
     let nodes = rt.topology().num_nodes();
+    let start = Arc::new(Barrier::new(nodes));
     let outs: Vec<Vec<Data<u64>>> = (0..nodes)
         .map(|n| {
             (0..per_node)
@@ -426,16 +454,18 @@ fn generators(rt: &Runtime, per_node: usize) -> Finished<()> {
         .run(|s| {
             for (n, outs) in outs.iter().enumerate() {
                 let outs = outs.clone();
+                let start = Arc::clone(&start);
                 s.task(format!("gen-{n}"), ())
-                    .affinity(Affinity::worker(first_worker(rt, n)).strict())
+                    .affinity(Affinity::worker(nth_worker(rt, n, n)).strict())
                     .spawn(move |ctx, ()| {
+                        start.wait();
                         for (k, out) in outs.iter().enumerate() {
                             ctx.scope()
                                 .spawn(format!("work-{n}"), out.write(), move |_, o| {
                                     for (j, e) in o.iter_mut().enumerate() {
                                         *e = (j * k) as u64;
                                     }
-                                    sum_slowly(o);
+                                    sum_for(o, GENERATED_TASK_TIME);
                                 })
                                 .unwrap();
                         }
