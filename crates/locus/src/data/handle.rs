@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use locus_mem::region::RegionPolicy;
 
 use super::access::{Mode, Read, ReadWrite, Weak, Write};
-use super::partition::{no_segments, PartOf, Table};
+use super::partition::{PartOf, Table};
 use super::reduce::{Group, Reduce};
 use super::shared::{SharedBuffer, SharedSetup};
 use super::version::{Version, VersionCounts};
@@ -47,22 +47,19 @@ pub(crate) struct DataInner {
     /// are refused.
     pub(crate) unavailable: Option<String>,
     /// A partitioned whole: the segments that hold its contents (module `partition`).
-    pub(crate) segments: Mutex<Option<Arc<Table>>>,
+    pub(crate) segments: Flagged<Arc<Table>>,
     /// A part of a partitioned whole: the whole and the elements it covers.
     pub(crate) part_of: Option<PartOf>,
     /// The open reduction group, if reductions were declared since the last other
     /// access (module `reduce`).
-    pub(crate) reduction: Mutex<Option<Arc<Group>>>,
+    pub(crate) reduction: Flagged<Arc<Group>>,
     /// Whether a version of the datum was ever poisoned (`data::version`, "Update in
     /// place"): only then is the current version looked at for poison.
     pub(crate) maybe_poisoned: std::sync::atomic::AtomicBool,
     /// Who the datum is attached to, if anyone ([`Runtime::attach`](crate::Runtime::attach)):
     /// the placement policies treat it as that owner's data.
     /// With the node of an attached worker.
-    pub(crate) owner: Mutex<Option<(crate::graph::Attach, usize)>>,
-    /// Whether `owner` is set: read on every task description the placement policies
-    /// make, so that an unattached datum (nearly all) costs a load, not a lock.
-    pub(crate) attached: std::sync::atomic::AtomicBool,
+    pub(crate) owner: Flagged<(crate::graph::Attach, usize)>,
 }
 
 impl DataInner {
@@ -92,12 +89,11 @@ impl DataInner {
             current: Mutex::new(initial),
             shared: buffer,
             unavailable: None,
-            segments: no_segments(),
+            segments: Flagged::new(),
             part_of: None,
-            reduction: Mutex::new(None),
+            reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
-            owner: Mutex::new(None),
-            attached: Default::default(),
+            owner: Flagged::new(),
         })
     }
 
@@ -122,12 +118,11 @@ impl DataInner {
             current: Mutex::new(initial),
             shared: Some(buffer),
             unavailable: None,
-            segments: no_segments(),
+            segments: Flagged::new(),
             part_of: None,
-            reduction: Mutex::new(None),
+            reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
-            owner: Mutex::new(None),
-            attached: Default::default(),
+            owner: Flagged::new(),
         }
     }
 
@@ -155,12 +150,11 @@ impl DataInner {
                 current: Mutex::new(Version::initial(0, versions, None)),
                 shared: None,
                 unavailable: Some(error.to_string()),
-                segments: no_segments(),
+                segments: Flagged::new(),
                 part_of: None,
-                reduction: Mutex::new(None),
+                reduction: Flagged::new(),
                 maybe_poisoned: Default::default(),
-                owner: Mutex::new(None),
-                attached: Default::default(),
+                owner: Flagged::new(),
             },
         }
     }
@@ -184,12 +178,11 @@ impl DataInner {
             current: Mutex::new(Version::initial(0, versions, None)),
             shared: None,
             unavailable: root.unavailable.clone(),
-            segments: no_segments(),
+            segments: Flagged::new(),
             part_of: Some(PartOf { root, runs }),
-            reduction: Mutex::new(None),
+            reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
-            owner: Mutex::new(None),
-            attached: Default::default(),
+            owner: Flagged::new(),
         }
     }
 
@@ -293,6 +286,83 @@ fn checked_bytes(name: &str, len: usize, elem_size: usize) -> Result<usize, Erro
 
 /// Locks a mutex that no code path poisons while holding it.
 pub(crate) use crate::sync::lock;
+
+/// An optional value behind a mutex, with a flag saying whether it is set that readers
+/// check first, without locking. Most data are never partitioned, attached or reduced,
+/// and every task declaring them asks: for them the question costs one load instead of
+/// a lock and an unlock. The flag is exact whenever the mutex is free: every change goes
+/// through [`Flagged::lock`], whose guard updates the flag before it unlocks.
+pub(crate) struct Flagged<T> {
+    set: std::sync::atomic::AtomicBool,
+    value: Mutex<Option<T>>,
+}
+
+impl<T> Flagged<T> {
+    /// Unset.
+    pub(crate) fn new() -> Self {
+        Flagged {
+            set: std::sync::atomic::AtomicBool::new(false),
+            value: Mutex::new(None),
+        }
+    }
+
+    /// Whether the value is set, without locking.
+    pub(crate) fn is_set(&self) -> bool {
+        self.set.load(Ordering::Acquire)
+    }
+
+    /// The value, to read or change.
+    pub(crate) fn lock(&self) -> FlaggedGuard<'_, T> {
+        FlaggedGuard {
+            value: lock(&self.value),
+            set: &self.set,
+        }
+    }
+
+    /// A copy of the value, locking only when it is set.
+    pub(crate) fn get(&self) -> Option<T>
+    where
+        T: Clone,
+    {
+        if self.is_set() {
+            self.lock().clone()
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> Default for Flagged<T> {
+    fn default() -> Self {
+        Flagged::new()
+    }
+}
+
+/// The locked value of a [`Flagged`]; updates the flag when dropped.
+pub(crate) struct FlaggedGuard<'a, T> {
+    value: std::sync::MutexGuard<'a, Option<T>>,
+    set: &'a std::sync::atomic::AtomicBool,
+}
+
+impl<T> std::ops::Deref for FlaggedGuard<'_, T> {
+    type Target = Option<T>;
+
+    fn deref(&self) -> &Option<T> {
+        &self.value
+    }
+}
+
+impl<T> std::ops::DerefMut for FlaggedGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut Option<T> {
+        &mut self.value
+    }
+}
+
+impl<T> Drop for FlaggedGuard<'_, T> {
+    fn drop(&mut self) {
+        self.set.store(self.value.is_some(), Ordering::Release);
+    }
+}
 
 /// A handle to a versioned logical array of `T`, managed by a [`Runtime`](crate::Runtime).
 ///

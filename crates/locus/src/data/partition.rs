@@ -37,12 +37,12 @@
 
 use std::collections::BTreeMap;
 use std::ops::{Index, Range};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use locus_mem::pool::Pools;
 
 use super::access::{Declared, Mode};
-use super::handle::{lock, Data, DataInner, Element};
+use super::handle::{Data, DataInner, Element};
 use super::shared::SharedSetup;
 use super::version::VersionCounts;
 use crate::error::Error;
@@ -305,13 +305,13 @@ impl DataInner {
     fn table(&self) -> Option<Arc<Table>> {
         match &self.part_of {
             Some(part) => part.root.table(),
-            None => lock(&self.segments).clone(),
+            None => self.segments.get(),
         }
     }
 
     /// Whether the datum is partitioned or a part (its contents live in segments).
     pub(crate) fn is_partitioned(&self) -> bool {
-        self.part_of.is_some() || lock(&self.segments).is_some()
+        self.part_of.is_some() || self.segments.is_set()
     }
 }
 
@@ -599,7 +599,7 @@ pub(crate) fn partition<T: Element>(
         return Err(refuse(format!("it has no memory: {reason}")));
     }
     let (parts, grid) = part_runs(partition, root.len).map_err(refuse)?;
-    let mut slot = lock(&root.segments);
+    let mut slot = root.segments.lock();
     let table = match slot.as_ref() {
         None if grid.is_some() => {
             // The tiles themselves.
@@ -810,11 +810,6 @@ fn pieces_within(source: &[Range<usize>], runs: &[Range<usize>]) -> Vec<Piece> {
         view += run.len();
     }
     out
-}
-
-/// A mutex slot for the segments, for new data.
-pub(crate) fn no_segments() -> Mutex<Option<Arc<Table>>> {
-    Mutex::new(None)
 }
 
 /// Bytes of a partitioned datum or part on each node, by the node of each segment's

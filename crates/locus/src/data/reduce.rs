@@ -301,7 +301,7 @@ impl DataInner {
         default_node: usize,
     ) -> Result<(), AllocError> {
         let mut current = self.lock_current();
-        let Some(group) = lock(&self.reduction).take() else {
+        let Some(group) = self.reduction.lock().take() else {
             return Ok(());
         };
         if group.is_empty() {

@@ -22,9 +22,7 @@ use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
 use crate::data::reduce::{combine_order, Group, ReduceBinding};
 use crate::data::version::{Buffer, Version};
-use crate::data::{
-    lock_mutex, AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode,
-};
+use crate::data::{AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode};
 use crate::error::Error;
 use crate::sched::{AccessInfo, AccessInfos};
 use smallvec::SmallVec;
@@ -412,7 +410,7 @@ where
         if run_wide {
             // Any other access closes an open reduction group first; a reduction with
             // other functions too.
-            let open = lock_mutex(&d.data.reduction).clone();
+            let open = d.data.reduction.get();
             let same = |g: &Group| d.reducer.as_ref().is_some_and(|r| g.reducer.same(r));
             if open.is_some_and(|g| !same(&g)) {
                 combiners.extend(close_reduction(ex, run, &d.data, slot, &mut alloc_failed));
@@ -421,7 +419,10 @@ where
         let mut reduce = None;
         let part = match d.mode {
             Mode::Reduce => {
-                let group = lock_mutex(&d.data.reduction)
+                let group = d
+                    .data
+                    .reduction
+                    .lock()
                     .get_or_insert_with(|| {
                         let reducer = d.reducer.clone().expect("a reduction has its reducer");
                         Arc::new(Group::new(reducer, d.data.bytes()))
@@ -638,7 +639,7 @@ fn close_reduction(
     slot: &mut Arc<Version>,
     alloc_failed: &mut Option<Error>,
 ) -> Option<(TaskRef, Arc<Group>)> {
-    let group = lock_mutex(&data.reduction).take()?;
+    let group = data.reduction.lock().take()?;
     let name: Cow<'static, str> = format!("reduce({})", data.name).into();
     let shared = data.shared.as_ref();
     let next = Version::pending(data.bytes(), &run.versions, shared);

@@ -133,26 +133,18 @@ pub(crate) enum Owned {
 impl DataInner {
     /// The owner the policies treat this datum as belonging to, if it is attached.
     pub(crate) fn owned_by(&self) -> Option<Owned> {
-        if !self.attached.load(Ordering::Relaxed) {
-            return None;
-        }
-        let owner = self.owner.lock().expect("owner lock");
-        owner.as_ref().map(|(a, _)| match a {
-            Attach::Worker(w) => Owned::Worker(*w),
-            Attach::Node(n) => Owned::Node(*n),
+        self.owner.get().map(|(a, _)| match a {
+            Attach::Worker(w) => Owned::Worker(w),
+            Attach::Node(n) => Owned::Node(n),
             Attach::Team(t) => Owned::Node(t.home()),
         })
     }
 
     /// The node the policies count this datum's bytes on, if it is attached.
     pub(crate) fn owner_node(&self) -> Option<usize> {
-        if !self.attached.load(Ordering::Relaxed) {
-            return None;
-        }
-        let owner = self.owner.lock().expect("owner lock");
-        owner.as_ref().map(|(a, worker_node)| match a {
-            Attach::Worker(_) => *worker_node,
-            Attach::Node(n) => *n,
+        self.owner.get().map(|(a, worker_node)| match a {
+            Attach::Worker(_) => worker_node,
+            Attach::Node(n) => n,
             Attach::Team(t) => t.home(),
         })
     }

@@ -465,7 +465,7 @@ impl Runtime {
                 inner.name
             )));
         }
-        if crate::data::lock_mutex(&inner.reduction).is_some() {
+        if inner.reduction.is_set() {
             return Err(Error::Config(format!(
                 "{op}: `{}` has a reduction in progress: fetch it (or run a task that \
                  reads it) first",

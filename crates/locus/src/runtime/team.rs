@@ -137,23 +137,14 @@ impl Runtime {
                 .expect("team lock")
                 .push(Arc::downgrade(inner));
         }
-        *inner.owner.lock().expect("owner lock") = Some((owner, node));
-        inner
-            .attached
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        *inner.owner.lock() = Some((owner, node));
         Ok(())
     }
 
     /// Detaches `data` from its owner, if it has one; the policies then go by where
     /// its memory lies again.
     pub fn detach<T: Element>(&self, data: &Data<T>) {
-        let previous = {
-            let mut owner = data.inner.owner.lock().expect("owner lock");
-            data.inner
-                .attached
-                .store(false, std::sync::atomic::Ordering::Relaxed);
-            owner.take()
-        };
+        let previous = data.inner.owner.lock().take();
         if let Some((Attach::Team(t), _)) = previous {
             t.inner
                 .data
