@@ -386,6 +386,25 @@ pub(crate) fn resolve(d: Declared) -> Resolved {
 /// accesses writes it (the rule for a datum declared twice, for overlapping parts),
 /// nor read a segment of shared data a failed writer left partly written.
 pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
+    // Every segment read, the one a part resolves to included (the declaration itself
+    // was checked, not the segment).
+    let unpoisoned = |leaf: &Declared, outer: &Declared| match leaf
+        .mode
+        .reads()
+        .then(|| leaf.data.poisoned_by())
+        .flatten()
+    {
+        Some(task) => Err(Error::Poisoned {
+            data: outer.data.name.clone(),
+            task,
+        }
+        .to_string()),
+        None => Ok(()),
+    };
+    if let [Resolved::Plain(d)] = resolved {
+        // One leaf (the common task of one access): nothing it could overlap.
+        return unpoisoned(d, d);
+    }
     let mut seen: smallvec::SmallVec<[(u64, bool, &Declared); 4]> = smallvec::SmallVec::new();
     for r in resolved {
         let outer = r.outer();
@@ -397,17 +416,7 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
             ));
         }
         for leaf in r.leaves() {
-            // Every segment read, the one a part resolves to included (the
-            // declaration itself was checked, not the segment).
-            if leaf.mode.reads() {
-                if let Some(task) = leaf.data.poisoned_by() {
-                    return Err(Error::Poisoned {
-                        data: outer.data.name.clone(),
-                        task,
-                    }
-                    .to_string());
-                }
-            }
+            unpoisoned(leaf, outer)?;
             if let Some((_, _, other)) = seen.iter().find(|(id, writes, other)| {
                 *id == leaf.data.id
                     && (*writes || leaf.mode.exclusive())

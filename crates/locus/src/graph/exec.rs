@@ -317,8 +317,8 @@ where
     let checked = validate(run, &declared).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover. (A task of no
         // access, common enough, skips the collecting.)
-        if !declared.is_empty() {
-            resolved = declared.into_iter().map(partition::resolve).collect();
+        for d in declared {
+            resolved.push(partition::resolve(d));
         }
         partition::check_leaves(&resolved).map_err(Refusal::Invalid)?;
         match (owner, &entries) {
@@ -359,11 +359,13 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let declared: SmallVec<[&Declared; 4]> = if resolved.is_empty() {
-        SmallVec::new()
-    } else {
-        resolved.iter().flat_map(Resolved::leaves).collect()
-    };
+    let mut declared: SmallVec<[&Declared; 4]> = SmallVec::new();
+    for r in &resolved {
+        match r {
+            Resolved::Plain(d) => declared.push(d),
+            Resolved::Gathered { .. } => declared.extend(r.leaves()),
+        }
+    }
     let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, Arc<Version>>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
