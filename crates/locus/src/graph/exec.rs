@@ -216,7 +216,7 @@ impl Owner {
 
     /// The owner's domain if it has one already.
     pub(crate) fn existing_domain(&self) -> Option<&Domain> {
-        self.task().domain.get()
+        self.task().domain.get().map(|d| &**d)
     }
 
     /// Whether the scope is the owner's own (its body runs), not a control task's.
@@ -238,8 +238,8 @@ impl Owner {
             Some(bindings) => Ok(self
                 .task()
                 .domain
-                .get_or_init(|| Domain::new(unsafe { bindings.as_ref() }))),
-            None => self.task().domain.get().ok_or_else(|| {
+                .get_or_init(|| Box::new(Domain::new(unsafe { bindings.as_ref() })))),
+            None => self.task().domain.get().map(|d| &**d).ok_or_else(|| {
                 Refusal::Invalid(format!(
                     "the scope of `{}` has no domain (a runtime bug)",
                     self.task().name

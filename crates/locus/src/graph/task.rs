@@ -52,8 +52,9 @@ pub struct Task {
     /// The task whose domain the task was bound in (`graph::domain`): it is not
     /// complete before this one is. `None` for the tasks of the run's control program.
     pub(crate) parent: Option<TaskRef>,
-    /// What the task hands to its children, once its body spawns one.
-    pub(crate) domain: std::sync::OnceLock<super::domain::Domain>,
+    /// What the task hands to its children, once its body spawns one. Boxed: most
+    /// tasks spawn none, and the record of every task stays small.
+    pub(crate) domain: std::sync::OnceLock<Box<super::domain::Domain>>,
 }
 
 impl Task {
