@@ -270,6 +270,11 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
     #[doc(hidden)]
     fn declare(&self, out: &mut Declarations);
 
+    /// How many accesses [`declare`](Self::declare) appends, so that the list is made
+    /// with room for them all at once.
+    #[doc(hidden)]
+    fn count(&self) -> usize;
+
     /// Builds the views from the bindings, consuming one binding per access in the
     /// order of [`declare`](Self::declare).
     ///
@@ -304,6 +309,10 @@ impl<T: Element> AccessList for Read<T> {
             range: self.range.clone(),
             reducer: None,
         });
+    }
+
+    fn count(&self) -> usize {
+        1
     }
 
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a [T] {
@@ -363,6 +372,10 @@ impl<T: Element> AccessList for Write<T> {
         });
     }
 
+    fn count(&self) -> usize {
+        1
+    }
+
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
         unsafe { output_view(next_binding(bindings)) }
@@ -380,6 +393,10 @@ impl<T: Element> AccessList for ReadWrite<T> {
             range: 0..self.data.len,
             reducer: None,
         });
+    }
+
+    fn count(&self) -> usize {
+        1
     }
 
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
@@ -401,6 +418,10 @@ impl<T: Element> AccessList for Reduce<T> {
             range: 0..self.data.len,
             reducer: Some(self.reducer.clone()),
         });
+    }
+
+    fn count(&self) -> usize {
+        1
     }
 
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
@@ -425,6 +446,10 @@ impl AccessList for Weak {
         });
     }
 
+    fn count(&self) -> usize {
+        1
+    }
+
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) {
         // The task sees nothing of a weak access: its binding is skipped.
         next_binding(bindings);
@@ -438,6 +463,10 @@ impl AccessList for () {
 
     fn declare(&self, _out: &mut Declarations) {}
 
+    fn count(&self) -> usize {
+        0
+    }
+
     unsafe fn views<'a>(&self, _bindings: &mut std::slice::Iter<'a, Binding>) {}
 }
 
@@ -450,6 +479,10 @@ impl<A: AccessList> AccessList for Vec<A> {
         for a in self {
             a.declare(out);
         }
+    }
+
+    fn count(&self) -> usize {
+        self.iter().map(AccessList::count).sum()
     }
 
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
@@ -474,6 +507,10 @@ impl<A: AccessList> AccessList for Option<A> {
         }
     }
 
+    fn count(&self) -> usize {
+        self.as_ref().map_or(0, AccessList::count)
+    }
+
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
         // SAFETY: forwarded from the caller; `None` declared nothing and consumes nothing.
         self.as_ref().map(|a| unsafe { a.views(bindings) })
@@ -490,6 +527,10 @@ impl<A: AccessList, const N: usize> AccessList for [A; N] {
         for a in self {
             a.declare(out);
         }
+    }
+
+    fn count(&self) -> usize {
+        self.iter().map(AccessList::count).sum()
     }
 
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
@@ -516,6 +557,12 @@ macro_rules! tuple_access_list {
             fn declare(&self, out: &mut Declarations) {
                 let ($($name,)+) = self;
                 $($name.declare(out);)+
+            }
+
+            #[allow(non_snake_case)]
+            fn count(&self) -> usize {
+                let ($($name,)+) = self;
+                0 $(+ $name.count())+
             }
 
             #[allow(non_snake_case)]

@@ -34,3 +34,14 @@ pub(crate) use access::Bindings;
 pub use access::{Binding, Declarations, Declared};
 pub(crate) use access::{Gather, Mode};
 pub(crate) use handle::{lock as lock_mutex, DataInner};
+
+/// An empty small vector with room for `n` items: allocated only when they do not fit
+/// inline (`SmallVec::with_capacity` is a call even when they do, on every task).
+#[inline]
+pub(crate) fn small_vec_for<A: smallvec::Array>(n: usize) -> smallvec::SmallVec<A> {
+    if n > A::size() {
+        smallvec::SmallVec::with_capacity(n)
+    } else {
+        smallvec::SmallVec::new()
+    }
+}

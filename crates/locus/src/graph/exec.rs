@@ -313,7 +313,7 @@ where
         }
     };
     let mut entries = domain.map(Domain::entries);
-    let mut resolved: SmallVec<[Resolved; 1]> = SmallVec::new();
+    let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
     let checked = validate(run, &declared).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover. (A task of no
         // access, common enough, skips the collecting.)
@@ -381,7 +381,7 @@ where
                 .collect();
         }
     }
-    let mut leaves = Bindings::new();
+    let mut leaves: Bindings = crate::data::small_vec_for(declared.len());
     let mut inputs = 0;
     let mut alloc_failed = None;
     // The combining tasks of the reductions this submission closes (`data::reduce`).

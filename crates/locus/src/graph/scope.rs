@@ -250,8 +250,9 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared = crate::data::Declarations::new();
+        let mut declared: crate::data::Declarations = crate::data::small_vec_for(accesses.count());
         accesses.declare(&mut declared);
+        debug_assert_eq!(declared.len(), accesses.count(), "AccessList::count");
         scope.submit(name, hints, declared, TaskBody::Views(accesses, body))
     }
 
@@ -267,8 +268,9 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared = crate::data::Declarations::new();
+        let mut declared: crate::data::Declarations = crate::data::small_vec_for(accesses.count());
         accesses.declare(&mut declared);
+        debug_assert_eq!(declared.len(), accesses.count(), "AccessList::count");
         scope.submit::<L, for<'a> fn(&TaskCtx, L::Views<'a>)>(
             name,
             hints,
