@@ -54,14 +54,12 @@ pub(crate) struct Entry {
 /// identifiers, so that a child's declarations find theirs in logarithmic time: a
 /// control task may hold hundreds of data and submit thousands of children).
 pub(crate) fn find(entries: &[Entry], id: u64) -> Option<&Entry> {
-    let k = entries.binary_search_by_key(&id, |e| e.id).ok()?;
-    Some(&entries[k])
+    position(entries, id).map(|k| &entries[k])
 }
 
-/// [`find`], to update the entry.
-pub(crate) fn find_mut(entries: &mut [Entry], id: u64) -> Option<&mut Entry> {
-    let k = entries.binary_search_by_key(&id, |e| e.id).ok()?;
-    Some(&mut entries[k])
+/// Where [`find`] finds the entry of datum `id` among `entries`.
+pub(crate) fn position(entries: &[Entry], id: u64) -> Option<usize> {
+    entries.binary_search_by_key(&id, |e| e.id).ok()
 }
 
 /// What a task hands to its children (module doc).

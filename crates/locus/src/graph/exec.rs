@@ -250,12 +250,14 @@ impl Owner {
 }
 
 /// Checks a child's declarations against its parent's domain: every datum declared by
-/// the parent (or created in its scope), written only if the parent writes it.
+/// the parent (or created in its scope), written only if the parent writes it. Returns
+/// where each declaration's entry is, in order, for the binding to use.
 fn validate_nested<'d>(
     owner: &TaskRef,
     entries: &[Entry],
     declared: impl IntoIterator<Item = &'d Declared>,
-) -> Result<(), Refusal> {
+) -> Result<SmallVec<[usize; 8]>, Refusal> {
+    let mut positions = SmallVec::new();
     for d in declared {
         if d.mode == Mode::Reduce {
             return Err(Refusal::Invalid(format!(
@@ -264,7 +266,7 @@ fn validate_nested<'d>(
                 d.data.name, owner.name
             )));
         }
-        match super::domain::find(entries, d.data.id) {
+        match super::domain::position(entries, d.data.id) {
             None => {
                 return Err(Refusal::Invalid(format!(
                     "`{}` is not declared by the parent task `{}`: a child may only access \
@@ -272,16 +274,16 @@ fn validate_nested<'d>(
                     d.data.name, owner.name
                 )))
             }
-            Some(e) if d.mode.writes() && !e.writable => {
+            Some(k) if d.mode.writes() && !entries[k].writable => {
                 return Err(Refusal::Invalid(format!(
                     "`{}` is only read by the parent task `{}`: a child cannot write it",
                     d.data.name, owner.name
                 )))
             }
-            Some(_) => {}
+            Some(k) => positions.push(k),
         }
     }
-    Ok(())
+    Ok(positions)
 }
 
 /// Submits a task from the calling worker `ex`, into the domain of `owner` if any.
@@ -315,8 +317,7 @@ where
     let mut entries = domain.map(Domain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
     let checked = validate(run, &declared).and_then(|()| {
-        // Accesses to partitioned data bind to the segments they cover. (A task of no
-        // access, common enough, skips the collecting.)
+        // Accesses to partitioned data bind to the segments they cover.
         for d in declared {
             resolved.push(partition::resolve(d));
         }
@@ -327,14 +328,18 @@ where
                 entries,
                 resolved.iter().flat_map(Resolved::leaves),
             ),
-            _ => Ok(()),
+            _ => Ok(SmallVec::new()),
         }
     });
-    if let Err(refusal) = checked {
-        // The run fails too, so that a misuse cannot go unnoticed.
-        run.fail(refusal.clone().into_error(&name));
-        return Err(refusal.into_error(&name));
-    }
+    // Where each leaf's entry is in the parent's domain, in the order of the leaves.
+    let positions = match checked {
+        Ok(positions) => positions,
+        Err(refusal) => {
+            // The run fails too, so that a misuse cannot go unnoticed.
+            run.fail(refusal.clone().into_error(&name));
+            return Err(refusal.into_error(&name));
+        }
+    };
     if let Some(window) = run.window {
         // `outstanding` counts the root too: more than `window` means `window` tasks.
         let over = || run.outstanding() > window && !run.is_failed();
@@ -388,7 +393,7 @@ where
     let mut combiners: Vec<(TaskRef, Arc<Group>)> = Vec::new();
     let run_wide = entries.is_none();
     let auto = run.migration.0 == crate::config::Migration::Auto;
-    for &d in &declared {
+    for (leaf, &d) in declared.iter().enumerate() {
         let shared = d.data.shared.as_ref();
         if let Some(s) = shared.filter(|_| auto) {
             // The datum's expected reuse, for the `auto` migration setting.
@@ -397,11 +402,7 @@ where
         // The version the task binds to: the run-wide current one, or its parent's
         // domain's.
         let slot: &mut Arc<Version> = match entries.as_mut() {
-            Some(e) => {
-                &mut super::domain::find_mut(e, d.data.id)
-                    .expect("validated")
-                    .current
-            }
+            Some(e) => &mut e[positions[leaf]].current,
             None => {
                 let k = locked
                     .binary_search_by_key(&d.data.id, |(id, _)| *id)
