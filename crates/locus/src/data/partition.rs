@@ -291,14 +291,6 @@ impl Resolved {
         one.into_iter().chain(many.iter().map(|(d, _)| d))
     }
 
-    /// How many declarations [`leaves`](Self::leaves) lists.
-    pub(crate) fn leaf_count(&self) -> usize {
-        match self {
-            Resolved::Plain(_) => 1,
-            Resolved::Gathered { leaves, .. } => leaves.len(),
-        }
-    }
-
     /// The declaration as the task made it.
     pub(crate) fn outer(&self) -> &Declared {
         match self {
@@ -413,8 +405,7 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
         // One leaf (the common task of one access): nothing it could overlap.
         return unpoisoned(d, d);
     }
-    let mut seen: smallvec::SmallVec<[(u64, bool, &Declared); 4]> =
-        super::small_vec_for(resolved.iter().map(Resolved::leaf_count).sum());
+    let mut seen: smallvec::SmallVec<[(u64, bool, &Declared); 4]> = smallvec::SmallVec::new();
     for r in resolved {
         let outer = r.outer();
         if let (Resolved::Gathered { .. }, Mode::Reduce) = (r, outer.mode) {

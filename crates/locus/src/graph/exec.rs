@@ -364,8 +364,7 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let mut declared: SmallVec<[&Declared; 4]> =
-        crate::data::small_vec_for(resolved.iter().map(Resolved::leaf_count).sum());
+    let mut declared: SmallVec<[&Declared; 4]> = SmallVec::new();
     for r in &resolved {
         match r {
             Resolved::Plain(d) => declared.push(d),
@@ -1000,7 +999,7 @@ pub(crate) fn access_infos(bindings: &[Binding]) -> Vec<AccessInfo> {
 /// [`access_infos`] as the placement policies see them: an attached datum's bytes
 /// count on its owner's node (`graph::team`), wherever its pages lie.
 pub(crate) fn policy_access_infos(bindings: &[Binding]) -> AccessInfos {
-    let mut out: AccessInfos = crate::data::small_vec_for(bindings.len());
+    let mut out = AccessInfos::new();
     for b in bindings {
         let owner = b.data.owner_node();
         for_each_access(std::slice::from_ref(b), |mut a| {
