@@ -250,14 +250,14 @@ impl Owner {
 }
 
 /// Checks a child's declarations against its parent's domain: every datum declared by
-/// the parent (or created in its scope), written only if the parent writes it. Returns
-/// where each declaration's entry is, in order, for the binding to use.
+/// the parent (or created in its scope), written only if the parent writes it. Appends
+/// where each declaration's entry is to `positions`, in order, for the binding to use.
 fn validate_nested<'d>(
     owner: &TaskRef,
     entries: &[Entry],
     declared: impl IntoIterator<Item = &'d Declared>,
-) -> Result<SmallVec<[usize; 8]>, Refusal> {
-    let mut positions = SmallVec::new();
+    positions: &mut SmallVec<[u32; 8]>,
+) -> Result<(), Refusal> {
     for d in declared {
         if d.mode == Mode::Reduce {
             return Err(Refusal::Invalid(format!(
@@ -280,10 +280,11 @@ fn validate_nested<'d>(
                     d.data.name, owner.name
                 )))
             }
-            Some(k) => positions.push(k),
+            // A domain holds fewer than 2^32 data: each is a datum of the run.
+            Some(k) => positions.push(k as u32),
         }
     }
-    Ok(positions)
+    Ok(())
 }
 
 /// Submits a task from the calling worker `ex`, into the domain of `owner` if any.
@@ -316,6 +317,8 @@ where
     };
     let mut entries = domain.map(Domain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
+    // Where each leaf's entry is in the parent's domain, in the order of the leaves.
+    let mut positions: SmallVec<[u32; 8]> = SmallVec::new();
     let checked = validate(run, &declared).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover.
         for d in declared {
@@ -327,19 +330,16 @@ where
                 owner.task(),
                 entries,
                 resolved.iter().flat_map(Resolved::leaves),
+                &mut positions,
             ),
-            _ => Ok(SmallVec::new()),
+            _ => Ok(()),
         }
     });
-    // Where each leaf's entry is in the parent's domain, in the order of the leaves.
-    let positions = match checked {
-        Ok(positions) => positions,
-        Err(refusal) => {
-            // The run fails too, so that a misuse cannot go unnoticed.
-            run.fail(refusal.clone().into_error(&name));
-            return Err(refusal.into_error(&name));
-        }
-    };
+    if let Err(refusal) = checked {
+        // The run fails too, so that a misuse cannot go unnoticed.
+        run.fail(refusal.clone().into_error(&name));
+        return Err(refusal.into_error(&name));
+    }
     if let Some(window) = run.window {
         // `outstanding` counts the root too: more than `window` means `window` tasks.
         let over = || run.outstanding() > window && !run.is_failed();
@@ -402,7 +402,7 @@ where
         // The version the task binds to: the run-wide current one, or its parent's
         // domain's.
         let slot: &mut Arc<Version> = match entries.as_mut() {
-            Some(e) => &mut e[positions[leaf]].current,
+            Some(e) => &mut e[positions[leaf] as usize].current,
             None => {
                 let k = locked
                     .binary_search_by_key(&d.data.id, |(id, _)| *id)
