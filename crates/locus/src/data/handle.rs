@@ -491,3 +491,28 @@ impl<T: Element> Data<T> {
         Weak::new(self.inner.clone(), Mode::ReadWrite)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Flagged;
+
+    #[test]
+    fn a_flagged_value_is_seen_set_exactly_while_it_is() {
+        let f: Flagged<u32> = Flagged::new();
+        assert!(!f.is_set());
+        assert_eq!(f.get(), None);
+        *f.lock() = Some(7);
+        assert!(f.is_set());
+        assert_eq!(f.get(), Some(7));
+        // Taken under the lock: unset once the guard is gone.
+        assert_eq!(f.lock().take(), Some(7));
+        assert!(!f.is_set());
+        assert_eq!(f.get(), None);
+        // A guard that changes nothing leaves the flag as it was.
+        *f.lock() = Some(1);
+        drop(f.lock());
+        assert!(f.is_set());
+        f.lock().get_or_insert(2);
+        assert_eq!(f.get(), Some(1));
+    }
+}
