@@ -7,13 +7,17 @@
 //! zero, exactly once. The error type is generic so that the loom models of
 //! `tests/loom.rs` run this very code (module `sync`).
 
+use crossbeam_utils::CachePadded;
+
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{lock, Condvar, Mutex};
 
 /// Outstanding tasks, the first error, and the wake-up of the waiting thread.
 pub struct Completion<E> {
-    /// Tasks submitted and not finished.
-    outstanding: AtomicUsize,
+    /// Tasks submitted and not finished. Every task's submission and end update it,
+    /// from whichever workers: on a cache line of its own, so that the run's settings
+    /// beside it, which every task reads, are not invalidated each time.
+    outstanding: CachePadded<AtomicUsize>,
     failed: AtomicBool,
     error: Mutex<Option<E>>,
     done: Mutex<bool>,
@@ -23,7 +27,7 @@ pub struct Completion<E> {
 impl<E> Default for Completion<E> {
     fn default() -> Self {
         Completion {
-            outstanding: AtomicUsize::new(0),
+            outstanding: CachePadded::new(AtomicUsize::new(0)),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             done: Mutex::new(false),
