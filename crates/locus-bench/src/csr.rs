@@ -227,7 +227,8 @@ impl Plan {
 
 /// `y[i] = Σ_k vals[k] · x[cols[k] - start]` over each row `i` of one partition, the
 /// entries in order; `halo` is the input vector's slices from column `start`, copied
-/// into one when there are several.
+/// into one when there are several. (Reading the slices where they are, with a check of
+/// each entry's slice, measured 5-21% slower on spmv and bicgstab than the copy.)
 pub(crate) fn product_rows(
     row_ptr: &[u64],
     cols: &[u32],
