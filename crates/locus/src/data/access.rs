@@ -288,6 +288,15 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a>;
 }
 
+/// The declarations of `accesses`, made with room for all of them at once.
+#[inline]
+pub(crate) fn declarations<L: AccessList>(accesses: &L) -> Declarations {
+    let mut out: Declarations = super::small_vec_for(accesses.count());
+    accesses.declare(&mut out);
+    debug_assert_eq!(out.len(), accesses.count(), "AccessList::count");
+    out
+}
+
 impl<T: Element> sealed::Sealed for Read<T> {}
 impl<T: Element> sealed::Sealed for Write<T> {}
 impl<T: Element> sealed::Sealed for ReadWrite<T> {}

@@ -29,7 +29,7 @@ pub use handle::{Data, Element};
 pub use partition::{Partition, Parts};
 pub use reduce::Reduce;
 
-pub(crate) use access::Bindings;
+pub(crate) use access::{declarations, Bindings};
 #[doc(hidden)]
 pub use access::{Binding, Declarations, Declared};
 pub(crate) use access::{Gather, Mode};

@@ -382,6 +382,23 @@ pub(crate) fn resolve(d: Declared) -> Resolved {
     Resolved::Gathered { outer: d, leaves }
 }
 
+/// The leaves of every resolved declaration ([`Resolved::leaves`]), in order: what a
+/// task validates against its parent's domain and binds to versions. Inlined into the
+/// submission, which every task goes through.
+#[inline(always)]
+pub(crate) fn leaves_of(resolved: &[Resolved]) -> smallvec::SmallVec<[&Declared; 4]> {
+    let mut out = smallvec::SmallVec::new();
+    for r in resolved {
+        match r {
+            // A push, not an extend over the chained iterator of `leaves`: most tasks
+            // have only plain declarations.
+            Resolved::Plain(d) => out.push(d),
+            Resolved::Gathered { leaves, .. } => out.extend(leaves.iter().map(|(d, _)| d)),
+        }
+    }
+    out
+}
+
 /// A task's resolved declarations may not cover one segment twice when one of the
 /// accesses writes it (the rule for a datum declared twice, for overlapping parts),
 /// nor read a segment of shared data a failed writer left partly written.

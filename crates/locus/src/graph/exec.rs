@@ -252,10 +252,10 @@ impl Owner {
 /// Checks a child's declarations against its parent's domain: every datum declared by
 /// the parent (or created in its scope), written only if the parent writes it. Appends
 /// where each declaration's entry is to `positions`, in order, for the binding to use.
-fn validate_nested<'d>(
+fn validate_nested(
     owner: &TaskRef,
     entries: &[Entry],
-    declared: impl IntoIterator<Item = &'d Declared>,
+    declared: &[&Declared],
     positions: &mut SmallVec<[u32; 8]>,
 ) -> Result<(), Refusal> {
     for d in declared {
@@ -317,23 +317,23 @@ where
     };
     let mut entries = domain.map(Domain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
-    // Where each leaf's entry is in the parent's domain, in the order of the leaves.
-    let mut positions: SmallVec<[u32; 8]> = SmallVec::new();
     let checked = validate(run, &declared).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover.
         for d in declared {
             resolved.push(partition::resolve(d));
         }
-        partition::check_leaves(&resolved).map_err(Refusal::Invalid)?;
-        match (owner, &entries) {
-            (Some(owner), Some(entries)) => validate_nested(
-                owner.task(),
-                entries,
-                resolved.iter().flat_map(Resolved::leaves),
-                &mut positions,
-            ),
-            _ => Ok(()),
+        partition::check_leaves(&resolved).map_err(Refusal::Invalid)
+    });
+    // The declarations the task binds to versions, in order (after a refusal, whatever
+    // was resolved: nothing is bound then).
+    let declared = partition::leaves_of(&resolved);
+    // Where each leaf's entry is in the parent's domain, in the order of the leaves.
+    let mut positions: SmallVec<[u32; 8]> = SmallVec::new();
+    let checked = checked.and_then(|()| match (owner, &entries) {
+        (Some(owner), Some(entries)) => {
+            validate_nested(owner.task(), entries, &declared, &mut positions)
         }
+        _ => Ok(()),
     });
     if let Err(refusal) = checked {
         // The run fails too, so that a misuse cannot go unnoticed.
@@ -364,13 +364,6 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let mut declared: SmallVec<[&Declared; 4]> = SmallVec::new();
-    for r in &resolved {
-        match r {
-            Resolved::Plain(d) => declared.push(d),
-            Resolved::Gathered { .. } => declared.extend(r.leaves()),
-        }
-    }
     let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, Arc<Version>>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}

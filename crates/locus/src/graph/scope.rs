@@ -250,9 +250,7 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared: crate::data::Declarations = crate::data::small_vec_for(accesses.count());
-        accesses.declare(&mut declared);
-        debug_assert_eq!(declared.len(), accesses.count(), "AccessList::count");
+        let declared = crate::data::declarations(&accesses);
         scope.submit(name, hints, declared, TaskBody::Views(accesses, body))
     }
 
@@ -268,9 +266,7 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             accesses,
             hints,
         } = self;
-        let mut declared: crate::data::Declarations = crate::data::small_vec_for(accesses.count());
-        accesses.declare(&mut declared);
-        debug_assert_eq!(declared.len(), accesses.count(), "AccessList::count");
+        let declared = crate::data::declarations(&accesses);
         scope.submit::<L, for<'a> fn(&TaskCtx, L::Views<'a>)>(
             name,
             hints,
