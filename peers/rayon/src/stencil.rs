@@ -127,9 +127,33 @@ pub fn surroundings<'a>(
 
 /// One row of a Jacobi sweep, from `c` into `d` (as long as `c`): `n` and `s` are the rows
 /// above and below (`c` itself at the array's edge), `w0` the west neighbour of the first
-/// point and `e_last` the east neighbour of the last.
+/// point and `e_last` the east neighbour of the last. Compiled for AVX2 when the CPU has
+/// it, as Locus's row is (`crates/locus-bench/src/stencil.rs`, `Rows::jacobi`), with the
+/// same results to the bit.
 #[inline]
 pub fn sweep_row_from(n: &[f64], c: &[f64], s: &[f64], w0: f64, e_last: f64, d: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { sweep_row_avx2(n, c, s, w0, e_last, d) };
+    }
+    sweep_row_any(n, c, s, w0, e_last, d);
+}
+
+/// [`sweep_row_from`] compiled for AVX2.
+///
+/// # Safety
+///
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sweep_row_avx2(n: &[f64], c: &[f64], s: &[f64], w0: f64, e_last: f64, d: &mut [f64]) {
+    sweep_row_any(n, c, s, w0, e_last, d);
+}
+
+/// [`sweep_row_from`] for the instructions its caller was compiled for.
+#[inline(always)]
+fn sweep_row_any(n: &[f64], c: &[f64], s: &[f64], w0: f64, e_last: f64, d: &mut [f64]) {
     let last = d.len() - 1;
     let (n, c, s) = (&n[..=last], &c[..=last], &s[..=last]);
     if last == 0 {
