@@ -219,8 +219,8 @@ impl Rows<'_> {
     /// Jacobi: every west neighbour from the previous iteration (`mid`).
     ///
     /// The loop streams from memory, and how fast it does depends on how many loads it
-    /// keeps in flight: 4-wide AVX2 vectors instead of the baseline's 2-wide SSE2 ones
-    /// issue half the instructions per point. So it takes AVX2 when the CPU has it. Both
+    /// keeps in flight: an AVX2 instruction handles four points where the baseline's
+    /// SSE2 handles two. So it takes AVX2 when the CPU has it. Both
     /// versions make the same additions in the same order and one division per point,
     /// without fused operations, so they agree to the bit.
     fn jacobi(&self, west0: f64, east_last: f64, dst: &mut [f64]) {

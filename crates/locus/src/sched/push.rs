@@ -123,14 +123,15 @@ impl PushSettings {
         let nodes = topology.num_nodes();
         let (w_in, w_out) = self.heuristic.weights();
         let weight = |a: &AccessInfo| if a.input { w_in } else { w_out };
-        let bytes = |input: bool| -> u64 {
-            accesses
-                .iter()
-                .filter(|a| a.input == input)
-                .map(|a| a.bytes)
-                .sum()
-        };
-        if self.below_threshold(bytes(true), bytes(false)) {
+        // Input and output bytes in one pass over the accesses.
+        let (input, output) = accesses.iter().fold((0u64, 0u64), |(i, o), a| {
+            if a.input {
+                (i + a.bytes, o)
+            } else {
+                (i, o + a.bytes)
+            }
+        });
+        if self.below_threshold(input, output) {
             return PushDecision::BelowThreshold;
         }
         // Inline up to 8 nodes: no allocation per decision on most machines.
