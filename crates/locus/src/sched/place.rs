@@ -197,10 +197,11 @@ impl ReadyPolicy {
     }
 
     /// Whether [`place`](Self::place) needs the accesses of a task that carries a
-    /// hint: it does when pushing, and when non-strict hints are weighed against the
-    /// data ([`moving_to_data`](Self::moving_to_data)).
+    /// hint: only when non-strict hints are weighed against the data
+    /// ([`moving_to_data`](Self::moving_to_data)). Otherwise the hint decides alone,
+    /// whether the policy pushes or not.
     pub fn needs_accesses_of_hinted(&self) -> bool {
-        self.needs_accesses() || self.to_data.is_some()
+        self.to_data.is_some()
     }
 
     /// Decides where a task activated by a worker of `activator_node` goes.
@@ -453,5 +454,42 @@ mod tests {
             ),
             Placement::StrictWorker(2)
         );
+    }
+
+    #[test]
+    fn a_hint_decides_without_the_accesses_unless_weighed_against_the_data() {
+        // The engines describe a hinted task's accesses only when the policy says it
+        // needs them: the placement must then be the same without them.
+        let topo = Topology::from_spec("2x2").unwrap();
+        let l = Loads(vec![0; 4]);
+        let acc = [at(1 << 20, 1), at(1 << 10, 0)];
+        let hints = [
+            (Domain::Node(0), false),
+            (Domain::Node(1), true),
+            (Domain::Worker(3), false),
+            (Domain::Worker(0), true),
+        ];
+        let pushing = |heuristic| {
+            ReadyPolicy::pushing(PushSettings {
+                heuristic,
+                threshold_bytes: DEFAULT_THRESHOLD_BYTES,
+            })
+        };
+        let policies = [
+            ReadyPolicy::keep_local(),
+            pushing(Heuristic::InputOnly),
+            pushing(Heuristic::OutputOnly),
+            ReadyPolicy::home(HomeRegions::All),
+        ];
+        for p in policies {
+            assert!(!p.needs_accesses_of_hinted());
+            for hint in hints {
+                assert_eq!(
+                    p.place(0, &ready(&acc, Some(hint)), &topo, &TWO_BY_TWO, &l),
+                    p.place(0, &ready(&[], Some(hint)), &topo, &TWO_BY_TWO, &l),
+                    "{hint:?}"
+                );
+            }
+        }
     }
 }
