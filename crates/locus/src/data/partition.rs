@@ -418,6 +418,10 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
         .to_string()),
         None => Ok(()),
     };
+    if let [Resolved::Plain(d)] = resolved {
+        // One leaf (the common task of one access): nothing it could overlap.
+        return unpoisoned(d, d);
+    }
     if resolved.iter().all(|r| matches!(r, Resolved::Plain(_))) {
         // Every access bound as declared (no access covering several segments): two
         // leaves of one datum are then two accesses to it, which the loop below
