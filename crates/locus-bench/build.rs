@@ -9,6 +9,7 @@ fn main() {
         .file("src/cholesky_tiles.c")
         .opt_level(2)
         .flag("-ffp-contract=off")
+        .flag("-falign-loops=64")
         .warnings(true)
         .compile("locus_cholesky_tiles");
     println!("cargo:rustc-link-lib=m");

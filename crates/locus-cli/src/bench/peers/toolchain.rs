@@ -4,10 +4,10 @@
 //!
 //! | peer | packages | build |
 //! |---|---|---|
-//! | `openmp-gcc` | `gcc` | `gcc -O2 -Wall -ffp-contract=off -fopenmp` |
-//! | `openmp-clang` | `clang libomp-dev` | `clang -O2 -Wall -ffp-contract=off -fopenmp` |
-//! | `tbb` | `g++ libtbb-dev` | `g++ -O2 -Wall -ffp-contract=off ... -ltbb` |
-//! | `starpu` | `gcc pkg-config libstarpu-dev` | `gcc -O2 -Wall -ffp-contract=off $(pkg-config --cflags --libs starpu-1.x)` |
+//! | `openmp-gcc` | `gcc` | `gcc -O2 -Wall -ffp-contract=off -falign-loops=64 -fopenmp` |
+//! | `openmp-clang` | `clang libomp-dev` | `clang -O2 -Wall -ffp-contract=off -falign-loops=64 -fopenmp` |
+//! | `tbb` | `g++ libtbb-dev` | `g++ -O2 -Wall -ffp-contract=off -falign-loops=64 ... -ltbb` |
+//! | `starpu` | `gcc pkg-config libstarpu-dev` | `gcc -O2 -Wall -ffp-contract=off -falign-loops=64 $(pkg-config --cflags --libs starpu-1.x)` |
 //! | `rayon` | (cargo) | `cargo build --release -p locus-peer-rayon` |
 
 use std::path::{Path, PathBuf};
@@ -205,7 +205,7 @@ fn build(
 /// The compiler and flags of a C or C++ peer (before `-o`), and the flags after the
 /// source; `Err` when something it needs is missing.
 fn c_command(peer: Peer) -> Result<(String, Vec<String>, Vec<String>), String> {
-    let common = ["-O2", "-Wall", "-ffp-contract=off"].map(String::from);
+    let common = ["-O2", "-Wall", "-ffp-contract=off", "-falign-loops=64"].map(String::from);
     let (compiler, mut before, mut after): (&str, Vec<String>, Vec<String>) = match peer {
         Peer::OpenmpGcc => ("gcc", vec!["-fopenmp".into()], Vec::new()),
         Peer::OpenmpClang => ("clang", vec!["-fopenmp".into()], Vec::new()),
