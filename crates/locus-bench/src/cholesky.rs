@@ -12,8 +12,9 @@
 //! of one partitioned matrix, the tasks name them by tile coordinates only). The tile
 //! kernels are C, the same code the peers run: `peers/common/cholesky_tiles.h`,
 //! compiled into this crate by its build script (`src/cholesky_tiles.c`) with
-//! `-O2 -ffp-contract=off -falign-loops=64`. So are the initial values: off the diagonal a deterministic
-//! value in `[0, 1)`, symmetric, and `n` plus such a value on it.
+//! `-O2 -ffp-contract=off -falign-loops=64`. So are the initial values: off the
+//! diagonal a deterministic value in `[0, 1)`, symmetric, and `n` plus such a value on
+//! it.
 //!
 //! With [`Control::Parallel`], step `k` has one creator for its `potrf` and `trsm`
 //! tasks and up to 16 for its updates (one per group of tile rows), ordered by tile

@@ -423,9 +423,9 @@ pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
         return unpoisoned(d, d);
     }
     if resolved.iter().all(|r| matches!(r, Resolved::Plain(_))) {
-        // Every access bound as declared (no access covering several segments): two
-        // leaves of one datum are then two accesses to it, which the loop below
-        // allows, so only the poison is left to check.
+        // No access covers several segments: every leaf is then its own `outer`, and
+        // the loop below, which refuses two leaves of one segment only when their
+        // outers differ, can refuse nothing. Only the poison is left to check.
         return resolved.iter().try_for_each(|r| {
             let d = r.outer();
             unpoisoned(d, d)
