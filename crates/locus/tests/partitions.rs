@@ -195,6 +195,36 @@ fn overlapping_accesses_in_one_task_are_refused_when_one_writes() {
     let message = error.unwrap().unwrap_err().to_string();
     assert!(message.contains("overlap"), "{message}");
     let out = rt.data::<u64>("out", 1);
+    // A range of the whole that falls in one block, against that block's part: both
+    // resolve to the same stored segment alone. Refused under every configuration:
+    // updated in place, the two views would be one buffer, read and written at once
+    // (and the task would wait for its own read).
+    for config in [Config::Dfa, Config::DsaBase, Config::ShmBase] {
+        let rt = runtime("2x1", config);
+        let v = rt.data::<u64>("v", 8);
+        let parts = rt.partition(&v, Partition::blocks(4)).unwrap();
+        let out = rt.data::<u64>("out", 1);
+        let mut error = None;
+        let outcome = rt
+            .run(|s| error = Some(s.spawn("t", (v.read_range(4..8), parts[1].write()), |_, _| {})));
+        assert!(outcome.is_err(), "{config}");
+        let message = error.unwrap().unwrap_err().to_string();
+        assert!(
+            message.contains("`v` and `v[4..8]` overlap"),
+            "{config}: {message}"
+        );
+        // Reading both is no clash.
+        rt.run(|s| {
+            s.spawn(
+                "reads",
+                (v.read_range(4..6), parts[1].read(), out.write()),
+                |_, (r, p, o)| o[0] = (r.len() + p.len()) as u64,
+            )
+            .unwrap();
+        })
+        .unwrap();
+        assert_eq!(rt.fetch(&out).unwrap(), vec![6], "{config}");
+    }
     rt.run(|s| {
         s.spawn(
             "reads",

@@ -402,59 +402,57 @@ pub(crate) fn leaves_of(resolved: &[Resolved]) -> smallvec::SmallVec<[&Declared;
 /// A task's resolved declarations may not cover one segment twice when one of the
 /// accesses writes it (the rule for a datum declared twice, for overlapping parts),
 /// nor read a segment of shared data a failed writer left partly written.
-pub(crate) fn check_leaves(resolved: &[Resolved]) -> Result<(), String> {
+///
+/// Only tasks declaring partitioned data need it: without, every leaf is a declaration
+/// that `validate` has checked against the others and for poison already. `names` are
+/// the declared data's names, in the order of `resolved`, for the error.
+///
+/// Two leaves of one declaration never clash (a gathered access covers each segment
+/// once); two of different declarations clash on the same segment when one writes,
+/// whether each covers several segments or exactly that one: `v.read_range(4..8)` and
+/// `parts[1].write()`, with `v` in blocks of 4, both resolve to segment 1 alone.
+pub(crate) fn check_leaves(resolved: &[Resolved], names: &[String]) -> Result<(), String> {
     // Every segment read, the one a part resolves to included (the declaration itself
     // was checked, not the segment).
-    let unpoisoned = |leaf: &Declared, outer: &Declared| match leaf
+    let unpoisoned = |leaf: &Declared, name: &str| match leaf
         .mode
         .reads()
         .then(|| leaf.data.poisoned_by())
         .flatten()
     {
         Some(task) => Err(Error::Poisoned {
-            data: outer.data.name.clone(),
+            data: name.to_string(),
             task,
         }
         .to_string()),
         None => Ok(()),
     };
-    if let [Resolved::Plain(d)] = resolved {
-        // One leaf (the common task of one access): nothing it could overlap.
-        return unpoisoned(d, d);
-    }
-    if resolved.iter().all(|r| matches!(r, Resolved::Plain(_))) {
-        // No access covers several segments: every leaf is then its own `outer`, and
-        // the loop below, which refuses two leaves of one segment only when their
-        // outers differ, can refuse nothing. Only the poison is left to check.
-        return resolved.iter().try_for_each(|r| {
-            let d = r.outer();
-            unpoisoned(d, d)
-        });
-    }
-    let mut seen: smallvec::SmallVec<[(u64, bool, &Declared); 4]> = smallvec::SmallVec::new();
-    for r in resolved {
-        let outer = r.outer();
-        if let (Resolved::Gathered { .. }, Mode::Reduce) = (r, outer.mode) {
+    // Each leaf seen: its segment, whether it writes, its declaration.
+    let mut seen: smallvec::SmallVec<[(u64, bool, usize); 4]> = smallvec::SmallVec::new();
+    for (i, r) in resolved.iter().enumerate() {
+        let name = names
+            .get(i)
+            .map_or(r.outer().data.name.as_str(), String::as_str);
+        if let (Resolved::Gathered { .. }, Mode::Reduce) = (r, r.outer().mode) {
             return Err(format!(
-                "a reduction into `{}` covers several stored segments of partitioned data; \
-                 reduce into a part of a disjoint partition, or into unpartitioned data",
-                outer.data.name
+                "a reduction into `{name}` covers several stored segments of partitioned \
+                 data; reduce into a part of a disjoint partition, or into unpartitioned data"
             ));
         }
         for leaf in r.leaves() {
-            unpoisoned(leaf, outer)?;
-            if let Some((_, _, other)) = seen.iter().find(|(id, writes, other)| {
-                *id == leaf.data.id
-                    && (*writes || leaf.mode.exclusive())
-                    && other.data.id != outer.data.id
+            unpoisoned(leaf, name)?;
+            if let Some(&(_, _, j)) = seen.iter().find(|(id, writes, j)| {
+                *id == leaf.data.id && *j != i && (*writes || leaf.mode.exclusive())
             }) {
+                let other = names
+                    .get(j)
+                    .map_or(resolved[j].outer().data.name.as_str(), String::as_str);
                 return Err(format!(
-                    "`{}` and `{}` overlap and one access writes the overlap; declare one \
-                     access covering both instead",
-                    other.data.name, outer.data.name
+                    "`{other}` and `{name}` overlap and one access writes the overlap; \
+                     declare one access covering both instead"
                 ));
             }
-            seen.push((leaf.data.id, leaf.mode.exclusive(), outer));
+            seen.push((leaf.data.id, leaf.mode.exclusive(), i));
         }
     }
     Ok(())

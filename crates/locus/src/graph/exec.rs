@@ -318,11 +318,20 @@ where
     let mut entries = domain.map(Domain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
     let checked = validate(run, &declared).and_then(|()| {
-        // Accesses to partitioned data bind to the segments they cover.
+        // Accesses to partitioned data bind to the segments they cover; only then can
+        // two declarations meet on one segment (`partition::check_leaves`).
+        let names: SmallVec<[String; 4]> = if declared.iter().any(|d| d.data.is_partitioned()) {
+            declared.iter().map(|d| d.data.name.clone()).collect()
+        } else {
+            SmallVec::new()
+        };
         for d in declared {
             resolved.push(partition::resolve(d));
         }
-        partition::check_leaves(&resolved).map_err(Refusal::Invalid)
+        if names.is_empty() {
+            return Ok(());
+        }
+        partition::check_leaves(&resolved, &names).map_err(Refusal::Invalid)
     });
     // The declarations the task binds to versions, in order (after a refusal, whatever
     // was resolved: nothing is bound then).
