@@ -549,46 +549,53 @@ fn program(seed: u64, handles: &[Handle]) -> Vec<Vec<Access>> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut tasks = Vec::new();
     for _ in 0..rng.random_range(1..25) {
-        let mut accesses: Vec<Access> = Vec::new();
-        // Per access: handle, datum, elements, whether it writes.
-        let mut taken: Vec<(usize, usize, BTreeSet<usize>, bool)> = Vec::new();
-        for _ in 0..rng.random_range(1..4) {
-            let handle = rng.random_range(0..handles.len());
-            let mode = match rng.random_range(0..4) {
-                0 => Mode::Read,
-                1 => Mode::Write,
-                2 => Mode::ReadWrite,
-                _ if handles[handle].reducible => Mode::Reduce,
-                _ => Mode::Read,
-            };
-            let n = handles[handle].elements.len();
-            let range = (mode == Mode::Read && rng.random_bool(0.3)).then(|| {
-                let a = rng.random_range(0..n);
-                a..rng.random_range(a..=n)
-            });
-            let els: BTreeSet<usize> = handles[handle].elements[range.clone().unwrap_or(0..n)]
-                .iter()
-                .copied()
-                .collect();
-            let datum = handles[handle].datum;
-            // The same handle twice with a write is refused whatever the ranges, as for
-            // any datum; different handles when their elements overlap.
-            let clash = taken.iter().any(|(h, d, e, w)| {
-                (*w || mode != Mode::Read)
-                    && (*h == handle || (*d == datum && !e.is_disjoint(&els)))
-            });
-            if !clash {
-                taken.push((handle, datum, els, mode != Mode::Read));
-                accesses.push(Access {
-                    handle,
-                    mode,
-                    range,
-                });
-            }
-        }
-        tasks.push(accesses);
+        tasks.push(task(&mut rng, handles, false).0);
     }
     tasks
+}
+
+/// One task's accesses, 1 to 3 of them; with `clashes`, accesses that the runtime must
+/// refuse are kept too. Whether any was kept.
+fn task(rng: &mut SmallRng, handles: &[Handle], clashes: bool) -> (Vec<Access>, bool) {
+    let mut accesses: Vec<Access> = Vec::new();
+    let mut clashed = false;
+    // Per access: handle, datum, elements, whether it writes.
+    let mut taken: Vec<(usize, usize, BTreeSet<usize>, bool)> = Vec::new();
+    for _ in 0..rng.random_range(1..4) {
+        let handle = rng.random_range(0..handles.len());
+        let mode = match rng.random_range(0..4) {
+            0 => Mode::Read,
+            1 => Mode::Write,
+            2 => Mode::ReadWrite,
+            _ if handles[handle].reducible => Mode::Reduce,
+            _ => Mode::Read,
+        };
+        let n = handles[handle].elements.len();
+        let range = (mode == Mode::Read && rng.random_bool(0.3)).then(|| {
+            let a = rng.random_range(0..n);
+            a..rng.random_range(a..=n)
+        });
+        let els: BTreeSet<usize> = handles[handle].elements[range.clone().unwrap_or(0..n)]
+            .iter()
+            .copied()
+            .collect();
+        let datum = handles[handle].datum;
+        // The same handle twice with a write is refused whatever the ranges, as for
+        // any datum; different handles when their elements overlap.
+        let clash = taken.iter().any(|(h, d, e, w)| {
+            (*w || mode != Mode::Read) && (*h == handle || (*d == datum && !e.is_disjoint(&els)))
+        });
+        if !clash || clashes {
+            clashed |= clash;
+            taken.push((handle, datum, els, mode != Mode::Read));
+            accesses.push(Access {
+                handle,
+                mode,
+                range,
+            });
+        }
+    }
+    (accesses, clashed)
 }
 
 fn apply(id: u64, sum: u64, mode: Mode, v: &mut [u64]) {
@@ -650,8 +657,11 @@ fn runtimes() -> &'static Vec<(Config, &'static str, Runtime)> {
     })
 }
 
+/// Held by each test that uses [`runtimes`]: their data would count in each other's
+/// live versions.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn check(seed: u64) {
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let model = handles();
     let tasks = program(seed, &model);
@@ -732,4 +742,109 @@ fn fixed_seeds() {
     for seed in 0..20 {
         check(seed);
     }
+}
+
+/// A task writing a part and reading a range of the whole inside the part's first run
+/// of elements, in either order: a clash, whether the two resolve to several stored
+/// segments or to the same one alone.
+fn part_against_whole(rng: &mut SmallRng, handles: &[Handle]) -> (Vec<Access>, bool) {
+    let whole = |d: usize| handles.iter().position(|h| h.datum == d).expect("a whole");
+    let parts: Vec<usize> = (0..handles.len())
+        .filter(|&h| whole(handles[h].datum) != h)
+        .collect();
+    let part = parts[rng.random_range(0..parts.len())];
+    let els = &handles[part].elements;
+    let run = els
+        .iter()
+        .zip(els[0]..)
+        .take_while(|(e, i)| *e == i)
+        .count();
+    let a = rng.random_range(0..run);
+    let range = els[a]..els[0] + rng.random_range(a + 1..=run);
+    let mode = if rng.random_bool(0.5) {
+        Mode::Write
+    } else {
+        Mode::ReadWrite
+    };
+    let mut accesses = vec![
+        Access {
+            handle: whole(handles[part].datum),
+            mode: Mode::Read,
+            range: Some(range),
+        },
+        Access {
+            handle: part,
+            mode,
+            range: None,
+        },
+    ];
+    if rng.random_bool(0.5) {
+        accesses.reverse();
+    }
+    (accesses, true)
+}
+
+/// Random tasks whose declarations may clash, one per run under every configuration: a
+/// task is refused exactly when two of its accesses overlap and one writes (or one
+/// handle is declared twice and one access writes), and no run hangs. The task bodies
+/// and results are the random programs' (above); this is about what is accepted.
+#[test]
+fn clashing_declarations_are_refused_exactly_and_no_run_hangs() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let model = handles();
+    let mut rng = SmallRng::seed_from_u64(17);
+    let (mut refused, mut accepted) = (0, 0);
+    for _ in 0..300 {
+        let (accesses, clash) = if rng.random_bool(0.5) {
+            task(&mut rng, &model, true)
+        } else {
+            part_against_whole(&mut rng, &model)
+        };
+        for (config, spec, rt) in runtimes() {
+            let (_wholes, data) = runtime_handles(rt);
+            let mut lists: Lists = Default::default();
+            for a in &accesses {
+                let d = &data[a.handle];
+                match (a.mode, &a.range) {
+                    (Mode::Read, None) => lists.0.push(d.read()),
+                    (Mode::Read, Some(r)) => lists.0.push(d.read_range(r.clone())),
+                    (Mode::Write, _) => lists.1.push(d.write()),
+                    (Mode::ReadWrite, _) => lists.2.push(d.read_write()),
+                    (Mode::Reduce, _) => lists.3.push(d.reduce(0, add)),
+                }
+            }
+            // The run on its own thread, so that a hang fails the test instead of
+            // stopping it.
+            let (done, finished) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut spawned = None;
+                let outcome = rt.run(|s| spawned = Some(s.spawn("t", lists, |_, _| {})));
+                let _ = done.send((
+                    spawned.map(|r| r.map_err(|e| e.to_string())),
+                    outcome.is_ok(),
+                ));
+            });
+            let (spawned, ran) = finished
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("{config} on {spec}: the run hangs: {accesses:?}"));
+            match spawned.expect("the root ran") {
+                Ok(()) => {
+                    assert!(!clash, "{config} on {spec}: accepted: {accesses:?}");
+                    assert!(ran, "{config} on {spec}: {accesses:?}");
+                    accepted += 1;
+                }
+                Err(e) => {
+                    assert!(clash, "{config} on {spec}: refused ({e}): {accesses:?}");
+                    assert!(!ran, "{config} on {spec}: {accesses:?}");
+                    assert!(e.contains("declared twice") || e.contains("overlap"), "{e}");
+                    refused += 1;
+                }
+            }
+        }
+    }
+    // Both sides were exercised.
+    assert!(
+        refused > 100 && accepted > 100,
+        "{refused} refused, {accepted} accepted"
+    );
 }
