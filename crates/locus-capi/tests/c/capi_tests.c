@@ -930,6 +930,28 @@ static void test_partitions(void) {
     for (int i = 0; i < 4; i++) OK(locus_data_free(st.parts[i]));
     OK(locus_data_free(m));
     OK(locus_runtime_destroy(rt));
+
+    /* Two accesses that meet on one tile alone, one writing: elements 0-1 of the whole
+     * lie in tile (0, 0). Refused under every configuration (under shm-base both
+     * views would be the tile's one buffer), and the run fails instead of waiting. */
+    const char *configs[] = {"dsa-opt", "shm-base"};
+    for (int c = 0; c < 2; c++) {
+        rt = make_runtime(configs[c]);
+        OK(locus_data_create(rt, "m", sizeof(double), 16, &m));
+        OK(locus_partition(rt, m, &tiles, st.parts, 4, &count));
+        locus_access clash[2] = {{m, LOCUS_READ, 0, 2}, {st.parts[0], LOCUS_WRITE, 0, 0}};
+        locus_task t = {0};
+        t.name = "clash";
+        t.body = noop;
+        t.accesses = clash;
+        t.naccesses = 2;
+        locus_status run;
+        EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_DECLARATION, "overlap");
+        CHECK(run == LOCUS_E_RUN_FAILED);
+        for (int i = 0; i < 4; i++) OK(locus_data_free(st.parts[i]));
+        OK(locus_data_free(m));
+        OK(locus_runtime_destroy(rt));
+    }
 }
 
 /* ---- registered user memory ---- */
