@@ -646,6 +646,22 @@ type Lists = (
     Vec<locus::Reduce<u64>>,
 );
 
+/// A task's access lists for `accesses` of the handles `data`.
+fn declare(accesses: &[Access], data: &[Data<u64>]) -> Lists {
+    let mut lists: Lists = Default::default();
+    for a in accesses {
+        let d = &data[a.handle];
+        match (a.mode, &a.range) {
+            (Mode::Read, None) => lists.0.push(d.read()),
+            (Mode::Read, Some(r)) => lists.0.push(d.read_range(r.clone())),
+            (Mode::Write, _) => lists.1.push(d.write()),
+            (Mode::ReadWrite, _) => lists.2.push(d.read_write()),
+            (Mode::Reduce, _) => lists.3.push(d.reduce(0, add)),
+        }
+    }
+    lists
+}
+
 fn runtimes() -> &'static Vec<(Config, &'static str, Runtime)> {
     static RUNTIMES: OnceLock<Vec<(Config, &'static str, Runtime)>> = OnceLock::new();
     RUNTIMES.get_or_init(|| {
@@ -671,17 +687,7 @@ fn check(seed: u64) {
         let (wholes, data) = runtime_handles(rt);
         rt.run(|s| {
             for (id, accesses) in tasks.iter().enumerate() {
-                let mut lists: Lists = Default::default();
-                for a in accesses {
-                    let d = &data[a.handle];
-                    match (a.mode, &a.range) {
-                        (Mode::Read, None) => lists.0.push(d.read()),
-                        (Mode::Read, Some(r)) => lists.0.push(d.read_range(r.clone())),
-                        (Mode::Write, _) => lists.1.push(d.write()),
-                        (Mode::ReadWrite, _) => lists.2.push(d.read_write()),
-                        (Mode::Reduce, _) => lists.3.push(d.reduce(0, add)),
-                    }
-                }
+                let lists = declare(accesses, &data);
                 let id = id as u64;
                 s.spawn("t", lists, move |_, (reads, writes, rws, reductions)| {
                     let sum = reads
@@ -802,17 +808,7 @@ fn clashing_declarations_are_refused_exactly_and_no_run_hangs() {
         };
         for (config, spec, rt) in runtimes() {
             let (_wholes, data) = runtime_handles(rt);
-            let mut lists: Lists = Default::default();
-            for a in &accesses {
-                let d = &data[a.handle];
-                match (a.mode, &a.range) {
-                    (Mode::Read, None) => lists.0.push(d.read()),
-                    (Mode::Read, Some(r)) => lists.0.push(d.read_range(r.clone())),
-                    (Mode::Write, _) => lists.1.push(d.write()),
-                    (Mode::ReadWrite, _) => lists.2.push(d.read_write()),
-                    (Mode::Reduce, _) => lists.3.push(d.reduce(0, add)),
-                }
-            }
+            let lists = declare(&accesses, &data);
             // The run on its own thread, so that a hang fails the test instead of
             // stopping it.
             let (done, finished) = std::sync::mpsc::channel();
