@@ -2,18 +2,22 @@
 //! under `dsa-base`, `dsa-opt` and `shm-base`, simulated with the machine's costs and
 //! with one choice changed at a time; prints the times and the speedups of `dsa-opt`.
 //!
-//! `cargo run --release -p locus-sim --example sensitivity -- [TOPOLOGY] [KERNEL] [CONTROL] [ITERATIONS]`
-//! (defaults: `opteron-64 jacobi-2d seq`, the paper's iterations). The variants:
+//! `cargo run --release -p locus-sim --example sensitivity -- [TOPOLOGY] [KERNEL] [CONTROL] [ITERATIONS] [AGAINST]`
+//! (defaults: `opteron-64 jacobi-2d seq`, the paper's iterations; `-` for ITERATIONS
+//! keeps the paper's). With AGAINST, a configuration, it compares `dsa-opt` with that
+//! one instead. The variants:
 //!
 //! - `model`: the machine's [`Costs`];
 //! - `controllers x2`: twice the controller bandwidth;
 //! - `links unlimited`: no limit on the links into a node;
 //! - `no compute`: tasks take no compute time (memory only);
 //! - `no cache`: no last-level cache (`Costs::llc_bytes` 0);
+//! - `cache x4`: a last-level cache four times the machine's;
 //! - `no first touch`: fresh pool blocks stay on the node that supplied them
 //!   ([`Sim::first_touch`]).
 
 use locus::engine::Bodies;
+use locus::Report;
 use locus::{Config, Runtime, Topology};
 use locus_bench::{Control, Size, SizeSpec, Workload};
 use locus_sim::costs::KernelOps;
@@ -24,7 +28,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = args.next().unwrap_or_else(|| "opteron-64".into());
     let kernel = args.next().unwrap_or_else(|| "jacobi-2d".into());
     let control: Control = args.next().unwrap_or_else(|| "seq".into()).parse()?;
-    let iterations: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
+    let iterations: Option<usize> = args
+        .next()
+        .filter(|a| a != "-")
+        .map(|a| a.parse())
+        .transpose()?;
+    let against: Option<Config> = args.next().map(|a| a.parse()).transpose()?;
 
     let topology = Topology::from_spec(&spec)?;
     let base = Costs::for_topology(topology.name());
@@ -36,6 +45,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "no cache",
             Costs {
                 llc_bytes: 0,
+                ..base
+            },
+            true,
+        ),
+        (
+            "cache x4",
+            Costs {
+                llc_bytes: base.llc_bytes * 4,
                 ..base
             },
             true,
@@ -77,6 +94,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..SizeSpec::default()
     };
     println!("{spec} {kernel} ({control} control, iterations {iterations:?})");
+    let run = |config: Config,
+               costs: Costs,
+               first_touch: bool|
+     -> Result<Report, Box<dyn std::error::Error>> {
+        let rt = Runtime::builder()
+            .topology(topology.clone())
+            .config(config)
+            .engine(
+                Sim::new()
+                    .bodies(Bodies::Skip)
+                    .costs(costs)
+                    .first_touch(first_touch),
+            )
+            .build()?;
+        Ok(Workload::new(&kernel, &size, control)?.run(&rt)?.report)
+    };
+    if let Some(other) = against {
+        println!("| variant | dsa-opt s (r_loc_rt) | {other} s (r_loc_rt) | {other} / dsa-opt |");
+        println!("|---|---|---|---|");
+        for (name, costs, first_touch) in variants {
+            let (a, b) = (
+                run(Config::DsaOpt, costs, first_touch)?,
+                run(other, costs, first_touch)?,
+            );
+            println!(
+                "| {name} | {:.4} ({:.3}) | {:.4} ({:.3}) | {:.3} |",
+                a.wall_s,
+                a.locality.r_loc_rt,
+                b.wall_s,
+                b.locality.r_loc_rt,
+                b.wall_s / a.wall_s
+            );
+        }
+        return Ok(());
+    }
     println!("| variant | dsa-base s (r_loc_rt) | dsa-opt s (r_loc_rt) | shm-base s | dsa-opt / dsa-base | dsa-opt / shm-base | fallbacks | first touched |");
     println!("|---|---|---|---|---|---|---|---|");
     for (name, costs, first_touch) in variants {
@@ -85,23 +137,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut fallbacks = 0;
         let mut first_touched = 0;
         for config in [Config::DsaBase, Config::DsaOpt, Config::ShmBase] {
-            let rt = Runtime::builder()
-                .topology(topology.clone())
-                .config(config)
-                .engine(
-                    Sim::new()
-                        .bodies(Bodies::Skip)
-                        .costs(costs)
-                        .first_touch(first_touch),
-                )
-                .build()?;
-            let out = Workload::new(&kernel, &size, control)?.run(&rt)?;
+            let report = run(config, costs, first_touch)?;
             if config == Config::DsaBase {
-                fallbacks = out.report.memory.fallbacks;
-                first_touched = out.report.memory.first_touched;
+                fallbacks = report.memory.fallbacks;
+                first_touched = report.memory.first_touched;
             }
-            times.push(out.report.wall_s);
-            loc.push(out.report.locality.r_loc_rt);
+            times.push(report.wall_s);
+            loc.push(report.locality.r_loc_rt);
         }
         println!(
             "| {name} | {:.2} ({:.3}) | {:.2} ({:.3}) | {:.2} | {:.2}x | {:.2}x | {fallbacks} | {first_touched} |",
