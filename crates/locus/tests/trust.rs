@@ -449,23 +449,20 @@ fn random_lists(
                 l.2.push(h[k].read_write());
                 format!("read-write {k}")
             }
-            3 => {
-                l.3.push(h[k].weak_write());
-                format!("weak write {k}")
-            }
-            4 => {
-                l.3.push(h[k].weak_read());
-                format!("weak read {k}")
+            weak @ (3 | 4 | 6) => {
+                let (access, kind) = match weak {
+                    3 => (h[k].weak_write(), "write"),
+                    4 => (h[k].weak_read(), "read"),
+                    _ => (h[k].weak_read_write(), "read-write"),
+                };
+                l.3.push(access);
+                format!("weak {kind} {k}")
             }
             // Reductions into data of one stored segment (others are refused, and
             // are tested by name elsewhere).
             5 if single.contains(&k) => {
                 l.4.push(h[k].reduce(0, |a, b| *a = a.wrapping_add(*b)));
                 format!("reduce {k}")
-            }
-            6 => {
-                l.3.push(h[k].weak_read_write());
-                format!("weak read-write {k}")
             }
             _ => {
                 l.0.push(h[k].read());

@@ -412,6 +412,7 @@ pub(crate) fn leaves_of(resolved: &[Resolved]) -> smallvec::SmallVec<[&Declared;
 /// whether each covers several segments or exactly that one: `v.read_range(4..8)` and
 /// `parts[1].write()`, with `v` in blocks of 4, both resolve to segment 1 alone.
 pub(crate) fn check_leaves(resolved: &[Resolved], names: &[String]) -> Result<(), String> {
+    debug_assert_eq!(resolved.len(), names.len(), "one name per declaration");
     // Every segment read, the one a part resolves to included (the declaration itself
     // was checked, not the segment).
     let unpoisoned = |leaf: &Declared, name: &str| match leaf
@@ -430,9 +431,7 @@ pub(crate) fn check_leaves(resolved: &[Resolved], names: &[String]) -> Result<()
     // Each leaf seen: its segment, whether it writes, its declaration.
     let mut seen: smallvec::SmallVec<[(u64, bool, usize); 4]> = smallvec::SmallVec::new();
     for (i, r) in resolved.iter().enumerate() {
-        let name = names
-            .get(i)
-            .map_or(r.outer().data.name.as_str(), String::as_str);
+        let name = &names[i];
         if let (Resolved::Gathered { .. }, Mode::Reduce) = (r, r.outer().mode) {
             return Err(format!(
                 "a reduction into `{name}` covers several stored segments of partitioned \
@@ -444,9 +443,7 @@ pub(crate) fn check_leaves(resolved: &[Resolved], names: &[String]) -> Result<()
             if let Some(&(_, _, j)) = seen.iter().find(|(id, writes, j)| {
                 *id == leaf.data.id && *j != i && (*writes || leaf.mode.exclusive())
             }) {
-                let other = names
-                    .get(j)
-                    .map_or(resolved[j].outer().data.name.as_str(), String::as_str);
+                let other = &names[j];
                 return Err(format!(
                     "`{other}` and `{name}` overlap and one access writes the overlap; \
                      declare one access covering both instead"
