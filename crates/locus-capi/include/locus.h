@@ -414,7 +414,8 @@ enum locus_status locus_fetch(struct locus_runtime runtime,
 
 // Writes to `*node` the node holding the datum's current contents (for shared data,
 // the node holding most of its pages), or -1 while it has no memory (a versioned
-// datum never written).
+// datum never written). Waits for a run in progress on another thread; from inside a
+// task it is `LOCUS_E_DECLARATION`.
 //
 // # Safety
 //

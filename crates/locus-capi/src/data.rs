@@ -414,7 +414,8 @@ pub unsafe extern "C" fn locus_fetch(
 
 /// Writes to `*node` the node holding the datum's current contents (for shared data,
 /// the node holding most of its pages), or -1 while it has no memory (a versioned
-/// datum never written).
+/// datum never written). Waits for a run in progress on another thread; from inside a
+/// task it is `LOCUS_E_DECLARATION`.
 ///
 /// # Safety
 ///
@@ -431,7 +432,7 @@ pub unsafe extern "C" fn locus_node_of(
         }
         let rt = runtime_of(runtime)?;
         let (d, _, _) = data_of(data, runtime.bits)?;
-        let n = rt.node_of(&d).map_or(-1, |n| n as i64);
+        let n = rt.node_of(&d)?.map_or(-1, |n| n as i64);
         // SAFETY: non-NULL, valid for a write by the caller's contract.
         unsafe { put(node, n, "node") }
     })

@@ -34,7 +34,7 @@ fn a_migration_task_costs_the_model_and_moves_the_pages() {
     let r = finished.report;
     assert_eq!(r.migration.now_pages, PAGES);
     assert_eq!(r.migration.bytes, PAGES * 4096);
-    assert_eq!(rt.bytes_per_node(&v), vec![0, 0, PAGES * 4096, 0]);
+    assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![0, 0, PAGES * 4096, 0]);
     // The pages' cost, and a few microseconds of runtime around it; no access counted.
     assert!(r.wall_s >= model_s(), "{} < {}", r.wall_s, model_s());
     assert!(r.wall_s < model_s() + 50e-6, "{}", r.wall_s);
@@ -67,7 +67,7 @@ fn the_first_toucher_of_armed_pages_pays_for_their_move() {
     let touched = read(&rt);
     assert_eq!(touched.migration.next_touch_pages, PAGES);
     assert_eq!(touched.locality.read_local_bytes, PAGES * 4096);
-    assert_eq!(rt.bytes_per_node(&v), vec![0, 0, 0, PAGES * 4096]);
+    assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![0, 0, 0, PAGES * 4096]);
     // The move, then a local read (faster than the remote one it replaces).
     assert!(touched.wall_s >= model_s(), "{}", touched.wall_s);
     assert!(
@@ -124,7 +124,7 @@ fn auto_migrates_data_that_enough_submitted_tasks_will_reuse() {
             .unwrap();
         let r = finished.report;
         assert!(r.settings.get("migration") == Some("auto"));
-        (r, rt.bytes_per_node(&v))
+        (r, rt.bytes_per_node(&v).unwrap())
     };
     let (one, placed) = users(1);
     assert_eq!(one.migration.auto_pages, 0);
@@ -216,5 +216,5 @@ fn auto_counts_only_the_uses_still_to_come() {
     };
     assert_eq!(uses(20, 0).migration.auto_pages, 0);
     assert_eq!(uses(1, 2).migration.auto_pages, 0);
-    assert_eq!(rt.bytes_per_node(&v)[0], 2_500_000);
+    assert_eq!(rt.bytes_per_node(&v).unwrap()[0], 2_500_000);
 }

@@ -611,28 +611,31 @@ impl Runtime {
     /// shared data the node holding most of its pages; `None` while it has no memory
     /// (a versioned datum never written, or written by a run still to come). Like
     /// [`fetch`](Self::fetch), it waits for a run in progress on another thread.
-    pub fn node_of<T: Element>(&self, data: &Data<T>) -> Option<usize> {
+    ///
+    /// Errors: a handle of another runtime, or a call from inside a task (the run it
+    /// would wait for is its own).
+    pub fn node_of<T: Element>(&self, data: &Data<T>) -> Result<Option<usize>, Error> {
         if data.inner.is_partitioned() {
             // The node holding most of its segments' bytes.
-            let bytes = self.bytes_per_node(data);
-            let most = (0..bytes.len()).max_by_key(|&n| (bytes[n], std::cmp::Reverse(n)))?;
-            return (bytes[most] > 0).then_some(most);
+            let bytes = self.bytes_per_node(data)?;
+            let most = (0..bytes.len()).max_by_key(|&n| (bytes[n], std::cmp::Reverse(n)));
+            return Ok(most.filter(|&n| bytes[n] > 0));
         }
-        let _no_run = lock_mutex(&self.run_lock);
-        data.inner.current().node()
+        let _no_run = self.between_runs("node_of", &data.inner)?;
+        Ok(data.inner.current().node())
     }
 
     /// Bytes of the datum's current contents on each node (for shared data, page by
     /// page; for versioned data, its whole buffer on the buffer's node); all zeros
-    /// while it has no memory.
-    pub fn bytes_per_node<T: Element>(&self, data: &Data<T>) -> Vec<u64> {
-        let _no_run = lock_mutex(&self.run_lock);
+    /// while it has no memory. Waits and fails as [`node_of`](Self::node_of).
+    pub fn bytes_per_node<T: Element>(&self, data: &Data<T>) -> Result<Vec<u64>, Error> {
+        let _no_run = self.between_runs("bytes_per_node", &data.inner)?;
         let nodes = self.topology.num_nodes();
         if let Some(bytes) = partition::bytes_per_node(&data.inner, nodes) {
-            return bytes;
+            return Ok(bytes);
         }
         let version = data.inner.current();
-        match version.buffer() {
+        Ok(match version.buffer() {
             Some(crate::data::version::Buffer::Shared(s)) => s.region.bytes_per_node(nodes),
             Some(buffer) => {
                 let mut out = vec![0; nodes];
@@ -640,7 +643,34 @@ impl Runtime {
                 out
             }
             None => vec![0; nodes],
+        })
+    }
+
+    /// The run lock, once a run in progress on another thread has ended, for a query
+    /// `op` of this runtime's datum `inner`; refused from inside a task, whose run
+    /// would never end while it waits.
+    fn between_runs(
+        &self,
+        op: &str,
+        inner: &DataInner,
+    ) -> Result<std::sync::MutexGuard<'_, ()>, Error> {
+        if inner.runtime != self.id {
+            return Err(Error::ForeignData {
+                task: op.into(),
+                data: inner.name.clone(),
+            });
         }
+        if current_executor(|_| ()).is_some() {
+            return Err(Error::Declaration {
+                task: op.into(),
+                message: format!(
+                    "`{}`: not from inside a task, which would wait for its own run to \
+                     end; a task learns where its data lie from its accesses",
+                    inner.name
+                ),
+            });
+        }
+        Ok(lock_mutex(&self.run_lock))
     }
 
     /// Versions alive now: the current versions of live handles, plus any held by tasks.

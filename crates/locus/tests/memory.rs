@@ -41,16 +41,19 @@ fn migrate_moves_every_page_of_a_shared_datum_and_keeps_its_contents() {
             RegionPolicy::Interleave,
         )
         .unwrap();
-    assert_eq!(rt.bytes_per_node(&v), vec![2 * PAGE as u64; 4]);
+    assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![2 * PAGE as u64; 4]);
     let moved = rt.migrate(&v, 2).unwrap();
     assert_eq!((moved.pages, moved.bytes), (6, 6 * PAGE as u64));
-    assert_eq!(rt.bytes_per_node(&v), vec![0, 0, 8 * PAGE as u64, 0]);
-    assert_eq!(rt.node_of(&v), Some(2));
+    assert_eq!(
+        rt.bytes_per_node(&v).unwrap(),
+        vec![0, 0, 8 * PAGE as u64, 0]
+    );
+    assert_eq!(rt.node_of(&v).unwrap(), Some(2));
     assert_eq!(rt.migrate(&v, 2).unwrap().pages, 0, "nothing left to move");
     // By range: elements 0..600 are on pages 0 and 1.
     assert_eq!(rt.migrate_range(&v, 0..600, 1).unwrap().pages, 2);
     assert_eq!(
-        rt.bytes_per_node(&v),
+        rt.bytes_per_node(&v).unwrap(),
         vec![0, 2 * PAGE as u64, 6 * PAGE as u64, 0]
     );
     assert_eq!(rt.migrated().now.pages, 8);
@@ -76,7 +79,10 @@ fn next_touch_moves_pages_to_their_first_declared_toucher() {
         .unwrap();
     assert_eq!(rt.migrate_on_next_touch(&v).unwrap(), 8);
     // Armed pages stay where they are until touched.
-    assert_eq!(rt.bytes_per_node(&v), vec![8 * PAGE as u64, 0, 0, 0]);
+    assert_eq!(
+        rt.bytes_per_node(&v).unwrap(),
+        vec![8 * PAGE as u64, 0, 0, 0]
+    );
     rt.run(|s| {
         // Pages 0-3 to node 3, pages 4-5 to node 1; 6-7 are not touched.
         s.task("first", v.read_range(0..4 * 512))
@@ -90,7 +96,7 @@ fn next_touch_moves_pages_to_their_first_declared_toucher() {
     })
     .unwrap();
     let p = PAGE as u64;
-    assert_eq!(rt.bytes_per_node(&v), vec![2 * p, 2 * p, 0, 4 * p]);
+    assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![2 * p, 2 * p, 0, 4 * p]);
     assert_eq!(rt.migrated().next_touch.pages, 6);
     // Touched pages are disarmed: a later toucher elsewhere moves nothing, and the
     // untouched pages still move on their first touch.
@@ -101,7 +107,7 @@ fn next_touch_moves_pages_to_their_first_declared_toucher() {
             .unwrap();
     })
     .unwrap();
-    assert_eq!(rt.bytes_per_node(&v), vec![0, 2 * p, 2 * p, 4 * p]);
+    assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![0, 2 * p, 2 * p, 4 * p]);
     assert_eq!(rt.migrated().next_touch.pages, 8);
 }
 
@@ -110,11 +116,11 @@ fn versioned_data_migrates_by_renaming() {
     let rt = runtime("4x1");
     let values: Vec<u32> = (0..3000).collect();
     let v = rt.data_from("v", &values).unwrap();
-    let home = rt.node_of(&v).unwrap();
+    let home = rt.node_of(&v).unwrap().unwrap();
     let target = (home + 1) % 4;
     let moved = rt.migrate(&v, target).unwrap();
     assert_eq!(moved.pages, 3);
-    assert_eq!(rt.node_of(&v), Some(target));
+    assert_eq!(rt.node_of(&v).unwrap(), Some(target));
     assert_eq!(rt.fetch(&v).unwrap(), values);
     assert_eq!(rt.migrate(&v, target).unwrap().pages, 0);
     assert!(rt.migrate_range(&v, 0..10, home).is_err());
@@ -133,7 +139,7 @@ fn a_registered_vector_is_not_copied_and_keeps_its_pages() {
     let data = rt.register("user", values).unwrap();
     // On virtual nodes the pages count on worker 0's node, where they were made.
     let home = rt.worker_nodes()[0];
-    let per_node = rt.bytes_per_node(&data);
+    let per_node = rt.bytes_per_node(&data).unwrap();
     assert!(per_node[home] >= 80_000 && per_node.iter().sum::<u64>() == per_node[home]);
     rt.run(|s| {
         s.task("bump", data.read_write())
@@ -146,7 +152,7 @@ fn a_registered_vector_is_not_copied_and_keeps_its_pages() {
     })
     .unwrap();
     assert_eq!(
-        rt.bytes_per_node(&data),
+        rt.bytes_per_node(&data).unwrap(),
         per_node,
         "a touch does not move its pages"
     );
@@ -231,7 +237,7 @@ fn concurrent_touchers_move_each_armed_page_once() {
             .unwrap();
     })
     .unwrap();
-    let per_node = rt.bytes_per_node(&v);
+    let per_node = rt.bytes_per_node(&v).unwrap();
     assert_eq!(per_node[0], 0, "{per_node:?}");
     assert_eq!(per_node.iter().sum::<u64>(), 64 * PAGE as u64);
     assert_eq!(rt.migrated().next_touch.pages, 64);
@@ -262,7 +268,7 @@ fn partitioned_data_and_open_reductions_are_not_migrated() {
     assert!(err.contains("reduction in progress"), "{err}");
     assert_eq!(rt.fetch(&total).unwrap(), vec![5]);
     rt.migrate(&total, 1).unwrap();
-    assert_eq!(rt.node_of(&total), Some(1));
+    assert_eq!(rt.node_of(&total).unwrap(), Some(1));
 }
 
 #[test]

@@ -104,6 +104,85 @@ fn a_child_touching_data_its_parent_did_not_declare_is_refused() {
     );
 }
 
+/// A datum made in a task's scope belongs to that task's domain until the task is
+/// complete. A handle sent out of the body (here over a channel) to the control program
+/// must not let a task bound run-wide reach it meanwhile: under `shm-base` both would
+/// write one buffer at once. Once the task is complete, the datum is the run's.
+#[test]
+fn a_scope_local_datum_is_refused_run_wide_until_its_task_is_complete() {
+    for config in [Config::ShmBase, Config::DsaOpt] {
+        let rt = runtime("2x1", config);
+        let token = rt.data::<u64>("token", 1);
+        let (tx, rx) = std::sync::mpsc::channel();
+        // The child, so its parent, is not complete before the outsider is spawned.
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let smuggled = std::sync::Mutex::new(None);
+        let slot = &smuggled;
+        let outcome = rt.run(move |s| {
+            s.spawn("parent", token.write(), move |ctx, _| {
+                let local = ctx.scope().data::<u64>("local", 64);
+                tx.send(local.clone()).unwrap();
+                ctx.scope()
+                    .spawn("child", local.write(), move |_, v| {
+                        let _ = wait.recv();
+                        v.fill(1)
+                    })
+                    .unwrap();
+            })
+            .unwrap();
+            // The parent runs on the other worker while this one waits.
+            let local = rx.recv().unwrap();
+            let refused = s.spawn("outsider", local.write(), |_, v| v.fill(2));
+            go.send(()).unwrap();
+            assert!(refused.is_err(), "{config}: the outsider was accepted");
+            *slot.lock().unwrap() = Some(local);
+        });
+        let message = outcome.unwrap_err().error.to_string();
+        assert!(
+            message.contains("`local` was created in the scope of task `parent`"),
+            "{config}: {message}"
+        );
+        // The parent is complete all the same (its child ran, or was drained unrun by
+        // the failed run), so the next run may use the datum.
+        let local = smuggled
+            .into_inner()
+            .unwrap()
+            .expect("the control program ran");
+        rt.run(|s| {
+            s.spawn("after", local.read_write(), |_, v| v[0] += 1)
+                .unwrap()
+        })
+        .unwrap();
+        let after = rt.fetch(&local).unwrap();
+        assert!(
+            after[..2] == [1, 0] || after[..2] == [2, 1],
+            "{config}: {after:?}"
+        );
+
+        // Handed out and used only after the run: it holds what the child wrote.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let token = rt.data::<u64>("token", 1);
+        rt.run(move |s| {
+            s.spawn("parent", token.write(), move |ctx, _| {
+                let local = ctx.scope().data::<u64>("local", 64);
+                tx.send(local.clone()).unwrap();
+                ctx.scope()
+                    .spawn("child", local.write(), |_, v| v.fill(1))
+                    .unwrap();
+            })
+            .unwrap();
+        })
+        .unwrap();
+        let local = rx.recv().unwrap();
+        rt.run(|s| {
+            s.spawn("after", local.read_write(), |_, v| v[0] += 1)
+                .unwrap()
+        })
+        .unwrap();
+        assert_eq!(rt.fetch(&local).unwrap()[..2], [2, 1], "{config}");
+    }
+}
+
 #[test]
 fn a_write_only_read_parent_refuses_a_writing_child() {
     let rt = runtime("1x1", Config::DsaOpt);

@@ -309,9 +309,9 @@ fn deferred_allocation_places_each_part_on_its_writers_node() {
     })
     .unwrap();
     for (n, p) in parts.iter().enumerate() {
-        assert_eq!(rt.node_of(p), Some(n));
+        assert_eq!(rt.node_of(p).unwrap(), Some(n));
     }
-    assert_eq!(rt.bytes_per_node(&v), vec![8192; 4]);
+    assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![8192; 4]);
 }
 
 #[test]

@@ -88,12 +88,12 @@ fn moving_a_team_takes_its_data_along_or_not() {
     assert_eq!(team.attached(), 1);
     let moved = rt.move_team(&team, &[2], false).unwrap();
     assert_eq!(moved.pages, 0);
-    assert_eq!(rt.bytes_per_node(&a)[0], 8 * 4096);
+    assert_eq!(rt.bytes_per_node(&a).unwrap()[0], 8 * 4096);
     let moved = rt.move_team(&team, &[3], true).unwrap();
     assert_eq!(moved.pages, 8);
-    assert_eq!(rt.bytes_per_node(&a)[3], 8 * 4096);
+    assert_eq!(rt.bytes_per_node(&a).unwrap()[3], 8 * 4096);
     // Only attached data move.
-    assert_eq!(rt.bytes_per_node(&b)[0], 8 * 4096);
+    assert_eq!(rt.bytes_per_node(&b).unwrap()[0], 8 * 4096);
     let node = rt.data::<u64>("node", 1);
     rt.run(|s| {
         s.task("after", node.write())
@@ -136,7 +136,7 @@ fn an_attached_datum_is_its_owners() {
     on(2);
     assert_eq!(fetch_all(&rt, &node), vec![2, 1, 0]);
     // Its pages never moved.
-    assert_eq!(rt.bytes_per_node(&v)[0], 8 * 4096);
+    assert_eq!(rt.bytes_per_node(&v).unwrap()[0], 8 * 4096);
 }
 
 #[test]

@@ -353,7 +353,11 @@ fn a_program_sees_where_its_data_live() {
     let g = rt
         .shared::<u64>("g", 4 * 4096, RegionPolicy::Interleave)
         .unwrap();
-    assert_eq!(rt.node_of(&x), None, "no memory before the first write");
+    assert_eq!(
+        rt.node_of(&x).unwrap(),
+        None,
+        "no memory before the first write"
+    );
     rt.try_run(|s| {
         s.task("on-node-1", x.write())
             .affinity(locus::Affinity::node(1).strict())
@@ -361,10 +365,51 @@ fn a_program_sees_where_its_data_live() {
     })
     .unwrap();
     // Deferred allocation: the writer's node.
-    assert_eq!(rt.node_of(&x), Some(1));
-    assert_eq!(rt.bytes_per_node(&x), vec![0, 8192]);
+    assert_eq!(rt.node_of(&x).unwrap(), Some(1));
+    assert_eq!(rt.bytes_per_node(&x).unwrap(), vec![0, 8192]);
     // Interleaved pages: half on each node.
-    assert_eq!(rt.bytes_per_node(&g), vec![65536, 65536]);
+    assert_eq!(rt.bytes_per_node(&g).unwrap(), vec![65536, 65536]);
+}
+
+/// Where a datum lives is asked between runs, of its own runtime: from inside a task
+/// the question would wait for the run the task belongs to (it hung), and a handle of
+/// another runtime names nodes that runtime may not have (it panicked).
+#[test]
+fn where_data_live_is_refused_inside_a_task_and_for_another_runtimes_handle() {
+    let rt = Arc::new(runtime("4x1", Config::DsaOpt));
+    let x = rt.data_from("x", &[1u64; 512]).unwrap();
+    rt.migrate(&x, 3).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (rt2, rt3, x2) = (rt.clone(), rt.clone(), x.clone());
+    std::thread::spawn(move || {
+        let outcome = rt2.run(|s| {
+            s.spawn("ask", (), move |_, ()| {
+                let asked = (rt3.node_of(&x2), rt3.bytes_per_node(&x2));
+                tx.send(asked).unwrap();
+            })
+            .unwrap()
+        });
+        outcome.map(|_| ()).map_err(|e| e.error.to_string())
+    });
+    let (node, bytes) = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the questions returned");
+    for refused in [node.map(|_| ()), bytes.map(|_| ())] {
+        let message = refused.unwrap_err().to_string();
+        assert!(message.contains("not from inside a task"), "{message}");
+    }
+    assert_eq!(rt.node_of(&x).unwrap(), Some(3));
+
+    let other = runtime("1x1", Config::DsaOpt);
+    for refused in [
+        other.node_of(&x).map(|_| ()),
+        other.bytes_per_node(&x).map(|_| ()),
+    ] {
+        assert!(
+            matches!(refused, Err(Error::ForeignData { .. })),
+            "{refused:?}"
+        );
+    }
 }
 
 #[test]

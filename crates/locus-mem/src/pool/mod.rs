@@ -30,3 +30,6 @@ pub use config::PoolConfig;
 pub use error::AllocError;
 pub use pools::Pools;
 pub use stats::NodeStats;
+
+/// The alignment of every block's memory, in bytes (big blocks are page-aligned).
+pub const BLOCK_ALIGN: usize = header::HEADER_BYTES;

@@ -331,7 +331,8 @@ impl<T: Element> AccessList for Read<T> {
         // the writer superseding this version waits for this task; a gathered view's
         // buffer is the task's own); (2) pool blocks are 64-byte aligned, shared
         // buffers page-aligned, and `offset` is a multiple of `size_of::<T>()`, so the
-        // pointer is aligned for `T`; (3) the memory is always initialised (fresh
+        // pointer is aligned for `T`, which is no wider than 64 bytes and not zero-sized
+        // (checked when its handle was made, `Data::from_inner`); (3) the memory is always initialised (fresh
         // mappings are zero-filled, recycled blocks hold earlier bytes) and `T: Pod`
         // accepts any bytes.
         unsafe {

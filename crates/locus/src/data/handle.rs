@@ -17,6 +17,38 @@ use crate::error::Error;
 
 /// The element type of versioned data: plain old data, so that any bytes are a valid
 /// value and buffers can be copied, zeroed and recycled freely.
+///
+/// Its size must not be zero and its alignment must be at most 64 bytes, the alignment
+/// of the runtime's buffers ([`locus_mem::pool::BLOCK_ALIGN`]): a view of a wider type
+/// would be misaligned. Every constructor of a [`Data`] handle checks both when it is
+/// compiled, so a program that makes a handle of any other type does not build:
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy)]
+/// #[repr(C, align(128))]
+/// struct Wide([u8; 128]);
+/// // SAFETY: any bytes are a valid `Wide`, which has no padding.
+/// unsafe impl bytemuck::Zeroable for Wide {}
+/// unsafe impl bytemuck::Pod for Wide {}
+///
+/// let rt = locus::Runtime::builder().build().unwrap();
+/// let wide = rt.data::<Wide>("wide", 4);
+/// ```
+///
+/// The same type aligned to 64 bytes builds:
+///
+/// ```
+/// #[derive(Clone, Copy)]
+/// #[repr(C, align(64))]
+/// struct Line([u8; 128]);
+/// // SAFETY: any bytes are a valid `Line`, which has no padding.
+/// unsafe impl bytemuck::Zeroable for Line {}
+/// unsafe impl bytemuck::Pod for Line {}
+///
+/// let rt = locus::Runtime::builder().build().unwrap();
+/// let lines = rt.data::<Line>("lines", 4);
+/// assert_eq!(lines.len(), 4);
+/// ```
 pub trait Element: bytemuck::Pod + Send + Sync {}
 
 impl<T: bytemuck::Pod + Send + Sync> Element for T {}
@@ -60,6 +92,11 @@ pub(crate) struct DataInner {
     /// the placement policies treat it as that owner's data.
     /// With the node of an attached worker.
     pub(crate) owner: Flagged<(crate::graph::Attach, usize)>,
+    /// The task in whose scope the datum was created, until that task is complete
+    /// (`graph::domain`): meanwhile only its children bind to the datum, through its
+    /// domain, and a task bound run-wide is refused. Two chains of versions, one in the
+    /// domain and one run-wide, would otherwise share one buffer of shared data.
+    pub(crate) local_to: Flagged<String>,
 }
 
 impl DataInner {
@@ -94,6 +131,7 @@ impl DataInner {
             reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
             owner: Flagged::new(),
+            local_to: Flagged::new(),
         })
     }
 
@@ -123,6 +161,7 @@ impl DataInner {
             reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
             owner: Flagged::new(),
+            local_to: Flagged::new(),
         }
     }
 
@@ -155,6 +194,7 @@ impl DataInner {
                 reduction: Flagged::new(),
                 maybe_poisoned: Default::default(),
                 owner: Flagged::new(),
+                local_to: Flagged::new(),
             },
         }
     }
@@ -183,6 +223,7 @@ impl DataInner {
             reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
             owner: Flagged::new(),
+            local_to: Flagged::new(),
         }
     }
 
@@ -396,6 +437,17 @@ impl<T> fmt::Debug for Data<T> {
 
 impl<T: Element> Data<T> {
     pub(crate) fn from_inner(inner: Arc<DataInner>) -> Self {
+        // Views are slices of `T` at multiples of its size from the start of a buffer
+        // (`access.rs`): aligned only if `T` is no wider than a buffer's alignment, and
+        // as long as the datum only if `T` has a size.
+        const {
+            assert!(
+                std::mem::size_of::<T>() > 0
+                    && std::mem::align_of::<T>() <= locus_mem::pool::BLOCK_ALIGN,
+                "a Locus element type must have a non-zero size and an alignment of at \
+                 most 64 bytes (`locus::Element`)"
+            )
+        };
         Data {
             inner,
             _elem: PhantomData,

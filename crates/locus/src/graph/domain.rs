@@ -205,6 +205,7 @@ impl Domain {
             }
             if e.local {
                 e.data.follow(last);
+                *e.data.local_to.lock() = None;
             }
         }
         (bindings, completion)

@@ -148,7 +148,7 @@ impl Scope {
     ///     s.spawn("bump", v.read_write(), |_, x| x[0] += 1).unwrap();
     /// })?;
     /// assert_eq!(finished.report.migration.now_pages, 8);
-    /// assert_eq!(rt.bytes_per_node(&v), vec![0, 8 * 4096]);
+    /// assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![0, 8 * 4096]);
     /// assert_eq!(rt.fetch(&v)?[..2], [4, 3]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -196,8 +196,11 @@ impl Scope {
             &self.run().versions,
             shared.default_policy.map(|p| (shared, p)),
         ));
-        if let Some(domain) = self.owner.as_ref().and_then(|o| o.domain_or_refusal().ok()) {
-            domain.add_local(inner.clone());
+        if let Some(owner) = &self.owner {
+            if let Ok(domain) = owner.domain_or_refusal() {
+                *inner.local_to.lock() = Some(owner.task().name.to_string());
+                domain.add_local(inner.clone());
+            }
         }
         Data::from_inner(inner)
     }

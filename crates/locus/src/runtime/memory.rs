@@ -211,7 +211,7 @@ impl Runtime {
     /// let v = rt.shared::<u64>("v", 4096, RegionPolicy::Interleave)?;
     /// let moved = rt.migrate(&v, 3)?;
     /// assert_eq!(moved.pages, 6); // 8 pages, 2 were on node 3 already
-    /// assert_eq!(rt.bytes_per_node(&v), vec![0, 0, 0, 8 * 4096]);
+    /// assert_eq!(rt.bytes_per_node(&v).unwrap(), vec![0, 0, 0, 8 * 4096]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn migrate<T: Element>(&self, data: &Data<T>, node: usize) -> Result<Migrated, Error> {

@@ -148,7 +148,7 @@ fn migrate_now() -> Result<String, String> {
             ))
         }
     })?;
-    let table = rt.bytes_per_node(&d);
+    let table = rt.bytes_per_node(&d).unwrap();
     let half_bytes = (PAGES / 2 * page) as u64;
     if half.pages != (PAGES / 2) as u64 || table != vec![0, half_bytes, 0, half_bytes] {
         return Err(format!(
@@ -221,7 +221,7 @@ fn register() -> Result<String, String> {
     let (ptr, bytes) = bytes_of(&values);
     let before = nodes_of(ptr, bytes)?;
     let d = rt.register("user", values).map_err(|e| e.to_string())?;
-    let table = rt.bytes_per_node(&d);
+    let table = rt.bytes_per_node(&d).unwrap();
     let mut kernel = vec![0u64; 4];
     for (i, &n) in before.iter().enumerate() {
         // Bytes of the vector in page i, as the runtime's table counts them.
