@@ -38,12 +38,7 @@ fn temp_path(path: &Path) -> io::Result<PathBuf> {
 /// assert!(locus::observe::check_replaceable(std::path::Path::new("/nonexistent/t.json")).is_err());
 /// ```
 pub fn check_replaceable(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path is a directory",
-        ));
-    }
+    refuse_special(path)?;
     let temp = temp_path(path)?;
     OpenOptions::new()
         .write(true)
@@ -74,6 +69,7 @@ pub fn replace_file(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
+    refuse_special(path)?;
     let temp = temp_path(path)?;
     let file = OpenOptions::new()
         .write(true)
@@ -95,8 +91,27 @@ pub fn replace_file(
     written
 }
 
+/// Refuses a path that names something other than a file, which renaming a file over
+/// it would replace: a directory, or a device, a pipe or a socket (`/dev/null`).
+fn refuse_special(path: &Path) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path is a directory",
+        )),
+        Ok(m) if !m.is_file() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path is not a regular file (a device, a pipe or a socket), which the \
+             file written would replace",
+        )),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::FileTypeExt;
+
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
@@ -127,6 +142,25 @@ mod tests {
         assert_eq!(entries(&dir), ["trace.json"]);
         assert!(check_replaceable(&dir.join("missing/trace.json")).is_err());
         assert!(check_replaceable(&dir).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A device or a pipe (`--trace /dev/null`) is refused, not replaced by a file.
+    #[test]
+    fn a_path_that_is_not_a_file_is_refused_and_kept() {
+        let dir = scratch("special");
+        let fifo = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success(), "mkfifo {}", fifo.display());
+        for refused in [
+            check_replaceable(&fifo),
+            replace_file(&fifo, |out| out.write_all(b"{}")),
+        ] {
+            let e = refused.unwrap_err();
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(entries(&dir), ["pipe"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
