@@ -599,7 +599,11 @@ enum locus_status locus_settings_create(struct locus_settings *out);
 // accesses shared data where it lies; `now` and `next-touch`: its pages on other nodes
 // move to the task's node before the body runs; `auto`: when that costs less than the
 // remote accesses it saves), `trace` (a file path for a Chrome trace of every
-// run). An unknown name or a bad value is
+// run), `worker_stack` (bytes of stack of each worker thread: 8 MiB by default, at
+// least 256 KiB; a task waiting in `locus_wait` or `locus_ctx_fetch` runs others on
+// its worker's stack, so a recursion that waits at every level needs a stack as deep
+// as it is; with less than a quarter of it left (at most 1 MiB) the run fails with
+// `LOCUS_E_RUN_FAILED` instead of overflowing it). An unknown name or a bad value is
 // `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
 //
 // # Safety

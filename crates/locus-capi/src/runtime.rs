@@ -49,6 +49,7 @@ pub(crate) struct Settings {
     proc_bind: Option<ProcBind>,
     migration: Option<Migration>,
     trace: Option<String>,
+    worker_stack: Option<usize>,
 }
 
 pub(crate) static SETTINGS: Table<Settings> = Table::new("settings");
@@ -143,6 +144,11 @@ impl Settings {
                 )
             }
             "trace" => self.trace = Some(value.to_string()),
+            "worker_stack" => {
+                let bytes = int("a number of bytes")?;
+                self.worker_stack =
+                    Some(usize::try_from(bytes).map_err(|_| bad(key, value, "a number of bytes"))?)
+            }
             _ => {
                 return Err(Fail::new(
                     locus_status::LOCUS_E_ARGUMENT,
@@ -150,7 +156,7 @@ impl Settings {
                         "unknown setting `{key}` (expected one of: window, node_limit, \
                          push_threshold, push_weights, vicinity, allocation, \
                          last_victim_first, steal_half, huge_pages, shared_placement, \
-                         proc_bind, migration, trace)"
+                         proc_bind, migration, trace, worker_stack)"
                     ),
                 ))
             }
@@ -198,6 +204,9 @@ impl Settings {
         if let Some(t) = &self.trace {
             b = b.trace(t);
         }
+        if let Some(bytes) = self.worker_stack {
+            b = b.worker_stack_size(bytes);
+        }
         b
     }
 }
@@ -230,7 +239,11 @@ pub unsafe extern "C" fn locus_settings_create(out: *mut locus_settings) -> locu
 /// accesses shared data where it lies; `now` and `next-touch`: its pages on other nodes
 /// move to the task's node before the body runs; `auto`: when that costs less than the
 /// remote accesses it saves), `trace` (a file path for a Chrome trace of every
-/// run). An unknown name or a bad value is
+/// run), `worker_stack` (bytes of stack of each worker thread: 8 MiB by default, at
+/// least 256 KiB; a task waiting in `locus_wait` or `locus_ctx_fetch` runs others on
+/// its worker's stack, so a recursion that waits at every level needs a stack as deep
+/// as it is; with less than a quarter of it left (at most 1 MiB) the run fails with
+/// `LOCUS_E_RUN_FAILED` instead of overflowing it). An unknown name or a bad value is
 /// `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
 ///
 /// # Safety

@@ -45,6 +45,22 @@ pub enum Error {
         /// The panic message.
         message: String,
     },
+    /// Tasks waiting for their children nested too deeply on a worker's stack: a
+    /// waiting task runs others on its worker's stack, and the next would have started
+    /// with less than a quarter of the stack free (up to 1 MiB); it was drained unrun.
+    #[error(
+        "task `{task}`: waits nest too deeply on worker {worker}, whose stack of \
+         {stack_bytes} bytes is nearly full (each task waiting for its children runs others \
+         on its stack); give the workers more with RuntimeBuilder::worker_stack_size"
+    )]
+    StackExhausted {
+        /// The task that would have started.
+        task: String,
+        /// The worker.
+        worker: usize,
+        /// The size of the worker's stack.
+        stack_bytes: usize,
+    },
     /// A buffer could not be allocated on any node.
     #[error("task `{task}`: cannot allocate {bytes} bytes: {message}")]
     OutOfMemory {

@@ -65,7 +65,15 @@ pub struct RuntimeBuilder {
     observer: Option<Arc<dyn Observer>>,
     trace: Option<std::path::PathBuf>,
     migration: Migration,
+    worker_stack: usize,
 }
+
+/// Bytes of stack of each worker thread unless [`RuntimeBuilder::worker_stack_size`]
+/// says otherwise: 8 MiB, a Linux main thread's.
+pub const DEFAULT_WORKER_STACK: usize = 8 << 20;
+
+/// The smallest worker stack [`RuntimeBuilder::worker_stack_size`] accepts.
+pub const MIN_WORKER_STACK: usize = 256 << 10;
 
 impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -100,6 +108,7 @@ impl Default for RuntimeBuilder {
             observer: None,
             trace: None,
             migration: Migration::None,
+            worker_stack: DEFAULT_WORKER_STACK,
         }
     }
 }
@@ -169,6 +178,26 @@ impl RuntimeBuilder {
     /// mixed on kernels, locality unchanged; the simulator models the same batches.
     pub fn steal_half(mut self, on: bool) -> Self {
         self.steal_half = on;
+        self
+    }
+
+    /// Bytes of stack of each worker thread; default [`DEFAULT_WORKER_STACK`] (8 MiB),
+    /// at least [`MIN_WORKER_STACK`] (256 KiB). A task waiting for its children
+    /// ([`TaskCtx::wait`](crate::TaskCtx::wait), [`TaskCtx::fetch`](crate::TaskCtx::fetch))
+    /// runs other tasks on its worker's stack meanwhile, so waits nest: a recursion
+    /// that waits at every level needs a stack as deep as it is. Past a quarter of the
+    /// stack from its end (at most 1 MiB) the run fails with
+    /// [`Error::StackExhausted`] instead of overflowing it. The stack is reserved, not
+    /// committed: only the pages a worker touches take memory.
+    ///
+    /// ```
+    /// # use locus::Runtime;
+    /// let deep = Runtime::builder().worker_stack_size(64 << 20).build()?;
+    /// assert!(Runtime::builder().worker_stack_size(4096).build().is_err());
+    /// # Ok::<(), locus::Error>(())
+    /// ```
+    pub fn worker_stack_size(mut self, bytes: usize) -> Self {
+        self.worker_stack = bytes;
         self
     }
 
@@ -306,6 +335,12 @@ impl RuntimeBuilder {
 
     /// Starts the workers.
     pub fn build(self) -> Result<Runtime, Error> {
+        if self.worker_stack < MIN_WORKER_STACK {
+            return Err(Error::Config(format!(
+                "a worker stack of {} bytes is too small: at least {MIN_WORKER_STACK}",
+                self.worker_stack
+            )));
+        }
         let config = self.config;
         let alloc = self.alloc.unwrap_or(config.alloc_mode());
         let push = config.push_heuristic().map(|h| match h {
@@ -428,6 +463,7 @@ impl RuntimeBuilder {
             steal_half: self.steal_half,
             pools,
             observer,
+            worker_stack_bytes: self.worker_stack,
         })?;
         let pool_config = engine.pools().config();
         let shared = Arc::new(SharedSetup::new(

@@ -719,6 +719,73 @@ static void test_wait_refused(void) {
     OK(locus_runtime_destroy(rt));
 }
 
+/* A recursion that waits for its child at every level: the waits nest on the worker's
+ * stack. Too deep for the stack, the run fails with a clear error instead of a crash. */
+typedef struct {
+    locus_data token;
+    size_t levels;
+} levels_arg;
+
+static int32_t waiting_level(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    const levels_arg *a = arg;
+    if (a->levels == 0) return 0;
+    levels_arg next = {a->token, a->levels - 1};
+    locus_access acc = {a->token, LOCUS_WEAK_READ, 0, 0};
+    locus_task t = {0};
+    t.name = "level";
+    t.body = waiting_level;
+    t.arg = &next;
+    t.arg_size = sizeof next;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    /* Both fail once the run has failed; the run then says why. */
+    if (locus_spawn(ctx, &t) == LOCUS_OK) (void)locus_wait(ctx);
+    return 0;
+}
+
+static locus_status run_levels(const char *stack, size_t levels) {
+    locus_settings s = {0};
+    OK(locus_settings_create(&s));
+    OK(locus_settings_set(s, "worker_stack", stack));
+    locus_runtime rt = {0};
+    OK(locus_runtime_create(NULL, "1x1", 1, s, &rt));
+    OK(locus_settings_free(s));
+    levels_arg a = {{0}, levels};
+    OK(locus_data_create(rt, "token", 8, 1, &a.token));
+    locus_access acc = {a.token, LOCUS_WEAK_READ, 0, 0};
+    locus_task t = {0};
+    t.name = "level";
+    t.body = waiting_level;
+    t.arg = &a;
+    t.arg_size = sizeof a;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    root_state st = {LOCUS_E_INTERNAL, &t, {0}};
+    locus_status status = locus_run(rt, spawn_one, &st, NULL);
+    char message[1024];
+    snprintf(message, sizeof message, "%s", locus_last_error());
+    OK(locus_data_free(a.token));
+    OK(locus_runtime_destroy(rt));
+    if (status != LOCUS_OK && !strstr(message, "nest too deeply")) {
+        fprintf(stderr, "%s:%d: unexpected error: %s\n", __FILE__, __LINE__, message);
+        failures++;
+    }
+    return status;
+}
+
+static void test_deep_waits(void) {
+    CHECK(run_levels("262144", 1000000) == LOCUS_E_RUN_FAILED);
+    CHECK(run_levels("8388608", 50) == LOCUS_OK);
+    locus_settings s = {0};
+    OK(locus_settings_create(&s));
+    OK(locus_settings_set(s, "worker_stack", "4096"));
+    locus_runtime rt = {0};
+    EXPECT(locus_runtime_create(NULL, "1x1", 1, s, &rt), LOCUS_E_CONFIG, "too small");
+    OK(locus_settings_free(s));
+}
+
 /* ---- more context errors, tasks dropped unrun, a runtime destroyed by its own run ---- */
 
 typedef struct {
@@ -1760,6 +1827,7 @@ static const test_case TESTS[] = {
     {"contexts", test_contexts},
     {"nested_fib", test_nested_fib},
     {"wait_refused", test_wait_refused},
+    {"deep_waits", test_deep_waits},
     {"ctx_errors", test_ctx_errors},
     {"unrun_tasks_free_their_argument", test_unrun_tasks_free_their_argument},
     {"runtime_destroyed_by_its_run", test_runtime_destroyed_by_its_run},

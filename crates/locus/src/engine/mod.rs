@@ -109,6 +109,9 @@ pub struct EngineSetup {
     /// [`attach`](Observer::attach) once its workers are known and fails to start if
     /// that fails.
     pub observer: Option<Arc<dyn Observer>>,
+    /// Bytes of stack of each worker thread (an engine that runs bodies on its own
+    /// threads), [`RuntimeBuilder::worker_stack_size`](crate::RuntimeBuilder::worker_stack_size).
+    pub worker_stack_bytes: usize,
 }
 
 /// Starts an engine.

@@ -164,9 +164,12 @@ impl ThreadsEngine {
             let registry = registry.clone();
             let report = report.clone();
             let cpu = worker_os_cpu[index];
+            let stack_bytes = setup.worker_stack_bytes;
             let spawned = std::thread::Builder::new()
                 .name(format!("locus-worker-{index}"))
+                .stack_size(stack_bytes)
                 .spawn(move || {
+                    let stack_top = worker::stack_address();
                     if let Some(cpu) = cpu {
                         if let Err(e) = locus_mem::placement::pin_thread_to_cpu(cpu) {
                             let _ = report.send(Err(Error::Startup {
@@ -176,7 +179,7 @@ impl ThreadsEngine {
                             return;
                         }
                     }
-                    let worker = WorkerThread::new(index, deque, registry);
+                    let worker = WorkerThread::new(index, deque, registry, stack_top, stack_bytes);
                     // SAFETY: `worker` lives on this thread's stack until after the
                     // guard is dropped at the end of this closure.
                     let _current = unsafe { CurrentExecutor::enter(&worker) };
