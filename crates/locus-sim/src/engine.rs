@@ -30,7 +30,9 @@ use locus::engine::{
     finish, start, Activated, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup, Executor,
     Mechanism, Started, TaskRef,
 };
-use locus::observe::{Both, EngineView, Observer, Ready, TaskBytes, TaskSpan, TraceRecorder};
+use locus::observe::{
+    guarded, Both, EngineView, Observer, Ready, TaskBytes, TaskSpan, TraceRecorder,
+};
 use locus::{Error, Topology};
 use locus_mem::pool::Pools;
 use locus_topo::NodeId;
@@ -241,14 +243,19 @@ unsafe impl Engine for SimEngine {
         };
         let machine = Rc::new(Machine::new(self.shared.clone(), run));
         if let Some(observer) = &self.shared.observer {
-            observer.run_started(0);
+            if let Err(e) = guarded("run_started", || observer.run_started(0)) {
+                root.fail_run_with(e);
+            }
         }
+        let root_task = root.clone();
         machine.inject_root(root);
         while machine.step() {}
         let (summary, spans) = machine.conclude();
         let makespan = summary.makespan_ns;
         if let Some(observer) = &self.shared.observer {
-            observer.run_finished(makespan);
+            if let Err(e) = guarded("run_finished", || observer.run_finished(makespan)) {
+                root_task.fail_run_with(e);
+            }
         }
         if let Some(probe) = &self.shared.probe {
             probe.publish(summary, spans.filter(|_| probe.keeps_spans()));
@@ -552,11 +559,16 @@ impl Machine {
             task.meta.ready_ns = arrive;
             if let Some(observer) = &self.shared.observer {
                 // A task queued again (pushed on) is ready already: the first call counts.
-                observer.ready(&Ready {
-                    task: task.meta.id,
-                    by: task.meta.activated_by,
-                    at_ns: arrive,
+                let observed = guarded("ready", || {
+                    observer.ready(&Ready {
+                        task: task.meta.id,
+                        by: task.meta.activated_by,
+                        at_ns: arrive,
+                    })
                 });
+                if let Err(e) = observed {
+                    task.task.fail_run_with(e);
+                }
             }
             st.events.push(arrive, Event::Arrive(queue, task));
         }
@@ -892,15 +904,20 @@ impl Machine {
             st.last_end = st.last_end.max(now);
             if let Some(observer) = &self.shared.observer {
                 let node = self.shared.worker_node[w];
-                observer.task(&TaskSpan {
-                    id: running.meta.id,
-                    name: running.started.name(),
-                    worker: w,
-                    node,
-                    start_ns: running.start_ns,
-                    end_ns: now,
-                    bytes: TaskBytes::of(node, running.started.accesses()),
+                let observed = guarded("task", || {
+                    observer.task(&TaskSpan {
+                        id: running.meta.id,
+                        name: running.started.name(),
+                        worker: w,
+                        node,
+                        start_ns: running.start_ns,
+                        end_ns: now,
+                        bytes: TaskBytes::of(node, running.started.accesses()),
+                    })
                 });
+                if let Err(e) = observed {
+                    running.started.task().fail_run_with(e);
+                }
             }
             if let Some(spans) = &mut st.spans {
                 spans.push(Span {

@@ -61,6 +61,15 @@ pub enum Error {
         /// The size of the worker's stack.
         stack_bytes: usize,
     },
+    /// An observer ([`RuntimeBuilder::observer`](crate::RuntimeBuilder::observer))
+    /// panicked in one of its calls; the run then drained without running more bodies.
+    #[error("the observer panicked in `{call}`: {message}")]
+    ObserverPanicked {
+        /// The observer's method.
+        call: &'static str,
+        /// The panic message.
+        message: String,
+    },
     /// A buffer could not be allocated on any node.
     #[error("task `{task}`: cannot allocate {bytes} bytes: {message}")]
     OutOfMemory {

@@ -893,11 +893,8 @@ impl Runtime {
             return unsafe { partition::gather_out(inner, self.pools(), node) };
         }
         // SAFETY: no run is in progress (the lock above).
-        unsafe { inner.combine_now(self.pools(), node) }.map_err(|e| Error::OutOfMemory {
-            task: format!("fetch({})", inner.name),
-            bytes: inner.bytes(),
-            message: e.to_string(),
-        })?;
+        unsafe { inner.combine_now(self.pools(), node) }
+            .map_err(|e| e.into_error("fetch", inner))?;
         let version = inner.current();
         if !version.is_produced() {
             return Err(Error::Declaration {

@@ -223,3 +223,106 @@ fn shared_data_whose_writer_was_skipped_keep_their_contents() {
     assert!(outcome.is_err());
     assert_eq!(rt.fetch(&x).unwrap(), vec![4; 64]);
 }
+
+fn add_but_panic_on_seven(a: &mut u64, b: &u64) {
+    if *b >= 7 {
+        panic!("combine panicked");
+    }
+    *a += b;
+}
+
+/// A reduction combined by `fetch` (no run closes it) whose combining function panics:
+/// the error comes back from `fetch`, and the datum is poisoned, not quietly left as
+/// it was before the reduction (the panic used to escape `fetch`, and the next fetch
+/// gave the old contents).
+#[test]
+fn a_combining_function_that_panics_in_fetch_poisons_the_datum() {
+    for config in [Config::DsaOpt, Config::ShmBase] {
+        let rt = runtime(config);
+        let d = rt.data_from("d", &[1u64; 4]).unwrap();
+        rt.run(|s| {
+            s.spawn("reduce", d.reduce(0, add_but_panic_on_seven), |_, v| {
+                v[0] += 7
+            })
+            .unwrap()
+        })
+        .unwrap();
+        match rt.fetch(&d) {
+            Err(Error::TaskPanicked { task, message }) => {
+                assert_eq!(
+                    (task.as_str(), message.as_str()),
+                    ("reduce(d)", "combine panicked")
+                )
+            }
+            other => panic!("{config}: {other:?}"),
+        }
+        assert!(
+            matches!(rt.fetch(&d), Err(Error::Poisoned { .. })),
+            "{config}: {:?}",
+            rt.fetch(&d)
+        );
+        // A whole write makes it readable again.
+        rt.run(|s| s.spawn("rewrite", d.write(), |_, v| v.fill(2)).unwrap())
+            .unwrap();
+        assert_eq!(rt.fetch(&d).unwrap(), vec![2; 4], "{config}");
+    }
+}
+
+/// A panic whose payload panics again when dropped fails the run like any panic; it
+/// used to unwind out of the worker, which aborted the process.
+#[test]
+fn a_panic_payload_that_panics_when_dropped_fails_only_the_run() {
+    struct Loud;
+    impl Drop for Loud {
+        fn drop(&mut self) {
+            panic!("dropped");
+        }
+    }
+    let rt = runtime(Config::DsaOpt);
+    let x = rt.data::<u64>("x", 1);
+    let err = rt
+        .run(|s| {
+            s.spawn("t", x.write(), |_, _| std::panic::panic_any(Loud))
+                .unwrap()
+        })
+        .unwrap_err()
+        .error;
+    assert!(matches!(err, Error::TaskPanicked { .. }), "{err:?}");
+    // The runtime still runs.
+    rt.run(|s| s.spawn("again", x.write(), |_, v| v[0] = 1).unwrap())
+        .unwrap();
+    assert_eq!(rt.fetch(&x).unwrap(), vec![1]);
+}
+
+/// An observer is the user's code: a panic in it fails the run, instead of unwinding
+/// through a worker (which aborted the process).
+#[test]
+fn an_observer_that_panics_fails_the_run() {
+    struct Panics;
+    impl locus::observe::Observer for Panics {
+        fn task(&self, _: &locus::observe::TaskSpan<'_>) {
+            panic!("observer panicked");
+        }
+    }
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x1").unwrap())
+        .observer(std::sync::Arc::new(Panics))
+        .build()
+        .unwrap();
+    let x = rt.data::<u64>("x", 8);
+    let err = rt
+        .run(|s| {
+            for _ in 0..4 {
+                s.spawn("t", x.read_write(), |_, v| v[0] += 1).unwrap();
+            }
+        })
+        .unwrap_err()
+        .error;
+    match err {
+        Error::ObserverPanicked { call, message } => {
+            assert_eq!((call, message.as_str()), ("task", "observer panicked"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(rt.pool_bytes_in_use(), 8 * 8, "only `x`'s buffer");
+}

@@ -497,11 +497,8 @@ impl SegmentMaker<'_> {
         // A reduction left open on the source is combined first: the new segment
         // starts from the contents every earlier access would see.
         // SAFETY: no run is in progress (the caller holds the run lock).
-        unsafe { source.combine_now(self.pools, self.node) }.map_err(|e| Error::OutOfMemory {
-            task: format!("partition({})", root.name),
-            bytes: source.bytes(),
-            message: e.to_string(),
-        })?;
+        unsafe { source.combine_now(self.pools, self.node) }
+            .map_err(|e| e.into_error("partition", source))?;
         let from = source.current();
         let es = root.elem_size;
         if let Some(src) = from.buffer().filter(|b| !b.is_accounted_only()) {
@@ -785,11 +782,7 @@ pub(crate) unsafe fn gather_out<T: Element>(
             });
         }
         // SAFETY: no run is in progress (the caller's contract).
-        unsafe { segment.combine_now(pools, node) }.map_err(|e| Error::OutOfMemory {
-            task: format!("fetch({})", data.name),
-            bytes: segment.bytes(),
-            message: e.to_string(),
-        })?;
+        unsafe { segment.combine_now(pools, node) }.map_err(|e| e.into_error("fetch", &segment))?;
         let version = segment.current();
         if !version.is_produced() {
             return Err(fetch_error(format!(

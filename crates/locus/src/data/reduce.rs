@@ -286,10 +286,38 @@ pub(crate) fn combine_order(pools: &Pools, node: usize) -> Vec<usize> {
     order
 }
 
+/// Why [`DataInner::combine_now`] failed.
+pub(crate) enum CombineFailure {
+    /// The combination's buffer could not be allocated.
+    Alloc(AllocError),
+    /// The combining function panicked, with this message: the combination is
+    /// poisoned (partly combined), as when the combining task of a run panics.
+    Panicked(String),
+}
+
+impl CombineFailure {
+    /// The error of operation `op` (`fetch`, `partition`) on `data`.
+    pub(crate) fn into_error(self, op: &str, data: &DataInner) -> crate::Error {
+        match self {
+            CombineFailure::Alloc(e) => crate::Error::OutOfMemory {
+                task: format!("{op}({})", data.name),
+                bytes: data.bytes(),
+                message: e.to_string(),
+            },
+            CombineFailure::Panicked(message) => crate::Error::TaskPanicked {
+                task: format!("reduce({})", data.name),
+                message,
+            },
+        }
+    }
+}
+
 impl DataInner {
     /// Closes the datum's open reduction group on the calling thread: the current
     /// version becomes the combination (module doc), made on the node of the current
-    /// buffer. For fetch, with no run in progress.
+    /// buffer. For fetch, with no run in progress. A combining function that panics
+    /// leaves the combination poisoned: reading the datum is refused until a task
+    /// writes it whole.
     ///
     /// # Safety
     ///
@@ -299,7 +327,7 @@ impl DataInner {
         &self,
         pools: &Arc<Pools>,
         default_node: usize,
-    ) -> Result<(), AllocError> {
+    ) -> Result<(), CombineFailure> {
         let mut current = self.lock_current();
         let Some(group) = self.reduction.lock().take() else {
             return Ok(());
@@ -311,7 +339,9 @@ impl DataInner {
         let shared = self.shared.as_ref();
         let next = Version::initial(self.bytes(), previous.counts(), shared);
         let node = previous.node().unwrap_or(default_node);
-        let out = next.buffer_or_alloc(|| pools.alloc(node, self.bytes()))?;
+        let out = next
+            .buffer_or_alloc(|| pools.alloc(node, self.bytes()))
+            .map_err(CombineFailure::Alloc)?;
         if out.is_accounted_only() {
             return Ok(());
         }
@@ -326,10 +356,28 @@ impl DataInner {
                 None => unsafe { std::ptr::write_bytes(out.as_mut_ptr(), 0, self.bytes()) },
             }
         }
-        // SAFETY: no run is in progress (the caller's contract): the new version's
-        // buffer (or the shared one) is ours, and every reducer has finished.
-        unsafe { group.combine_into(out.as_mut_ptr(), &combine_order(pools, node)) };
-        *current = next;
-        Ok(())
+        let order = combine_order(pools, node);
+        let combined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: no run is in progress (the caller's contract): the new version's
+            // buffer (or the shared one) is ours, and every reducer has finished.
+            unsafe { group.combine_into(out.as_mut_ptr(), &order) }
+        }));
+        let task = || format!("reduce({})", self.name);
+        match combined {
+            Ok(()) => {
+                *current = next;
+                Ok(())
+            }
+            Err(payload) => {
+                let message = crate::graph::panic_message(&*payload);
+                crate::graph::drop_payload(payload);
+                match shared {
+                    Some(shared) => shared.poison(&task()),
+                    None => self.poison(&next, &task()),
+                }
+                *current = next;
+                Err(CombineFailure::Panicked(message))
+            }
+        }
     }
 }

@@ -989,17 +989,28 @@ fn scatter(bindings: &[Binding]) {
 /// Drops the body of a task that does not run (a failed run, or skipped bodies): what
 /// it captured is user code too, whose `Drop` may panic; that panic fails the run.
 fn drop_skipped(task: &Task, body: Body) -> Result<(), Error> {
-    catch_unwind(AssertUnwindSafe(move || drop(body))).map_err(|payload| Error::TaskPanicked {
-        task: task.name.to_string(),
-        message: format!(
-            "dropping the task's closure panicked: {}",
-            panic_message(&*payload)
-        ),
+    catch_unwind(AssertUnwindSafe(move || drop(body))).map_err(|payload| {
+        let message = panic_message(&*payload);
+        drop_payload(payload);
+        Error::TaskPanicked {
+            task: task.name.to_string(),
+            message: format!("dropping the task's closure panicked: {message}"),
+        }
     })
 }
 
 /// The message of a panic payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// Drops a caught panic's payload, whose own `Drop` may panic too: that second panic
+/// is caught, and its payload forgotten (a payload that panics again when dropped
+/// would otherwise unwind out of the runtime).
+pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(|| drop(payload))) {
+        std::mem::forget(again);
+    }
+}
+
+/// The message of a caught panic's payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -1226,6 +1237,11 @@ impl Started {
     pub fn name(&self) -> &str {
         &self.task.name
     }
+
+    /// The task.
+    pub fn task(&self) -> &TaskRef {
+        &self.task
+    }
 }
 
 /// Runs a ready task's body on the calling worker, or skips it (`bodies`, or a failed
@@ -1310,9 +1326,11 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         })
                         .map_err(|payload| {
                             completion = Completion::Panicked;
+                            let message = panic_message(&*payload);
+                            drop_payload(payload);
                             Error::TaskPanicked {
                                 task: task.name.to_string(),
-                                message: panic_message(&*payload),
+                                message,
                             }
                         })
                 }

@@ -480,11 +480,7 @@ impl TaskCtx {
                     unsafe { inner.combine_now(ex.pools(), ex.node()) }
                 });
                 if let Some(Err(e)) = combined {
-                    return Err(Error::OutOfMemory {
-                        task: format!("fetch({})", inner.name),
-                        bytes: inner.bytes(),
-                        message: e.to_string(),
-                    });
+                    return Err(e.into_error("fetch", inner));
                 }
                 inner.current()
             }

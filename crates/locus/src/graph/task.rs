@@ -135,6 +135,12 @@ impl Task {
             message,
         });
     }
+
+    /// Fails the task's run with `error` (the first error of a run is the one it
+    /// returns); the run then drains without running bodies.
+    pub fn fail_run_with(&self, error: Error) {
+        self.run.fail(error);
+    }
 }
 
 /// What an engine counts about tasks (see [`Task::record`]).

@@ -94,6 +94,19 @@ pub use recorder::{locality_class, TraceRecorder};
 
 use std::sync::Arc;
 
+/// Calls `f`, one of an observer's methods (`call` names it), for an engine: the
+/// observer is the user's code, so a panic in it is caught and returned as
+/// [`Error::ObserverPanicked`](crate::Error::ObserverPanicked), for the engine to fail
+/// the run with ([`Task::fail_run_with`](crate::engine::Task::fail_run_with)) instead
+/// of unwinding through its workers.
+pub fn guarded(call: &'static str, f: impl FnOnce()) -> Result<(), crate::Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        let message = crate::graph::panic_message(&*payload);
+        crate::graph::drop_payload(payload);
+        crate::Error::ObserverPanicked { call, message }
+    })
+}
+
 use locus_mem::pool::Pools;
 
 use crate::sched::AccessInfo;

@@ -248,18 +248,25 @@ unsafe impl Engine for ThreadsEngine {
         let observer = self.registry.observer.as_deref();
         let start = Instant::now();
         if let Some(o) = observer {
-            o.run_started(start.duration_since(self.registry.clock).as_nanos() as u64);
+            let at_ns = start.duration_since(self.registry.clock).as_nanos() as u64;
+            if let Err(e) = crate::observe::guarded("run_started", || o.run_started(at_ns)) {
+                root.fail_run_with(e);
+            }
         }
+        let root_task = observer.map(|_| root.clone());
         self.registry.shared[0].private.push(root);
         if self.registry.sleep.announce() {
             self.registry.sleep.wake(0);
         }
         run.wait_done();
         let end = Instant::now();
-        if let Some(o) = observer {
+        if let (Some(o), Some(root)) = (observer, root_task) {
             // Every task called the observer before finishing (module doc), and
             // `wait_done` returned after the last one finished.
-            o.run_finished(end.duration_since(self.registry.clock).as_nanos() as u64);
+            let at_ns = end.duration_since(self.registry.clock).as_nanos() as u64;
+            if let Err(e) = crate::observe::guarded("run_finished", || o.run_finished(at_ns)) {
+                root.fail_run_with(e);
+            }
         }
         end.duration_since(start).as_secs_f64()
     }

@@ -134,15 +134,20 @@ impl WorkerThread {
             return;
         };
         let end_ns = self.registry.now_ns();
-        observer.task(&TaskSpan {
-            id,
-            name: started.name(),
-            worker: self.index,
-            node: self.node,
-            start_ns,
-            end_ns,
-            bytes: TaskBytes::of(self.node, started.accesses()),
+        let observed = crate::observe::guarded("task", || {
+            observer.task(&TaskSpan {
+                id,
+                name: started.name(),
+                worker: self.index,
+                node: self.node,
+                start_ns,
+                end_ns,
+                bytes: TaskBytes::of(self.node, started.accesses()),
+            })
         });
+        if let Err(e) = observed {
+            started.task().fail_run_with(e);
+        }
         finish(self, started);
         self.running.set(outer);
     }
@@ -353,11 +358,16 @@ impl Executor for WorkerThread {
             Some(observer) => {
                 let at_ns = self.registry.now_ns();
                 self.registry.mechanism.activate(&mut &*self, task, |task| {
-                    observer.ready(&Ready {
-                        task: key(&task),
-                        by: self.running.get(),
-                        at_ns,
+                    let observed = crate::observe::guarded("ready", || {
+                        observer.ready(&Ready {
+                            task: key(&task),
+                            by: self.running.get(),
+                            at_ns,
+                        })
                     });
+                    if let Err(e) = observed {
+                        task.fail_run_with(e);
+                    }
                     task
                 });
             }
