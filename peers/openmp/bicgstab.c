@@ -28,6 +28,14 @@ static double dot(const double *u, const double *w, long r0, long r1) {
     return sum;
 }
 
+/* omega = (t, s) / (t, t), or 0 when t = 0: then s = 0, the half step solved the system. */
+static double omega(double ts, double tt) { return tt == 0.0 ? 0.0 : ts / tt; }
+
+/* beta = (rho' / rho)(alpha / omega), or 0 when omega = 0: the system is solved. */
+static double beta(double rho_next, double rho, double alpha, double omega) {
+    return omega == 0.0 ? 0.0 : (rho_next / rho) * (alpha / omega);
+}
+
 static void combine(struct state *z, double sums[2]) {
     sums[0] = sums[1] = 0.0;
     for (long q = 0; q < z->parts; q++) sums[0] += z->partial[2 * q], sums[1] += z->partial[2 * q + 1];
@@ -91,7 +99,7 @@ static void iteration(struct state *z, enum mode mode, const long *first, const 
     {
         double s[2];
         combine(z, s);
-        sc[OMEGA] = s[0] / s[1];
+        sc[OMEGA] = omega(s[0], s[1]);
     }
     for (long q = 0; q < z->parts; q++) {
         long r0 = z->start[q], r1 = z->start[q + 1];
@@ -111,7 +119,7 @@ static void iteration(struct state *z, enum mode mode, const long *first, const 
         double s[2];
         combine(z, s);
         sc[RR] = s[1];
-        sc[BETA] = (s[0] / sc[RHO]) * (sc[ALPHA] / sc[OMEGA]);
+        sc[BETA] = beta(s[0], sc[RHO], sc[ALPHA], sc[OMEGA]);
         sc[RHO] = s[0];
     }
     for (long q = 0; q < z->parts; q++) {
@@ -204,14 +212,14 @@ int main(int argc, char **argv) {
         sc[ALPHA] = sc[RHO] / DOT(rhat, v);
         for (long i = 0; i < n; i++) s[i] = r[i] - sc[ALPHA] * v[i];
         product_rows(&a, 0, n, s, t);
-        sc[OMEGA] = DOT(t, s) / DOT(t, t);
+        sc[OMEGA] = omega(DOT(t, s), DOT(t, t));
         for (long i = 0; i < n; i++) {
             x[i] = x[i] + sc[ALPHA] * p[i] + sc[OMEGA] * s[i];
             r[i] = s[i] - sc[OMEGA] * t[i];
         }
         double rho = DOT(rhat, r);
         sc[RR] = DOT(r, r);
-        sc[BETA] = (rho / sc[RHO]) * (sc[ALPHA] / sc[OMEGA]);
+        sc[BETA] = beta(rho, sc[RHO], sc[ALPHA], sc[OMEGA]);
         sc[RHO] = rho;
         for (long i = 0; i < n; i++) p[i] = r[i] + sc[BETA] * (p[i] - sc[OMEGA] * v[i]);
         want_it++;

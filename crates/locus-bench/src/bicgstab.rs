@@ -228,6 +228,26 @@ pub struct Solved {
     pub residual: f64,
 }
 
+/// ω = (t, s) / (t, t), or 0 when t = 0. Then s = 0 (the matrix is non-singular):
+/// the half step solved the system, and r = s - ω t = 0 ends the solve.
+fn omega(ts: f64, tt: f64) -> f64 {
+    if tt == 0.0 {
+        0.0
+    } else {
+        ts / tt
+    }
+}
+
+/// β = (ρ' / ρ)(α / ω), or 0 when ω = 0: the system is solved and p is not used
+/// again (the quotient would be 0 / 0).
+fn beta(rho_next: f64, rho: f64, alpha: f64, omega: f64) -> f64 {
+    if omega == 0.0 {
+        0.0
+    } else {
+        (rho_next / rho) * (alpha / omega)
+    }
+}
+
 fn converged(sc: &[f64], tol: f64) -> bool {
     sc[RR] <= tol * tol * sc[BB]
 }
@@ -289,14 +309,14 @@ pub fn reference(
             s[i] = r[i] - sc[ALPHA] * v[i];
         }
         product(&s, &mut t);
-        sc[OMEGA] = dot(&t, &s) / dot(&t, &t);
+        sc[OMEGA] = omega(dot(&t, &s), dot(&t, &t));
         for i in 0..n {
             x[i] = x[i] + sc[ALPHA] * p[i] + sc[OMEGA] * s[i];
             r[i] = s[i] - sc[OMEGA] * t[i];
         }
         let rho = dot(&rhat, &r);
         sc[RR] = dot(&r, &r);
-        sc[BETA] = (rho / sc[RHO]) * (sc[ALPHA] / sc[OMEGA]);
+        sc[BETA] = beta(rho, sc[RHO], sc[ALPHA], sc[OMEGA]);
         sc[RHO] = rho;
         for i in 0..n {
             p[i] = r[i] + sc[BETA] * (p[i] - sc[OMEGA] * v[i]);
@@ -523,7 +543,7 @@ impl Solver {
             )
             .spawn(|_, (t, s, partial)| partial.copy_from_slice(&[dot(t, s), dot(t, t)]))?;
         }
-        self.combine(s, "omega", |sc, [ts, tt]| sc[OMEGA] = ts / tt)?;
+        self.combine(s, "omega", |sc, [ts, tt]| sc[OMEGA] = omega(ts, tt))?;
         for q in 0..parts {
             self.task(
                 s,
@@ -549,7 +569,7 @@ impl Solver {
         }
         self.combine(s, "beta", |sc, [rho, rr]| {
             sc[RR] = rr;
-            sc[BETA] = (rho / sc[RHO]) * (sc[ALPHA] / sc[OMEGA]);
+            sc[BETA] = beta(rho, sc[RHO], sc[ALPHA], sc[OMEGA]);
             sc[RHO] = rho;
         })?;
         for q in 0..parts {

@@ -55,12 +55,16 @@ impl Csr {
 
     /// The matrix of `(row, col, value)` triplets (0-based), sorted by row then column;
     /// duplicates are summed in the order given.
-    pub fn from_triplets(rows: usize, cols: usize, mut t: Vec<(u32, u32, f64)>) -> Csr {
+    pub fn from_triplets(
+        rows: usize,
+        cols: usize,
+        mut t: Vec<(u32, u32, f64)>,
+    ) -> Result<Csr, crate::Error> {
         // Stable: duplicates keep their order, so their sum is the file's.
         t.sort_by_key(|&(i, j, _)| (i, j));
-        let mut row_ptr = vec![0usize; rows + 1];
-        let mut col_idx = Vec::with_capacity(t.len());
-        let mut vals: Vec<f64> = Vec::with_capacity(t.len());
+        let mut row_ptr = crate::alloc::filled("the matrix's row pointers", rows + 1, 0usize)?;
+        let mut col_idx = crate::alloc::with_capacity("the matrix's columns", t.len())?;
+        let mut vals: Vec<f64> = crate::alloc::with_capacity("the matrix's values", t.len())?;
         let mut last = None;
         for (i, j, v) in t {
             if last == Some((i, j)) {
@@ -75,13 +79,13 @@ impl Csr {
         for i in 0..rows {
             row_ptr[i + 1] += row_ptr[i];
         }
-        Csr {
+        Ok(Csr {
             rows,
             cols,
             row_ptr,
             col_idx,
             vals,
-        }
+        })
     }
 
     /// The five-point finite-volume Laplacian of an `n × n` mesh with Dirichlet
@@ -374,6 +378,14 @@ mod tests {
         assert_eq!(a.norm_inf(), 8.0);
     }
 
+    /// A matrix whose row pointers cannot be held is an error, not an abort (a
+    /// Matrix Market file may declare billions of rows).
+    #[test]
+    fn rows_beyond_memory_are_an_error() {
+        let err = Csr::from_triplets(usize::MAX / 8, 1, Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("row pointers"), "{err}");
+    }
+
     #[test]
     fn partitions_balance_the_nonzeros() {
         // Rows of 1, 1, 1, 1, 8, 8 entries over 3 parts: 20 entries, targets 6 and 13;
@@ -384,7 +396,7 @@ mod tests {
                 t.push((i as u32, j, 1.0));
             }
         }
-        let a = Csr::from_triplets(6, 8, t);
+        let a = Csr::from_triplets(6, 8, t).unwrap();
         assert_eq!(partition_by_nnz(&a, 3), vec![0..4, 4..5, 5..6]);
         // As many parts as rows: one row each, whatever the non-zeros.
         assert_eq!(

@@ -6,8 +6,9 @@
 //! lines may appear anywhere after the banner; duplicate entries are summed in file
 //! order. Refused, with a message naming the line: the `array` (dense) format,
 //! `complex` entries, `skew-symmetric` and `hermitian` matrices, a missing or bad size
-//! line, an index out of range, a value that is not a number, more or fewer entries
-//! than the size line declares.
+//! line, an index out of range, a value that is not a finite number (`nan`, `inf`),
+//! more or fewer entries than the size line declares, a matrix whose row pointers do
+//! not fit in memory.
 //!
 //! Why a parser of our own: the maintained crates that read the format either give no
 //! line number at all (`sprs::io::read_matrix_market` answers `BadMatrixMarketFile`,
@@ -206,15 +207,19 @@ pub fn parse(path: &str, reader: impl BufRead) -> Result<Csr, MtxError> {
         let v = if field == Field::Pattern {
             1.0
         } else {
-            parts[2].parse::<f64>().map_err(|_| {
-                err(
-                    line_no,
-                    format!(
-                        "value `{}` is not a number",
-                        crate::size::one_line(parts[2])
-                    ),
-                )
-            })?
+            parts[2]
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    err(
+                        line_no,
+                        format!(
+                            "value `{}` is not a finite number",
+                            crate::size::one_line(parts[2])
+                        ),
+                    )
+                })?
         };
         triplets.push((i, j, v));
         if symmetric && i != j {
@@ -227,7 +232,12 @@ pub fn parse(path: &str, reader: impl BufRead) -> Result<Csr, MtxError> {
             format!("end of file after {seen} of the {entries} entries the size line declares"),
         ));
     }
-    Ok(Csr::from_triplets(rows, cols, triplets))
+    Csr::from_triplets(rows, cols, triplets).map_err(|e| {
+        err(
+            line_no,
+            format!("a matrix of {rows} x {cols} with {entries} entries: {e}"),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -321,7 +331,17 @@ mod tests {
             (
                 "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 one\n",
                 3,
-                "not a number",
+                "not a finite number",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 nan\n",
+                3,
+                "value `nan` is not a finite number",
+            ),
+            (
+                "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 -inf\n",
+                3,
+                "value `-inf` is not a finite number",
             ),
             (
                 "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n",

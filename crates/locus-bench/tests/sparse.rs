@@ -199,6 +199,31 @@ fn matrix_market_files_verify() {
     }
 }
 
+/// Matrices the solver's first half step solves exactly (a multiple of the identity):
+/// s = 0 there, so (t, t) = 0 and ω would be 0 / 0. The solve must end converged, not
+/// with NaN.
+#[test]
+fn bicgstab_solves_a_system_its_half_step_solves_exactly() {
+    let identity = scratch(
+        "identity.mtx",
+        "%%MatrixMarket matrix coordinate pattern general\n4 4 4\n1 1\n2 2\n3 3\n4 4\n",
+    );
+    let scaled = scratch(
+        "scaled.mtx",
+        "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 2.5\n2 2 2.5\n3 3 2.5\n",
+    );
+    for file in [identity, scaled] {
+        for config in [Config::DsaOpt, Config::ShmBase] {
+            let rt = runtime("2x1", config);
+            let mut spec = tiny(AffinityMode::None, Some(&file));
+            spec.fields.push(("partitions".into(), "2".into()));
+            let out = run_sized("bicgstab", &rt, &spec, Control::Sequential)
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert!(out.verified, "{file} under {config}: {:?}", out.mismatch);
+        }
+    }
+}
+
 #[test]
 fn malformed_files_are_one_error_naming_the_line() {
     let cases = [

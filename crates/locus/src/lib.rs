@@ -113,7 +113,7 @@ pub use {
     metrics::Report,
     runtime::{
         Finished, Migrated, MigrationCounts, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN,
-        DEFAULT_WINDOW_PER_WORKER, DEFAULT_WORKER_STACK, MIN_WORKER_STACK,
+        DEFAULT_WINDOW_PER_WORKER, DEFAULT_WORKER_STACK, MAX_WORKERS, MIN_WORKER_STACK,
     },
 };
 

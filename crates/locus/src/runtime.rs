@@ -72,6 +72,10 @@ pub struct RuntimeBuilder {
 /// says otherwise: 8 MiB, a Linux main thread's.
 pub const DEFAULT_WORKER_STACK: usize = 8 << 20;
 
+/// The most workers a runtime has: each keeps its steal victims in order, so the
+/// runtime holds a number of entries that grows as the square of its workers.
+pub const MAX_WORKERS: usize = 4096;
+
 /// The smallest worker stack [`RuntimeBuilder::worker_stack_size`] accepts.
 pub const MIN_WORKER_STACK: usize = 256 << 10;
 
@@ -522,6 +526,13 @@ fn worker_cpus(
     if wanted > total {
         return Err(Error::Config(format!(
             "{wanted} threads asked, but topology `{}` has {total} CPUs (one worker per CPU)",
+            topology.name()
+        )));
+    }
+    if wanted > MAX_WORKERS {
+        return Err(Error::Config(format!(
+            "{wanted} workers asked (topology `{}`): a runtime has at most {MAX_WORKERS} \
+             (every worker keeps a list of its victims); ask fewer with `threads`",
             topology.name()
         )));
     }

@@ -412,6 +412,27 @@ fn where_data_live_is_refused_inside_a_task_and_for_another_runtimes_handle() {
     }
 }
 
+/// Every worker keeps its steal victims in order: a topology of tens of thousands of
+/// CPUs took minutes to plan (and would have needed gigabytes) before any error. It is
+/// refused at once, and fewer workers over it are fine.
+#[test]
+fn more_workers_than_a_runtime_holds_are_refused_at_once() {
+    let big = Topology::from_spec("1024x64").unwrap();
+    let started = std::time::Instant::now();
+    let err = Runtime::builder()
+        .topology(big.clone())
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("at most 4096"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let rt = Runtime::builder()
+        .topology(big)
+        .threads(64)
+        .build()
+        .unwrap();
+    assert_eq!(rt.workers(), 64);
+}
+
 #[test]
 fn try_run_gives_one_result_and_idle_nodes_are_named() {
     let rt = Runtime::builder()

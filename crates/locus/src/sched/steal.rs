@@ -22,10 +22,23 @@ impl StealPlan {
     /// The plan of worker `me`, given the node of every worker.
     pub fn build(kind: StealKind, me: usize, worker_node: &[usize], topology: &Topology) -> Self {
         let my_node = worker_node[me];
+        // The workers of each node, in index order: a plan is built in time linear in
+        // the workers.
+        let mut by_node = vec![Vec::new(); topology.num_nodes().max(my_node + 1)];
+        for (w, &n) in worker_node.iter().enumerate() {
+            if w != me && n < by_node.len() {
+                by_node[n].push(w);
+            }
+        }
         let workers_on = |nodes: &[usize]| -> Vec<usize> {
-            (0..worker_node.len())
-                .filter(|&w| w != me && nodes.contains(&worker_node[w]))
-                .collect()
+            let mut out: Vec<usize> = nodes
+                .iter()
+                .filter_map(|&n| by_node.get(n))
+                .flatten()
+                .copied()
+                .collect();
+            out.sort_unstable();
+            out
         };
         let mut plan = StealPlan {
             classes: Vec::new(),
@@ -37,12 +50,15 @@ impl StealPlan {
                 plan.push(all, false);
             }
             StealKind::Hierarchical | StealKind::Vicinity(_) => {
-                let allowed: Vec<usize> = match kind {
-                    StealKind::Vicinity(size) => vicinity_of(me, size, worker_node, topology),
-                    _ => (0..worker_node.len()).collect(),
-                };
+                let mut allowed = vec![true; worker_node.len()];
+                if let StealKind::Vicinity(size) = kind {
+                    allowed.fill(false);
+                    for w in vicinity_of(me, size, worker_node, topology) {
+                        allowed[w] = true;
+                    }
+                }
                 let keep = |class: Vec<usize>| -> Vec<usize> {
-                    class.into_iter().filter(|w| allowed.contains(w)).collect()
+                    class.into_iter().filter(|&w| allowed[w]).collect()
                 };
                 plan.push(keep(workers_on(&[my_node])), true);
                 let node = NodeId(my_node as u32);
