@@ -274,7 +274,10 @@ typedef struct locus_task {
   void (*arg_free)(void *arg);
   // The accesses, in the order of the body's views.
   const struct locus_access *accesses;
-  // Number of accesses.
+  // Number of accesses. A task of none is a control task: its children go to its
+  // parent's scope and it cannot wait for them (`locus_wait` and `locus_ctx_fetch`
+  // are `LOCUS_E_DECLARATION`); give it an access, a weak read being enough, to
+  // wait for its children.
   size_t naccesses;
   // Estimated cost of the body in nanoseconds (0: none).
   uint64_t cost_ns;
@@ -531,7 +534,8 @@ enum locus_status locus_migrate_on_next_touch(struct locus_runtime runtime,
 // `LOCUS_E_WRONG_RUNTIME`.
 enum locus_status locus_scope_migrate(struct locus_ctx ctx, struct locus_data data, size_t node);
 
-// Cuts `data` into parts as `spec` says (between runs, not from inside a task) and
+// Cuts `data` into parts as `spec` says (between runs: from inside a task body it is
+// `LOCUS_E_STATE`) and
 // writes a handle for each part to `parts[0..n]`, and `n` to `*count`. `capacity` is
 // the length of `parts`: if it is less than `n`, nothing is partitioned, `*count` is
 // still `n`, and the status is `LOCUS_E_SIZE`, so that a caller can ask for the
@@ -718,7 +722,8 @@ enum locus_status locus_ctx_where(struct locus_ctx ctx, size_t *worker, size_t *
 
 // Waits until every child the task spawned so far is complete (taskwait); the worker
 // runs other tasks meanwhile. Refused (`LOCUS_E_DECLARATION`) when children need the
-// task's own outputs (declare those accesses weak); `LOCUS_E_CONTEXT` in the root.
+// task's own outputs (declare those accesses weak), and in a task of no access (a
+// control task: its children are its parent's); `LOCUS_E_CONTEXT` in the root.
 enum locus_status locus_wait(struct locus_ctx ctx);
 
 // Makes a datum in the body's scope (zero until written): the task's children may

@@ -75,9 +75,10 @@ fn bytes(name: &str, what: &str, n: usize, elem: usize) -> CResult<usize> {
         .ok_or_else(|| argument(name, format!("{what} = {n} elements overflows")))
 }
 
-/// The partition in bytes, and how many parts it makes (checked here so that a caller's
-/// array too small for them is an error before anything is partitioned; Locus checks
-/// the rest).
+/// The partition in bytes, and how many parts it makes. The partition is checked in
+/// elements first, so that its errors speak of the caller's elements (checked here
+/// also so that a caller's array too small for the parts is an error before anything
+/// is partitioned).
 ///
 /// # Safety
 ///
@@ -88,12 +89,20 @@ unsafe fn in_bytes(
     elem: usize,
     count: usize,
 ) -> CResult<(Partition, usize)> {
+    let config = |message: String| {
+        Fail::new(
+            locus_status::LOCUS_E_CONFIG,
+            format!("partition of `{name}`: {message}"),
+        )
+    };
     match spec.kind {
         0 => {
             if spec.block_len == 0 {
                 return Err(argument(name, "block_len is 0".into()));
             }
-            let parts = count.div_ceil(spec.block_len).max(1);
+            let parts = Partition::blocks(spec.block_len)
+                .parts_of(count)
+                .map_err(config)?;
             let len = bytes(name, "block_len", spec.block_len, elem)?;
             Ok((Partition::blocks(len), parts))
         }
@@ -107,6 +116,9 @@ unsafe fn in_bytes(
                 // contract.
                 unsafe { std::slice::from_raw_parts(spec.ranges, spec.range_count) }
             };
+            let parts = Partition::ranges(ranges.iter().map(|r| r.begin..r.end))
+                .parts_of(count)
+                .map_err(config)?;
             let scaled = ranges
                 .iter()
                 .map(|r| {
@@ -114,15 +126,15 @@ unsafe fn in_bytes(
                         ..bytes(name, "a range's end", r.end, elem)?)
                 })
                 .collect::<CResult<Vec<_>>>()?;
-            Ok((Partition::ranges(scaled), ranges.len()))
+            Ok((Partition::ranges(scaled), parts))
         }
         2 => {
             if spec.tile_rows == 0 || spec.tile_cols == 0 {
                 return Err(argument(name, "a tile extent is 0".into()));
             }
-            let parts = (spec.rows / spec.tile_rows)
-                .checked_mul(spec.cols / spec.tile_cols)
-                .ok_or_else(|| argument(name, "the number of tiles overflows".into()))?;
+            let parts = Partition::tiles(spec.rows, spec.cols, spec.tile_rows, spec.tile_cols)
+                .parts_of(count)
+                .map_err(config)?;
             let cols = bytes(name, "cols", spec.cols, elem)?;
             let tile_cols = bytes(name, "tile_cols", spec.tile_cols, elem)?;
             Ok((
@@ -134,7 +146,8 @@ unsafe fn in_bytes(
     }
 }
 
-/// Cuts `data` into parts as `spec` says (between runs, not from inside a task) and
+/// Cuts `data` into parts as `spec` says (between runs: from inside a task body it is
+/// `LOCUS_E_STATE`) and
 /// writes a handle for each part to `parts[0..n]`, and `n` to `*count`. `capacity` is
 /// the length of `parts`: if it is less than `n`, nothing is partitioned, `*count` is
 /// still `n`, and the status is `LOCUS_E_SIZE`, so that a caller can ask for the
@@ -167,6 +180,13 @@ pub unsafe extern "C" fn locus_partition(
         }
         if capacity > 0 && parts.is_null() {
             return Err(crate::status::null("parts"));
+        }
+        if crate::task::in_body() {
+            // As the memory calls: not allowed now, rather than a bad configuration.
+            return Err(Fail::new(
+                locus_status::LOCUS_E_STATE,
+                "partition: not allowed inside a task body (partition before the run)",
+            ));
         }
         let rt = runtime_of(runtime)?;
         let (whole, elem, elements) = data_of(data, runtime.bits)?;
@@ -223,5 +243,47 @@ mod tests {
             let (p, n) = in_bytes("d", &spec(2, 1, 2), 8, 16).unwrap();
             assert_eq!((p, n), (Partition::tiles(4, 32, 2, 16), 4));
         }
+    }
+
+    /// Bad partitions are told in the caller's elements, not in the bytes Locus
+    /// partitions (a datum of 4 doubles).
+    #[test]
+    fn errors_speak_of_elements() {
+        let range = [locus_range { begin: 2, end: 2 }];
+        let ranges = locus_partition_spec {
+            kind: 1,
+            block_len: 0,
+            ranges: range.as_ptr(),
+            range_count: 1,
+            rows: 0,
+            cols: 0,
+            tile_rows: 0,
+            tile_cols: 0,
+        };
+        let tiles = locus_partition_spec {
+            kind: 2,
+            ranges: std::ptr::null(),
+            range_count: 0,
+            rows: 2,
+            cols: 3,
+            tile_rows: 1,
+            tile_cols: 1,
+            ..ranges
+        };
+        // SAFETY: `range` holds the one range `ranges` names; `tiles` reads none.
+        let (r, t) = unsafe { (in_bytes("x", &ranges, 8, 4), in_bytes("x", &tiles, 8, 4)) };
+        let message = |f: CResult<(Partition, usize)>| {
+            let f = f.unwrap_err();
+            assert_eq!(f.status, locus_status::LOCUS_E_CONFIG);
+            f.message
+        };
+        assert_eq!(
+            message(r),
+            "partition of `x`: range 2..2 is empty or out of bounds (length 4)"
+        );
+        assert_eq!(
+            message(t),
+            "partition of `x`: a 2 x 3 matrix has 6 elements, the datum 4"
+        );
     }
 }

@@ -75,7 +75,11 @@ impl From<locus::Error> for Fail {
             E::Config(_) | E::Topology(_) | E::Startup { .. } => locus_status::LOCUS_E_CONFIG,
             E::Declaration { .. } => locus_status::LOCUS_E_DECLARATION,
             E::ForeignData { .. } => locus_status::LOCUS_E_WRONG_RUNTIME,
-            E::TaskPanicked { .. } | E::RunFailed { .. } => locus_status::LOCUS_E_RUN_FAILED,
+            E::TaskPanicked { .. }
+            | E::TaskFailed { .. }
+            | E::RunFailed { .. }
+            | E::StackExhausted { .. }
+            | E::ObserverPanicked { .. } => locus_status::LOCUS_E_RUN_FAILED,
             E::OutOfMemory { .. } => locus_status::LOCUS_E_OUT_OF_MEMORY,
             E::Size { .. } => locus_status::LOCUS_E_SIZE,
             E::Poisoned { .. } | E::NestedRun => locus_status::LOCUS_E_STATE,

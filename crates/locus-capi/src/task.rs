@@ -156,7 +156,10 @@ pub struct locus_task {
     pub arg_free: Option<unsafe extern "C" fn(arg: *mut c_void)>,
     /// The accesses, in the order of the body's views.
     pub accesses: *const locus_access,
-    /// Number of accesses.
+    /// Number of accesses. A task of none is a control task: its children go to its
+    /// parent's scope and it cannot wait for them (`locus_wait` and `locus_ctx_fetch`
+    /// are `LOCUS_E_DECLARATION`); give it an access, a weak read being enough, to
+    /// wait for its children.
     pub naccesses: usize,
     /// Estimated cost of the body in nanoseconds (0: none).
     pub cost_ns: u64,
@@ -651,7 +654,7 @@ impl Body {
                 Some(m) => format!("body returned {status}: {m}"),
                 None => format!("body returned {status}"),
             };
-            std::panic::resume_unwind(Box::new(message));
+            std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
         }
     }
 }
@@ -770,7 +773,8 @@ fn task_ctx<'a>(cur: Current, what: &str) -> CResult<&'a TaskCtx> {
 
 /// Waits until every child the task spawned so far is complete (taskwait); the worker
 /// runs other tasks meanwhile. Refused (`LOCUS_E_DECLARATION`) when children need the
-/// task's own outputs (declare those accesses weak); `LOCUS_E_CONTEXT` in the root.
+/// task's own outputs (declare those accesses weak), and in a task of no access (a
+/// control task: its children are its parent's); `LOCUS_E_CONTEXT` in the root.
 #[no_mangle]
 pub extern "C" fn locus_wait(ctx: locus_ctx) -> locus_status {
     guard(|| {

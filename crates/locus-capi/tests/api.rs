@@ -529,6 +529,25 @@ unsafe extern "C" fn migrating_root(
         ));
         let mut free = 0;
         note(locus_free_memory(locus_runtime::default(), 0, &mut free));
+        let spec = locus_partition_spec {
+            kind: 0,
+            block_len: 4,
+            ranges: ptr::null(),
+            range_count: 0,
+            rows: 0,
+            cols: 0,
+            tile_rows: 0,
+            tile_cols: 0,
+        };
+        let mut count = 0;
+        note(locus_partition(
+            locus_runtime::default(),
+            st.v,
+            &spec,
+            ptr::null_mut(),
+            0,
+            &mut count,
+        ));
     }
     0
 }
@@ -567,6 +586,7 @@ fn migration_tasks_from_a_body() {
             (LOCUS_E_CONTEXT, "null task context"),
             (LOCUS_E_STATE, "inside a task body"),
             (LOCUS_E_HANDLE, "null runtime"),
+            (LOCUS_E_STATE, "partition: not allowed inside a task body"),
         ];
         assert_eq!(st.statuses.len(), want.len());
         for ((got, message), (status, needle)) in st.statuses.iter().zip(want) {

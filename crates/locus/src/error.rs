@@ -45,6 +45,15 @@ pub enum Error {
         /// The panic message.
         message: String,
     },
+    /// A task body reported a failure ([`TaskFailure`]: a C body that returned
+    /// non-zero); the run was drained and every buffer freed, as after a panic.
+    #[error("task `{task}` failed: {message}")]
+    TaskFailed {
+        /// The task's name.
+        task: String,
+        /// What the body reported.
+        message: String,
+    },
     /// Tasks waiting for their children nested too deeply on a worker's stack: a
     /// waiting task runs others on its worker's stack, and the next would have started
     /// with less than a quarter of the stack free (up to 1 MiB); it was drained unrun.
@@ -111,6 +120,14 @@ pub enum Error {
     #[error("Runtime::run cannot be called from inside a task; spawn into the task's scope")]
     NestedRun,
 }
+
+/// A task body's reported failure: a body that unwinds with this payload
+/// (`std::panic::resume_unwind(Box::new(TaskFailure(message)))`, which prints nothing)
+/// fails its run with [`Error::TaskFailed`] instead of [`Error::TaskPanicked`]; its
+/// outputs are treated as a panicking task's. Bindings to other languages use it for
+/// bodies that return an error code.
+#[derive(Clone, Debug)]
+pub struct TaskFailure(pub String);
 
 /// A failed run: the first error, and the report of what ran before and while draining.
 #[derive(Clone, Debug, thiserror::Error)]

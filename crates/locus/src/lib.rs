@@ -108,7 +108,7 @@ mod sync;
 pub use {
     config::{AllocMode, Config, Migration, ProcBind, StealKind},
     data::{AccessList, Data, Element, Partition, Parts, Read, ReadWrite, Reduce, Weak, Write},
-    error::{Error, RunError},
+    error::{Error, RunError, TaskFailure},
     graph::{Affinity, AffinityTarget, Attach, Scope, TaskBuilder, TaskCtx, Team},
     metrics::Report,
     runtime::{

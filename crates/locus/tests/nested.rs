@@ -312,6 +312,48 @@ fn waits_nested_deeper_than_the_stack_allows_fail_the_run() {
     assert!(Runtime::builder().worker_stack_size(4096).build().is_err());
 }
 
+/// A task of no access is a control task: its children are its parent's, so it cannot
+/// wait for them, and the error names it and says how to wait; with a weak access the
+/// same program waits.
+#[test]
+fn a_task_of_no_access_cannot_wait_and_is_told_why() {
+    let rt = runtime("2x1", Config::DsaOpt);
+    let x = rt.data::<u64>("x", 1);
+    let waited = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let slot = waited.clone();
+    rt.run(|s| {
+        let x2 = x.clone();
+        s.spawn("driver", (), move |ctx, ()| {
+            ctx.scope()
+                .spawn("child", x2.write(), |_, v| v[0] = 1)
+                .unwrap();
+            *slot.lock().unwrap() = Some(ctx.wait().map_err(|e| e.to_string()));
+        })
+        .unwrap();
+    })
+    .unwrap();
+    let message = waited.lock().unwrap().take().unwrap().unwrap_err();
+    assert!(
+        message.contains("task `driver`") && message.contains("control task"),
+        "{message}"
+    );
+    assert!(message.contains("weak one is enough"), "{message}");
+    assert_eq!(rt.fetch(&x).unwrap(), vec![1], "the child ran all the same");
+
+    rt.run(|s| {
+        let x2 = x.clone();
+        s.spawn("driver", x.weak_write(), move |ctx, ()| {
+            ctx.scope()
+                .spawn("child", x2.write(), |_, v| v[0] = 2)
+                .unwrap();
+            ctx.wait().unwrap();
+        })
+        .unwrap();
+    })
+    .unwrap();
+    assert_eq!(rt.fetch(&x).unwrap(), vec![2]);
+}
+
 #[test]
 fn waiting_for_children_that_need_the_parents_output_is_refused() {
     let rt = runtime("1x1", Config::DsaOpt);

@@ -95,6 +95,18 @@ impl Partition {
             tile_cols,
         }
     }
+
+    /// How many parts the partition cuts a datum of `len` elements into, or why it
+    /// cannot (the message [`Runtime::partition`](crate::Runtime::partition) gives).
+    ///
+    /// ```
+    /// use locus::Partition;
+    /// assert_eq!(Partition::blocks(4).parts_of(10), Ok(3));
+    /// assert!(Partition::ranges([2..2]).parts_of(4).is_err());
+    /// ```
+    pub fn parts_of(&self, len: usize) -> Result<usize, String> {
+        part_runs(self, len).map(|(runs, _)| runs.len())
+    }
 }
 
 /// The parts of a partitioned datum: one [`Data`] handle each, in the partition's order;

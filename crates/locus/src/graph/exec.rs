@@ -1310,7 +1310,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                     // returns, after the body and the context are gone.
                     let ctx = unsafe {
                         TaskCtx::new(
-                            &task.run,
+                            &task,
                             ex.worker(),
                             ex.node(),
                             throttle,
@@ -1326,11 +1326,17 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         })
                         .map_err(|payload| {
                             completion = Completion::Panicked;
-                            let message = panic_message(&*payload);
-                            drop_payload(payload);
-                            Error::TaskPanicked {
-                                task: task.name.to_string(),
-                                message,
+                            let task = task.name.to_string();
+                            match payload.downcast::<crate::error::TaskFailure>() {
+                                Ok(failure) => Error::TaskFailed {
+                                    task,
+                                    message: failure.0,
+                                },
+                                Err(payload) => {
+                                    let message = panic_message(&*payload);
+                                    drop_payload(payload);
+                                    Error::TaskPanicked { task, message }
+                                }
                             }
                         })
                 }

@@ -352,19 +352,21 @@ pub struct TaskCtx {
     scope: Scope,
     worker: usize,
     node: usize,
+    /// The task whose body this is, for errors that name it; held by `start` until the
+    /// body has returned (the contract of [`TaskCtx::new`]).
+    task: std::ptr::NonNull<crate::graph::TaskRef>,
 }
 
 impl TaskCtx {
-    /// The context of a task body about to run in `run`.
+    /// The context of `task`'s body, about to run in the task's run.
     ///
     /// # Safety
     ///
-    /// `run` outlives the context: it is the `run` of the task whose body receives the
-    /// context, which the caller holds until the body has returned and the context is
-    /// dropped (the context is neither `Send` nor cloneable, and the body gets it by
-    /// reference only).
+    /// `task` (so its run) outlives the context: the caller holds it until the body has
+    /// returned and the context is dropped (the context is neither `Send` nor
+    /// cloneable, and the body gets it by reference only).
     pub(crate) unsafe fn new(
-        run: &Arc<RunState>,
+        task: &crate::graph::TaskRef,
         worker: usize,
         node: usize,
         throttle: Throttle,
@@ -373,10 +375,17 @@ impl TaskCtx {
     ) -> Self {
         TaskCtx {
             // SAFETY: the caller's contract.
-            scope: unsafe { Scope::new(run, throttle, owner, team) },
+            scope: unsafe { Scope::new(&task.run, throttle, owner, team) },
             worker,
             node,
+            task: std::ptr::NonNull::from(task),
         }
+    }
+
+    /// The name of the task whose body this is.
+    pub fn task_name(&self) -> &str {
+        // SAFETY: the task outlives its context (the contract of `new`).
+        unsafe { &self.task.as_ref().name }
     }
 
     /// The scope for spawning child tasks. A task's children bind to its *domain*: the
@@ -422,9 +431,11 @@ impl TaskCtx {
             }
             _ => {
                 return Err(Error::Declaration {
-                    task: "control task".into(),
-                    message: "a control task's children belong to its parent's scope; it \
-                              cannot wait for them"
+                    task: self.task_name().to_string(),
+                    message: "is a control task (spawned with `spawn_control`, or \
+                              declaring no access): its children belong to its parent's \
+                              scope, and it cannot wait for them; declare an access (a \
+                              weak one is enough) to spawn children it can wait for"
                         .into(),
                 })
             }
