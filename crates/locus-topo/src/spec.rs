@@ -182,11 +182,32 @@ pub(crate) fn parse_numbers(text: &str) -> Result<Vec<u32>, String> {
         .collect()
 }
 
+/// The largest distance file read: a matrix of [`MAX_NODES`] nodes squared, with room
+/// for comments, is far smaller.
+const MAX_DISTANCE_FILE: u64 = 64 << 20;
+
 fn read_distance_file(path: &Path) -> Result<Vec<u32>, TopoError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TopoError::Io {
+    use std::io::Read;
+    let io = |source: std::io::Error| TopoError::Io {
         path: path.to_path_buf(),
         source: std::sync::Arc::new(source),
-    })?;
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_DISTANCE_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_DISTANCE_FILE {
+        return Err(TopoError::Parse {
+            path: path.to_path_buf(),
+            reason: format!(
+                "larger than {} MiB: a matrix of at most {MAX_NODES} x {MAX_NODES} distances \
+                 is far smaller",
+                MAX_DISTANCE_FILE >> 20
+            ),
+        });
+    }
     let body: String = text
         .lines()
         .map(|line| line.split('#').next().unwrap_or(""))
@@ -249,6 +270,12 @@ mod tests {
         assert_eq!(t.distance(NodeId(2), NodeId(0)), 20);
         let missing = from_spec("3x2:@/nonexistent/locus").unwrap_err();
         assert!(matches!(missing, TopoError::Io { .. }), "{missing}");
+        // An endless file (`/dev/zero`) is read only as far as the limit.
+        let endless = from_spec("3x2:@/dev/zero").unwrap_err();
+        assert!(
+            endless.to_string().contains("larger than 64 MiB"),
+            "{endless}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
