@@ -312,7 +312,8 @@ pub extern "C" fn locus_data_free(data: locus_data) -> locus_status {
 /// the team and the team the datum, and with the handle gone nothing could detach it
 /// any more, so neither would ever be freed.
 pub(crate) fn detach_freed(rt: &Runtime, entry: &DataEntry) {
-    rt.detach(&entry.data);
+    // The entry's runtime is `rt`: nothing to refuse.
+    let _ = rt.detach(&entry.data);
 }
 
 /// The datum's element size and count (either pointer may be NULL).

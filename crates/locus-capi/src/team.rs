@@ -335,7 +335,7 @@ pub extern "C" fn locus_detach(runtime: locus_runtime, data: locus_data) -> locu
     guard(|| {
         let rt = runtime_of(runtime)?;
         let (d, _, _) = data_of(data, runtime.bits)?;
-        rt.detach(&d);
+        rt.detach(&d)?;
         Ok(())
     })
 }

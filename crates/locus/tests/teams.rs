@@ -103,8 +103,14 @@ fn moving_a_team_takes_its_data_along_or_not() {
     })
     .unwrap();
     assert_eq!(rt.fetch(&node).unwrap(), vec![3]);
+    // Another runtime cannot detach it.
+    assert!(matches!(
+        runtime("1x1").detach(&a),
+        Err(locus::Error::ForeignData { .. })
+    ));
+    assert_eq!(team.attached(), 1);
     // Detached, a datum stays when its team moves.
-    rt.detach(&a);
+    rt.detach(&a).unwrap();
     assert_eq!(team.attached(), 0);
     assert_eq!(rt.move_team(&team, &[1], true).unwrap().pages, 0);
 }
@@ -132,7 +138,7 @@ fn an_attached_datum_is_its_owners() {
     on(0);
     rt.attach(&v, Attach::Team(team.clone())).unwrap();
     on(1);
-    rt.detach(&v);
+    rt.detach(&v).unwrap();
     on(2);
     assert_eq!(fetch_all(&rt, &node), vec![2, 1, 0]);
     // Its pages never moved.

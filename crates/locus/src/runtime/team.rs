@@ -129,7 +129,7 @@ impl Runtime {
                 t.home()
             }
         };
-        self.detach(data);
+        self.detach(data)?;
         if let Attach::Team(t) = &owner {
             t.inner
                 .data
@@ -143,7 +143,15 @@ impl Runtime {
 
     /// Detaches `data` from its owner, if it has one; the policies then go by where
     /// its memory lies again.
-    pub fn detach<T: Element>(&self, data: &Data<T>) {
+    ///
+    /// Errors: a datum of another runtime.
+    pub fn detach<T: Element>(&self, data: &Data<T>) -> Result<(), Error> {
+        if data.inner.runtime != self.id {
+            return Err(Error::ForeignData {
+                task: "detach".into(),
+                data: data.inner.name.clone(),
+            });
+        }
         let previous = data.inner.owner.lock().take();
         if let Some((Attach::Team(t), _)) = previous {
             t.inner
@@ -152,6 +160,7 @@ impl Runtime {
                 .expect("team lock")
                 .retain(|d| !std::ptr::eq(d.as_ptr(), Arc::as_ptr(&data.inner)));
         }
+        Ok(())
     }
 
     fn check_team_nodes(&self, op: &str, nodes: &[usize]) -> Result<(), Error> {
