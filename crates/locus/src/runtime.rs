@@ -1144,10 +1144,20 @@ impl Runtime {
             in_place: report.versions.in_place,
         };
         match run.take_error() {
-            Some(error) => Err(RunError {
-                error,
-                report: Box::new(report),
-            }),
+            Some(error) => {
+                // The root's value (if it returned one) is the user's, and its drop may
+                // panic: that must not replace the run's error with a panic.
+                let value = lock_mutex(&value).take();
+                if let Err(payload) =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(value)))
+                {
+                    crate::graph::drop_payload(payload);
+                }
+                Err(RunError {
+                    error,
+                    report: Box::new(report),
+                })
+            }
             None => {
                 let value = lock_mutex(&value)
                     .take()

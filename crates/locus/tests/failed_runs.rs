@@ -326,3 +326,26 @@ fn an_observer_that_panics_fails_the_run() {
     }
     assert_eq!(rt.pool_bytes_in_use(), 8 * 8, "only `x`'s buffer");
 }
+
+/// The control program's value is dropped by a failed run; a value whose drop panics
+/// leaves the run's error as it was, instead of unwinding out of `run`.
+#[test]
+fn a_failed_runs_value_that_panics_when_dropped_leaves_the_error() {
+    struct Loud;
+    impl Drop for Loud {
+        fn drop(&mut self) {
+            panic!("dropped");
+        }
+    }
+    let rt = runtime(Config::DsaOpt);
+    let x = rt.data::<u64>("x", 1);
+    let outcome = rt.run(|s| {
+        s.spawn("fails", x.write(), |_, _| panic!("injected"))
+            .unwrap();
+        Loud
+    });
+    match outcome.map(|f| std::mem::forget(f.value)) {
+        Err(e) => assert!(matches!(e.error, Error::TaskPanicked { .. }), "{e}"),
+        Ok(()) => panic!("the run failed"),
+    }
+}
