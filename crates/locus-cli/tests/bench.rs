@@ -314,3 +314,55 @@ fn the_home_study_refuses_the_options_of_the_matrix() {
         assert_one_line_usage_error(&locus(&args), mentions);
     }
 }
+
+/// `--threads` beyond the topology is refused before any run, with the message `locus
+/// run` gives, and nothing is written: the matrix and both studies.
+#[test]
+fn threads_beyond_the_topology_are_refused_before_any_run() {
+    let dir = scratch("bench-too-many-threads");
+    let out = dir.to_str().unwrap();
+    for args in [
+        &[
+            "bench",
+            "--engine",
+            "sim",
+            "--topology",
+            "2x1",
+            "--threads",
+            "5",
+            "--kernels",
+            "random-dag",
+            "--configs",
+            "ws",
+            "--out",
+            out,
+        ][..],
+        &["bench", "--suite", "home", "--threads", "500", "--out", out],
+        &[
+            "bench",
+            "--suite",
+            "twisted",
+            "--topology",
+            "2x1",
+            "--threads",
+            "3",
+            "--out",
+            out,
+        ],
+    ] {
+        let o = locus(args);
+        assert_one_line_usage_error(&o, "threads asked, but topology");
+        assert!(!dir.exists(), "{args:?}: nothing is written");
+    }
+    let o = locus(&[
+        "bench",
+        "--engine",
+        "sim",
+        "--topology",
+        "2x1",
+        "--threads",
+        "5",
+    ]);
+    let run = locus(&["run", "random-dag", "--topology", "2x1", "--threads", "5"]);
+    assert_eq!(o.stderr, run.stderr, "the message of `locus run`");
+}

@@ -325,3 +325,43 @@ fn shm_base_runs_the_shared_versions() {
 fn distributed_without_mpi_is_a_usage_error() {
     assert_usage_error(&["run", "jacobi-2d", "--distributed"], "--features mpi");
 }
+
+/// `--probe` measures this machine: a `--topology` naming another is refused.
+#[test]
+fn topo_probe_refuses_a_topology() {
+    assert_usage_error(
+        &["topo", "--probe", "--topology", "opteron-64"],
+        "--probe measures this machine",
+    );
+    assert_usage_error(
+        &["topo", "--probe", "--json", "--topology", "2x2"],
+        "drop --topology 2x2",
+    );
+}
+
+/// A negative number is an invalid value of its option, not an unknown argument.
+#[test]
+fn negative_numbers_are_invalid_values() {
+    for (args, option) in [
+        (
+            &["run", "random-dag", "--threads", "-1"][..],
+            "--threads <N>",
+        ),
+        (&["run", "random-dag", "--vicinity", "-1"], "--vicinity <N>"),
+        (
+            &["sim", "random-dag", "--topology", "2x1", "--threads", "-1"],
+            "--threads <N>",
+        ),
+        (
+            &["sim", "random-dag", "--topology", "2x1", "--vicinity", "-2"],
+            "--vicinity <N>",
+        ),
+        (&["bench", "--threads", "-1"], "--threads <N>"),
+        (&["bench", "--repeat", "-1"], "--repeat <N>"),
+        (&["soak", "--seed", "-1"], "--seed <S>"),
+        (&["soak", "--watchdog-secs", "-1"], "--watchdog-secs <SECS>"),
+    ] {
+        let value = args.last().unwrap();
+        assert_usage_error(args, &format!("invalid value '{value}' for '{option}'"));
+    }
+}

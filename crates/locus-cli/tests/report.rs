@@ -116,3 +116,104 @@ fn compare_puts_two_outputs_side_by_side_with_ratios() {
     assert_eq!(missing.status.code(), Some(2));
     assert_eq!(stderr(&missing).lines().count(), 1);
 }
+
+/// Writes `summary` as `DIR/summary.json` in a fresh directory.
+fn summary_dir(name: &str, summary: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("summary.json"), summary).unwrap();
+    dir
+}
+
+/// Names of any length are shown whole in the table (a format width stops at 65,535),
+/// and cut short in the chart's labels.
+#[test]
+fn compare_shows_names_of_any_length() {
+    let long = "k".repeat(70_000);
+    let row = |median: f64| {
+        serde_json::json!({"rows": [{"bench": long, "config": "ws", "median_s": median}]})
+            .to_string()
+    };
+    let a = summary_dir("compare-long-a", &row(0.5));
+    let b = summary_dir("compare-long-b", &row(0.25));
+    let chart = scratch("compare-long-out");
+    let out = locus(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        chart.to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&long))
+        .unwrap_or_else(|| panic!("no row: {}", &text[..200]));
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        &cells[1..5],
+        ["ws", "0.5000", "0.2500", "0.50"],
+        "{}",
+        &line[70_000..]
+    );
+    let svg = std::fs::read_to_string(chart.join("compare.svg")).unwrap();
+    assert!(!svg.contains(&long) && svg.contains('…'));
+    assert!(chart.join("compare.png").is_file());
+}
+
+/// A summary that is not the shape `locus bench` writes is refused: one line naming
+/// the file and what is wrong, exit status 2, no table.
+#[test]
+fn compare_refuses_summaries_of_the_wrong_shape() {
+    let good = summary_dir(
+        "compare-shape-good",
+        r#"{"engine": "sim", "rows": [{"bench": "bitonic", "config": "ws", "median_s": 0.5}]}"#,
+    );
+    let cases = [
+        (r#"{"rows": []}"#, "no rows"),
+        (r#"{"rows": {}}"#, "no `rows` array"),
+        (r#"[1, 2]"#, "no `rows` array"),
+        (r#"{"rows": [{"foo": 1}]}"#, "rows[0]: no `bench`"),
+        (
+            r#"{"rows": [1, "x", null]}"#,
+            "rows[0]: a number, not an object",
+        ),
+        (
+            r#"{"rows": [{"bench": "bitonic", "config": 3, "median_s": 1}]}"#,
+            "rows[0]: `config` is a number, not a string",
+        ),
+        (
+            r#"{"rows": [{"bench": "bitonic", "config": "ws"}]}"#,
+            "rows[0]: no `median_s`",
+        ),
+        (
+            r#"{"rows": [{"bench": "bitonic", "config": "ws", "median_s": 1},
+                         {"bench": "bitonic", "config": "dfa", "median_s": "fast"}]}"#,
+            "rows[1]: `median_s` is a string, not a number or null",
+        ),
+        (
+            r#"{"rows": [{"bench": "bitonic", "config": "ws", "median_s": 1, "peak_bytes": [1]}]}"#,
+            "rows[0]: `peak_bytes` is an array",
+        ),
+    ];
+    for (summary, needle) in cases {
+        let bad = summary_dir("compare-shape-bad", summary);
+        for (a, b) in [(&good, &bad), (&bad, &good)] {
+            let out = locus(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{summary}: {err}");
+            assert_eq!(err.lines().count(), 1, "{summary}: {err}");
+            assert!(err.contains(needle), "{summary}: {err}");
+            assert!(err.contains(&format!("{}", bad.join("summary.json").display())));
+            assert!(out.stdout.is_empty(), "{summary}");
+        }
+    }
+    // Rows without values (every repetition failed, or a geometric mean) are `null`.
+    let nulls = summary_dir(
+        "compare-shape-nulls",
+        r#"{"rows": [{"bench": "bitonic", "config": "ws", "median_s": null, "r_loc_rt": null}]}"#,
+    );
+    let out = locus(&["compare", good.to_str().unwrap(), nulls.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

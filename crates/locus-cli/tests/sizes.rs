@@ -205,3 +205,59 @@ fn sizes_a_kernel_cannot_run_are_one_line_and_status_2() {
         "--block-len",
     );
 }
+
+/// A `--param` key is a field of the kernel's parameters, given once: the options of
+/// their own (`--migrate`, `--affinity`) do not pass through `--param`.
+#[test]
+fn param_keys_are_fields_given_once() {
+    for (bench, key) in [
+        ("random-dag", "--migrate=bogus"),
+        ("random-dag", "--migrate=now"),
+        ("twisted-stream", "--migrate=now"),
+        ("jacobi-2d", "--affinity=strict"),
+        ("spmv", "--matrix=a.mtx"),
+    ] {
+        let param = format!("--param={key}");
+        let option = key.split('=').next().unwrap();
+        assert_usage_error(
+            &["run", bench, "--topology", "2x1", &param],
+            &format!("{bench}: unknown --param `{option}` (fields: "),
+        );
+    }
+    assert_usage_error(
+        &[
+            "run",
+            "random-dag",
+            "--topology",
+            "2x1",
+            "--param=--migrate=x",
+        ],
+        "(fields: data, hints, max_inputs, max_len, seed, tasks; size=tiny|small|paper)",
+    );
+    assert_usage_error(
+        &[
+            "sim",
+            "random-dag",
+            "--topology",
+            "2x1",
+            "--param",
+            "seed=1",
+            "--param",
+            "seed=2",
+        ],
+        "--param seed is given twice",
+    );
+    assert_usage_error(
+        &[
+            "run",
+            "kmeans",
+            "--topology",
+            "2x1",
+            "--param",
+            "size=tiny",
+            "--param",
+            "size=tiny",
+        ],
+        "--param size is given twice",
+    );
+}

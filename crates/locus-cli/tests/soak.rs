@@ -42,7 +42,7 @@ fn the_default_seed_is_printed() {
 
 #[test]
 fn bad_durations_are_one_line_and_status_2() {
-    for bad in ["-1", "0", "NaN", "inf", "ten", "", "1e9"] {
+    for bad in ["-1", "0", "NaN", "inf", "ten", "", "1e9", "1e-300", "0.009"] {
         let o = locus(&["soak", "--minutes", bad]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "--minutes {bad:?}: {err}");
@@ -53,6 +53,26 @@ fn bad_durations_are_one_line_and_status_2() {
     let o = locus(&["soak", "--seed", "-3"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("invalid value '-3'"), "{}", stderr(&o));
+    let o = locus(&["soak", "--minutes", "1e-300"]);
+    assert!(
+        stderr(&o).contains("at least 0.01 minutes"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The shortest soak runs, and its duration is printed with a few decimals, not every
+/// digit typed.
+#[test]
+fn the_shortest_soak_runs_and_prints_its_duration_briefly() {
+    let o = locus(&["soak", "--minutes", "0.0100000000000000000001"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("soak for 0.01 minutes,"), "{err}");
+    let out = stdout(&o);
+    assert!(out.contains("of 0.01 minutes"), "{out}");
+    assert!(!out.contains("  runs 0 "), "{out}");
 }
 
 /// A datum kept alive past its run (the hidden `--inject-leak`) is found right after

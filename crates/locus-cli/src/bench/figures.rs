@@ -230,12 +230,25 @@ pub fn traffic_share<'a>(rows: impl Iterator<Item = &'a Row>) -> Option<Vec<Vec<
     })
 }
 
+/// The most pixels a PNG is rendered with (2^25, 128 MiB of RGBA): a chart sized by
+/// absurd input (thousands of bars) is refused rather than exhausting memory. The
+/// pictures of `locus bench` stay far below it.
+const MAX_PNG_PIXELS: u64 = 1 << 25;
+
 /// Renders an SVG to PNG at its own size, with the system's fonts (`sans-serif` is
 /// DejaVu Sans, Liberation Sans, Arial, Noto Sans or FreeSans, whichever is installed
 /// first; a system without fonts gives pictures without text).
 pub fn to_png(svg: &str) -> Result<Vec<u8>, String> {
     let tree = parse_svg(svg)?;
     let size = tree.size().to_int_size();
+    let pixels = u64::from(size.width()) * u64::from(size.height());
+    if pixels > MAX_PNG_PIXELS {
+        return Err(format!(
+            "the picture is {} x {} pixels, too large for a PNG (at most 2^25 pixels)",
+            size.width(),
+            size.height()
+        ));
+    }
     let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
         .ok_or("the picture has no area")?;
     resvg::render(

@@ -47,12 +47,22 @@ pub struct Args {
     pub topology: Option<String>,
     /// Worker threads (default: one per CPU of the topology; for `--suite home`, 50 or
     /// as many as the topology has CPUs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        allow_negative_numbers = true
+    )]
     pub threads: Option<u32>,
     /// Repetitions of every kernel and configuration (default: 5 on threads; 1 in the
     /// simulator, which is deterministic). Tables show min / median / max, charts error
     /// bars.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        allow_negative_numbers = true
+    )]
     pub repeat: Option<u32>,
     /// The configuration speedups are measured against.
     #[arg(long, value_parser = config_parser(), default_value = summary::BASELINE, value_name = "CONFIG")]
@@ -166,6 +176,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     let repetitions = args.repeat.map_or(repetitions, |r| r as usize);
     let topology = topology(spec)?;
     let threads = args.threads.map(|t| t as usize);
+    check_threads(&topology, threads)?;
     if engine == Engine::Threads {
         if let Some(warning) = crate::render::oversubscribed(&topology, threads) {
             eprintln!("locus: warning: {warning}");
@@ -191,6 +202,22 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             .clone()
             .unwrap_or_else(|| PathBuf::from("bench-out")),
     })
+}
+
+/// Refuses `--threads` the topology cannot hold before any run, with the message
+/// `locus run` gives: the runtime itself judges the worker count, on a simulated
+/// runtime, which starts no thread and holds no memory.
+fn check_threads(topology: &locus::Topology, threads: Option<usize>) -> Result<(), Failure> {
+    let Some(threads) = threads else {
+        return Ok(());
+    };
+    Runtime::builder()
+        .topology(topology.clone())
+        .threads(threads)
+        .engine(locus_sim::Sim::new())
+        .build()
+        .map(drop)
+        .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// Runs the matrix, prints the table and writes the reports. Runs whose result differs
@@ -474,6 +501,7 @@ fn home_study(args: &Args) -> Result<(), Failure> {
         Some(t) => t as usize,
         None => topology.num_cpus().min(home::VICINITIES[3]),
     };
+    check_threads(&topology, Some(threads))?;
     if !sim {
         if let Some(warning) = crate::render::oversubscribed(&topology, Some(threads)) {
             eprintln!("locus: warning: {warning}");
@@ -603,6 +631,7 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
         .unwrap_or(if sim { "opteron-16" } else { "host" });
     let topology = topology(spec)?;
     let threads = args.threads.map_or(topology.num_cpus(), |t| t as usize);
+    check_threads(&topology, Some(threads))?;
     if !sim {
         if let Some(warning) = crate::render::oversubscribed(&topology, Some(threads)) {
             eprintln!("locus: warning: {warning}");

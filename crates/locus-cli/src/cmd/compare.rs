@@ -31,6 +31,16 @@ struct Side {
     rows: Vec<Value>,
 }
 
+/// The numeric fields of a row that compare reads: each a number, or `null` when the
+/// row has no value (a configuration whose every repetition failed, a geometric mean).
+const NUMBERS: [&str; 5] = ["median_s", "min_s", "max_s", "r_loc_rt", "peak_bytes"];
+
+/// Reads `DIR/summary.json`. The summary must have the shape `locus bench` writes: a
+/// non-empty `rows` array (bench writes at least one kernel under one configuration),
+/// each row an object with a `bench` and a `config` string and a `median_s`, and the
+/// other numeric fields numbers or `null` where present. Anything else is refused,
+/// naming the file and the first row that is wrong, rather than shown as a table of
+/// dashes.
 fn load(dir: &Path) -> Result<Side, Failure> {
     let path = dir.join("summary.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -41,18 +51,78 @@ fn load(dir: &Path) -> Result<Side, Failure> {
     })?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::Usage(format!("{}: not JSON: {e}", path.display())))?;
+    let bad = |what: String| {
+        Failure::Usage(format!(
+            "{}: {what} (expected the summary.json of `locus bench`)",
+            path.display()
+        ))
+    };
     let rows = v["rows"]
         .as_array()
-        .ok_or_else(|| Failure::Usage(format!("{}: no `rows`", path.display())))?
+        .ok_or_else(|| bad("no `rows` array".into()))?
         .clone();
-    let label = format!(
-        "{} ({} engine on {}, {} sizes)",
-        dir.display(),
-        v["engine"].as_str().unwrap_or("?"),
-        v["topology"]["name"].as_str().unwrap_or("?"),
-        v["size"].as_str().unwrap_or("?")
-    );
+    if rows.is_empty() {
+        return Err(bad("no rows".into()));
+    }
+    for (i, row) in rows.iter().enumerate() {
+        check_row(row).map_err(|what| bad(format!("rows[{i}]: {what}")))?;
+    }
+    // What ran, as far as the summary says: `sim engine on 2x2, small sizes`.
+    let engine_on = match (v["engine"].as_str(), v["topology"]["name"].as_str()) {
+        (Some(engine), Some(topology)) => Some(format!("{engine} engine on {topology}")),
+        (Some(engine), None) => Some(format!("{engine} engine")),
+        (None, Some(topology)) => Some(format!("on {topology}")),
+        (None, None) => None,
+    };
+    let sizes = v["size"].as_str().map(|size| format!("{size} sizes"));
+    let about: Vec<String> = [engine_on, sizes].into_iter().flatten().collect();
+    let label = if about.is_empty() {
+        dir.display().to_string()
+    } else {
+        format!("{} ({})", dir.display(), about.join(", "))
+    };
     Ok(Side { label, rows })
+}
+
+/// What is wrong with a row of a summary, if anything.
+fn check_row(row: &Value) -> Result<(), String> {
+    let Some(object) = row.as_object() else {
+        return Err(format!("{}, not an object", kind(row)));
+    };
+    for field in ["bench", "config"] {
+        match object.get(field) {
+            Some(Value::String(_)) => {}
+            Some(other) => return Err(format!("`{field}` is {}, not a string", kind(other))),
+            None => return Err(format!("no `{field}`")),
+        }
+    }
+    if !object.contains_key("median_s") {
+        return Err("no `median_s`".into());
+    }
+    for field in NUMBERS {
+        match object.get(field) {
+            None | Some(Value::Null | Value::Number(_)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "`{field}` is {}, not a number or null",
+                    kind(other)
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The JSON type of a value, for messages (the value itself may be long).
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn key(row: &Value) -> (String, String) {
@@ -71,6 +141,20 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 fn cell(v: Option<f64>, decimals: usize) -> String {
     v.map_or("-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// Names longer than this many characters are cut short in the chart's labels: the
+/// chart is as wide as its longest label, and the table shows every name whole.
+const CHART_NAME_CHARS: usize = 40;
+
+/// `name` as the chart labels it: whole, or its first characters followed by `…`.
+fn chart_name(name: &str) -> String {
+    if name.chars().count() <= CHART_NAME_CHARS {
+        return name.to_string();
+    }
+    let mut short: String = name.chars().take(CHART_NAME_CHARS - 1).collect();
+    short.push('…');
+    short
 }
 
 /// Prints the side-by-side table (and writes the chart).
@@ -139,11 +223,13 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             .iter()
             .enumerate()
             .map(|(c, s)| {
-                let w = widths[c];
+                // Padded by hand: a format width is limited to 65,535, and a name in a
+                // summary may be longer.
+                let fill = " ".repeat(widths[c] - s.chars().count());
                 if c < 2 {
-                    format!("{s:<w$}")
+                    format!("{s}{fill}")
                 } else {
-                    format!("{s:>w$}")
+                    format!("{fill}{s}")
                 }
             })
             .collect();
@@ -163,7 +249,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             keys.iter().filter(|k| k.0 != "geomean").collect();
         let groups: Vec<String> = kernels_only
             .iter()
-            .map(|k| format!("{} {}", k.0, k.1))
+            .map(|k| format!("{} {}", chart_name(&k.0), chart_name(&k.1)))
             .collect();
         let series = vec!["A".to_string(), "B".to_string()];
         let values: Vec<Vec<Option<f64>>> = kernels_only

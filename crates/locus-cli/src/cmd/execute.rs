@@ -59,7 +59,11 @@ pub fn bench_name(b: Bench) -> &'static str {
 /// ([`locus_bench::Workload::new`]); see `locus_bench::size` for the mapping. Paper 1
 /// tuned its block sizes per machine (Table 3): `paper` on the `sgi-uv2000` topology is
 /// the SGI-192's sizes, on any other the Opteron-64's.
-fn size(s: &Size, topology: &str) -> Result<SizeSpec, Failure> {
+///
+/// A `--param` field is given at most once, and is a field of the kernel's parameters:
+/// the `--NAME=VALUE` keys by which the options of their own reach the kernel are not
+/// `--param`s.
+fn size(s: &Size, topology: &str, name: &str, control: BenchControl) -> Result<SizeSpec, Failure> {
     let mut spec = SizeSpec {
         base: match s.preset {
             Some(SizePreset::Paper) => BenchSize::Paper,
@@ -71,7 +75,20 @@ fn size(s: &Size, topology: &str) -> Result<SizeSpec, Failure> {
         iterations: s.iterations,
         fields: Vec::new(),
     };
-    for (k, v) in &s.params {
+    for (i, (k, v)) in s.params.iter().enumerate() {
+        if s.params[..i].iter().any(|(earlier, _)| earlier == k) {
+            return Err(Failure::Usage(format!(
+                "--param {} is given twice; give each field once",
+                k.escape_debug()
+            )));
+        }
+        if k.starts_with('-') {
+            return Err(Failure::Usage(format!(
+                "{name}: unknown --param `{}` (fields: {}; size=tiny|small|paper)",
+                k.escape_debug(),
+                param_fields(name, control)
+            )));
+        }
         if k == "size" {
             if s.preset.is_some() {
                 return Err(Failure::Usage(
@@ -103,6 +120,33 @@ fn size(s: &Size, topology: &str) -> Result<SizeSpec, Failure> {
         spec.base = BenchSize::paper_for(topology);
     }
     Ok(spec)
+}
+
+/// The fields `--param` sets on `name`'s parameters, for messages: those that hold a
+/// number or a boolean and take their own value back (not the figures the report adds,
+/// such as cholesky's `flops`).
+fn param_fields(name: &str, control: BenchControl) -> String {
+    let tiny = || SizeSpec::from(BenchSize::Tiny);
+    let Ok(workload) = Workload::new(name, &tiny(), control) else {
+        return String::new();
+    };
+    let params = workload.params();
+    let Some(object) = params.as_object() else {
+        return String::new();
+    };
+    object
+        .iter()
+        .filter(|(_, v)| v.is_number() || v.is_boolean())
+        .filter(|(k, v)| {
+            let spec = SizeSpec {
+                fields: vec![(k.to_string(), v.to_string())],
+                ..tiny()
+            };
+            Workload::new(name, &spec, control).is_ok()
+        })
+        .map(|(k, _)| k.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A `threads` run holds its data at least twice (the runtime's versions and the
@@ -193,7 +237,7 @@ pub fn execute_traced(
         Control::Seq => BenchControl::Sequential,
         Control::Parallel => BenchControl::Parallel,
     };
-    let mut spec = size(job.size, job.topology.name())?;
+    let mut spec = size(job.size, job.topology.name(), name, control)?;
     // `--migrate`: twisted-stream's policy at its phase change; for every benchmark
     // `none`, `now`, `next-touch` and `auto` are also the runtime's migration setting
     // (twisted-stream takes `auto` only: its other values are its own policies).

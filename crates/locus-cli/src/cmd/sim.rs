@@ -21,7 +21,12 @@ pub struct Args {
     pub config: Config,
     /// Number of simulated workers (default: one per CPU of the topology), placed as
     /// `locus run --threads` places them (see `--bind`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        allow_negative_numbers = true
+    )]
     pub threads: Option<u32>,
     /// Which CPUs fewer workers than CPUs take: `spread` (one per node in turn) or
     /// `close` (node after node).
@@ -34,7 +39,12 @@ pub struct Args {
     pub shared: Option<SharedArg>,
     /// For `--config home`: workers per steal vicinity (1: no stealing; default: all
     /// the workers).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        allow_negative_numbers = true
+    )]
     pub vicinity: Option<u32>,
     /// Sequential or parallel control program.
     #[arg(long, value_enum, default_value = "seq")]

@@ -53,13 +53,25 @@ pub struct Args {
     )]
     pub minutes: f64,
     /// Seed of the generator that draws every run.
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = DEFAULT_SEED,
+        allow_negative_numbers = true
+    )]
     pub seed: u64,
     /// Print the summary as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
     /// Longest a single run may take before the soak fails, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..), hide = true)]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..),
+        allow_negative_numbers = true,
+        hide = true
+    )]
     pub watchdog_secs: u64,
     /// Keeps a datum of the first run alive across runs: the leak check must fail.
     #[arg(long, hide = true)]
@@ -75,7 +87,10 @@ const DEFAULT_SEED: u64 = 1;
 /// The longest soak `--minutes` accepts: a week.
 const MAX_MINUTES: f64 = 7.0 * 24.0 * 60.0;
 
-/// Parses `--minutes`: a positive, finite number of minutes, at most a week.
+/// The shortest soak `--minutes` accepts: 0.6 seconds, time for a few runs.
+const MIN_MINUTES: f64 = 0.01;
+
+/// Parses `--minutes`: a finite number of minutes from [`MIN_MINUTES`] to a week.
 fn minutes(s: &str) -> Result<f64, String> {
     let m: f64 = s
         .trim()
@@ -87,10 +102,23 @@ fn minutes(s: &str) -> Result<f64, String> {
             s.escape_debug()
         ));
     }
+    if m < MIN_MINUTES {
+        return Err(format!(
+            "{} minutes: a soak lasts at least {MIN_MINUTES} minutes (0.6 s)",
+            s.trim().escape_debug()
+        ));
+    }
     if m > MAX_MINUTES {
         return Err(format!("{m} minutes: at most {MAX_MINUTES} (a week)"));
     }
     Ok(m)
+}
+
+/// A number of minutes as the messages show it: at most three decimals (`0.1`,
+/// `1.333`), not the dozens of digits a fraction typed in full may carry.
+fn shown_minutes(m: f64) -> String {
+    let text = format!("{m:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Topologies the runs are drawn over; each is laid over the host's CPUs.
@@ -330,7 +358,9 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let limit = Duration::from_secs(args.watchdog_secs);
     eprintln!(
         "locus: soak for {} minutes, seed {} (watchdog: {} s per run)",
-        args.minutes, args.seed, args.watchdog_secs
+        shown_minutes(args.minutes),
+        args.seed,
+        args.watchdog_secs
     );
     quiet_injected_panics();
     let current: Current = Arc::new(Mutex::new(None));
@@ -471,7 +501,8 @@ impl Soak {
             });
         }
         let mut next_progress = PROGRESS_EVERY;
-        while started.elapsed() < duration {
+        // At least one run, however short the soak.
+        while index == 0 || started.elapsed() < duration {
             let mut spec = match plan.pop_front() {
                 Some(spec) => spec,
                 None => draw(rng, shapes),
@@ -998,10 +1029,10 @@ fn print_summary(soak: &Soak, args: &Args, elapsed: f64, failure: Option<&str>) 
         return;
     }
     println!(
-        "soak: seed {}, {:.1} of {} minutes",
+        "soak: seed {}, {} of {} minutes",
         args.seed,
-        elapsed / 60.0,
-        args.minutes
+        shown_minutes(elapsed / 60.0),
+        shown_minutes(args.minutes)
     );
     println!(
         "  runs {} ({} kernels, {} random graphs, {} injected panics, {} refused declarations), tasks {}",

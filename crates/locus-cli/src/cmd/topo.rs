@@ -24,13 +24,21 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Measure the host: migration cost `a + b x pages` between two nodes
-    /// (`move_pages`) and the STREAM triad bandwidth.
+    /// (`move_pages`) and the STREAM triad bandwidth (not with a `--topology` other
+    /// than `host`).
     #[arg(long)]
     pub probe: bool,
 }
 
 /// Prints the topology as tables or as one JSON object.
 pub fn main(args: &Args) -> Result<(), Failure> {
+    // The probe measures this machine: a model named by `--topology` would be ignored.
+    if args.probe && args.topology.trim() != "host" {
+        return Err(Failure::Usage(format!(
+            "--probe measures this machine, not a topology: drop --topology {}",
+            args.topology.escape_debug()
+        )));
+    }
     let topo = topology(&args.topology)?;
     if args.probe {
         return probe::main(args.json);
