@@ -69,6 +69,17 @@ struct Shared {
     /// data node's far port (`Costs::far_link_bandwidth_gb_s`).
     far: Vec<Vec<bool>>,
     pools: Arc<Pools>,
+    /// Bytes of stack of the thread a run is simulated on
+    /// (`RuntimeBuilder::worker_stack_size`): every body runs there, nested when one
+    /// waits.
+    stack_bytes: usize,
+}
+
+/// The address of the caller's stack frame, about.
+#[inline(always)]
+fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
 }
 
 /// A started simulator; runs happen inside [`Engine::run`].
@@ -122,6 +133,7 @@ impl SimEngine {
             setup.last_victim_first,
             setup.steal_half,
         );
+        let stack_bytes = setup.worker_stack_bytes;
         let worker_node = setup.worker_node;
         let workers = worker_node.len();
         let plans = (0..workers).map(|w| mechanism.plan(w));
@@ -184,6 +196,7 @@ impl SimEngine {
                 write_factor,
                 far,
                 pools,
+                stack_bytes,
             }),
             runs: Mutex::new(0),
         })
@@ -233,15 +246,44 @@ unsafe impl Engine for SimEngine {
         self.shared.bodies == BodiesChoice::Fixed(Bodies::Skip)
     }
 
-    /// Simulates the run to its end on the calling thread; returns the simulated time
-    /// at which the last task ended.
+    /// Simulates the run to its end; returns the simulated time at which the last task
+    /// ended. The run is simulated on a thread of its own with the workers' stack size:
+    /// every body runs there, nested when one waits, and nesting that would leave less
+    /// than a quarter of the stack (at most 1 MiB) fails the run, as on `threads`.
     fn run(&self, root: TaskRef) -> f64 {
+        let stack = self.shared.stack_bytes;
+        std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new()
+                .name("locus-sim".into())
+                .stack_size(stack)
+                .spawn_scoped(scope, || {
+                    let top = stack_address();
+                    let reserve = (stack / 4).clamp(64 << 10, 1 << 20);
+                    self.run_here(
+                        root.clone(),
+                        top.saturating_sub(stack.saturating_sub(reserve)),
+                    )
+                });
+            match spawned {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
+                // No thread to be had: the calling thread, whose stack is not known.
+                Err(_) => self.run_here(root.clone(), 0),
+            }
+        })
+    }
+}
+
+impl SimEngine {
+    /// Simulates the run on the calling thread, starting no body below `stack_floor`.
+    fn run_here(&self, root: TaskRef, stack_floor: usize) -> f64 {
         let run = {
             let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
             *runs += 1;
             *runs - 1
         };
-        let machine = Rc::new(Machine::new(self.shared.clone(), run));
+        let machine = Rc::new(Machine::new(self.shared.clone(), run, stack_floor));
         if let Some(observer) = &self.shared.observer {
             if let Err(e) = guarded("run_started", || observer.run_started(0)) {
                 root.fail_run_with(e);
@@ -388,6 +430,8 @@ struct Machine {
     state: RefCell<State>,
     /// Nested when a body helps (`help_while`) and so runs other tasks' code.
     inline: RefCell<Vec<Inline>>,
+    /// The lowest stack address at which a body still starts (`SimEngine::run`).
+    stack_floor: usize,
 }
 
 /// A worker as the dependence tracker sees it; made for each piece of inline code.
@@ -432,7 +476,7 @@ enum Found {
 }
 
 impl Machine {
-    fn new(shared: Arc<Shared>, run: u64) -> Self {
+    fn new(shared: Arc<Shared>, run: u64, stack_floor: usize) -> Self {
         let nodes = shared.topology.num_nodes();
         let keep_spans = shared.probe.as_ref().is_some_and(Probe::keeps_spans);
         let state = State {
@@ -472,6 +516,7 @@ impl Machine {
             shared,
             state: RefCell::new(state),
             inline: RefCell::new(Vec::new()),
+            stack_floor,
         }
     }
 
@@ -683,6 +728,15 @@ impl Machine {
     /// and allocation costs before its bytes move.
     fn begin(self: &Rc<Self>, w: usize, task: Queued) {
         let Queued { task, meta } = task;
+        if stack_address() < self.stack_floor && !task.run_failed() {
+            // Its body would nest too deeply on the simulation's stack: the run fails
+            // and the task drains unrun, as every task of a failed run.
+            task.fail_run_with(Error::StackExhausted {
+                task: task.name().to_string(),
+                worker: w,
+                stack_bytes: self.shared.stack_bytes,
+            });
+        }
         let (bodies, now) = {
             let mut st = self.state.borrow_mut();
             let bodies = self.bodies_for(&mut st, &meta);

@@ -459,3 +459,53 @@ fn a_full_node_falls_back_to_its_nearest_neighbour() {
         m.peak_bytes_per_node
     );
 }
+
+/// One level of a recursion that waits for its child at every level.
+fn waiting_level(ctx: &locus::TaskCtx, token: locus::Data<u64>, level: usize) {
+    if level == 0 {
+        return;
+    }
+    let next = token.clone();
+    let spawned = ctx
+        .scope()
+        .spawn("level", token.weak_read(), move |ctx, ()| {
+            waiting_level(ctx, next, level - 1)
+        });
+    if spawned.is_ok() {
+        // Err once the run has failed: the child then drains unrun.
+        let _ = ctx.wait();
+    }
+}
+
+/// The simulator runs every body on one thread, nested when a body waits: a
+/// recursion deeper than that thread's stack allows fails the run with
+/// `StackExhausted`, as on `threads` (it overflowed the caller's stack and aborted the
+/// process); a shallow one runs.
+#[test]
+fn waits_nested_deeper_than_the_stack_allows_fail_the_run() {
+    for (levels, fails) in [(1000, false), (100_000, true)] {
+        let rt = runtime("1x1", Config::DsaOpt, Sim::new());
+        let token = rt.data::<u64>("token", 1);
+        let outcome = rt.run(|s| {
+            let t = token.clone();
+            s.spawn("level", token.weak_read(), move |ctx, ()| {
+                waiting_level(ctx, t, levels)
+            })
+            .unwrap();
+        });
+        match outcome {
+            Ok(f) => {
+                assert!(!fails, "{levels} levels ran");
+                assert_eq!(f.report.tasks, levels as u64 + 1);
+            }
+            Err(e) => {
+                assert!(fails, "{levels} levels: {}", e.error);
+                assert!(
+                    matches!(e.error, locus::Error::StackExhausted { .. }),
+                    "{}",
+                    e.error
+                );
+            }
+        }
+    }
+}
