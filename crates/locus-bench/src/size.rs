@@ -379,7 +379,7 @@ pub(crate) fn resolve<P: KernelParams>(spec: &SizeSpec, control: Control) -> Res
         }
     }
     for axis in o.axes {
-        let (extent, block) = axis_values(&object, *axis);
+        let (extent, block) = axis_values(name, &object, *axis)?;
         // The options as they apply to this axis: a field `--param` set stays as set
         // (a block count set by `--param` acts as `--blocks`).
         let (size, blocks, block_len) = match *axis {
@@ -465,8 +465,13 @@ fn extent_label(o: &Options, axis: Axis) -> String {
     }
 }
 
-/// `(extent, block extent)` of an axis in `object`.
-fn axis_values(object: &Map<String, Value>, axis: Axis) -> (usize, usize) {
+/// `(extent, block extent)` of an axis in `object`; an extent of a block count times a
+/// block extent that overflows is an error.
+fn axis_values(
+    name: &str,
+    object: &Map<String, Value>,
+    axis: Axis,
+) -> Result<(usize, usize), String> {
     let get = |f: &str| {
         object
             .get(f)
@@ -474,8 +479,17 @@ fn axis_values(object: &Map<String, Value>, axis: Axis) -> (usize, usize) {
             .expect("axis fields are numbers") as usize
     };
     match axis {
-        Axis::Extent(n, b) => (get(n), get(b)),
-        Axis::Count(k, b) => (get(k).saturating_mul(get(b)), get(b)),
+        Axis::Extent(n, b) => Ok((get(n), get(b))),
+        Axis::Count(k, b) => {
+            let (count, len) = (get(k), get(b));
+            match count.checked_mul(len) {
+                Some(extent) => Ok((extent, len)),
+                None => Err(format!(
+                    "{name}: {k} {count} × {b} {len} overflows: no datum holds that many \
+                     elements"
+                )),
+            }
+        }
     }
 }
 

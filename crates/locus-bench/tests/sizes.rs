@@ -302,6 +302,20 @@ fn error(name: &str, spec: &SizeSpec) -> String {
 fn invalid_sizes_are_errors_naming_the_option() {
     let s = Size::Small;
     let cases: Vec<(&str, SizeSpec, &str)> = vec![
+        // A block count whose product with the block extent overflows: said so, not
+        // as a `--blocks` the user did not give.
+        (
+            "jacobi-1d",
+            spec(
+                s,
+                None,
+                None,
+                None,
+                None,
+                &[("blocks", "9223372036854775807")],
+            ),
+            "blocks 9223372036854775807 × block_len",
+        ),
         // A block extent that does not divide the extent.
         (
             "jacobi-2d",
