@@ -460,7 +460,9 @@ fn a_full_node_falls_back_to_its_nearest_neighbour() {
     );
 }
 
-/// One level of a recursion that waits for its child at every level.
+/// One level of a recursion that waits for its child at every level: each wait runs
+/// the child on the waiting worker's stack (the simulator's one thread), so the levels
+/// nest there.
 fn waiting_level(ctx: &locus::TaskCtx, token: locus::Data<u64>, level: usize) {
     if level == 0 {
         return;
@@ -477,14 +479,24 @@ fn waiting_level(ctx: &locus::TaskCtx, token: locus::Data<u64>, level: usize) {
     }
 }
 
-/// The simulator runs every body on one thread, nested when a body waits: a
-/// recursion deeper than that thread's stack allows fails the run with
-/// `StackExhausted`, as on `threads` (it overflowed the caller's stack and aborted the
-/// process); a shallow one runs.
+/// Waits nest on a worker's stack, and in the simulator on the one thread every body
+/// runs on. A recursion deeper than the stack allows ends the run with
+/// `StackExhausted` and frees everything, on both engines, instead of overflowing the
+/// stack (which aborted the process); a shallow one runs, and a bigger stack takes more.
 #[test]
 fn waits_nested_deeper_than_the_stack_allows_fail_the_run() {
-    for (levels, fails) in [(1000, false), (100_000, true)] {
-        let rt = runtime("1x1", Config::DsaOpt, Sim::new());
+    use locus::Error;
+    let deep = |sim: bool, stack: usize, levels: usize| {
+        let builder = Runtime::builder()
+            .topology(Topology::from_spec("1x1").unwrap())
+            .worker_stack_size(stack);
+        let rt = if sim {
+            builder.engine(Sim::new())
+        } else {
+            builder
+        }
+        .build()
+        .unwrap();
         let token = rt.data::<u64>("token", 1);
         let outcome = rt.run(|s| {
             let t = token.clone();
@@ -493,19 +505,24 @@ fn waits_nested_deeper_than_the_stack_allows_fail_the_run() {
             })
             .unwrap();
         });
-        match outcome {
-            Ok(f) => {
-                assert!(!fails, "{levels} levels ran");
-                assert_eq!(f.report.tasks, levels as u64 + 1);
-            }
-            Err(e) => {
-                assert!(fails, "{levels} levels: {}", e.error);
-                assert!(
-                    matches!(e.error, locus::Error::StackExhausted { .. }),
-                    "{}",
-                    e.error
-                );
-            }
+        assert_eq!(rt.pool_bytes_in_use(), 0);
+        outcome.map(|f| f.report.tasks).map_err(|e| e.error)
+    };
+    for sim in [false, true] {
+        match deep(sim, locus::MIN_WORKER_STACK, 1_000_000) {
+            Err(Error::StackExhausted {
+                worker,
+                stack_bytes,
+                ..
+            }) => assert_eq!((worker, stack_bytes), (0, locus::MIN_WORKER_STACK)),
+            other => panic!("sim {sim}: expected StackExhausted, got {other:?}"),
         }
+        assert_eq!(deep(sim, locus::DEFAULT_WORKER_STACK, 100).unwrap(), 101);
+        assert_eq!(deep(sim, 64 << 20, 1000).unwrap(), 1001);
+        assert!(matches!(
+            deep(sim, locus::DEFAULT_WORKER_STACK, 1_000_000),
+            Err(Error::StackExhausted { .. })
+        ));
     }
+    assert!(Runtime::builder().worker_stack_size(4096).build().is_err());
 }

@@ -268,16 +268,19 @@ fn a_combining_function_that_panics_in_fetch_poisons_the_datum() {
     }
 }
 
+/// A value that panics when dropped.
+struct Loud;
+
+impl Drop for Loud {
+    fn drop(&mut self) {
+        panic!("dropped");
+    }
+}
+
 /// A panic whose payload panics again when dropped fails the run like any panic; it
 /// used to unwind out of the worker, which aborted the process.
 #[test]
 fn a_panic_payload_that_panics_when_dropped_fails_only_the_run() {
-    struct Loud;
-    impl Drop for Loud {
-        fn drop(&mut self) {
-            panic!("dropped");
-        }
-    }
     let rt = runtime(Config::DsaOpt);
     let x = rt.data::<u64>("x", 1);
     let err = rt
@@ -324,19 +327,14 @@ fn an_observer_that_panics_fails_the_run() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(rt.pool_bytes_in_use(), 8 * 8, "only `x`'s buffer");
+    // The root is observed too: the run may fail before any task writes `x`.
+    assert!(rt.pool_bytes_in_use() <= 8 * 8, "at most `x`'s buffer");
 }
 
 /// The control program's value is dropped by a failed run; a value whose drop panics
 /// leaves the run's error as it was, instead of unwinding out of `run`.
 #[test]
 fn a_failed_runs_value_that_panics_when_dropped_leaves_the_error() {
-    struct Loud;
-    impl Drop for Loud {
-        fn drop(&mut self) {
-            panic!("dropped");
-        }
-    }
     let rt = runtime(Config::DsaOpt);
     let x = rt.data::<u64>("x", 1);
     let outcome = rt.run(|s| {

@@ -256,62 +256,6 @@ fn recursive_fibonacci_with_taskwait_on_one_and_two_workers() {
     }
 }
 
-/// One level of a recursion that waits for its child at every level: each wait runs
-/// the child on the waiting worker's stack, so the levels nest there.
-fn waiting_level(ctx: &locus::TaskCtx, token: locus::Data<u64>, level: usize) {
-    if level == 0 {
-        return;
-    }
-    let next = token.clone();
-    let spawned = ctx
-        .scope()
-        .spawn("level", token.weak_read(), move |ctx, ()| {
-            waiting_level(ctx, next, level - 1)
-        });
-    if spawned.is_ok() {
-        // Err once the run has failed: the child then drains unrun.
-        let _ = ctx.wait();
-    }
-}
-
-/// Waits nest on a worker's stack. A recursion deeper than the stack allows ends the
-/// run with `StackExhausted` and frees everything, instead of overflowing the stack
-/// (which killed the process); a bigger stack takes it.
-#[test]
-fn waits_nested_deeper_than_the_stack_allows_fail_the_run() {
-    let deep = |stack: usize, levels: usize| {
-        let rt = Runtime::builder()
-            .topology(Topology::from_spec("1x1").unwrap())
-            .worker_stack_size(stack)
-            .build()
-            .unwrap();
-        let token = rt.data::<u64>("token", 1);
-        let outcome = rt.run(|s| {
-            let t = token.clone();
-            s.spawn("level", token.weak_read(), move |ctx, ()| {
-                waiting_level(ctx, t, levels)
-            })
-            .unwrap();
-        });
-        assert_eq!(rt.pool_bytes_in_use(), 0);
-        outcome.map(|f| f.report.tasks).map_err(|e| e.error)
-    };
-    match deep(locus::MIN_WORKER_STACK, 1_000_000) {
-        Err(Error::StackExhausted {
-            worker,
-            stack_bytes,
-            ..
-        }) => assert_eq!((worker, stack_bytes), (0, locus::MIN_WORKER_STACK)),
-        other => panic!("expected StackExhausted, got {other:?}"),
-    }
-    assert_eq!(deep(locus::DEFAULT_WORKER_STACK, 100).unwrap(), 101);
-    assert!(matches!(
-        deep(locus::DEFAULT_WORKER_STACK, 1_000_000),
-        Err(Error::StackExhausted { .. })
-    ));
-    assert!(Runtime::builder().worker_stack_size(4096).build().is_err());
-}
-
 /// A task of no access is a control task: its children are its parent's, so it cannot
 /// wait for them, and the error names it and says how to wait; with a weak access the
 /// same program waits.
