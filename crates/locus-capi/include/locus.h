@@ -375,6 +375,8 @@ enum locus_status locus_data_shared(struct locus_runtime runtime,
 // let go of the datum, or before this function returns if it fails; with `release`
 // NULL the caller frees the memory itself, after freeing every handle of the datum
 // and destroying the runtime. `ptr` must be aligned for the C type of the elements.
+// Memory that overlaps a datum registered and alive is refused (`LOCUS_E_ARGUMENT`),
+// and then `release` is not called: the memory is the other datum's.
 //
 // # Safety
 //

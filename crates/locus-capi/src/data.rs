@@ -53,6 +53,44 @@ pub(crate) struct DataEntry {
 
 pub(crate) static DATA: Table<DataEntry> = Table::new("data");
 
+/// The memory of the registered data alive now, as byte ranges `start -> end`: memory
+/// registered again while it is would be two data, each updated in place, over the
+/// same bytes.
+static REGISTERED: std::sync::Mutex<std::collections::BTreeMap<usize, usize>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// Records `start..end` as registered, unless it overlaps memory registered already.
+fn claim(start: usize, end: usize) -> CResult {
+    let mut registered = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
+    // The last range starting before `end` is the only one that may overlap: ranges do
+    // not overlap each other.
+    if let Some((&s, &e)) = registered.range(..end).next_back() {
+        if e > start && start < end {
+            return Err(Fail::new(
+                locus_status::LOCUS_E_ARGUMENT,
+                format!(
+                    "ptr: the {} bytes at {start:#x} overlap memory registered already \
+                     ({} bytes at {s:#x}); its `release` is not called",
+                    end - start,
+                    e - s
+                ),
+            ));
+        }
+    }
+    if start < end {
+        registered.insert(start, end);
+    }
+    Ok(())
+}
+
+/// Forgets the registered range starting at `start`.
+fn unclaim(start: usize) {
+    REGISTERED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&start);
+}
+
 /// Checks an element size and count; returns the size in bytes.
 pub(crate) fn checked_size(name: &str, elem_size: usize, count: usize) -> CResult<usize> {
     if elem_size == 0 {
@@ -239,6 +277,8 @@ pub unsafe extern "C" fn locus_data_shared(
 /// let go of the datum, or before this function returns if it fails; with `release`
 /// NULL the caller frees the memory itself, after freeing every handle of the datum
 /// and destroying the runtime. `ptr` must be aligned for the C type of the elements.
+/// Memory that overlaps a datum registered and alive is refused (`LOCUS_E_ARGUMENT`),
+/// and then `release` is not called: the memory is the other datum's.
 ///
 /// # Safety
 ///
@@ -271,7 +311,14 @@ pub unsafe extern "C" fn locus_data_register(
             return Err(crate::status::null("ptr"));
         };
         let address = ptr as usize;
+        // Memory registered already stays with the datum that has it: refused, and
+        // not released (that would free the other datum's memory).
+        if let Err(e) = claim(address, address.saturating_add(bytes)) {
+            handed = true;
+            return Err(e);
+        }
         let free: Box<dyn FnOnce() + Send> = Box::new(move || {
+            unclaim(address);
             if let Some(release) = release {
                 // SAFETY: the caller's function for its own memory, called once, when
                 // Locus lets go of it.

@@ -1076,6 +1076,14 @@ static void test_registered_memory(void) {
     double *mine = malloc(512 * sizeof(double));
     for (int i = 0; i < 512; i++) mine[i] = i;
     OK(locus_data_register(rt, "r", sizeof(double), 512, mine, count_release, &d));
+    /* The same memory, or part of it, again: two data over one buffer, refused, and its
+     * release is not called (the memory is the first datum's). */
+    locus_data again = {0};
+    EXPECT(locus_data_register(rt, "again", sizeof(double), 8, mine + 100, count_release, &again),
+           LOCUS_E_ARGUMENT, "overlap memory registered already");
+    EXPECT(locus_data_register(rt, "again", sizeof(double), 512, mine, count_release, &again),
+           LOCUS_E_ARGUMENT, "overlap memory registered already");
+    CHECK(released == 1);
     register_state st = {d, mine, LOCUS_E_INTERNAL};
     OK(locus_run(rt, spawn_doubling, &st, NULL));
     OK(st.status);
@@ -1087,6 +1095,18 @@ static void test_registered_memory(void) {
     OK(locus_data_free(d));
     OK(locus_runtime_destroy(rt));
     CHECK(released == 2 && released_ptr == mine); /* once Locus let go, exactly once */
+
+    /* Released, the memory may be registered again. */
+    double *reused = malloc(16 * sizeof(double));
+    rt = make_runtime("dsa-opt");
+    OK(locus_data_register(rt, "first", sizeof(double), 16, reused, NULL, &d));
+    OK(locus_data_free(d));
+    OK(locus_runtime_destroy(rt));
+    rt = make_runtime("dsa-opt");
+    OK(locus_data_register(rt, "second", sizeof(double), 16, reused, NULL, &d));
+    OK(locus_data_free(d));
+    OK(locus_runtime_destroy(rt));
+    free(reused);
 }
 
 /* ---- the memory API ---- */
