@@ -3,7 +3,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus_mem::region::RegionPolicy;
@@ -92,11 +92,11 @@ pub(crate) struct DataInner {
     /// the placement policies treat it as that owner's data.
     /// With the node of an attached worker.
     pub(crate) owner: Flagged<(crate::graph::Attach, usize)>,
-    /// The task in whose scope the datum was created, until that task is complete
-    /// (`graph::domain`): meanwhile only its children bind to the datum, through its
+    /// Whether the datum was made in the scope of a task that is not complete yet
+    /// (`graph::domain`): meanwhile only that task's children bind to it, through its
     /// domain, and a task bound run-wide is refused. Two chains of versions, one in the
     /// domain and one run-wide, would otherwise share one buffer of shared data.
-    pub(crate) local_to: Flagged<String>,
+    pub(crate) local: AtomicBool,
 }
 
 impl DataInner {
@@ -131,7 +131,7 @@ impl DataInner {
             reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
             owner: Flagged::new(),
-            local_to: Flagged::new(),
+            local: AtomicBool::new(false),
         })
     }
 
@@ -161,7 +161,7 @@ impl DataInner {
             reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
             owner: Flagged::new(),
-            local_to: Flagged::new(),
+            local: AtomicBool::new(false),
         }
     }
 
@@ -194,7 +194,7 @@ impl DataInner {
                 reduction: Flagged::new(),
                 maybe_poisoned: Default::default(),
                 owner: Flagged::new(),
-                local_to: Flagged::new(),
+                local: AtomicBool::new(false),
             },
         }
     }
@@ -223,7 +223,7 @@ impl DataInner {
             reduction: Flagged::new(),
             maybe_poisoned: Default::default(),
             owner: Flagged::new(),
-            local_to: Flagged::new(),
+            local: AtomicBool::new(false),
         }
     }
 
@@ -348,6 +348,7 @@ impl<T> Flagged<T> {
     }
 
     /// Whether the value is set, without locking.
+    #[inline]
     pub(crate) fn is_set(&self) -> bool {
         self.set.load(Ordering::Acquire)
     }

@@ -205,7 +205,9 @@ impl Domain {
             }
             if e.local {
                 e.data.follow(last);
-                *e.data.local_to.lock() = None;
+                e.data
+                    .local
+                    .store(false, std::sync::atomic::Ordering::Release);
             }
         }
         (bindings, completion)

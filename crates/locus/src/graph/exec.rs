@@ -119,13 +119,23 @@ impl Refusal {
 }
 
 /// Checks a task's declarations against the run: same runtime, ranges in bounds, no
-/// datum declared twice when one of the accesses writes it.
-fn validate(run: &RunState, declared: &[Declared]) -> Result<(), Refusal> {
+/// datum declared twice when one of the accesses writes it, and for a task bound
+/// run-wide (`run_wide`) no datum of a scope whose task is not complete.
+fn validate(run: &RunState, declared: &[Declared], run_wide: bool) -> Result<(), Refusal> {
     for (i, d) in declared.iter().enumerate() {
         if d.data.runtime != run.runtime_id {
             return Err(Refusal::Foreign {
                 data: d.data.name.clone(),
             });
+        }
+        // A datum made in the scope of a task that is not complete yet is reached only
+        // through that task's domain (`graph::domain`).
+        if run_wide && d.data.local.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(Refusal::Invalid(format!(
+                "`{}` was created in the scope of a task that is not complete yet: until \
+                 then only that task's children can access it",
+                d.data.name
+            )));
         }
         if let Some(reason) = &d.data.unavailable {
             return Err(Refusal::Invalid(format!(
@@ -287,21 +297,6 @@ fn validate_nested(
     Ok(())
 }
 
-/// Refuses, for a task bound run-wide, a datum created in the scope of a task that is
-/// not complete yet: only that task's children reach it meanwhile (`graph::domain`).
-fn refuse_local(declared: &[Declared]) -> Result<(), Refusal> {
-    for d in declared {
-        if let Some(owner) = d.data.local_to.get() {
-            return Err(Refusal::Invalid(format!(
-                "`{}` was created in the scope of task `{owner}`: until that task is \
-                 complete only its children can access it",
-                d.data.name
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Submits a task from the calling worker `ex`, into the domain of `owner` if any.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn submit<L, F>(
@@ -332,27 +327,22 @@ where
     };
     let mut entries = domain.map(Domain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
-    let checked = validate(run, &declared)
-        .and_then(|()| match entries {
-            Some(_) => Ok(()),
-            None => refuse_local(&declared),
-        })
-        .and_then(|()| {
-            // Accesses to partitioned data bind to the segments they cover; only then can
-            // two declarations meet on one segment (`partition::check_leaves`).
-            let names: SmallVec<[String; 4]> = if declared.iter().any(|d| d.data.is_partitioned()) {
-                declared.iter().map(|d| d.data.name.clone()).collect()
-            } else {
-                SmallVec::new()
-            };
-            for d in declared {
-                resolved.push(partition::resolve(d));
-            }
-            if names.is_empty() {
-                return Ok(());
-            }
-            partition::check_leaves(&resolved, &names).map_err(Refusal::Invalid)
-        });
+    let checked = validate(run, &declared, entries.is_none()).and_then(|()| {
+        // Accesses to partitioned data bind to the segments they cover; only then can
+        // two declarations meet on one segment (`partition::check_leaves`).
+        let names: SmallVec<[String; 4]> = if declared.iter().any(|d| d.data.is_partitioned()) {
+            declared.iter().map(|d| d.data.name.clone()).collect()
+        } else {
+            SmallVec::new()
+        };
+        for d in declared {
+            resolved.push(partition::resolve(d));
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        partition::check_leaves(&resolved, &names).map_err(Refusal::Invalid)
+    });
     // The declarations the task binds to versions, in order (after a refusal, whatever
     // was resolved: nothing is bound then).
     let declared = partition::leaves_of(&resolved);

@@ -198,7 +198,9 @@ impl Scope {
         ));
         if let Some(owner) = &self.owner {
             if let Ok(domain) = owner.domain_or_refusal() {
-                *inner.local_to.lock() = Some(owner.task().name.to_string());
+                inner
+                    .local
+                    .store(true, std::sync::atomic::Ordering::Release);
                 domain.add_local(inner.clone());
             }
         }

@@ -43,8 +43,20 @@ pub(crate) struct WorkerThread {
 /// the frame.
 #[inline(always)]
 pub(crate) fn stack_address() -> usize {
-    let marker = 0u8;
-    std::hint::black_box(&marker) as *const u8 as usize
+    #[cfg(target_arch = "x86_64")]
+    {
+        let sp: usize;
+        // SAFETY: reads the stack pointer into a register; no memory is touched.
+        unsafe {
+            std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags))
+        };
+        sp
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let marker = 0u8;
+        std::hint::black_box(&marker) as *const u8 as usize
+    }
 }
 
 /// The stack a worker keeps free below its deepest nested task start: a quarter of
@@ -87,6 +99,7 @@ impl WorkerThread {
     /// here nests on the stack, so below the stack's floor the run fails instead
     /// (with [`Error::StackExhausted`](crate::Error::StackExhausted)) and the task is
     /// drained unrun, as every task of a failed run is: no body starts deeper.
+    #[inline]
     fn run_nested(&self, task: TaskRef) {
         if stack_address() < self.stack_floor && !task.run.is_failed() {
             task.run.fail(crate::Error::StackExhausted {
