@@ -70,6 +70,23 @@ fn run(l: &Launch, transport: std::sync::Arc<dyn Transport>) -> Result<Outcome, 
     kernels::run(&l.bench, &cluster, &l.sizes)
 }
 
+/// What `l` runs, as its options say it: `jacobi-2d --size 64`.
+fn program(l: &Launch) -> String {
+    let s = &l.sizes;
+    let mut text = l.bench.clone();
+    for (option, value) in [
+        ("--size", s.size),
+        ("--block-len", s.block_len),
+        ("--iterations", s.iterations),
+        ("--panic-on", s.panic_on),
+    ] {
+        if let Some(v) = value {
+            text.push_str(&format!(" {option} {v}"));
+        }
+    }
+    format!("`{text}`")
+}
+
 /// Runs `l` on this rank under MPI and prints rank 0's report. `Ok` on every rank when
 /// the run succeeded everywhere and rank 0 verified the result.
 pub fn launch(l: &Launch) -> Result<(), Failure> {
@@ -85,13 +102,23 @@ pub fn launch(l: &Launch) -> Result<(), Failure> {
     }
     let (universe, mpi) = crate::mpi::init().map_err(Failure::Failed)?;
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
+    // The ranks must run one program: checked before any of its messages.
+    let program = program(l);
+    if let Err(e) = kernels::agree_on_program(&*mpi, &program) {
+        mpi.shutdown();
+        drop(universe);
+        return Err(Failure::Usage(format!("rank {rank} of {ranks}: {e}")));
+    }
     let outcome = match run(l, mpi.clone()) {
         Ok(o) => o,
         Err(e) => {
+            let message = format!("rank {rank} of {ranks}: {e}");
+            // The peers learn it, wherever they wait for this rank (a failure before
+            // or after the cluster's run, which reports its own failures already).
+            mpi.fail(&message);
             mpi.shutdown();
             // The peers may be gone or failing: finalising MPI could wait for them.
             std::mem::forget(universe);
-            let message = format!("rank {rank} of {ranks}: {e}");
             return Err(match e {
                 Error::Config(_) | Error::Refused { .. } => Failure::Usage(message),
                 _ => Failure::Failed(message),
@@ -99,22 +126,25 @@ pub fn launch(l: &Launch) -> Result<(), Failure> {
         }
     };
     let sections = kernels::gather(&*mpi, &outcome);
-    mpi.shutdown();
-    drop(universe);
-    let Some(sections) = sections else {
-        return Ok(());
-    };
-    if l.json {
-        println!("{}", kernels::json(&outcome, l.config.name(), &sections));
-    } else {
-        print!("{}", kernels::text(&outcome, l.config.name(), &sections));
-    }
-    match outcome.verified {
-        Some(true) => Ok(()),
-        _ => Err(Failure::Failed(format!(
+    // Rank 0 verified the result: every rank ends with its verdict.
+    let verdict = match (rank, outcome.verified) {
+        (0, Some(true)) => String::new(),
+        (0, _) => format!(
             "{}: the result differs from the sequential reference: {}",
             l.bench,
             outcome.mismatch.as_deref().unwrap_or("?")
-        ))),
+        ),
+        _ => String::new(),
+    };
+    let agreed = kernels::from_rank_0(&*mpi, &verdict);
+    mpi.shutdown();
+    drop(universe);
+    if let Some(sections) = sections {
+        if l.json {
+            println!("{}", kernels::json(&outcome, l.config.name(), &sections));
+        } else {
+            print!("{}", kernels::text(&outcome, l.config.name(), &sections));
+        }
     }
+    agreed.map_err(|e| Failure::Failed(format!("rank {rank} of {ranks}: {e}")))
 }

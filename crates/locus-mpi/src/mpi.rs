@@ -24,14 +24,18 @@ use crate::transport::{Arrival, Tag, Transport};
 const FAIL_TAG: i32 = 0;
 const STATUS_TAGS: u64 = 1024;
 const MAX_TAG: u64 = 32767;
+/// Tags of the messages around a run (`Tag::Report`).
+const REPORT_TAGS: u64 = 4;
 /// Longest failure message carried.
 const FAIL_LEN: usize = 4096;
 
 fn mpi_tag(tag: Tag) -> i32 {
     match tag {
         Tag::Status(n) => (1 + n % STATUS_TAGS) as i32,
-        Tag::Report(n) => (1 + STATUS_TAGS + n % 2) as i32,
-        Tag::Data(n) => (3 + STATUS_TAGS + n % (MAX_TAG - 2 - STATUS_TAGS)) as i32,
+        Tag::Report(n) => (1 + STATUS_TAGS + n % REPORT_TAGS) as i32,
+        Tag::Data(n) => {
+            (1 + REPORT_TAGS + STATUS_TAGS + n % (MAX_TAG - REPORT_TAGS - STATUS_TAGS)) as i32
+        }
     }
 }
 
@@ -49,6 +53,13 @@ enum Command {
     },
     Fail(String),
     Stop,
+}
+
+/// What a posted receive expects: its sender and its length.
+#[derive(Clone, Copy)]
+struct Expected {
+    from: usize,
+    len: usize,
 }
 
 /// A buffer lent to MPI for the life of a request: leaked into a `'static` slice when
@@ -179,7 +190,8 @@ fn progress(commands: Receiver<Command>) {
     let world = SimpleCommunicator::world();
     let me = world.rank();
     let mut sends: Vec<(Pending, Lent)> = Vec::new();
-    let mut recvs: Vec<(Pending, Lent, Arc<Arrival>)> = Vec::new();
+    // With what each receive expects, to tell a message of another length.
+    let mut recvs: Vec<(Pending, Lent, Arc<Arrival>, Expected)> = Vec::new();
     let (fail_buf, fail_slice) = Lent::new(vec![0; FAIL_LEN]);
     let mut fail_recv = Some((
         world
@@ -228,7 +240,7 @@ fn progress(commands: Receiver<Command>) {
                         let r = world
                             .process_at_rank(from as i32)
                             .immediate_receive_into_with_tag(StaticScope, buf, tag);
-                        recvs.push((r, lent, arrival));
+                        recvs.push((r, lent, arrival, Expected { from, len }));
                     }
                 }
                 Command::Fail(message) => {
@@ -244,7 +256,7 @@ fn progress(commands: Receiver<Command>) {
                             );
                             sends.push((req, lent));
                         }
-                        for (_, _, a) in &recvs {
+                        for (_, _, a, _) in &recvs {
                             a.fail(&message);
                         }
                         failed = Some(message);
@@ -268,14 +280,26 @@ fn progress(commands: Receiver<Command>) {
         }
         sends = still;
         let mut still = Vec::with_capacity(recvs.len());
-        for (r, lent, arrival) in recvs.drain(..) {
+        for (r, lent, arrival, expected) in recvs.drain(..) {
             match r.test() {
-                Ok(_) => {
+                Ok(status) => {
                     moved = true;
                     // SAFETY: the receive completed: MPI no longer writes the buffer.
-                    arrival.fill(unsafe { lent.take_back() });
+                    let bytes = unsafe { lent.take_back() };
+                    let n = status.count(u8::equivalent_datatype()).max(0) as usize;
+                    if n == expected.len {
+                        arrival.fill(bytes);
+                    } else {
+                        // A shorter message leaves the rest of the buffer as it was:
+                        // never handed on as if it were the data.
+                        arrival.fail(&format!(
+                            "rank {} sent {n} bytes where {} were expected: the ranks run \
+                             different programs",
+                            expected.from, expected.len
+                        ));
+                    }
                 }
-                Err(r) => still.push((r, lent, arrival)),
+                Err(r) => still.push((r, lent, arrival, expected)),
             }
         }
         recvs = still;
@@ -288,7 +312,7 @@ fn progress(commands: Receiver<Command>) {
                     let mut bytes = unsafe { lent.take_back() };
                     bytes.truncate(n);
                     let message = String::from_utf8_lossy(&bytes).into_owned();
-                    for (_, _, a) in &recvs {
+                    for (_, _, a, _) in &recvs {
                         a.fail(&message);
                     }
                     failed.get_or_insert(message);
@@ -312,7 +336,7 @@ fn progress(commands: Receiver<Command>) {
             for (r, _) in sends {
                 std::mem::forget(r);
             }
-            for (r, _, _) in recvs {
+            for (r, _, _, _) in recvs {
                 std::mem::forget(r);
             }
             return;

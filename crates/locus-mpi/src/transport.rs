@@ -15,8 +15,10 @@ pub enum Tag {
     Data(u64),
     /// The end-of-run status of run `n` (see [`Cluster::run`](crate::Cluster::run)).
     Status(u64),
-    /// Part `n` of a rank's report to rank 0 (see [`kernels::gather`](crate::kernels::gather)):
-    /// 0 its length, 1 its text.
+    /// The messages around a run (module `kernels`): 0 and 1, the length and text of
+    /// a rank's report to rank 0 ([`kernels::gather`](crate::kernels::gather)); 2 and 3,
+    /// those of a text exchanged before or after the run (the program each rank runs,
+    /// rank 0's verdict).
     Report(u64),
 }
 

@@ -103,3 +103,32 @@ fn bad_arguments_exit_with_status_2() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     }
 }
+
+/// Ranks launched with different arguments (an MPMD launch) would wait for messages that
+/// never come: they are refused before the run, on every rank, naming what each runs.
+#[test]
+fn ranks_given_different_programs_are_refused() {
+    let bin = env!("CARGO_BIN_EXE_locus-mpi");
+    let out = Command::new("timeout")
+        .arg("120")
+        .args(["mpirun", "--oversubscribe", "-np", "1", bin])
+        .args(["run", "random-dag", "--size", "41", ":", "-np", "1", bin])
+        .args(["run", "random-dag", "--size", "42"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("timeout and mpirun run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(124), "timed out: {stderr}");
+    assert!(!out.status.success(), "{stderr}");
+    for rank in ["rank 0 of 2", "rank 1 of 2"] {
+        assert!(
+            stderr.contains(&format!(
+                "{rank}: the ranks run different programs: rank 0 runs `random-dag --size \
+                 41`, rank 1 runs `random-dag --size 42`"
+            )),
+            "{stderr}"
+        );
+    }
+}

@@ -146,6 +146,69 @@ fn wait(t: &dyn Transport, from: usize, tag: Tag, len: usize) -> Option<Vec<u8>>
     }
 }
 
+/// Sends `text` to rank `to` (its length, then its bytes).
+fn send_text(t: &dyn Transport, to: usize, text: &str) {
+    let bytes = text.as_bytes().to_vec();
+    t.send(
+        to,
+        Tag::Report(2),
+        (bytes.len() as u64).to_le_bytes().to_vec(),
+    );
+    t.send(to, Tag::Report(3), bytes);
+}
+
+/// The text rank `from` sends with [`send_text`]; `None` if it failed.
+fn receive_text(t: &dyn Transport, from: usize) -> Option<String> {
+    let len = wait(t, from, Tag::Report(2), 8)?;
+    let len = u64::from_le_bytes(len.try_into().ok()?) as usize;
+    let bytes = wait(t, from, Tag::Report(3), len)?;
+    String::from_utf8(bytes).ok()
+}
+
+/// Rank 0's word to every rank: `Ok` when `verdict` is empty, else the error it names.
+/// On rank 0, `verdict` is sent to every other rank; on the others, what rank 0 sent
+/// replaces it.
+pub fn from_rank_0(t: &dyn Transport, verdict: &str) -> Result<(), String> {
+    let verdict = if t.rank() == 0 {
+        for r in 1..t.ranks() {
+            send_text(t, r, verdict);
+        }
+        verdict.to_string()
+    } else {
+        receive_text(t, 0).unwrap_or_else(|| "rank 0 failed".to_string())
+    };
+    if verdict.is_empty() {
+        Ok(())
+    } else {
+        Err(verdict)
+    }
+}
+
+/// Checks that every rank runs `program` (a kernel with its sizes, as text) as rank 0
+/// does: ranks given different arguments would wait for messages that never come, or
+/// exchange data of other lengths. The error names what each rank runs.
+pub fn agree_on_program(t: &dyn Transport, program: &str) -> Result<(), String> {
+    if t.rank() != 0 {
+        send_text(t, 0, program);
+        return from_rank_0(t, "");
+    }
+    let differ: Vec<String> = (1..t.ranks())
+        .filter_map(|r| {
+            let theirs = receive_text(t, r).unwrap_or_else(|| "?".to_string());
+            (theirs != program).then(|| format!("rank {r} runs {theirs}"))
+        })
+        .collect();
+    let verdict = if differ.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "the ranks run different programs: rank 0 runs {program}, {}",
+            differ.join(", ")
+        )
+    };
+    from_rank_0(t, &verdict)
+}
+
 /// Every rank's outcome as JSON, on rank 0 (in rank order); `None` on the others,
 /// which send theirs there.
 pub fn gather(t: &dyn Transport, mine: &Outcome) -> Option<Vec<serde_json::Value>> {
