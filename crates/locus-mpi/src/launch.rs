@@ -102,6 +102,14 @@ pub fn launch(l: &Launch) -> Result<(), Failure> {
     }
     let (universe, mpi) = crate::mpi::init().map_err(Failure::Failed)?;
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
+    if let Some(r) = l.sizes.panic_on.filter(|&r| r >= ranks) {
+        mpi.shutdown();
+        drop(universe);
+        return Err(Failure::Usage(format!(
+            "--panic-on {r}: there are {ranks} ranks (0 to {})",
+            ranks - 1
+        )));
+    }
     // The ranks must run one program: checked before any of its messages.
     let program = program(l);
     if let Err(e) = kernels::agree_on_program(&*mpi, &program) {

@@ -108,12 +108,27 @@ fn distributed(args: &Args) -> Result<(), Failure> {
     use clap::ValueEnum;
     let refused = |option: &str| {
         Err(Failure::Usage(format!(
-            "{option} does not apply to a distributed run"
+            "{option}: not for a distributed run, which would ignore it"
         )))
     };
     let s = &args.size;
     if args.trace.is_some() {
         return refused("--trace");
+    }
+    if args.bind != crate::args::Bind::Spread {
+        return refused("--bind");
+    }
+    if args.shared.is_some() {
+        return refused("--shared");
+    }
+    if args.huge_pages {
+        return refused("--huge-pages");
+    }
+    if s.migrate.is_some() {
+        return refused("--migrate");
+    }
+    if args.threads.is_some() && args.topology != "host" {
+        return refused("--threads with --topology (the topology gives each rank its workers)");
     }
     if args.control != Control::Seq {
         return refused("--control parallel");
