@@ -757,13 +757,20 @@ impl<'a> DistScope<'a> {
                 .task(format!("recv {}", d.name), token.write())
                 .affinity(Affinity::worker(self.cluster.comm_worker).strict())
                 .spawn(move |ctx, _| {
+                    // Fails the task, and so the run, without a panic message: the
+                    // run's error says why.
+                    let fail = |message: String| -> ! {
+                        std::panic::resume_unwind(Box::new(locus::TaskFailure(message)))
+                    };
                     let message = loop {
                         if let Some(m) = arrival.wait_for(Duration::from_millis(5)) {
                             break m;
                         }
                         if ctx.scope().has_failed() {
                             waiter_transport.fail(&format!("rank {me}: the run failed"));
-                            panic!("rank {me}: the run failed while `{name}` was awaited");
+                            fail(format!(
+                                "rank {me}: the run failed while `{name}` was awaited"
+                            ));
                         }
                     };
                     match message {
@@ -774,9 +781,9 @@ impl<'a> DistScope<'a> {
                                 m.len()
                             );
                             waiter_transport.fail(&message);
-                            panic!("{message}");
+                            fail(message);
                         }
-                        Err(message) => panic!("{message}"),
+                        Err(message) => fail(message),
                     }
                 })?;
             // The new version, written by an ordinary task placed like any other:

@@ -81,6 +81,12 @@ fn a_panic_on_one_rank_ends_every_rank() {
                 || stderr.contains(&format!("rank 1 failed: task `{task}")),
             "{stderr}"
         );
+        // The ranks that received the failure say so without a panic message of
+        // their own: only rank 1's injected panic prints one.
+        assert!(
+            !stderr.contains("cluster.rs"),
+            "a panic message of the receiving ranks: {stderr}"
+        );
     }
 }
 
