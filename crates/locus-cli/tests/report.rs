@@ -72,13 +72,7 @@ fn compare_puts_two_outputs_side_by_side_with_ratios() {
     // The simulator is deterministic: the same configuration gives the same figures.
     sim_bench(&b, "dsa-opt,dfa");
     let chart = scratch("compare-out");
-    let out = locus(&[
-        "compare",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        chart.to_str().unwrap(),
-    ]);
+    let out = compare_to(&a, &b, &chart);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     let header = text.lines().find(|l| l.starts_with("kernel")).unwrap();
@@ -117,6 +111,17 @@ fn compare_puts_two_outputs_side_by_side_with_ratios() {
     assert_eq!(stderr(&missing).lines().count(), 1);
 }
 
+/// `locus compare A B --out CHART`.
+fn compare_to(a: &Path, b: &Path, chart: &Path) -> std::process::Output {
+    locus(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        chart.to_str().unwrap(),
+    ])
+}
+
 /// Writes `summary` as `DIR/summary.json` in a fresh directory.
 fn summary_dir(name: &str, summary: &str) -> PathBuf {
     let dir = scratch(name);
@@ -137,13 +142,7 @@ fn compare_shows_names_of_any_length() {
     let a = summary_dir("compare-long-a", &row(0.5));
     let b = summary_dir("compare-long-b", &row(0.25));
     let chart = scratch("compare-long-out");
-    let out = locus(&[
-        "compare",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        "--out",
-        chart.to_str().unwrap(),
-    ]);
+    let out = compare_to(&a, &b, &chart);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let line = text

@@ -6,10 +6,19 @@
 use std::process::{Command, Output};
 
 fn mpirun(np: usize, args: &[&str]) -> Output {
+    let bin = env!("CARGO_BIN_EXE_locus-mpi");
+    let np = np.to_string();
+    let mut all = vec!["-np", np.as_str(), bin];
+    all.extend_from_slice(args);
+    mpirun_raw(&all)
+}
+
+/// `mpirun --oversubscribe ARGS` under a timeout: ARGS name the programs (`-np N
+/// PROGRAM ...`, with `:` between the parts of an MPMD launch).
+fn mpirun_raw(args: &[&str]) -> Output {
     Command::new("timeout")
         .arg("120")
-        .args(["mpirun", "--oversubscribe", "-np", &np.to_string()])
-        .arg(env!("CARGO_BIN_EXE_locus-mpi"))
+        .args(["mpirun", "--oversubscribe"])
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -115,16 +124,23 @@ fn bad_arguments_exit_with_status_2() {
 #[test]
 fn ranks_given_different_programs_are_refused() {
     let bin = env!("CARGO_BIN_EXE_locus-mpi");
-    let out = Command::new("timeout")
-        .arg("120")
-        .args(["mpirun", "--oversubscribe", "-np", "1", bin])
-        .args(["run", "random-dag", "--size", "41", ":", "-np", "1", bin])
-        .args(["run", "random-dag", "--size", "42"])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("timeout and mpirun run");
+    let out = mpirun_raw(&[
+        "-np",
+        "1",
+        bin,
+        "run",
+        "random-dag",
+        "--size",
+        "41",
+        ":",
+        "-np",
+        "1",
+        bin,
+        "run",
+        "random-dag",
+        "--size",
+        "42",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(124), "timed out: {stderr}");
     assert!(!out.status.success(), "{stderr}");

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use locus::engine::mechanism::Queue;
 use locus::engine::{
     finish, start, Activated, Bodies, CurrentExecutor, Engine, EngineEvent, EngineSetup, Executor,
-    Mechanism, Started, TaskRef,
+    Mechanism, StackGuard, Started, TaskRef,
 };
 use locus::observe::{
     guarded, Both, EngineView, Observer, Ready, TaskBytes, TaskSpan, TraceRecorder,
@@ -73,13 +73,6 @@ struct Shared {
     /// (`RuntimeBuilder::worker_stack_size`): every body runs there, nested when one
     /// waits.
     stack_bytes: usize,
-}
-
-/// The address of the caller's stack frame, about.
-#[inline(always)]
-fn stack_address() -> usize {
-    let marker = 0u8;
-    std::hint::black_box(&marker) as *const u8 as usize
 }
 
 /// A started simulator; runs happen inside [`Engine::run`].
@@ -257,33 +250,28 @@ unsafe impl Engine for SimEngine {
                 .name("locus-sim".into())
                 .stack_size(stack)
                 .spawn_scoped(scope, || {
-                    let top = stack_address();
-                    let reserve = (stack / 4).clamp(64 << 10, 1 << 20);
-                    self.run_here(
-                        root.clone(),
-                        top.saturating_sub(stack.saturating_sub(reserve)),
-                    )
+                    self.run_here(root.clone(), StackGuard::here(stack))
                 });
             match spawned {
                 Ok(handle) => handle
                     .join()
                     .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
                 // No thread to be had: the calling thread, whose stack is not known.
-                Err(_) => self.run_here(root.clone(), 0),
+                Err(_) => self.run_here(root.clone(), StackGuard::unknown()),
             }
         })
     }
 }
 
 impl SimEngine {
-    /// Simulates the run on the calling thread, starting no body below `stack_floor`.
-    fn run_here(&self, root: TaskRef, stack_floor: usize) -> f64 {
+    /// Simulates the run on the calling thread, whose stack `stack` guards.
+    fn run_here(&self, root: TaskRef, stack: StackGuard) -> f64 {
         let run = {
             let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
             *runs += 1;
             *runs - 1
         };
-        let machine = Rc::new(Machine::new(self.shared.clone(), run, stack_floor));
+        let machine = Rc::new(Machine::new(self.shared.clone(), run, stack));
         if let Some(observer) = &self.shared.observer {
             if let Err(e) = guarded("run_started", || observer.run_started(0)) {
                 root.fail_run_with(e);
@@ -430,8 +418,8 @@ struct Machine {
     state: RefCell<State>,
     /// Nested when a body helps (`help_while`) and so runs other tasks' code.
     inline: RefCell<Vec<Inline>>,
-    /// The lowest stack address at which a body still starts (`SimEngine::run`).
-    stack_floor: usize,
+    /// How deep bodies may nest on the simulation's thread (`SimEngine::run`).
+    stack: StackGuard,
 }
 
 /// A worker as the dependence tracker sees it; made for each piece of inline code.
@@ -476,7 +464,7 @@ enum Found {
 }
 
 impl Machine {
-    fn new(shared: Arc<Shared>, run: u64, stack_floor: usize) -> Self {
+    fn new(shared: Arc<Shared>, run: u64, stack: StackGuard) -> Self {
         let nodes = shared.topology.num_nodes();
         let keep_spans = shared.probe.as_ref().is_some_and(Probe::keeps_spans);
         let state = State {
@@ -516,7 +504,7 @@ impl Machine {
             shared,
             state: RefCell::new(state),
             inline: RefCell::new(Vec::new()),
-            stack_floor,
+            stack,
         }
     }
 
@@ -728,15 +716,8 @@ impl Machine {
     /// and allocation costs before its bytes move.
     fn begin(self: &Rc<Self>, w: usize, task: Queued) {
         let Queued { task, meta } = task;
-        if stack_address() < self.stack_floor && !task.run_failed() {
-            // Its body would nest too deeply on the simulation's stack: the run fails
-            // and the task drains unrun, as every task of a failed run.
-            task.fail_run_with(Error::StackExhausted {
-                task: task.name().to_string(),
-                worker: w,
-                stack_bytes: self.shared.stack_bytes,
-            });
-        }
+        // Every body runs on this thread, nested when one waits.
+        self.stack.admit(&task, w);
         let (bodies, now) = {
             let mut st = self.state.borrow_mut();
             let bodies = self.bodies_for(&mut st, &meta);

@@ -146,23 +146,37 @@ fn wait(t: &dyn Transport, from: usize, tag: Tag, len: usize) -> Option<Vec<u8>>
     }
 }
 
-/// Sends `text` to rank `to` (its length, then its bytes).
-fn send_text(t: &dyn Transport, to: usize, text: &str) {
-    let bytes = text.as_bytes().to_vec();
+/// A rank's report to rank 0 (tags `Report(0)` and `Report(1)`).
+const REPORT: u64 = 0;
+/// A word before or after the run (tags `Report(2)` and `Report(3)`).
+const WORD: u64 = 2;
+
+/// Sends `bytes` to rank `to` as two messages: their length (tag `Report(kind)`), then
+/// the bytes (`Report(kind + 1)`), so that the receiver knows what to expect.
+fn send_sized(t: &dyn Transport, to: usize, kind: u64, bytes: Vec<u8>) {
     t.send(
         to,
-        Tag::Report(2),
+        Tag::Report(kind),
         (bytes.len() as u64).to_le_bytes().to_vec(),
     );
-    t.send(to, Tag::Report(3), bytes);
+    t.send(to, Tag::Report(kind + 1), bytes);
+}
+
+/// What rank `from` sends with [`send_sized`]; `None` if it failed.
+fn receive_sized(t: &dyn Transport, from: usize, kind: u64) -> Option<Vec<u8>> {
+    let len = wait(t, from, Tag::Report(kind), 8)?;
+    let len = u64::from_le_bytes(len.try_into().ok()?) as usize;
+    wait(t, from, Tag::Report(kind + 1), len)
+}
+
+/// Sends `text` to rank `to` (before or after the run).
+fn send_text(t: &dyn Transport, to: usize, text: &str) {
+    send_sized(t, to, WORD, text.as_bytes().to_vec());
 }
 
 /// The text rank `from` sends with [`send_text`]; `None` if it failed.
 fn receive_text(t: &dyn Transport, from: usize) -> Option<String> {
-    let len = wait(t, from, Tag::Report(2), 8)?;
-    let len = u64::from_le_bytes(len.try_into().ok()?) as usize;
-    let bytes = wait(t, from, Tag::Report(3), len)?;
-    String::from_utf8(bytes).ok()
+    String::from_utf8(receive_sized(t, from, WORD)?).ok()
 }
 
 /// Rank 0's word to every rank: `Ok` when `verdict` is empty, else the error it names.
@@ -214,22 +228,12 @@ pub fn agree_on_program(t: &dyn Transport, program: &str) -> Result<(), String> 
 pub fn gather(t: &dyn Transport, mine: &Outcome) -> Option<Vec<serde_json::Value>> {
     let json = serde_json::to_value(mine).unwrap_or(serde_json::Value::Null);
     if t.rank() != 0 {
-        let text = json.to_string().into_bytes();
-        t.send(
-            0,
-            Tag::Report(0),
-            (text.len() as u64).to_le_bytes().to_vec(),
-        );
-        t.send(0, Tag::Report(1), text);
+        send_sized(t, 0, REPORT, json.to_string().into_bytes());
         return None;
     }
     let mut sections = vec![json];
     for r in 1..t.ranks() {
-        let section = wait(t, r, Tag::Report(0), 8)
-            .and_then(|len| {
-                let len = u64::from_le_bytes(len.try_into().ok()?) as usize;
-                wait(t, r, Tag::Report(1), len)
-            })
+        let section = receive_sized(t, r, REPORT)
             .and_then(|text| serde_json::from_slice(&text).ok())
             .unwrap_or(serde_json::Value::Null);
         sections.push(section);

@@ -68,6 +68,7 @@
 //! ```
 
 pub mod mechanism;
+mod stack;
 pub(crate) mod threads;
 
 use std::sync::Arc;
@@ -84,6 +85,7 @@ pub use crate::graph::{
 use crate::observe::Observer;
 use crate::sched::ReadyPolicy;
 pub use mechanism::Mechanism;
+pub use stack::StackGuard;
 
 /// What an engine is started with.
 pub struct EngineSetup {

@@ -141,11 +141,6 @@ impl Task {
     pub fn fail_run_with(&self, error: Error) {
         self.run.fail(error);
     }
-
-    /// Whether the task's run has failed (its tasks then drain without running bodies).
-    pub fn run_failed(&self) -> bool {
-        self.run.is_failed()
-    }
 }
 
 /// What an engine counts about tasks (see [`Task::record`]).

@@ -169,7 +169,7 @@ impl ThreadsEngine {
                 .name(format!("locus-worker-{index}"))
                 .stack_size(stack_bytes)
                 .spawn(move || {
-                    let stack_top = worker::stack_address();
+                    let stack = crate::engine::StackGuard::here(stack_bytes);
                     if let Some(cpu) = cpu {
                         if let Err(e) = locus_mem::placement::pin_thread_to_cpu(cpu) {
                             let _ = report.send(Err(Error::Startup {
@@ -179,7 +179,7 @@ impl ThreadsEngine {
                             return;
                         }
                     }
-                    let worker = WorkerThread::new(index, deque, registry, stack_top, stack_bytes);
+                    let worker = WorkerThread::new(index, deque, registry, stack);
                     // SAFETY: `worker` lives on this thread's stack until after the
                     // guard is dropped at the end of this closure.
                     let _current = unsafe { CurrentExecutor::enter(&worker) };
@@ -253,19 +253,18 @@ unsafe impl Engine for ThreadsEngine {
                 root.fail_run_with(e);
             }
         }
-        let root_task = observer.map(|_| root.clone());
         self.registry.shared[0].private.push(root);
         if self.registry.sleep.announce() {
             self.registry.sleep.wake(0);
         }
         run.wait_done();
         let end = Instant::now();
-        if let (Some(o), Some(root)) = (observer, root_task) {
+        if let Some(o) = observer {
             // Every task called the observer before finishing (module doc), and
             // `wait_done` returned after the last one finished.
             let at_ns = end.duration_since(self.registry.clock).as_nanos() as u64;
             if let Err(e) = crate::observe::guarded("run_finished", || o.run_finished(at_ns)) {
-                root.fail_run_with(e);
+                run.fail(e);
             }
         }
         end.duration_since(start).as_secs_f64()

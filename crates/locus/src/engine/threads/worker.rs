@@ -10,6 +10,7 @@ use locus_mem::pool::Pools;
 
 use super::Registry;
 use crate::engine::mechanism::{Push, Queues, Steal};
+use crate::engine::StackGuard;
 use crate::graph::{finish, start, Activated, Bodies, EngineEvent, Executor, TaskRef};
 use crate::observe::{Observer, Ready, TaskBytes, TaskSpan};
 use crate::sched::LoadView;
@@ -31,39 +32,10 @@ pub(crate) struct WorkerThread {
     /// With an observer: the key of the task this worker runs (the task's address), so
     /// that the tasks it makes ready name it ([`Ready::by`]).
     running: Cell<Option<u64>>,
-    /// The lowest stack address at which the worker still starts a task while it waits
-    /// inside another's body (`help_while`): each wait nests a task on this stack.
-    stack_floor: usize,
-    /// The worker's stack size, for the error that a too deep nesting raises.
-    stack_bytes: usize,
+    /// How deep tasks started while the worker waits inside another's body
+    /// (`help_while`) may nest on its stack.
+    stack: StackGuard,
     registry: Arc<Registry>,
-}
-
-/// The address of the caller's stack frame, about: the stack pointer, give or take
-/// the frame.
-#[inline(always)]
-pub(crate) fn stack_address() -> usize {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let sp: usize;
-        // SAFETY: reads the stack pointer into a register; no memory is touched.
-        unsafe {
-            std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags))
-        };
-        sp
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let marker = 0u8;
-        std::hint::black_box(&marker) as *const u8 as usize
-    }
-}
-
-/// The stack a worker keeps free below its deepest nested task start: a quarter of
-/// its stack, between 64 KiB and 1 MiB, for the frames of a body and of the runtime
-/// calls it makes before it nests again.
-pub(crate) fn stack_reserve(stack_bytes: usize) -> usize {
-    (stack_bytes / 4).clamp(64 << 10, 1 << 20)
 }
 
 /// A task's key for observers: its address, unique among live tasks.
@@ -72,14 +44,12 @@ fn key(task: &TaskRef) -> u64 {
 }
 
 impl WorkerThread {
-    /// Worker `index`, on a thread of `stack_bytes` of stack whose top is about
-    /// `stack_top` (the [`stack_address`] of the thread's first frame).
+    /// Worker `index`, whose thread's stack `stack` guards.
     pub(crate) fn new(
         index: usize,
         deque: Worker<TaskRef>,
         registry: Arc<Registry>,
-        stack_top: usize,
-        stack_bytes: usize,
+        stack: StackGuard,
     ) -> Self {
         WorkerThread {
             index,
@@ -88,26 +58,16 @@ impl WorkerThread {
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) << 17)),
             last_victim: Cell::new(None),
             running: Cell::new(None),
-            stack_floor: stack_top
-                .saturating_sub(stack_bytes.saturating_sub(stack_reserve(stack_bytes))),
-            stack_bytes,
+            stack,
             registry,
         }
     }
 
-    /// Runs `task`, found while waiting inside another task's body. A task started
-    /// here nests on the stack, so below the stack's floor the run fails instead
-    /// (with [`Error::StackExhausted`](crate::Error::StackExhausted)) and the task is
-    /// drained unrun, as every task of a failed run is: no body starts deeper.
+    /// Runs `task`, found while waiting inside another task's body: it nests on the
+    /// stack, so the stack's guard admits it first ([`StackGuard::admit`]).
     #[inline]
     fn run_nested(&self, task: TaskRef) {
-        if stack_address() < self.stack_floor && !task.run.is_failed() {
-            task.run.fail(crate::Error::StackExhausted {
-                task: task.name.to_string(),
-                worker: self.index,
-                stack_bytes: self.stack_bytes,
-            });
-        }
+        self.stack.admit(&task, self.index);
         self.run_task(task);
     }
 
