@@ -83,7 +83,9 @@ impl Sleep {
         before.sleepers() > 0
     }
 
-    /// Whether worker `w` is asleep or about to be.
+    /// Whether worker `w` is asleep or about to be. (The loom models, which build no
+    /// workers, do not ask.)
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn is_asleep(&self, w: usize) -> bool {
         self.slots[w].asleep.load(Ordering::Acquire)
     }
