@@ -1,13 +1,17 @@
 //! The MPI transport (feature `mpi`): one communication thread per rank owns every MPI
 //! call between initialisation and finalisation. It posts a non-blocking send
-//! (`MPI_Isend`) for each message a send task hands over, a non-blocking receive
-//! (`MPI_Irecv`) for each message a receive task announces, and tests them all in a
-//! loop, filling each [`Arrival`] as its message lands. No worker ever calls MPI or
+//! (`MPI_Isend`) for each message a send task hands over, and for each message a
+//! receive task announces, probes for it (`MPI_Improbe`) and receives it at its own
+//! length (`MPI_Imrecv`); it tests them all in a loop, filling each [`Arrival`] as its
+//! message lands. A message of another length than announced (ranks that run different
+//! programs) fails its arrival, instead of being cut (`MPI_ERR_TRUNCATE`, which aborts
+//! the job) or handed on short. No worker ever calls MPI or
 //! waits on it; only one thread calls MPI at a time (`MPI_THREAD_SERIALIZED` suffices).
 //!
 //! Tags: 0 is the failure message (any source), `1..=1024` the end-of-run status,
-//! 1025 and 1026 the reports gathered on rank 0, and data messages use the rest of the 32767 tags every MPI guarantees, cycling through
-//! their sequence numbers (messages of one pair and tag do not overtake each other).
+//! `1025..=1028` the messages around a run (the program check, the reports gathered on
+//! rank 0, the verdict), and data messages use the rest of the 32767 tags every MPI
+//! guarantees, cycling through their sequence numbers (messages of one pair and tag do not overtake each other).
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -60,6 +64,13 @@ enum Command {
 struct Expected {
     from: usize,
     len: usize,
+}
+
+/// A message announced and not yet matched: probed for at every turn of the loop.
+struct Waiting {
+    expected: Expected,
+    tag: i32,
+    arrival: Arc<Arrival>,
 }
 
 /// A buffer lent to MPI for the life of a request: leaked into a `'static` slice when
@@ -190,6 +201,9 @@ fn progress(commands: Receiver<Command>) {
     let world = SimpleCommunicator::world();
     let me = world.rank();
     let mut sends: Vec<(Pending, Lent)> = Vec::new();
+    // Announced messages not matched yet, in the order announced: messages of one
+    // sender and tag arrive in the order sent, and are matched in this order.
+    let mut waiting: Vec<Waiting> = Vec::new();
     // With what each receive expects, to tell a message of another length.
     let mut recvs: Vec<(Pending, Lent, Arc<Arrival>, Expected)> = Vec::new();
     let (fail_buf, fail_slice) = Lent::new(vec![0; FAIL_LEN]);
@@ -236,11 +250,11 @@ fn progress(commands: Receiver<Command>) {
                     if let Some(m) = &failed {
                         arrival.fail(m);
                     } else {
-                        let (lent, buf) = Lent::new(vec![0; len]);
-                        let r = world
-                            .process_at_rank(from as i32)
-                            .immediate_receive_into_with_tag(StaticScope, buf, tag);
-                        recvs.push((r, lent, arrival, Expected { from, len }));
+                        waiting.push(Waiting {
+                            expected: Expected { from, len },
+                            tag,
+                            arrival,
+                        });
                     }
                 }
                 Command::Fail(message) => {
@@ -259,6 +273,9 @@ fn progress(commands: Receiver<Command>) {
                         for (_, _, a, _) in &recvs {
                             a.fail(&message);
                         }
+                        for w in waiting.drain(..) {
+                            w.arrival.fail(&message);
+                        }
                         failed = Some(message);
                     }
                 }
@@ -266,7 +283,27 @@ fn progress(commands: Receiver<Command>) {
             }
             next = commands.try_recv();
         }
-        // 2. Test what is in flight.
+        // 2. Match announced messages that have come, each received whole at its own
+        //    length (compared with the announced one when it completes).
+        let mut i = 0;
+        while i < waiting.len() {
+            let w = &waiting[i];
+            let found = world
+                .process_at_rank(w.expected.from as i32)
+                .immediate_matched_probe_with_tag(w.tag);
+            match found {
+                Some((message, status)) => {
+                    moved = true;
+                    let w = waiting.remove(i);
+                    let n = status.count(u8::equivalent_datatype()).max(0) as usize;
+                    let (lent, buf) = Lent::new(vec![0; n]);
+                    let r = message.immediate_matched_receive_into(StaticScope, buf);
+                    recvs.push((r, lent, w.arrival, w.expected));
+                }
+                None => i += 1,
+            }
+        }
+        // 3. Test what is in flight.
         let mut still = Vec::with_capacity(sends.len());
         for (r, lent) in sends.drain(..) {
             match r.test() {
@@ -290,8 +327,7 @@ fn progress(commands: Receiver<Command>) {
                     if n == expected.len {
                         arrival.fill(bytes);
                     } else {
-                        // A shorter message leaves the rest of the buffer as it was:
-                        // never handed on as if it were the data.
+                        // Never handed on as if it were the data.
                         arrival.fail(&format!(
                             "rank {} sent {n} bytes where {} were expected: the ranks run \
                              different programs",
@@ -315,14 +351,19 @@ fn progress(commands: Receiver<Command>) {
                     for (_, _, a, _) in &recvs {
                         a.fail(&message);
                     }
+                    for w in waiting.drain(..) {
+                        w.arrival.fail(&message);
+                    }
                     failed.get_or_insert(message);
                 }
                 Err(r) => fail_recv = Some((r, lent)),
             }
         }
-        // 3. Stop once everything has moved, or at once after a failure (the peers may
+        // 4. Stop once everything has moved, or at once after a failure (the peers may
         //    be gone: what is still in flight is abandoned, with its buffers).
-        if stopping && (failed.is_some() || (sends.is_empty() && recvs.is_empty())) {
+        if stopping
+            && (failed.is_some() || (sends.is_empty() && recvs.is_empty() && waiting.is_empty()))
+        {
             if let Some((r, lent)) = fail_recv.take() {
                 if failed.is_none() {
                     r.cancel();

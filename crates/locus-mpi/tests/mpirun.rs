@@ -154,3 +154,31 @@ fn ranks_given_different_programs_are_refused() {
         "{stderr}"
     );
 }
+
+/// A program whose ranks size one datum differently (`examples/unequal_lengths.rs`):
+/// the receiving rank gets a message longer than it announced. The run fails on both
+/// ranks, naming the lengths; MPI does not abort the job with `MPI_ERR_TRUNCATE`.
+#[test]
+fn a_message_longer_than_announced_fails_the_run_on_every_rank() {
+    // Examples are built beside the test binaries' directory: target/PROFILE/examples.
+    let exe = std::env::current_exe().expect("the test's own path");
+    let example = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|profile| profile.join("examples").join("unequal_lengths"))
+        .expect("target/PROFILE/examples");
+    assert!(
+        example.exists(),
+        "{} is missing: `cargo test -p locus-mpi --features mpi` builds it",
+        example.display()
+    );
+    let out = mpirun_raw(&["-np", "2", example.to_str().expect("a UTF-8 path")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(124), "timed out: {stderr}");
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("MPI_ERR_TRUNCATE"), "{stderr}");
+    assert!(
+        stderr.contains("rank 0 sent 64 bytes where 32 were expected"),
+        "{stderr}"
+    );
+}
