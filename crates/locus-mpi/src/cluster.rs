@@ -66,12 +66,27 @@ pub enum Error {
     Run(Box<locus::RunError>),
     /// Another rank failed.
     Remote(String),
+    /// The program's own work on this rank failed outside the runtime: the sequential
+    /// reference or the verification could not be computed (their buffers could not
+    /// be allocated).
+    Workload(String),
+}
+
+impl Error {
+    /// A workload's error: parameters it cannot run are [`Error::Config`] (a usage
+    /// error), anything else [`Error::Workload`].
+    pub fn of_workload(e: locus_bench::Error) -> Error {
+        match e {
+            locus_bench::Error::Params(m) => Error::Config(m),
+            other => Error::Workload(other.to_string()),
+        }
+    }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::Config(m) | Error::Remote(m) => f.write_str(m),
+            Error::Config(m) | Error::Remote(m) | Error::Workload(m) => f.write_str(m),
             Error::Refused { task, message } => write!(f, "task `{task}`: {message}"),
             Error::Locus(e) => write!(f, "{e}"),
             Error::Run(e) => write!(f, "{}", e.error),
@@ -814,4 +829,29 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    /// A reference that cannot be allocated is a failure of the run (status 1 from the
+    /// launcher), not a usage error (status 2); parameters the workload refuses are.
+    #[test]
+    fn workload_errors_are_failures_unless_they_are_parameters() {
+        let oom = Error::of_workload(locus_bench::Error::OutOfMemory {
+            what: "the sequential reference".into(),
+            bytes: 1 << 40,
+        });
+        assert!(matches!(oom, Error::Workload(_)), "{oom:?}");
+        assert!(
+            oom.to_string().contains("the sequential reference"),
+            "{oom}"
+        );
+        let params = Error::of_workload(locus_bench::Error::Params("--size: 0".into()));
+        assert!(
+            matches!(params, Error::Config(ref m) if m == "--size: 0"),
+            "{params:?}"
+        );
+    }
 }

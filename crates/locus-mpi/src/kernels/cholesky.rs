@@ -102,7 +102,7 @@ pub fn run(cluster: &Cluster, p: &Params, panic_on: Option<usize>) -> Result<Out
     })?;
     let (mut verified, mut mismatch) = (None, None);
     if rank == 0 {
-        let want = reference(p).map_err(|e| Error::Config(e.to_string()))?;
+        let want = reference(p).map_err(Error::of_workload)?;
         let n = p.n;
         let (mut got_lower, mut want_lower) = (Vec::new(), Vec::new());
         for i in 0..nt {

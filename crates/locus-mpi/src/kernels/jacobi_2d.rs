@@ -214,8 +214,7 @@ pub fn run_failing(
     })?;
     let (mut verified, mut mismatch) = (None, None);
     if rank == 0 {
-        let want =
-            locus_bench::jacobi_2d::reference(p).map_err(|e| Error::Config(e.to_string()))?;
+        let want = locus_bench::jacobi_2d::reference(p).map_err(Error::of_workload)?;
         let mut got = vec![0.0; p.rows * p.cols];
         for (blk, d) in sets[iterations % 2].blocks.iter().enumerate() {
             let (bi, bj) = (blk / nbc, blk % nbc);

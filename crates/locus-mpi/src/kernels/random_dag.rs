@@ -75,7 +75,7 @@ pub fn run(cluster: &Cluster, p: &Params, panic_on: Option<usize>) -> Result<Out
     })?;
     let (mut verified, mut mismatch) = (None, None);
     if rank == 0 {
-        let want = reference(&program).map_err(|e| Error::Config(e.to_string()))?;
+        let want = reference(&program).map_err(Error::of_workload)?;
         for (i, (d, w)) in data.iter().zip(&want).enumerate() {
             let got = cluster.fetch(d)?;
             if got != *w {
