@@ -11,7 +11,8 @@
 //! Tags: 0 is the failure message (any source), `1..=1024` the end-of-run status,
 //! `1025..=1028` the messages around a run (the program check, the reports gathered on
 //! rank 0, the verdict), and data messages use the rest of the 32767 tags every MPI
-//! guarantees, cycling through their sequence numbers (messages of one pair and tag do not overtake each other).
+//! guarantees, cycling through their sequence numbers (messages of one pair and tag do
+//! not overtake each other).
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -284,13 +285,24 @@ fn progress(commands: Receiver<Command>) {
             next = commands.try_recv();
         }
         // 2. Match announced messages that have come, each received whole at its own
-        //    length (compared with the announced one when it completes).
+        //    length (compared with the announced one when it completes). Once a probe
+        //    finds nothing for a sender and tag, later announcements of the same pair
+        //    wait for the next turn: a message arriving meanwhile is the earlier one's.
         let mut i = 0;
+        let mut absent: Vec<(usize, i32)> = Vec::new();
         while i < waiting.len() {
             let w = &waiting[i];
+            let pair = (w.expected.from, w.tag);
+            if absent.contains(&pair) {
+                i += 1;
+                continue;
+            }
             let found = world
                 .process_at_rank(w.expected.from as i32)
                 .immediate_matched_probe_with_tag(w.tag);
+            if found.is_none() {
+                absent.push(pair);
+            }
             match found {
                 Some((message, status)) => {
                     moved = true;
