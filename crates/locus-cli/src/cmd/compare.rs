@@ -4,6 +4,7 @@
 //! chart `compare.svg` (and `.png`) of the two median times per kernel and
 //! configuration, error bars from each side's min to max.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -132,6 +133,15 @@ fn key(row: &Value) -> (String, String) {
     )
 }
 
+/// A side's rows by key, the first of each key.
+fn index(side: &Side) -> HashMap<(String, String), &Value> {
+    let mut rows = HashMap::new();
+    for r in &side.rows {
+        rows.entry(key(r)).or_insert(r);
+    }
+    rows
+}
+
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(a), Some(b)) if a > 0.0 => Some(b / a),
@@ -161,14 +171,19 @@ fn chart_name(name: &str) -> String {
 pub fn main(args: &Args) -> Result<(), Failure> {
     let a = load(&args.a)?;
     let b = load(&args.b)?;
-    // Rows of A in order, then those only B has.
-    let mut keys: Vec<(String, String)> = a.rows.iter().map(key).collect();
-    for k in b.rows.iter().map(key) {
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let find = |side: &Side, k: &(String, String)| side.rows.iter().find(|r| &key(r) == k).cloned();
+    // Rows of A in order, then those only B has; each key's first row on each side.
+    let (rows_a, rows_b) = (index(&a), index(&b));
+    let mut seen = HashSet::new();
+    let keys: Vec<(String, String)> = a
+        .rows
+        .iter()
+        .chain(&b.rows)
+        .map(key)
+        .filter(|k| seen.insert(k.clone()))
+        .collect();
+    let find = |rows: &HashMap<(String, String), &Value>, k: &(String, String)| {
+        rows.get(k).map(|&r| r.clone())
+    };
     let num = |row: &Option<Value>, field: &str| row.as_ref().and_then(|r| r[field].as_f64());
     let mut cells = vec![[
         "kernel",
@@ -187,7 +202,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     .to_vec()];
     let mib = |v: Option<f64>| v.map(|b| b / (1u64 << 20) as f64);
     for k in &keys {
-        let (ra, rb) = (find(&a, k), find(&b, k));
+        let (ra, rb) = (find(&rows_a, k), find(&rows_b, k));
         let (ta, tb) = (num(&ra, "median_s"), num(&rb, "median_s"));
         let (la, lb) = (num(&ra, "r_loc_rt"), num(&rb, "r_loc_rt"));
         let (pa, pb) = (num(&ra, "peak_bytes"), num(&rb, "peak_bytes"));
@@ -254,15 +269,20 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         let series = vec!["A".to_string(), "B".to_string()];
         let values: Vec<Vec<Option<f64>>> = kernels_only
             .iter()
-            .map(|k| vec![num(&find(&a, k), "median_s"), num(&find(&b, k), "median_s")])
+            .map(|k| {
+                vec![
+                    num(&find(&rows_a, k), "median_s"),
+                    num(&find(&rows_b, k), "median_s"),
+                ]
+            })
             .collect();
         let errors: Vec<Vec<Option<(f64, f64)>>> = kernels_only
             .iter()
             .map(|k| {
-                [&a, &b]
+                [&rows_a, &rows_b]
                     .iter()
-                    .map(|side| {
-                        let r = find(side, k);
+                    .map(|rows| {
+                        let r = find(rows, k);
                         num(&r, "min_s").zip(num(&r, "max_s"))
                     })
                     .collect()
