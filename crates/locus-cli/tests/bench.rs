@@ -321,22 +321,22 @@ fn the_home_study_refuses_the_options_of_the_matrix() {
 fn threads_beyond_the_topology_are_refused_before_any_run() {
     let dir = scratch("bench-too-many-threads");
     let out = dir.to_str().unwrap();
+    let too_many = [
+        "bench",
+        "--engine",
+        "sim",
+        "--topology",
+        "2x1",
+        "--threads",
+        "5",
+    ];
+    let matrix = [
+        &too_many[..],
+        &["--kernels", "random-dag", "--configs", "ws", "--out", out],
+    ]
+    .concat();
     for args in [
-        &[
-            "bench",
-            "--engine",
-            "sim",
-            "--topology",
-            "2x1",
-            "--threads",
-            "5",
-            "--kernels",
-            "random-dag",
-            "--configs",
-            "ws",
-            "--out",
-            out,
-        ][..],
+        &matrix[..],
         &["bench", "--suite", "home", "--threads", "500", "--out", out],
         &[
             "bench",
@@ -354,15 +354,7 @@ fn threads_beyond_the_topology_are_refused_before_any_run() {
         assert_one_line_usage_error(&o, "threads asked, but topology");
         assert!(!dir.exists(), "{args:?}: nothing is written");
     }
-    let o = locus(&[
-        "bench",
-        "--engine",
-        "sim",
-        "--topology",
-        "2x1",
-        "--threads",
-        "5",
-    ]);
+    let o = locus(&too_many);
     let run = locus(&["run", "random-dag", "--topology", "2x1", "--threads", "5"]);
     assert_eq!(o.stderr, run.stderr, "the message of `locus run`");
 }

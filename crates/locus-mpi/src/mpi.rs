@@ -205,6 +205,8 @@ fn progress(commands: Receiver<Command>) {
     // Announced messages not matched yet, in the order announced: messages of one
     // sender and tag arrive in the order sent, and are matched in this order.
     let mut waiting: Vec<Waiting> = Vec::new();
+    // The sender and tag pairs a probe found nothing for, this turn of the loop.
+    let mut absent: Vec<(usize, i32)> = Vec::new();
     // With what each receive expects, to tell a message of another length.
     let mut recvs: Vec<(Pending, Lent, Arc<Arrival>, Expected)> = Vec::new();
     let (fail_buf, fail_slice) = Lent::new(vec![0; FAIL_LEN]);
@@ -289,7 +291,7 @@ fn progress(commands: Receiver<Command>) {
         //    finds nothing for a sender and tag, later announcements of the same pair
         //    wait for the next turn: a message arriving meanwhile is the earlier one's.
         let mut i = 0;
-        let mut absent: Vec<(usize, i32)> = Vec::new();
+        absent.clear();
         while i < waiting.len() {
             let w = &waiting[i];
             let pair = (w.expected.from, w.tag);

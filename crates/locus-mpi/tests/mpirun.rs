@@ -124,23 +124,8 @@ fn bad_arguments_exit_with_status_2() {
 #[test]
 fn ranks_given_different_programs_are_refused() {
     let bin = env!("CARGO_BIN_EXE_locus-mpi");
-    let out = mpirun_raw(&[
-        "-np",
-        "1",
-        bin,
-        "run",
-        "random-dag",
-        "--size",
-        "41",
-        ":",
-        "-np",
-        "1",
-        bin,
-        "run",
-        "random-dag",
-        "--size",
-        "42",
-    ]);
+    let rank = |size| ["-np", "1", bin, "run", "random-dag", "--size", size];
+    let out = mpirun_raw(&[&rank("41")[..], &[":"], &rank("42")].concat());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(124), "timed out: {stderr}");
     assert!(!out.status.success(), "{stderr}");

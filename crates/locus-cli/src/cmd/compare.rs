@@ -181,10 +181,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         .map(key)
         .filter(|k| seen.insert(k.clone()))
         .collect();
-    let find = |rows: &HashMap<(String, String), &Value>, k: &(String, String)| {
-        rows.get(k).map(|&r| r.clone())
-    };
-    let num = |row: &Option<Value>, field: &str| row.as_ref().and_then(|r| r[field].as_f64());
+    let num = |row: Option<&&Value>, field: &str| row.and_then(|r| r[field].as_f64());
     let mut cells = vec![[
         "kernel",
         "config",
@@ -202,10 +199,10 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     .to_vec()];
     let mib = |v: Option<f64>| v.map(|b| b / (1u64 << 20) as f64);
     for k in &keys {
-        let (ra, rb) = (find(&rows_a, k), find(&rows_b, k));
-        let (ta, tb) = (num(&ra, "median_s"), num(&rb, "median_s"));
-        let (la, lb) = (num(&ra, "r_loc_rt"), num(&rb, "r_loc_rt"));
-        let (pa, pb) = (num(&ra, "peak_bytes"), num(&rb, "peak_bytes"));
+        let (ra, rb) = (rows_a.get(k), rows_b.get(k));
+        let (ta, tb) = (num(ra, "median_s"), num(rb, "median_s"));
+        let (la, lb) = (num(ra, "r_loc_rt"), num(rb, "r_loc_rt"));
+        let (pa, pb) = (num(ra, "peak_bytes"), num(rb, "peak_bytes"));
         cells.push(vec![
             k.0.clone(),
             k.1.clone(),
@@ -271,8 +268,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             .iter()
             .map(|k| {
                 vec![
-                    num(&find(&rows_a, k), "median_s"),
-                    num(&find(&rows_b, k), "median_s"),
+                    num(rows_a.get(k), "median_s"),
+                    num(rows_b.get(k), "median_s"),
                 ]
             })
             .collect();
@@ -282,8 +279,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
                 [&rows_a, &rows_b]
                     .iter()
                     .map(|rows| {
-                        let r = find(rows, k);
-                        num(&r, "min_s").zip(num(&r, "max_s"))
+                        let r = rows.get(k);
+                        num(r, "min_s").zip(num(r, "max_s"))
                     })
                     .collect()
             })
