@@ -554,12 +554,20 @@ fn per_block(name: &str, extent: usize, what: &str, blocks: usize) -> Result<usi
     Ok(extent / blocks)
 }
 
-/// `text` with control characters (and Unicode line separators) escaped, so that a
-/// message quoting what the user typed stays on one line.
-pub(crate) fn one_line(text: &str) -> String {
+/// `text` with control characters, Unicode line separators and the bidirectional
+/// formatting characters escaped (`\n`, `\u{202e}`), so that a message or a table
+/// quoting what a user typed, or what a file holds, stays on one line and shows the
+/// text in its order: the characters of Unicode's "Bidi_Control" property (UAX #9,
+/// "Unicode Bidirectional Algorithm", table 4) reorder what follows them on a terminal.
+///
+/// ```
+/// assert_eq!(locus_bench::size::one_line("a\nb\u{202e}c"), "a\\nb\\u{202e}c");
+/// ```
+pub fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+        let bidi = matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' || bidi {
             out.extend(c.escape_default());
         } else {
             out.push(c);
