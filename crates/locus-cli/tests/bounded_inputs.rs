@@ -73,6 +73,26 @@ fn summaries_that_are_no_summary_are_refused_within_bounds() {
     }
 }
 
+/// `--topology NxC:@FILE` read 64 MiB of `/dev/zero` (218 MB at peak) before refusing
+/// it: a device is refused unread, a larger file after 16 MiB.
+#[test]
+fn distance_files_that_are_no_matrix_are_refused_within_bounds() {
+    let dir = scratch("distances");
+    let large = dir.join("large.txt");
+    sparse(&large, 1 << 30);
+    for (file, want) in [
+        ("/dev/zero", "not a regular file"),
+        (large.to_str().unwrap(), "larger than 16 MiB"),
+    ] {
+        let spec = format!("2x1:@{file}");
+        for cmd in ["run", "sim"] {
+            let args = [cmd, "jacobi-1d", "--topology", &spec];
+            assert_refused_within_bounds(&args, None, 2, want);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--iterations 2^62` and `overhead --size 2^40` ran until killed.
 #[test]
 fn work_that_cannot_finish_is_refused_within_bounds() {
