@@ -117,6 +117,22 @@ fn work_that_cannot_finish_is_refused_within_bounds() {
         let line = assert_refused_within_bounds(&args, None, 2, "more than the limit of 2^32");
         assert!(line.contains("tasks"), "{args:?}: {line}");
     }
+    // Repetitions of a bench (each writes a report): at most 1000.
+    let line = assert_refused_within_bounds(
+        &[
+            "bench",
+            "--engine",
+            "sim",
+            "--topology",
+            "2x1",
+            "--repeat",
+            "4000000000",
+        ],
+        Some(&scratch("repeat")),
+        2,
+        "--repeat",
+    );
+    assert!(line.contains("1..=1000"), "{line}");
     // Bytes: one block of 2^30 elements swept 2^20 times.
     let line = assert_refused_within_bounds(
         &[
