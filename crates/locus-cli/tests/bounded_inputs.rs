@@ -219,6 +219,17 @@ fn a_value_with_a_newline_is_escaped_in_the_error() {
             vec!["compare", "/nonexistent\nthe rest", "/b"],
             "/nonexistent\\nthe rest",
         ),
+        // Values clap refuses.
+        (
+            vec!["run", "jacobi-2d", "--config", "ws\nthe rest"],
+            "'ws\\nthe rest'",
+        ),
+        (
+            vec!["run", "jacobi-2d", "--config=ws\r\nthe rest"],
+            "'ws\\r\\nthe rest'",
+        ),
+        (vec!["run", "jac\u{202e}obi"], "'jac\\u{202e}obi'"),
+        (vec!["run", "jacobi-2d", "--threads", "1\n2"], "'1\\n2'"),
     ] {
         let o = locus(&args);
         let err = stderr(&o);
