@@ -463,20 +463,25 @@ pub(crate) fn resolve<P: KernelParams>(spec: &SizeSpec, control: Control) -> Res
     if let Some(field) = object.get_mut("control") {
         *field = serde_json::to_value(control).expect("a control program serialises");
     }
-    let p: P = serde_json::from_value(Value::Object(object.clone()))
+    let p: P = serde_json::from_value(Value::Object(object))
         .map_err(|e| format!("{name}: bad parameters: {e}"))?;
     p.validate()?;
-    finishes(&o, &object, p.data_bytes())?;
     Ok(p)
 }
 
 /// `Err` unless a workload's iterations fit the bounds of work that can finish: its
 /// blocks (one task each per iteration) times its iterations at most [`MAX_TASKS`], its
-/// data's bytes times its iterations at most [`MAX_SWEPT_BYTES`].
-fn finishes(o: &Options, object: &Map<String, Value>, data_bytes: u64) -> Result<(), String> {
+/// data's bytes times its iterations at most [`MAX_SWEPT_BYTES`]. Every iterative
+/// workload's `Params::validate` ends with it.
+pub(crate) fn finishes<P: KernelParams>(p: &P) -> Result<(), String> {
+    let o = P::OPTIONS;
     let Some(field) = o.iterations else {
         return Ok(());
     };
+    let Ok(Value::Object(object)) = serde_json::to_value(p) else {
+        unreachable!("parameters serialise to a JSON object")
+    };
+    let data_bytes = p.data_bytes();
     let get = |f: &str| object.get(f).and_then(Value::as_u64).unwrap_or(0) as usize;
     let iterations = (o.label(field), get(field));
     let mut blocks = Vec::new();

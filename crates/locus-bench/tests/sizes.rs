@@ -644,6 +644,19 @@ fn work_that_cannot_finish_is_refused_with_the_limit() {
             "{name}: {m}"
         );
     }
+    // Parameters made in code (`locus run --distributed` makes jacobi-2d's) are checked
+    // by their `validate` the same way.
+    let direct = locus_bench::jacobi_2d::Params {
+        iterations: 1 << 62,
+        ..Default::default()
+    };
+    let m = direct.validate().unwrap_err();
+    assert!(m.contains("more than the limit of 2^32"), "{m}");
+    let direct = locus_bench::overhead::Params {
+        rounds: 1 << 40,
+        ..Default::default()
+    };
+    assert!(direct.validate().unwrap_err().contains("2^32"));
     for name in BENCHES {
         for size in [Size::Paper, Size::PaperSgi] {
             Workload::new(name, &SizeSpec::from(size), Control::Sequential)
