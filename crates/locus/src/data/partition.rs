@@ -77,8 +77,8 @@ pub enum Partition {
 impl Partition {
     /// Most parts one partition makes, and most stored segments a partitioned datum
     /// holds (2^20). Each part and each segment is a datum of its own (its versions,
-    /// its buffer, its name): about 1.6 KB and a few microseconds each, so a million
-    /// parts take some 1.7 GB and seconds to make and to fetch. A partition that would
+    /// its buffer, its name): 2^20 parts of one element take 1.7 GB and 1.4 s to make
+    /// and 0.75 s to fetch (release build, 2-core host). A partition that would
     /// make more (`Partition::blocks(1)` over more than 2^20 elements, or a partition
     /// whose bounds would cut the datum into more segments) is refused with
     /// [`Error::Config`] before anything is made; so is a tile partition whose tiles
