@@ -134,7 +134,8 @@ impl Params {
         o.tasks(&[
             ("partitions", self.partitions),
             ("max_iterations", self.max_iterations),
-        ])
+        ])?;
+        crate::size::finishes(self)
     }
 }
 

@@ -80,7 +80,8 @@ impl Params {
         o.positive("block_len", self.block_len)?;
         o.positive("iterations", self.iterations)?;
         o.elements::<f64>(&[("blocks", self.blocks), ("block_len", self.block_len)])?;
-        o.count("blocks", &[("blocks", self.blocks)])
+        o.count("blocks", &[("blocks", self.blocks)])?;
+        crate::size::finishes(self)
     }
 }
 

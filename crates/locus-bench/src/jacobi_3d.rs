@@ -131,7 +131,8 @@ impl Params {
             ("depth", self.depth, "block_depth", self.block_depth),
             ("rows", self.rows, "block_rows", self.block_rows),
             ("cols", self.cols, "block_cols", self.block_cols),
-        ])
+        ])?;
+        crate::size::finishes(self)
     }
 
     /// The stencil problem of these parameters.

@@ -135,7 +135,8 @@ impl Params {
             ("clusters", self.clusters),
             ("dims", self.dims.saturating_add(1)),
         ])?;
-        o.blocks(&[("points", self.points, "block_points", self.block_points)])
+        o.blocks(&[("points", self.points, "block_points", self.block_points)])?;
+        crate::size::finishes(self)
     }
 
     fn blocks(&self) -> usize {

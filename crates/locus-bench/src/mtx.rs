@@ -8,7 +8,10 @@
 //! `complex` entries, `skew-symmetric` and `hermitian` matrices, a missing or bad size
 //! line, an index out of range, a value that is not a finite number (`nan`, `inf`),
 //! more or fewer entries than the size line declares, a matrix whose row pointers do
-//! not fit in memory.
+//! not fit in memory, a line longer than the format's 1024 characters
+//! ([`MAX_LINE_BYTES`]), more than [`MAX_COMMENT_BYTES`] of comment and blank lines, a
+//! file that is not a regular file or a pipe (a directory, a device such as
+//! `/dev/zero`).
 //!
 //! Why a parser of our own: the maintained crates that read the format either give no
 //! line number at all (`sprs::io::read_matrix_market` answers `BadMatrixMarketFile`,
@@ -63,30 +66,97 @@ enum Field {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read(path: &str) -> Result<Csr, MtxError> {
-    let file = std::fs::File::open(path).map_err(|e| MtxError {
+    use std::os::unix::fs::FileTypeExt;
+    let refuse = |message: String| MtxError {
         path: path.to_string(),
         line: 0,
-        message: format!("cannot open: {e}"),
-    })?;
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| refuse(format!("cannot open: {e}")))?;
+    let kind = file
+        .metadata()
+        .map_err(|e| refuse(format!("cannot open: {e}")))?
+        .file_type();
+    if !(kind.is_file() || kind.is_fifo()) {
+        return Err(refuse(
+            "not a regular file (a directory, a device or a socket)".into(),
+        ));
+    }
     parse(path, std::io::BufReader::new(file))
 }
 
-/// Reads a Matrix Market text from `reader`; `path` names it in errors.
-pub fn parse(path: &str, reader: impl BufRead) -> Result<Csr, MtxError> {
+/// Longest line read, in bytes without its line end: the Matrix Market format limits
+/// lines to 1024 characters (Boisvert, Pozo and Remington, "The Matrix Market Exchange
+/// Formats: Initial Design", 1996, section 2). A longer line is refused as soon as its
+/// 1025th byte is read, so a file without line ends (`/dev/zero`) costs no more.
+pub const MAX_LINE_BYTES: usize = 1024;
+
+/// Most bytes of comment and blank lines in one file (16 MiB): the format allows them
+/// anywhere after the banner, and real files carry a header of a few kilobytes. With
+/// the entries bounded by the size line, this bounds what a file can make Locus read.
+pub const MAX_COMMENT_BYTES: u64 = 16 << 20;
+
+/// One line of `reader` without its line end, at most [`MAX_LINE_BYTES`] long; `None`
+/// at the end of the input.
+fn bounded_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Result<Option<String>, String> {
+    use std::io::Read;
+    buf.clear();
+    // The line, its line end (`\r\n` at most) and one byte more tell a long line.
+    let limit = MAX_LINE_BYTES as u64 + 3;
+    let read = reader
+        .by_ref()
+        .take(limit)
+        .read_until(b'\n', buf)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+    }
+    if buf.len() > MAX_LINE_BYTES {
+        return Err(format!(
+            "the line is longer than {MAX_LINE_BYTES} characters, the format's limit"
+        ));
+    }
+    String::from_utf8(std::mem::take(buf))
+        .map(Some)
+        .map_err(|_| "the line is not UTF-8 text".into())
+}
+
+/// Reads a Matrix Market text from `reader`; `path` names it in errors. Lines are read
+/// up to [`MAX_LINE_BYTES`], comment and blank lines up to [`MAX_COMMENT_BYTES`] in all.
+pub fn parse(path: &str, mut reader: impl BufRead) -> Result<Csr, MtxError> {
     let mut line_no = 0;
     let err = |line: usize, message: String| MtxError {
         path: path.to_string(),
         line,
         message,
     };
-    let mut lines = reader.lines();
+    let mut buf = Vec::new();
+    let mut comment_bytes = 0u64;
     let mut next = |line_no: &mut usize| -> Result<Option<String>, MtxError> {
         *line_no += 1;
-        match lines.next() {
-            None => Ok(None),
-            Some(Ok(l)) => Ok(Some(l)),
-            Some(Err(e)) => Err(err(*line_no, format!("cannot read: {e}"))),
+        let line = bounded_line(&mut reader, &mut buf).map_err(|m| err(*line_no, m))?;
+        if let Some(l) = &line {
+            let t = l.trim();
+            if *line_no > 1 && (t.is_empty() || t.starts_with('%')) {
+                comment_bytes += l.len() as u64 + 1;
+                if comment_bytes > MAX_COMMENT_BYTES {
+                    return Err(err(
+                        *line_no,
+                        format!(
+                            "more than {} MiB of comment and blank lines",
+                            MAX_COMMENT_BYTES >> 20
+                        ),
+                    ));
+                }
+            }
         }
+        Ok(line)
     };
     let banner = next(&mut line_no)?.ok_or_else(|| err(1, "empty file".into()))?;
     let words: Vec<String> = banner
@@ -371,6 +441,74 @@ mod tests {
             assert!(shown.contains(what), "{file:?}: {shown}");
             assert!(shown.starts_with(&format!("m.mtx:{line}: ")), "{shown}");
             assert!(!shown.contains('\n'), "{shown}");
+        }
+    }
+
+    /// A reader of `prefix`, then `fill` bytes forever.
+    struct Endless {
+        prefix: std::io::Cursor<Vec<u8>>,
+        fill: Vec<u8>,
+        read: u64,
+    }
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.prefix.read(out)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            for (o, f) in out.iter_mut().zip(self.fill.iter().cycle()) {
+                *o = *f;
+            }
+            self.read += out.len() as u64;
+            Ok(out.len())
+        }
+    }
+
+    /// Lines without end (`/dev/zero`, a file with no line end) and endless comments
+    /// are refused after a bounded read, naming the line.
+    #[test]
+    fn long_lines_and_endless_comments_are_refused_early() {
+        let banner = "%%MatrixMarket matrix coordinate real general\n";
+        for (prefix, fill, line, what) in [
+            ("", &b"\0"[..], 1, "longer than 1024"),
+            (banner, b"1", 2, "longer than 1024"),
+            (
+                banner,
+                b"%\n",
+                2 + (MAX_COMMENT_BYTES / 2) as usize,
+                "comment",
+            ),
+        ] {
+            let mut reader = std::io::BufReader::new(Endless {
+                prefix: std::io::Cursor::new(prefix.as_bytes().to_vec()),
+                fill: fill.to_vec(),
+                read: 0,
+            });
+            let e = parse("m.mtx", &mut reader).unwrap_err();
+            assert_eq!(e.line, line, "{e}");
+            assert!(e.to_string().contains(what), "{e}");
+            assert!(
+                reader.get_ref().read <= MAX_COMMENT_BYTES + (1 << 16),
+                "{e}"
+            );
+        }
+        // The longest line the format allows is read.
+        let long = format!(
+            "{banner}%{}\n1 1 1\n1 1 2\n",
+            "x".repeat(MAX_LINE_BYTES - 1)
+        );
+        assert_eq!(text(&long).unwrap().vals, vec![2.0]);
+        let longer = format!("{banner}%{}\n1 1 0\n", "x".repeat(MAX_LINE_BYTES));
+        assert!(text(&longer).unwrap_err().message.contains("longer"));
+    }
+
+    #[test]
+    fn devices_and_directories_are_refused() {
+        for path in ["/dev/zero", "/"] {
+            let e = read(path).unwrap_err();
+            assert_eq!(e.line, 0, "{e}");
+            assert!(e.to_string().contains("not a regular file"), "{e}");
         }
     }
 

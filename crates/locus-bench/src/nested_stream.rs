@@ -68,7 +68,8 @@ impl Params {
 
     /// At least one element, block and iteration; bounded sizes.
     pub fn validate(&self) -> Result<(), String> {
-        check(&NESTED, self.len, self.block_len, self.iterations)
+        check(&NESTED, self.len, self.block_len, self.iterations)?;
+        crate::size::finishes(self)
     }
 
     /// Tasks on `groups` nodes: one initialisation and four operations per block and

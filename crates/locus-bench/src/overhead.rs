@@ -65,7 +65,8 @@ impl Params {
         o.count("data", &[("chains", self.chains)])?;
         o.count("data", &[("fan", self.fan)])?;
         o.tasks(&[("chains", self.chains), ("length", self.length)])?;
-        o.tasks(&[("rounds", self.rounds), ("fan", self.fan.saturating_add(2))])
+        o.tasks(&[("rounds", self.rounds), ("fan", self.fan.saturating_add(2))])?;
+        crate::size::finishes(self)
     }
 
     /// Number of tasks of the graph.

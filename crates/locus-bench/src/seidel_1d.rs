@@ -96,7 +96,8 @@ impl Params {
         o.divides(("len", self.len), ("block_len", self.block_len))?;
         o.positive("iterations", self.iterations)?;
         o.elements::<f64>(&[("len", self.len)])?;
-        o.blocks(&[("len", self.len, "block_len", self.block_len)])
+        o.blocks(&[("len", self.len, "block_len", self.block_len)])?;
+        crate::size::finishes(self)
     }
 
     /// The stencil problem of these parameters.

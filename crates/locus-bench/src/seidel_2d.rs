@@ -117,7 +117,8 @@ impl Params {
         o.blocks(&[
             ("rows", self.rows, "block_rows", self.block_rows),
             ("cols", self.cols, "block_cols", self.block_cols),
-        ])
+        ])?;
+        crate::size::finishes(self)
     }
 
     /// The stencil problem of these parameters.

@@ -33,6 +33,10 @@
 //! arithmetic, and a refusal names the fields and their values, e.g. `jacobi-2d: rows
 //! (--size) / block_rows (--block-len) × cols (--size) / block_cols (--block-len) = 8192
 //! × 8192 = 67108864 blocks, more than the limit of 2^24`.
+//!
+//! Work that could not finish is refused the same way: a run describes at most
+//! [`MAX_TASKS`] tasks (an iterative workload: its blocks times its iterations), and
+//! sweeps at most [`MAX_SWEPT_BYTES`] (its data's bytes times its iterations).
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -49,6 +53,16 @@ pub const MAX_ELEMENTS: u128 = 1 << 48;
 /// datum or task record of its own, so more would exhaust the memory of the machine
 /// before the first task runs, whatever the data's size.
 pub const MAX_BLOCKS: u128 = 1 << 24;
+
+/// Most tasks one run of a workload describes (2^32): at the runtime's cost of about a
+/// microsecond per task (`docs/guide.md`, "How large a task should be"), more than an
+/// hour of overhead alone; larger counts are refused rather than left to run for days.
+pub const MAX_TASKS: u128 = 1 << 32;
+
+/// Most bytes a workload's iterations sweep (2^48, 256 TiB: its data's bytes times its
+/// iterations): hours of memory traffic on any machine; more is refused rather than
+/// left to run for days.
+pub const MAX_SWEPT_BYTES: u128 = 1 << 48;
 
 /// A problem size: a named [`Size`], then explicit overrides (see the [module
 /// docs](self)).
@@ -200,12 +214,11 @@ impl Options {
     }
 
     /// `Err` if the tasks counted by `fields` (values multiplied) exceed
-    /// [`MAX_ELEMENTS`], which keeps task indices well inside 64 bits.
+    /// [`MAX_TASKS`].
     pub fn tasks(&self, fields: &[(&str, usize)]) -> Result<(), String> {
         let factors: Vec<(String, usize)> =
             fields.iter().map(|&(f, v)| (self.label(f), v)).collect();
-        self.product("tasks", &factors, MAX_ELEMENTS, "2^48")
-            .map(drop)
+        self.product("tasks", &factors, MAX_TASKS, "2^32").map(drop)
     }
 
     /// The product of the factors' values, computed without overflow; `Err` naming the
@@ -456,6 +469,45 @@ pub(crate) fn resolve<P: KernelParams>(spec: &SizeSpec, control: Control) -> Res
     Ok(p)
 }
 
+/// `Err` unless a workload's iterations fit the bounds of work that can finish: its
+/// blocks (one task each per iteration) times its iterations at most [`MAX_TASKS`], its
+/// data's bytes times its iterations at most [`MAX_SWEPT_BYTES`]. Every iterative
+/// workload's `Params::validate` ends with it.
+pub(crate) fn finishes<P: KernelParams>(p: &P) -> Result<(), String> {
+    let o = P::OPTIONS;
+    let Some(field) = o.iterations else {
+        return Ok(());
+    };
+    let Ok(Value::Object(object)) = serde_json::to_value(p) else {
+        unreachable!("parameters serialise to a JSON object")
+    };
+    let data_bytes = p.data_bytes();
+    let get = |f: &str| object.get(f).and_then(Value::as_u64).unwrap_or(0) as usize;
+    let iterations = (o.label(field), get(field));
+    let mut blocks = Vec::new();
+    for axis in o.axes {
+        match *axis {
+            Axis::Extent(n, b) => blocks.push((
+                format!("{} / {}", o.label(n), o.label(b)),
+                get(n).checked_div(get(b)).unwrap_or(0),
+            )),
+            Axis::Count(k, _) => blocks.push((o.label(k), get(k))),
+        }
+    }
+    if !blocks.is_empty() {
+        blocks.push(iterations.clone());
+        o.product("tasks", &blocks, MAX_TASKS, "2^32")?;
+    }
+    let bytes = usize::try_from(data_bytes).unwrap_or(usize::MAX);
+    o.product(
+        "bytes swept",
+        &[("bytes of data".to_string(), bytes), iterations],
+        MAX_SWEPT_BYTES,
+        "2^48",
+    )
+    .map(drop)
+}
+
 /// What holds an axis's extent, for messages: `rows (--size)`, or for a [`Axis::Count`]
 /// axis `blocks × block_len`.
 fn extent_label(o: &Options, axis: Axis) -> String {
@@ -507,12 +559,20 @@ fn per_block(name: &str, extent: usize, what: &str, blocks: usize) -> Result<usi
     Ok(extent / blocks)
 }
 
-/// `text` with control characters (and Unicode line separators) escaped, so that a
-/// message quoting what the user typed stays on one line.
-pub(crate) fn one_line(text: &str) -> String {
+/// `text` with control characters, Unicode line separators and the bidirectional
+/// formatting characters escaped (`\n`, `\u{202e}`), so that a message or a table
+/// quoting what a user typed, or what a file holds, stays on one line and shows the
+/// text in its order: the characters of Unicode's "Bidi_Control" property (UAX #9,
+/// "Unicode Bidirectional Algorithm", table 4) reorder what follows them on a terminal.
+///
+/// ```
+/// assert_eq!(locus_bench::size::one_line("a\nb\u{202e}c"), "a\\nb\\u{202e}c");
+/// ```
+pub fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+        let bidi = matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' || bidi {
             out.extend(c.escape_default());
         } else {
             out.push(c);

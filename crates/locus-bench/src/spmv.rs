@@ -106,7 +106,8 @@ impl Params {
         if self.matrix.is_none() {
             check_mesh(&o, self.mesh, self.partitions)?;
         }
-        o.tasks(&[("partitions", self.partitions), ("products", self.products)])
+        o.tasks(&[("partitions", self.partitions), ("products", self.products)])?;
+        crate::size::finishes(self)
     }
 }
 

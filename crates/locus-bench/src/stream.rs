@@ -91,7 +91,8 @@ impl Params {
 
     /// At least one element, block and iteration; bounded sizes.
     pub fn validate(&self) -> Result<(), String> {
-        check(&STREAM, self.len, self.block_len, self.iterations)
+        check(&STREAM, self.len, self.block_len, self.iterations)?;
+        crate::size::finishes(self)
     }
 
     fn shape(&self) -> Shape {

@@ -181,7 +181,7 @@ impl Params {
                 self.remote_vectors
             ));
         }
-        Ok(())
+        crate::size::finishes(self)
     }
 
     /// Tasks on `groups` nodes: one initialisation and a triad per phase per block and

@@ -594,3 +594,73 @@ fn a_param_wins_over_the_generic_options_for_its_field() {
         (Some(8), Some(8))
     );
 }
+
+/// Work that cannot finish is refused before anything runs, with the limit: `--iterations
+/// 2^62` (tasks), `overhead --size 2^40` (tasks), one huge block swept for many
+/// iterations (bytes); every named size stays well inside both limits.
+#[test]
+fn work_that_cannot_finish_is_refused_with_the_limit() {
+    let s = Size::Small;
+    for (name, spec, want) in [
+        (
+            "jacobi-1d",
+            spec(s, None, None, None, Some(1 << 62), &[]),
+            "2^32",
+        ),
+        (
+            "jacobi-2d",
+            spec(s, None, None, None, Some(1 << 62), &[]),
+            "2^32",
+        ),
+        (
+            "kmeans",
+            spec(s, None, None, None, Some(1 << 62), &[]),
+            "2^32",
+        ),
+        (
+            "spmv",
+            spec(s, None, None, None, Some(1 << 62), &[]),
+            "2^32",
+        ),
+        (
+            "overhead",
+            spec(s, Some(1 << 40), None, None, None, &[]),
+            "2^32",
+        ),
+        (
+            "overhead",
+            spec(s, None, None, None, Some(1 << 40), &[]),
+            "2^32",
+        ),
+        (
+            "jacobi-1d",
+            spec(s, Some(1 << 30), Some(1), None, Some(1 << 20), &[]),
+            "bytes swept, more than the limit of 2^48",
+        ),
+    ] {
+        let m = error(name, &spec);
+        assert!(
+            m.contains(want) && (m.contains("--iterations") || m.contains("--size")),
+            "{name}: {m}"
+        );
+    }
+    // Parameters made in code (`locus run --distributed` makes jacobi-2d's) are checked
+    // by their `validate` the same way.
+    let direct = locus_bench::jacobi_2d::Params {
+        iterations: 1 << 62,
+        ..Default::default()
+    };
+    let m = direct.validate().unwrap_err();
+    assert!(m.contains("more than the limit of 2^32"), "{m}");
+    let direct = locus_bench::overhead::Params {
+        rounds: 1 << 40,
+        ..Default::default()
+    };
+    assert!(direct.validate().unwrap_err().contains("2^32"));
+    for name in BENCHES {
+        for size in [Size::Paper, Size::PaperSgi] {
+            Workload::new(name, &SizeSpec::from(size), Control::Sequential)
+                .unwrap_or_else(|e| panic!("{name} at {size:?}: {e}"));
+        }
+    }
+}

@@ -354,7 +354,9 @@ enum locus_status locus_data_from(struct locus_runtime runtime,
 // Makes a *shared* datum: one buffer placed now by `policy` (a `locus_policy`; `node`
 // is the node for `LOCUS_POLICY_BIND` and ignored otherwise) and updated in place by
 // the tasks that write it. It holds a copy of `values`, or zeros if `values` is NULL.
-// A bad policy is `LOCUS_E_ARGUMENT`; a node outside the topology `LOCUS_E_CONFIG`.
+// A bad policy is `LOCUS_E_ARGUMENT`; a node outside the topology `LOCUS_E_CONFIG`; a
+// size larger than the machine's memory (RAM and swap) `LOCUS_E_OUT_OF_MEMORY` at
+// once, before anything is mapped or touched.
 //
 // # Safety
 //

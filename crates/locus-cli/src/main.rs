@@ -95,8 +95,28 @@ fn parse_failure(e: &clap::Error) -> ExitCode {
 
 /// The first line of a clap error without its `error: ` prefix; a line ending in `:`
 /// ("the following required arguments were not provided:") gets the next one appended.
+/// A value on the command line holding a newline or another control character is
+/// shown escaped (`'ws\nX'`), not cut at the newline.
 fn first_line(e: &clap::Error) -> String {
-    let text = e.render().to_string();
+    let mut text = e.render().to_string();
+    // The values as clap quotes them: whole arguments, and the part after `=` of
+    // `--name=value`; the longest first, so that a value inside another is not
+    // escaped twice.
+    let mut values: Vec<String> = std::env::args_os()
+        .skip(1)
+        // As clap shows them: invalid UTF-8 replaced.
+        .map(|a| a.to_string_lossy().into_owned())
+        .flat_map(|a| {
+            let after = a.split_once('=').map(|(_, v)| v.to_string());
+            [Some(a), after]
+        })
+        .flatten()
+        .filter(|v| locus_bench::size::one_line(v) != *v)
+        .collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    for value in values {
+        text = text.replace(&value, &locus_bench::size::one_line(&value));
+    }
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("bad arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);

@@ -82,20 +82,25 @@ fn sim_trace_still_works() {
     assert_eq!(rows, 8);
 }
 
+/// `CMD jacobi-1d` at the tiny size on `2x1`, its trace written to `path`.
+fn tiny_traced<'a>(cmd: &'a str, path: &'a std::path::Path) -> [&'a str; 8] {
+    [
+        cmd,
+        "jacobi-1d",
+        "--topology",
+        "2x1",
+        "--param",
+        "size=tiny",
+        "--trace",
+        path.to_str().unwrap(),
+    ]
+}
+
 #[test]
 fn an_unwritable_trace_is_one_line_and_exit_status_2() {
     for cmd in ["run", "sim"] {
         let path = temp_path("no-such-dir").join("t.json");
-        let args = [
-            cmd,
-            "jacobi-1d",
-            "--topology",
-            "2x1",
-            "--param",
-            "size=tiny",
-            "--trace",
-            path.to_str().unwrap(),
-        ];
+        let args = tiny_traced(cmd, &path);
         let o = locus(&args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
@@ -103,4 +108,57 @@ fn an_unwritable_trace_is_one_line_and_exit_status_2() {
         assert!(err.contains("cannot write the trace to"), "{err}");
         assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
+}
+
+/// A trace that cannot be written after a finished run (here: past the file-size limit
+/// `ulimit -f`, with SIGXFSZ ignored so that the write fails with EFBIG) is a failure,
+/// exit status 1, not a usage error: the argument was good.
+#[test]
+fn a_trace_write_that_fails_after_the_run_is_exit_status_1() {
+    for cmd in ["run", "sim"] {
+        let path = temp_path(&format!("too-large-{cmd}"));
+        let script = format!(
+            "trap '' XFSZ; ulimit -f 1; exec '{}' {cmd} jacobi-1d --topology 2x1 --trace '{}'",
+            env!("CARGO_BIN_EXE_locus"),
+            path.display()
+        );
+        let o = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(last.contains("cannot write the trace to"), "{cmd}: {err}");
+        assert!(!path.exists(), "{cmd}: no partial trace");
+    }
+}
+
+/// `.t.json.tmp-PID-N` left by a process killed while writing (SIGINT) goes with the
+/// next `run` or `sim` that writes `t.json`; a temporary file of a live process stays.
+#[test]
+fn temporaries_of_interrupted_trace_writes_are_removed() {
+    let dir = std::env::temp_dir().join(format!("locus-cli-trace-{}-stale", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let live = format!(".t.json.tmp-{}-0", std::process::id());
+    for cmd in ["run", "sim"] {
+        let stale = format!(".t.json.tmp-{dead}-3");
+        std::fs::write(dir.join(&stale), "{\"traceEvents\":[").unwrap();
+        std::fs::write(dir.join(&live), "{").unwrap();
+        let path = dir.join("t.json");
+        let o = locus(&tiny_traced(cmd, &path));
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, [live.clone(), "t.json".to_string()], "{cmd}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -174,6 +174,21 @@ pub fn page_size() -> usize {
     })
 }
 
+/// Bytes of memory this machine has, RAM and swap together (`sysinfo(2)`): no mapping
+/// larger than this can ever be backed. `None` if the kernel does not say.
+pub fn machine_memory() -> Option<u64> {
+    // SAFETY: an all-zero `sysinfo` is a valid value of the plain C struct, and
+    // `sysinfo` only writes into the struct it is given.
+    let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is valid for writes.
+    if unsafe { libc::sysinfo(&mut info) } != 0 {
+        return None;
+    }
+    let unit = u64::from(info.mem_unit.max(1));
+    let total = (info.totalram as u64).saturating_add(info.totalswap as u64);
+    Some(total.saturating_mul(unit)).filter(|&m| m > 0)
+}
+
 /// The page-aligned range `(start, len)` covering `(addr, len)`.
 fn page_span(addr: *const u8, len: usize) -> (usize, usize) {
     let page = page_size();

@@ -128,6 +128,19 @@ pub enum RegionError {
         /// The size asked for, in bytes.
         len: usize,
     },
+    /// The size is more than this machine could ever hold, refused before anything is
+    /// mapped or allocated: more than its memory (RAM and swap,
+    /// [`placement::machine_memory`]), or, for a region that holds no memory
+    /// ([`RegionConfig::accounting_only`]), a table of page nodes (2 bytes a page) of
+    /// more than a quarter of it.
+    MoreThanMemory {
+        /// The size asked for, in bytes.
+        len: usize,
+        /// The machine's memory, in bytes.
+        memory: u64,
+        /// Whether the region holds no memory: only its table counts.
+        accounting_only: bool,
+    },
 }
 
 impl std::fmt::Display for RegionError {
@@ -140,11 +153,56 @@ impl std::fmt::Display for RegionError {
             RegionError::TooLarge { len } => {
                 write!(f, "{len} bytes cannot be mapped on this machine")
             }
+            RegionError::MoreThanMemory {
+                len,
+                memory,
+                accounting_only: false,
+            } => write!(
+                f,
+                "{len} bytes are more than this machine's memory ({memory} bytes of RAM \
+                 and swap)"
+            ),
+            RegionError::MoreThanMemory {
+                len,
+                memory,
+                accounting_only: true,
+            } => write!(
+                f,
+                "{len} bytes need a table of {} bytes for the nodes of their pages, more \
+                 than a quarter of this machine's memory ({memory} bytes of RAM and swap)",
+                len.div_ceil(PAGE).saturating_mul(2)
+            ),
         }
     }
 }
 
 impl std::error::Error for RegionError {}
+
+/// `Err` if a region of `len` bytes is more than a machine of `memory` bytes could
+/// ever hold ([`RegionError::MoreThanMemory`]): checked before the table of page nodes
+/// is allocated and the mapping made, so that an impossible size fails at once instead
+/// of after filling a table and faulting pages in.
+fn check_memory(len: usize, accounting_only: bool, memory: Option<u64>) -> Result<(), RegionError> {
+    let Some(memory) = memory else {
+        return Ok(());
+    };
+    let needed = if accounting_only {
+        // The table: 2 bytes a page, within a quarter of the memory.
+        (len.div_ceil(PAGE) as u64)
+            .saturating_mul(2)
+            .saturating_mul(4)
+    } else {
+        len as u64
+    };
+    if needed > memory {
+        return Err(RegionError::MoreThanMemory {
+            len,
+            memory,
+            accounting_only,
+        });
+    }
+    Ok(())
+}
 
 impl Region {
     /// Maps a zero-filled region of `len` bytes placed by `policy`.
@@ -195,6 +253,7 @@ impl Region {
             }
         }
         let page_count = len.div_ceil(PAGE);
+        check_memory(len, config.accounting_only, placement::machine_memory())?;
         let too_large = || RegionError::TooLarge { len };
         // A mapping's size must fit in `isize` (and so its last page's address).
         let mapped = page_count
@@ -727,6 +786,49 @@ mod tests {
             os_nodes: None,
             nodes,
             accounting_only: false,
+        }
+    }
+
+    /// Sizes past the machine's memory (or, holding no memory, a page table past a
+    /// quarter of it) are refused before the table is allocated or anything mapped:
+    /// 1 PiB used to grow the table toward the OOM killer; 2^60 bytes is past any.
+    #[test]
+    fn sizes_no_machine_here_holds_are_refused_at_once() {
+        let gib = 1u64 << 30;
+        assert_eq!(check_memory(1 << 30, false, Some(gib)), Ok(()));
+        assert_eq!(
+            check_memory((1 << 30) + 1, false, Some(gib)),
+            Err(RegionError::MoreThanMemory {
+                len: (1 << 30) + 1,
+                memory: gib,
+                accounting_only: false
+            })
+        );
+        // Holding no memory: 2 bytes a page, within a quarter of the memory.
+        assert_eq!(check_memory(1 << 39, true, Some(gib)), Ok(()));
+        assert!(check_memory((1 << 39) + 1, true, Some(gib)).is_err());
+        assert_eq!(check_memory(usize::MAX, false, None), Ok(()));
+        let memory = placement::machine_memory().expect("sysinfo gives the memory");
+        for accounting_only in [false, true] {
+            let config = RegionConfig {
+                accounting_only,
+                ..virtual_nodes(2)
+            };
+            for policy in [RegionPolicy::Interleave, RegionPolicy::FirstTouch] {
+                let start = std::time::Instant::now();
+                let e = Region::new(1 << 60, policy, &config).err().unwrap();
+                assert!(start.elapsed() < std::time::Duration::from_secs(2));
+                assert!(
+                    matches!(e, RegionError::MoreThanMemory { memory: m, .. } if m == memory),
+                    "{e}"
+                );
+                let shown = e.to_string();
+                assert!(
+                    shown.contains("more than") && shown.contains("memory"),
+                    "{shown}"
+                );
+                assert_eq!(shown.contains("table"), accounting_only, "{shown}");
+            }
         }
     }
 

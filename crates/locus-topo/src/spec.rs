@@ -182,9 +182,10 @@ pub(crate) fn parse_numbers(text: &str) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-/// The largest distance file read: a matrix of [`MAX_NODES`] nodes squared, with room
-/// for comments, is far smaller.
-const MAX_DISTANCE_FILE: u64 = 64 << 20;
+/// The largest distance file read (16 MiB): a matrix of [`MAX_NODES`] nodes squared,
+/// each distance of at most 10 digits, takes 11 MiB. A file is read up to this much,
+/// so that a larger one (or an endless pipe) costs no more before it is refused.
+const MAX_DISTANCE_FILE: u64 = 16 << 20;
 
 fn read_distance_file(path: &Path) -> Result<Vec<u32>, TopoError> {
     use std::io::Read;
@@ -193,9 +194,19 @@ fn read_distance_file(path: &Path) -> Result<Vec<u32>, TopoError> {
         source: std::sync::Arc::new(source),
     };
     let mut text = String::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_DISTANCE_FILE + 1)
+    let file = std::fs::File::open(path).map_err(io)?;
+    let kind = file.metadata().map_err(io)?.file_type();
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // A device (`/dev/zero`) or a directory is no distance file; a pipe may be.
+        if !(kind.is_file() || kind.is_fifo()) {
+            return Err(TopoError::Parse {
+                path: path.to_path_buf(),
+                reason: "not a regular file (a directory, a device or a socket)".into(),
+            });
+        }
+    }
+    file.take(MAX_DISTANCE_FILE + 1)
         .read_to_string(&mut text)
         .map_err(io)?;
     if text.len() as u64 > MAX_DISTANCE_FILE {
@@ -270,12 +281,20 @@ mod tests {
         assert_eq!(t.distance(NodeId(2), NodeId(0)), 20);
         let missing = from_spec("3x2:@/nonexistent/locus").unwrap_err();
         assert!(matches!(missing, TopoError::Io { .. }), "{missing}");
-        // An endless file (`/dev/zero`) is read only as far as the limit.
+        // A device (`/dev/zero`) is refused unread; a larger file is read only as far
+        // as the limit.
         let endless = from_spec("3x2:@/dev/zero").unwrap_err();
         assert!(
-            endless.to_string().contains("larger than 64 MiB"),
+            endless.to_string().contains("not a regular file"),
             "{endless}"
         );
+        let large = dir.join("large.txt");
+        std::fs::File::create(&large)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let large = from_spec(&format!("3x2:@{}", large.display())).unwrap_err();
+        assert!(large.to_string().contains("larger than 16 MiB"), "{large}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

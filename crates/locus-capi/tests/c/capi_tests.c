@@ -226,6 +226,9 @@ static void test_data_errors(void) {
     EXPECT(locus_data_shared(rt, "s", 8, 4, 9, 0, NULL, &d), LOCUS_E_ARGUMENT, "policy 9");
     EXPECT(locus_data_shared(rt, "s", 8, 4, LOCUS_POLICY_BIND, 7, NULL, &d), LOCUS_E_CONFIG,
            "7");
+    /* 1 PiB: refused at once, before anything is mapped or touched. */
+    EXPECT(locus_data_shared(rt, "s", 8, (size_t)1 << 47, LOCUS_POLICY_INTERLEAVE, 0, NULL, &d),
+           LOCUS_E_OUT_OF_MEMORY, "more than this machine's memory");
     locus_runtime freed = make_runtime("dfa");
     OK(locus_runtime_destroy(freed));
     EXPECT(locus_data_create(freed, "x", 8, 4, &d), LOCUS_E_HANDLE, "runtime");

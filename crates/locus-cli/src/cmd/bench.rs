@@ -55,12 +55,12 @@ pub struct Args {
     )]
     pub threads: Option<u32>,
     /// Repetitions of every kernel and configuration (default: 5 on threads; 1 in the
-    /// simulator, which is deterministic). Tables show min / median / max, charts error
-    /// bars.
+    /// simulator, which is deterministic), at most 1000 (each writes a report of its
+    /// own). Tables show min / median / max, charts error bars.
     #[arg(
         long,
         value_name = "N",
-        value_parser = clap::value_parser!(u32).range(1..),
+        value_parser = clap::value_parser!(u32).range(1..=1000),
         allow_negative_numbers = true
     )]
     pub repeat: Option<u32>,

@@ -44,12 +44,7 @@ const NUMBERS: [&str; 5] = ["median_s", "min_s", "max_s", "r_loc_rt", "peak_byte
 /// dashes.
 fn load(dir: &Path) -> Result<Side, Failure> {
     let path = dir.join("summary.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        Failure::Usage(format!(
-            "{}: {e} (expected the output directory of `locus bench`)",
-            path.display()
-        ))
-    })?;
+    let text = read_summary(&path)?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::Usage(format!("{}: not JSON: {e}", path.display())))?;
     let bad = |what: String| {
@@ -77,12 +72,60 @@ fn load(dir: &Path) -> Result<Side, Failure> {
     };
     let sizes = v["size"].as_str().map(|size| format!("{size} sizes"));
     let about: Vec<String> = [engine_on, sizes].into_iter().flatten().collect();
+    let dir = dir.display().to_string();
     let label = if about.is_empty() {
-        dir.display().to_string()
+        shown(&dir)
     } else {
-        format!("{} ({})", dir.display(), about.join(", "))
+        shown(&format!("{dir} ({})", about.join(", ")))
     };
     Ok(Side { label, rows })
+}
+
+/// Most bytes of a `summary.json` read (16 MiB): `locus bench` writes a few kilobytes,
+/// and 16 MiB hold some 50,000 rows. A larger file, or one that is not a regular file
+/// (a link to `/dev/zero`, a pipe), is refused before or as soon as it passes the limit.
+const MAX_SUMMARY_BYTES: u64 = 16 << 20;
+
+/// The text of the summary at `path`, read up to [`MAX_SUMMARY_BYTES`].
+fn read_summary(path: &Path) -> Result<String, Failure> {
+    use std::io::Read;
+    let shown = shown(&path.display().to_string());
+    let refuse = |what: String| {
+        Failure::Usage(format!(
+            "{shown}: {what} (expected the output directory of `locus bench`)"
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(|e| refuse(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse(
+            "not a regular file (a directory, a device or a pipe)".into(),
+        ));
+    }
+    let too_large = || {
+        refuse(format!(
+            "larger than {} MiB, more than any summary holds",
+            MAX_SUMMARY_BYTES >> 20
+        ))
+    };
+    if meta.len() > MAX_SUMMARY_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_SUMMARY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > MAX_SUMMARY_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".into()))
+}
+
+/// Text from a summary (or a path) as the table shows it: control characters, line
+/// separators and bidirectional formatting characters escaped, so that a hostile
+/// summary can neither break the table's lines nor reorder what a terminal shows.
+fn shown(text: &str) -> String {
+    locus_bench::size::one_line(text)
 }
 
 /// What is wrong with a row of a summary, if anything.
@@ -126,10 +169,11 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// A row's kernel and configuration, as the table and the chart show them ([`shown`]).
 fn key(row: &Value) -> (String, String) {
     (
-        row["bench"].as_str().unwrap_or("").to_string(),
-        row["config"].as_str().unwrap_or("").to_string(),
+        shown(row["bench"].as_str().unwrap_or("")),
+        shown(row["config"].as_str().unwrap_or("")),
     )
 }
 

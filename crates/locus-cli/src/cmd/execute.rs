@@ -213,21 +213,23 @@ pub fn insert_verified(object: &mut Map<String, Value>, outcome: &locus_bench::K
 /// not match the sequential reference is a failure (exit status 1), after the report.
 /// With `trace`, also writes the run's Chrome trace there (`--trace`):
 /// whether the file can be written is checked before the run (without touching a
-/// previous trace) and the file is replaced whole after it; either failing is a usage
-/// error (one line, exit status 2).
+/// previous trace), a failure then being a usage error (exit status 2), and the file
+/// is replaced whole after it, a failure then being a failure of the command (exit
+/// status 1: the argument was good, the write did not happen).
 pub fn execute_traced(
     job: Job<'_>,
     sim: Option<locus_sim::Sim>,
     trace: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     let cannot_write = |path: &std::path::Path, e: std::io::Error| {
-        Failure::Usage(format!("cannot write the trace to {}: {e}", path.display()))
+        format!("cannot write the trace to {}: {e}", path.display())
     };
     let recorder = match trace {
         Some(path) => {
             // Checks the file can be written without truncating a previous trace: the
             // recorder replaces it whole after the run.
-            locus::observe::check_replaceable(path).map_err(|e| cannot_write(path, e))?;
+            locus::observe::check_replaceable(path)
+                .map_err(|e| Failure::Usage(cannot_write(path, e)))?;
             Some(std::sync::Arc::new(locus::observe::TraceRecorder::new()))
         }
         None => None,
@@ -339,7 +341,7 @@ pub fn execute_traced(
     if let (Some(recorder), Some(path)) = (&recorder, trace) {
         recorder
             .write_file(path)
-            .map_err(|e| cannot_write(path, e))?;
+            .map_err(|e| Failure::Failed(cannot_write(path, e)))?;
         eprintln!(
             "locus: trace of {} tasks written to {} (open it at https://ui.perfetto.dev)",
             recorder.tasks(),

@@ -23,14 +23,15 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// Prints the failure as one line on stderr and gives its exit status.
+    /// Prints the failure as one line on stderr and gives its exit status. Control
+    /// characters in the message (a value with a newline, quoted from the command line
+    /// or a file) are escaped, so that the line is whole and one line.
     pub fn report(&self) -> ExitCode {
         let (line, code) = match self {
             Failure::Usage(msg) => (msg, 2),
             Failure::Failed(msg) => (msg, 1),
         };
-        let line = line.lines().next().unwrap_or("");
-        eprintln!("locus: {line}");
+        eprintln!("locus: {}", locus_bench::size::one_line(line.trim_end()));
         ExitCode::from(code)
     }
 }

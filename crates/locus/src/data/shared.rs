@@ -196,7 +196,9 @@ impl SharedSetup {
                 bytes,
                 message: os.to_string(),
             },
-            Refused::Region(e @ RegionError::TooLarge { .. }) => Error::OutOfMemory {
+            Refused::Region(
+                e @ (RegionError::TooLarge { .. } | RegionError::MoreThanMemory { .. }),
+            ) => Error::OutOfMemory {
                 task: task(),
                 bytes,
                 message: e.to_string(),

@@ -2,6 +2,11 @@
 //! their destination (`.NAME.tmp-PID-N` in the same directory) and are renamed over it
 //! only once complete, so a run that is killed or fails while writing leaves the
 //! previous file as it was, never a truncated one.
+//!
+//! A process killed while writing (SIGINT, SIGKILL) cannot remove its temporary file.
+//! The next write of the same destination does: it removes every `.NAME.tmp-PID-N`
+//! beside it whose process `PID` no longer exists (`/proc/PID`, proc(5)). Temporary
+//! files of live processes, this one included, are left alone.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -28,9 +33,58 @@ fn temp_path(path: &Path) -> io::Result<PathBuf> {
     Ok(path.with_file_name(temp))
 }
 
+/// Removes the temporary files beside `path` that processes which no longer exist
+/// left (module doc). Best effort: a file that cannot be removed, or a directory that
+/// cannot be read, is left as it is.
+fn remove_stale_temps(path: &Path) {
+    let Some(name) = path.file_name() else {
+        return;
+    };
+    let proc = Path::new("/proc");
+    // Without procfs no process can be known dead.
+    if !proc.join("self").exists() {
+        return;
+    }
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".tmp-");
+    let Some(prefix) = prefix.to_str() else {
+        return;
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = std::process::id();
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|rest| rest.split_once('-'))
+            .filter(|(pid, n)| {
+                !pid.is_empty()
+                    && !n.is_empty()
+                    && pid.bytes().chain(n.bytes()).all(|b| b.is_ascii_digit())
+            })
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if pid != me && is_file && !proc.join(pid.to_string()).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Checks that [`replace_file`] could write `path`, without touching `path` itself:
 /// creates the temporary file beside it, then removes it. An existing file at `path`
-/// is left as it is, and none is created.
+/// is left as it is, and none is created; temporary files of dead processes beside it
+/// are removed (module doc).
 ///
 /// ```
 /// let dir = std::env::temp_dir();
@@ -39,6 +93,7 @@ fn temp_path(path: &Path) -> io::Result<PathBuf> {
 /// ```
 pub fn check_replaceable(path: &Path) -> io::Result<()> {
     refuse_special(path)?;
+    remove_stale_temps(path);
     let temp = temp_path(path)?;
     OpenOptions::new()
         .write(true)
@@ -70,6 +125,7 @@ pub fn replace_file(
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
     refuse_special(path)?;
+    remove_stale_temps(path);
     let temp = temp_path(path)?;
     let file = OpenOptions::new()
         .write(true)
@@ -161,6 +217,44 @@ mod tests {
         }
         assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
         assert_eq!(entries(&dir), ["pipe"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What an interrupted writer left beside the destination goes with the next
+    /// check or write; a live process's temporary file, and other names, stay.
+    #[test]
+    fn temporaries_of_dead_processes_are_removed() {
+        let dir = scratch("stale");
+        let path = dir.join("t.json");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let stale = [
+            format!(".t.json.tmp-{dead}-0"),
+            format!(".t.json.tmp-{dead}-17"),
+        ];
+        let kept = [
+            format!(".t.json.tmp-{me}-999"),
+            format!(".u.json.tmp-{dead}-0"),
+            format!(".t.json.tmp-{dead}-x"),
+            "t.json.tmp-1-0".to_string(),
+        ];
+        let names = || stale.iter().chain(&kept).cloned().collect::<Vec<_>>();
+        for name in names() {
+            std::fs::write(dir.join(name), "{\"half\":").unwrap();
+        }
+        check_replaceable(&path).unwrap();
+        let mut want = kept.to_vec();
+        want.sort();
+        assert_eq!(entries(&dir), want);
+        for name in names() {
+            std::fs::write(dir.join(name), "{").unwrap();
+        }
+        replace_file(&path, |out| out.write_all(b"{}")).unwrap();
+        want.push("t.json".into());
+        want.sort();
+        assert_eq!(entries(&dir), want);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
