@@ -684,8 +684,10 @@ enum locus_status locus_runtime_bytes_in_use(struct locus_runtime runtime,
 // by the last task that wrote it and returned 0 (a task that returned non-zero never
 // publishes what it wrote, even when it updated the buffer in place, and even if it
 // wrote nothing); a shared datum (`locus_data_shared`, written in place) that a failed
-// task declared `LOCUS_WRITE` or `LOCUS_READ_WRITE` is poisoned: `locus_fetch` and
-// tasks reading it get `LOCUS_E_STATE` until a task writes it whole (`LOCUS_WRITE`).
+// task declared `LOCUS_WRITE` or `LOCUS_READ_WRITE` is poisoned (unless the task saw
+// it through a gathered copy, covering several segments of partitioned data, which is
+// written back only after the body): `locus_fetch` and tasks reading it get
+// `LOCUS_E_STATE` until a task writes it whole (`LOCUS_WRITE`).
 // Called from inside a task: `LOCUS_E_STATE`.
 //
 // # Safety

@@ -1029,7 +1029,8 @@ impl Runtime {
     /// - a shared datum is updated in place with no copy, so a writer that never ran
     ///   leaves the previous contents, but one that panicked while declaring a write
     ///   or read-write of it may have written part of it: the datum is then
-    ///   *poisoned*. `fetch` returns
+    ///   *poisoned* (not by a task that saw it through a gathered copy, covering several
+    ///   segments of partitioned data, which is written back only after the body). `fetch` returns
     ///   [`Error::Poisoned`] naming the task, and tasks reading it are refused, until a
     ///   task writes it whole ([`Data::write`](crate::Data::write)).
     pub fn run<R, F>(&self, root: F) -> Result<Finished<R>, RunError>

@@ -412,3 +412,39 @@ fn a_failed_runs_value_that_panics_when_dropped_leaves_the_error() {
         Ok(()) => panic!("the run failed"),
     }
 }
+
+/// A gathered view of shared data (the whole, covering several segments) is a copy,
+/// scattered only once the body returns: a task that fails with it poisons nothing
+/// (it used to poison every segment); a part, written in place, is poisoned alone.
+#[test]
+fn a_failed_gathered_view_of_shared_data_poisons_nothing() {
+    let rt = runtime(Config::ShmBase);
+    let g = rt
+        .shared_from("grid", &[1u64; 64], RegionPolicy::Interleave)
+        .unwrap();
+    let parts = rt.partition(&g, locus::Partition::blocks(32)).unwrap();
+    let err = rt
+        .run(|s| {
+            s.spawn("whole", g.read_write(), |_, v| {
+                v.fill(7);
+                panic!("gathered");
+            })
+            .unwrap()
+        })
+        .unwrap_err();
+    assert!(err.error.to_string().contains("gathered"));
+    assert_eq!(rt.fetch(&g).unwrap(), vec![1; 64]);
+    let err = rt
+        .run(|s| {
+            s.spawn("part", parts[1].read_write(), |_, _| panic!("in place"))
+                .unwrap()
+        })
+        .unwrap_err();
+    assert!(err.error.to_string().contains("in place"));
+    rt.run(|s| s.spawn("other", parts[0].read(), |_, _| {}).unwrap())
+        .unwrap();
+    match rt.fetch(&g) {
+        Err(Error::Poisoned { task, .. }) => assert_eq!(task, "part"),
+        other => panic!("expected Poisoned, got {other:?}"),
+    }
+}

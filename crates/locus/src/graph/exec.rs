@@ -782,10 +782,7 @@ fn prepare_buffers(
         AllocMode::Deferred => Some(node),
         AllocMode::Immediate => None,
     };
-    for (b, gathered) in bindings.iter_mut().flat_map(|b| {
-        let gathered = b.gather.is_some();
-        b.leaves_mut().map(move |leaf| (leaf, gathered))
-    }) {
+    for (b, gathered) in leaves_gathered_mut(bindings) {
         if b.weak {
             // The task does not see what it declares weakly.
             continue;
@@ -893,6 +890,15 @@ fn prepare_buffers(
         }
     }
     Ok((migrated, backups))
+}
+
+/// The leaves of `bindings` (`Binding::leaves_mut`), each with whether the body sees
+/// it through a gathered copy (`data::partition`) rather than its own buffer.
+fn leaves_gathered_mut(bindings: &mut [Binding]) -> impl Iterator<Item = (&mut Binding, bool)> {
+    bindings.iter_mut().flat_map(|b| {
+        let gathered = b.gather.is_some();
+        b.leaves_mut().map(move |leaf| (leaf, gathered))
+    })
 }
 
 /// The previous contents of the versions a task updates in place, copied before its
@@ -1506,7 +1512,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
 fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: Completion) {
-    for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
+    for (b, gathered) in leaves_gathered_mut(&mut bindings) {
         if let Some(r) = &b.reduce {
             // The copy goes back to the group; the last reducer releases the combiner.
             if let Some(combiner) = r.group.reducer_done(r, completion == Completion::Done) {
@@ -1531,6 +1537,9 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
         };
         if let (Some(shared), true) = (shared, b.mode.writes() && !b.weak) {
             match completion {
+                // A gathered view is a copy, scattered only once the body has returned:
+                // a failed body wrote none of the segments.
+                Completion::Panicked if gathered => {}
                 Completion::Panicked => shared.poison(&task.name),
                 // A whole write replaces whatever a failed writer left.
                 Completion::Done if b.mode == Mode::Write => shared.clear_poison(),
