@@ -733,14 +733,19 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
     }
     // SAFETY: non-NULL and valid by the caller's contract.
     let task = unsafe { &*task };
-    if !task.name.is_null() {
+    // The name is read first, for the run's error, but a bad one is refused only after
+    // the argument is taken (and so freed with the refused task, as its doc says).
+    let named = if task.name.is_null() {
+        Ok(())
+    } else {
         // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-        *name = task_name(unsafe { c_str(task.name, "name") }?);
-    }
+        unsafe { c_str(task.name, "name") }.map(|n| *name = task_name(n))
+    };
     let name = name.clone();
     // SAFETY: forwarded from the caller.
     let arg = unsafe { take_arg(task) }?;
     let cur = current(ctx)?;
+    named?;
     let f = task.body.ok_or_else(|| {
         Fail::new(
             locus_status::LOCUS_E_NULL,

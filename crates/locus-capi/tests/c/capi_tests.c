@@ -554,6 +554,13 @@ static void test_arguments_and_destructors(void) {
     frees = 0;
     EXPECT_SPAWN(spawn_in_run(rt, &t, NULL), LOCUS_E_NULL, "arg is NULL");
     CHECK(frees == 1);
+    /* A name that is not UTF-8: refused, the argument still freed once. */
+    t.arg_size = 0;
+    t.arg = &borrowed;
+    t.name = "\xff";
+    frees = 0;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, NULL), LOCUS_E_ARGUMENT, "UTF-8");
+    CHECK(frees == 1);
     OK(locus_runtime_destroy(rt));
 }
 
