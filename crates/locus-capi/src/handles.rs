@@ -1,11 +1,13 @@
 //! Handle tables: every object C holds is a 64-bit handle into a table, never a pointer.
 //!
-//! A handle packs a slot index (low 32 bits) and the slot's generation (high 32 bits,
-//! never zero). Freeing an object bumps its slot's generation, so a freed handle, a
-//! handle of another kind, a null handle (all zero) or made-up bits are all told apart
-//! from live ones by a lookup, and get an error code: C never hands Locus a pointer it
-//! must trust, and AddressSanitizer sees no use after free even when C code uses a
-//! handle it freed.
+//! A handle packs a slot index (low 32 bits), the slot's generation (the next 24 bits,
+//! never zero) and the kind of object (the top 8 bits, never zero: one per table, so
+//! that the first datum and the first team, both slot 0 of generation 1, differ).
+//! Freeing an object bumps its slot's generation, so a freed handle, a handle of
+//! another kind, a null handle (all zero) or made-up bits are all told apart from live
+//! ones by a lookup, and get an error code: C never hands Locus a pointer it must
+//! trust, and AddressSanitizer sees no use after free even when C code uses a handle it
+//! freed. (A generation wraps after 2^24 reuses of one slot.)
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -17,16 +19,46 @@ struct Slot<T> {
     value: Option<T>,
 }
 
+/// The kinds of handles, one per table: a handle's top byte is its kind's position
+/// here plus one.
+const KINDS: [&str; 5] = ["settings", "runtime", "data", "report", "team"];
+
+/// Bits of a handle's generation.
+const GENERATION_BITS: u32 = 24;
+
+/// The tag of `kind` in [`KINDS`]; an unknown kind fails to compile (the tables are
+/// statics).
+const fn kind_tag(kind: &str) -> u8 {
+    let mut k = 0;
+    while k < KINDS.len() {
+        let (a, b) = (KINDS[k].as_bytes(), kind.as_bytes());
+        if a.len() == b.len() {
+            let mut i = 0;
+            while i < a.len() && a[i] == b[i] {
+                i += 1;
+            }
+            if i == a.len() {
+                return k as u8 + 1;
+            }
+        }
+        k += 1;
+    }
+    panic!("a handle kind not listed in KINDS")
+}
+
 /// A table of objects of one kind, addressed by handles.
 pub(crate) struct Table<T> {
     kind: &'static str,
+    tag: u8,
     slots: Mutex<Vec<Slot<T>>>,
 }
 
 impl<T> Table<T> {
+    /// A table of handles of `kind`, one of [`KINDS`].
     pub(crate) const fn new(kind: &'static str) -> Self {
         Table {
             kind,
+            tag: kind_tag(kind),
             slots: Mutex::new(Vec::new()),
         }
     }
@@ -52,14 +84,21 @@ impl<T> Table<T> {
         };
         let slot = &mut slots[index];
         // Generation 0 is never used, so the all-zero handle is never live.
-        slot.generation = slot.generation.wrapping_add(1).max(1);
+        slot.generation = ((slot.generation + 1) & ((1 << GENERATION_BITS) - 1)).max(1);
         slot.value = Some(value);
-        (u64::from(slot.generation) << 32) | index as u64
+        (u64::from(self.tag) << 56) | (u64::from(slot.generation) << 32) | index as u64
     }
 
     fn not_live(&self, handle: u64) -> Fail {
+        let tag = (handle >> 56) as usize;
         let what = if handle == 0 {
             format!("null {} handle", self.kind)
+        } else if tag != usize::from(self.tag) && (1..=KINDS.len()).contains(&tag) {
+            format!(
+                "handle {handle:#x} is a {} handle where a {} handle is expected",
+                KINDS[tag - 1],
+                self.kind
+            )
         } else {
             format!(
                 "{} handle {handle:#x} is freed or was never made by Locus",
@@ -69,14 +108,22 @@ impl<T> Table<T> {
         Fail::new(locus_status::LOCUS_E_HANDLE, what)
     }
 
-    fn slot_index(handle: u64) -> (usize, u32) {
-        ((handle & 0xffff_ffff) as usize, (handle >> 32) as u32)
+    /// The slot index and generation of `handle`, if it is of this table's kind
+    /// (else a generation no slot has).
+    fn slot_index(&self, handle: u64) -> (usize, u32) {
+        let generation = (handle >> 32) as u32 & ((1 << GENERATION_BITS) - 1);
+        let generation = if (handle >> 56) as u8 == self.tag {
+            generation
+        } else {
+            0
+        };
+        ((handle & 0xffff_ffff) as usize, generation)
     }
 
     /// Runs `f` on the live object of `handle`, under the table's lock: `f` must not
     /// call back into C or into the runtime (which may run task bodies).
     pub(crate) fn with<R>(&self, handle: u64, f: impl FnOnce(&mut T) -> R) -> CResult<R> {
-        let (index, generation) = Self::slot_index(handle);
+        let (index, generation) = self.slot_index(handle);
         let mut slots = self.lock();
         match slots.get_mut(index) {
             Some(Slot {
@@ -104,7 +151,7 @@ impl<T> Table<T> {
 
     /// Removes and returns the object of `handle`.
     pub(crate) fn remove(&self, handle: u64) -> CResult<T> {
-        let (index, generation) = Self::slot_index(handle);
+        let (index, generation) = self.slot_index(handle);
         let mut slots = self.lock();
         match slots.get_mut(index) {
             Some(slot) if slot.generation == generation && generation != 0 => {
@@ -137,7 +184,7 @@ pub(crate) struct Locked<'t, T> {
 impl<T> Locked<'_, T> {
     /// The live object of `handle`.
     pub(crate) fn get(&self, handle: u64) -> CResult<&T> {
-        let (index, generation) = Table::<T>::slot_index(handle);
+        let (index, generation) = self.table.slot_index(handle);
         match self.slots.get(index) {
             Some(Slot {
                 generation: g,
@@ -154,7 +201,7 @@ mod tests {
 
     #[test]
     fn freed_null_and_made_up_handles_are_refused() {
-        let t = Table::new("thing");
+        let t = Table::new("data");
         let a = t.insert(1);
         assert_eq!(t.with(a, |v| *v).unwrap(), 1);
         assert_eq!(t.remove(a).unwrap(), 1);
@@ -169,5 +216,24 @@ mod tests {
         assert_eq!(t.with(b, |v| *v).unwrap(), 2);
         assert!(t.with(b + 1, |v| *v).is_err(), "made-up index");
         assert!(t.with(b ^ (1 << 40), |v| *v).is_err(), "made-up generation");
+    }
+
+    #[test]
+    fn a_handle_of_another_kind_is_refused_and_named() {
+        let (data, teams) = (Table::new("data"), Table::new("team"));
+        let (d, t) = (data.insert(1), teams.insert(2));
+        // Slot 0 of generation 1 in both tables: told apart by their kind.
+        assert_eq!(d & 0xff_ffff_ffff_ffff, t & 0xff_ffff_ffff_ffff);
+        let err = data.with(t, |v| *v).unwrap_err();
+        assert!(
+            err.message
+                .contains("is a team handle where a data handle is expected"),
+            "{}",
+            err.message
+        );
+        assert!(teams.remove(d).is_err());
+        assert_eq!(data.with(d, |v| *v).unwrap(), 1);
+        let tags: std::collections::HashSet<u8> = KINDS.iter().map(|k| kind_tag(k)).collect();
+        assert_eq!(tags.len(), KINDS.len());
     }
 }

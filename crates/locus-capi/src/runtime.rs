@@ -412,10 +412,21 @@ pub unsafe extern "C" fn locus_runtime_bytes_in_use(
 ///
 /// If `report` is not NULL, the run's report is written there, also for a failed run
 /// (free it with `locus_report_free`). A run fails (`LOCUS_E_RUN_FAILED`, the message
-/// naming the task) when a body returns non-zero, a declaration is refused or a buffer
-/// cannot be allocated; every datum then keeps its last complete version. A root that
-/// returns non-zero fails the run too, after its tasks have finished. Called from
-/// inside a task: `LOCUS_E_STATE`.
+/// naming the task) when a body returns non-zero, a `locus_spawn` is refused (the
+/// message names the refused task, its status and the reason), a declaration is
+/// refused or a buffer cannot be allocated. A root that returns non-zero, or whose
+/// spawn was refused, fails the run too, after its tasks have finished.
+///
+/// What a failed run leaves, by one rule the program's text decides (never where its
+/// tasks ran): a versioned datum keeps its last complete version, the contents written
+/// by the last task that wrote it and returned 0 (a task that returned non-zero never
+/// publishes what it wrote, even when it updated the buffer in place, and even if it
+/// wrote nothing); a shared datum (`locus_data_shared`, written in place) that a failed
+/// task declared `LOCUS_WRITE` or `LOCUS_READ_WRITE` is poisoned (unless the task saw
+/// it through a gathered copy, covering several segments of partitioned data, which is
+/// written back only after the body): `locus_fetch` and tasks reading it get
+/// `LOCUS_E_STATE` until a task writes it whole (`LOCUS_WRITE`).
+/// Called from inside a task: `LOCUS_E_STATE`.
 ///
 /// # Safety
 ///

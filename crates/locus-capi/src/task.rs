@@ -197,6 +197,10 @@ struct Entry {
     frame: Frame,
     /// The message given to `locus_ctx_fail`.
     failure: Option<String>,
+    /// The first spawn this body made that was refused: the body's task fails when it
+    /// returns (`locus_spawn`), so that a run is never missing a task and reported as
+    /// complete.
+    refused: Option<String>,
 }
 
 thread_local! {
@@ -244,6 +248,7 @@ impl FrameGuard {
                 node,
                 frame,
                 failure: None,
+                refused: None,
             })
         });
         FrameGuard { token }
@@ -253,14 +258,15 @@ impl FrameGuard {
         locus_ctx { bits: self.token }
     }
 
-    /// The message given to `locus_ctx_fail` in this frame.
-    fn take_failure(&self) -> Option<String> {
+    /// The message given to `locus_ctx_fail` in this frame, and the first spawn
+    /// refused in it, as the run's error says it.
+    fn take_failures(&self) -> (Option<String>, Option<String>) {
         FRAMES.with(|f| {
             f.borrow_mut()
                 .iter_mut()
                 .rev()
                 .find(|e| e.token == self.token)
-                .and_then(|e| e.failure.take())
+                .map_or((None, None), |e| (e.failure.take(), e.refused.take()))
         })
     }
 }
@@ -641,22 +647,50 @@ impl Body {
         // SAFETY: the user's body, called with the arguments its contract names; the
         // views stay valid until it returns (they borrow the task's buffers).
         let status = unsafe { (self.f)(frame.ctx(), out.as_ptr(), out.len(), self.arg.ptr()) };
-        let failure = frame.take_failure();
+        let (failure, refused) = frame.take_failures();
         drop(frame);
         drop(self.arg);
         out.clear();
         VIEWS.with(|v| v.set(out));
-        if status != 0 {
+        if let Some(message) = body_failure("body", status, failure, refused) {
             // Fails the run naming the task: the runtime catches the unwind at the
             // task boundary. `resume_unwind` skips the panic hook, so nothing is
             // printed.
-            let message = match failure {
-                Some(m) => format!("body returned {status}: {m}"),
-                None => format!("body returned {status}"),
-            };
             std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
         }
     }
+}
+
+/// Why a body (`who`: "body" or "the root") that returned `status` fails its task, if
+/// it does: a non-zero status, with the message given to `locus_ctx_fail`, or a spawn
+/// it made that was refused.
+fn body_failure(
+    who: &str,
+    status: i32,
+    failure: Option<String>,
+    refused: Option<String>,
+) -> Option<String> {
+    match (status, failure, refused) {
+        (0, _, None) => None,
+        (0, _, Some(refused)) => Some(refused),
+        (s, Some(m), _) => Some(format!("{who} returned {s}: {m}")),
+        (s, None, _) => Some(format!("{who} returned {s}")),
+    }
+}
+
+/// Records a refused spawn in the innermost body running on this thread (the one that
+/// called `locus_spawn`), the first one only: its task fails when it returns.
+fn refuse_spawn(name: &str, fail: &Fail) {
+    FRAMES.with(|f| {
+        if let Some(e) = f.borrow_mut().last_mut() {
+            e.refused.get_or_insert_with(|| {
+                format!(
+                    "locus_spawn of task `{name}` was refused ({:?}): {}",
+                    fail.status, fail.message
+                )
+            });
+        }
+    });
 }
 
 /// Spawns a task from a body (or the root) into its scope: a child of the running
@@ -666,7 +700,9 @@ impl Body {
 /// the running body's (`LOCUS_E_CONTEXT`); a null or freed datum, a freed team
 /// (`LOCUS_E_HANDLE`), a datum or team of another runtime (`LOCUS_E_WRONG_RUNTIME`);
 /// an unknown mode or affinity (`LOCUS_E_ARGUMENT`); a bad range (`LOCUS_E_SIZE`); a
-/// declaration Locus refuses (`LOCUS_E_DECLARATION`, which also fails the run).
+/// declaration Locus refuses (`LOCUS_E_DECLARATION`). Every refused spawn also fails
+/// the run: the body (or root) that called it fails when it returns, whatever it
+/// returns, and `locus_run` returns `LOCUS_E_RUN_FAILED` naming the refused task.
 ///
 /// # Safety
 ///
@@ -675,59 +711,79 @@ impl Body {
 #[no_mangle]
 pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) -> locus_status {
     guard(|| {
-        if task.is_null() {
-            return Err(crate::status::null("task"));
-        }
-        // SAFETY: non-NULL and valid by the caller's contract.
-        let task = unsafe { &*task };
+        let mut name = Cow::Borrowed("task");
         // SAFETY: forwarded from the caller.
-        let arg = unsafe { take_arg(task) }?;
-        let cur = current(ctx)?;
-        let name = if task.name.is_null() {
-            Cow::Borrowed("task")
-        } else {
-            // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-            task_name(unsafe { c_str(task.name, "name") }?)
-        };
-        let f = task.body.ok_or_else(|| {
-            Fail::new(
-                locus_status::LOCUS_E_NULL,
-                format!("task `{name}`: body is NULL"),
-            )
-        })?;
-        // SAFETY: forwarded from the caller.
-        let (list, order) = unsafe { accesses(task, cur.runtime) }.map_err(|f| Fail {
-            message: format!("task `{name}`: {}", f.message),
-            ..f
-        })?;
-        let affinity = affinity(task, cur.runtime)?;
-        let team = match task.team.bits {
-            0 => None,
-            _ => Some(team_of(task.team, cur.runtime).map_err(|f| Fail {
-                message: format!("team: {}", f.message),
-                ..f
-            })?),
-        };
-        let body = Body {
-            f,
-            arg,
-            order,
-            runtime: cur.runtime,
-        };
-        // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
-        let mut builder = unsafe { scope_of(&cur) }.task(name, list);
-        if task.cost_ns > 0 {
-            builder = builder.cost(task.cost_ns);
+        let spawned = unsafe { spawn(ctx, task, &mut name) };
+        if let Err(fail) = &spawned {
+            // A refused spawn fails the run too (module `runtime`, `locus_run`).
+            refuse_spawn(&name, fail);
         }
-        if let Some(a) = affinity {
-            builder = builder.affinity(a);
-        }
-        if let Some(t) = &team {
-            builder = builder.team(t);
-        }
-        builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
-        Ok(())
+        spawned
     })
+}
+
+/// [`locus_spawn`]; `name` is set to the task's name as soon as it is read.
+///
+/// # Safety
+///
+/// As for [`locus_spawn`].
+unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static, str>) -> CResult {
+    if task.is_null() {
+        return Err(crate::status::null("task"));
+    }
+    // SAFETY: non-NULL and valid by the caller's contract.
+    let task = unsafe { &*task };
+    // The name is read first, for the run's error, but a bad one is refused only after
+    // the argument is taken (and so freed with the refused task, as its doc says).
+    let named = if task.name.is_null() {
+        Ok(())
+    } else {
+        // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
+        unsafe { c_str(task.name, "name") }.map(|n| *name = task_name(n))
+    };
+    let name = name.clone();
+    // SAFETY: forwarded from the caller.
+    let arg = unsafe { take_arg(task) }?;
+    let cur = current(ctx)?;
+    named?;
+    let f = task.body.ok_or_else(|| {
+        Fail::new(
+            locus_status::LOCUS_E_NULL,
+            format!("task `{name}`: body is NULL"),
+        )
+    })?;
+    // SAFETY: forwarded from the caller.
+    let (list, order) = unsafe { accesses(task, cur.runtime) }.map_err(|f| Fail {
+        message: format!("task `{name}`: {}", f.message),
+        ..f
+    })?;
+    let affinity = affinity(task, cur.runtime)?;
+    let team = match task.team.bits {
+        0 => None,
+        _ => Some(team_of(task.team, cur.runtime).map_err(|f| Fail {
+            message: format!("team: {}", f.message),
+            ..f
+        })?),
+    };
+    let body = Body {
+        f,
+        arg,
+        order,
+        runtime: cur.runtime,
+    };
+    // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
+    let mut builder = unsafe { scope_of(&cur) }.task(name, list);
+    if task.cost_ns > 0 {
+        builder = builder.cost(task.cost_ns);
+    }
+    if let Some(a) = affinity {
+        builder = builder.affinity(a);
+    }
+    if let Some(t) = &team {
+        builder = builder.team(t);
+    }
+    builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
+    Ok(())
 }
 
 /// Writes the worker running the body, and its node (either pointer may be NULL).
@@ -879,12 +935,11 @@ pub(crate) fn run_root(
         let frame = FrameGuard::push(runtime, 0, node, Frame::Root(s));
         // SAFETY: the user's root, called as its contract says; it gets no views.
         let status = unsafe { root(frame.ctx(), std::ptr::null(), 0, arg.0) };
-        let failure = frame.take_failure();
+        let (failure, refused) = frame.take_failures();
         drop(frame);
-        match (status, failure) {
-            (0, _) => Ok(()),
-            (s, Some(m)) => Err(format!("the root returned {s}: {m}")),
-            (s, None) => Err(format!("the root returned {s}")),
+        match body_failure("the root", status, failure, refused) {
+            None => Ok(()),
+            Some(m) => Err(m),
         }
     });
     match result {

@@ -1329,7 +1329,7 @@ fn bad_teams_and_attachments_are_errors() {
         );
         assert_eq!(attached(team), 0);
 
-        // Spawns naming a bad team are refused; the run goes on.
+        // Spawns naming a bad team are refused, and fail the run.
         let out = slots(rt, 1);
         let access = locus_access {
             data: out[0],
@@ -1351,8 +1351,8 @@ fn bad_teams_and_attachments_are_errors() {
         let spawn_arg = &mut spawned as *mut Spawned as *mut c_void;
         expect(
             locus_run(rt, Some(note_spawn), spawn_arg, &mut report),
-            LOCUS_OK,
-            "",
+            LOCUS_E_RUN_FAILED,
+            "locus_spawn of task `member` was refused (LOCUS_E_WRONG_RUNTIME)",
         );
         expect(locus_report_free(report), LOCUS_OK, "");
         assert_eq!(spawned.status, LOCUS_E_WRONG_RUNTIME, "{}", spawned.message);
@@ -1368,8 +1368,8 @@ fn bad_teams_and_attachments_are_errors() {
         (*arg.cast::<locus_task>()).team = dead;
         expect(
             locus_run(rt, Some(note_spawn), spawn_arg, ptr::null_mut()),
-            LOCUS_OK,
-            "",
+            LOCUS_E_RUN_FAILED,
+            "locus_spawn of task `member` was refused (LOCUS_E_HANDLE)",
         );
         assert_eq!(spawned.status, LOCUS_E_HANDLE, "{}", spawned.message);
         assert!(spawned.message.contains("freed"), "{}", spawned.message);

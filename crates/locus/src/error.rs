@@ -100,9 +100,10 @@ pub enum Error {
         /// The size of one element in bytes.
         elem_size: usize,
     },
-    /// A datum was being written in place (shared data, or a read-write that took over
-    /// the buffer it read) by a task that panicked: its contents may be partly written. Reads are refused until a task writes it whole
-    /// ([`Data::write`](crate::Data::write)).
+    /// A shared datum was being written in place by a task that panicked: its contents
+    /// may be partly written. Reads are refused until a task writes it whole
+    /// ([`Data::write`](crate::Data::write)). (A versioned datum is never poisoned: it
+    /// keeps its last complete version, [`Runtime::run`](crate::Runtime::run).)
     #[error("`{data}` may be partly written: task `{task}` panicked while writing it in place; write it whole before reading it")]
     Poisoned {
         /// The datum.

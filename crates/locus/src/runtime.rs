@@ -1019,15 +1019,18 @@ impl Runtime {
     ///
     /// - a versioned datum keeps its last complete version: the contents written by
     ///   the last of its writers whose body ran to its end (or its initial contents).
-    ///   A writer that panicked part-way through, or never ran, leaves no trace; the
-    ///   next run and [`fetch`](Self::fetch) see the complete version. (To allow this
-    ///   a superseded version lives until its successor's writer finishes.) Except
-    ///   after a read-write updated in place (the only holder of the version it read
-    ///   took over its buffer: `versions.in_place` in the report): a writer that
-    ///   panicked then poisons the datum, as below.
-    /// - a shared datum is updated in place, so a writer that never ran leaves the
-    ///   previous contents, but one that panicked while writing it may have written
-    ///   part of it: the datum is then *poisoned*. `fetch` returns
+    ///   A writer that panicked, part-way through or before writing anything, or
+    ///   never ran, leaves no trace; the next run and [`fetch`](Self::fetch) see the
+    ///   complete version. (To allow this a superseded version lives until its
+    ///   successor's writer finishes, and a read-write updated in place, the only
+    ///   holder of the version it read taking over its buffer, copies the previous
+    ///   contents aside first, to put them back if its body panics.) Where a task ran,
+    ///   in place or not, never changes what is left.
+    /// - a shared datum is updated in place with no copy, so a writer that never ran
+    ///   leaves the previous contents, but one that panicked while declaring a write
+    ///   or read-write of it may have written part of it: the datum is then
+    ///   *poisoned* (not by a task that saw it through a gathered copy, covering several
+    ///   segments of partitioned data, which is written back only after the body). `fetch` returns
     ///   [`Error::Poisoned`] naming the task, and tasks reading it are refused, until a
     ///   task writes it whole ([`Data::write`](crate::Data::write)).
     pub fn run<R, F>(&self, root: F) -> Result<Finished<R>, RunError>

@@ -1,6 +1,7 @@
 //! What a failed run leaves behind: versioned data keep their last complete version,
-//! unless a task that panicked was updating them in place; those, and shared data
-//! written in place by a task that panicked, are poisoned until written whole.
+//! whether the task that failed renamed or updated them in place (which depends on
+//! where it ran); shared data written in place by a task that failed are poisoned
+//! until written whole.
 
 use locus::{AllocMode, Config, Error, RegionPolicy, Runtime, Topology};
 
@@ -65,65 +66,129 @@ fn a_partial_write_of_a_task_that_panicked_is_not_published() {
         });
         let err = outcome.unwrap_err();
         assert!(err.error.to_string().contains("after a partial write"));
-        match rt.fetch(&x) {
-            // `step` completed; `partial` did not, and `after` never ran.
-            Ok(x) => assert_eq!(x, vec![6; 8], "{config}"),
-            // `hold` finished before `partial` started, which then updated in place.
-            Err(Error::Poisoned { task, .. }) => assert_eq!(task, "partial"),
-            Err(e) => panic!("{config}: {e}"),
+        // `step` completed; `partial` did not, and `after` never ran (whether `hold`
+        // finished before `partial` started, which then updated in place, or not).
+        assert_eq!(rt.fetch(&x).unwrap(), vec![6; 8], "{config}");
+    }
+}
+
+/// A read-write that fails after writing part of the datum, run where it updates in
+/// place (one worker, or immediate allocation) and where it may rename (two nodes
+/// under deferred allocation), many times over: the datum keeps the contents of the
+/// last task that completed, never poisoned (it used to be poisoned when the task ran
+/// in place, and keep its contents when it renamed).
+#[test]
+fn a_read_write_that_fails_leaves_the_last_complete_version_wherever_it_ran() {
+    for spec in ["1x1", "2x1", "1x2"] {
+        for config in VERSIONED {
+            let mut in_place = 0;
+            for round in 0..6u64 {
+                let rt = Runtime::builder()
+                    .topology(Topology::from_spec(spec).unwrap())
+                    .config(config)
+                    .build()
+                    .unwrap();
+                let x = rt.data_from("x", &[5u64; 64]).unwrap();
+                let outcome = rt.run(|s| {
+                    s.spawn("step", x.read_write(), move |_, v| v.fill(6 + round))
+                        .unwrap();
+                    s.spawn("partial", x.read_write(), |_, v| {
+                        v[..32].fill(99);
+                        panic!("after a partial write");
+                    })
+                    .unwrap();
+                });
+                let err = outcome.unwrap_err();
+                assert!(err.error.to_string().contains("after a partial write"));
+                in_place += err.report.versions.in_place;
+                assert_eq!(
+                    rt.fetch(&x).unwrap(),
+                    vec![6 + round; 64],
+                    "{spec} {config}"
+                );
+                // Readable and writable by the next run, as any datum.
+                rt.run(|s| s.spawn("bump", x.read_write(), |_, v| v[0] += 1).unwrap())
+                    .unwrap();
+                assert_eq!(rt.fetch(&x).unwrap()[0], 7 + round, "{spec} {config}");
+                drop(x);
+                assert_eq!(rt.pool_bytes_in_use(), 0, "{spec} {config}");
+            }
+            if spec == "1x1" || config.alloc_mode() == AllocMode::Immediate {
+                // Both tasks updated in place in every round.
+                assert_eq!(in_place, 2 * 6, "{spec} {config}");
+            }
         }
     }
 }
 
+/// A read-write that renames (a reader of the version it reads is still pending when
+/// it starts) fails the same way as one updating in place.
 #[test]
-fn a_task_that_panicked_while_updating_in_place_poisons_the_datum_until_written_whole() {
+fn a_renaming_read_write_that_fails_leaves_the_same_contents() {
     for config in VERSIONED {
-        let rt = runtime(config);
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec("1x2").unwrap())
+            .config(config)
+            .build()
+            .unwrap();
         let x = rt.data_from("x", &[5u64; 8]).unwrap();
-        let outcome = rt.run(|s| {
-            s.spawn("step", x.read_write(), |_, v| v.fill(6)).unwrap();
-            s.spawn("partial", x.read_write(), |_, v| {
-                v[0] = 99;
-                panic!("after a partial write");
+        let gate = rt.data::<u64>("gate", 1);
+        let seen = rt.data::<u64>("seen", 8);
+        let err = rt
+            .run(|s| {
+                s.spawn("slow", gate.write(), |_, g| {
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                    g[0] = 1;
+                })
+                .unwrap();
+                s.spawn("step", x.read_write(), |_, v| v.fill(6)).unwrap();
+                // Holds `step`'s version until `slow` is done, long after `partial`.
+                s.spawn(
+                    "hold",
+                    (gate.read(), x.read(), seen.write()),
+                    |_, (_, x, o)| o.copy_from_slice(x),
+                )
+                .unwrap();
+                s.spawn("partial", x.read_write(), |_, v| {
+                    v.fill(99);
+                    panic!("renamed");
+                })
+                .unwrap();
             })
+            .unwrap_err();
+        assert!(err.error.to_string().contains("renamed"));
+        // `step` alone updated in place: `partial` renamed.
+        assert_eq!(err.report.versions.in_place, 1, "{config}");
+        assert_eq!(rt.fetch(&x).unwrap(), vec![6; 8], "{config}");
+    }
+}
+
+/// Shared data are updated in place with no copy: a task that fails while declaring a
+/// write of them poisons them, whatever it wrote, until a task writes them whole.
+#[test]
+fn a_failed_writer_of_shared_data_poisons_them_even_if_it_wrote_nothing() {
+    for spec in ["1x1", "2x1"] {
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec(spec).unwrap())
+            .config(Config::ShmBase)
+            .build()
             .unwrap();
-        });
-        let err = outcome.unwrap_err();
-        let in_place = err.report.versions.in_place;
-        match rt.fetch(&x) {
-            // `partial` is the only holder of `step`'s version: in place, under
-            // immediate allocation wherever the buffer is.
+        let g = rt
+            .shared_from("grid", &[1u64; 64], RegionPolicy::Interleave)
+            .unwrap();
+        let err = rt
+            .run(|s| {
+                s.spawn("check", g.read_write(), |_, _| panic!("refused"))
+                    .unwrap()
+            })
+            .unwrap_err();
+        assert!(err.error.to_string().contains("refused"));
+        match rt.fetch(&g) {
             Err(Error::Poisoned { data, task }) => {
-                assert_eq!((&*data, &*task), ("x", "partial"), "{config}");
-                if config.alloc_mode() == AllocMode::Immediate {
-                    assert_eq!(in_place, 2, "{config}");
-                }
+                assert_eq!((&*data, &*task), ("grid", "check"), "{spec}")
             }
-            // Deferred allocation renames when the buffer is on another node.
-            Ok(x) => {
-                assert!(
-                    config.alloc_mode() == AllocMode::Deferred && in_place < 2,
-                    "{config}"
-                );
-                assert_eq!(x, vec![6; 8], "{config}");
-                continue;
-            }
-            Err(e) => panic!("{config}: {e}"),
+            other => panic!("{spec}: expected Poisoned, got {other:?}"),
         }
-        // Reading it, or reading and writing it, is refused; writing it whole heals it.
-        for refused in [
-            rt.run(|s| s.spawn("read", x.read(), |_, _| {})),
-            rt.run(|s| s.spawn("bump", x.read_write(), |_, _| {})),
-        ] {
-            let err = refused.unwrap_err().error;
-            assert!(
-                err.to_string().contains("partly written"),
-                "{config}: {err}"
-            );
-        }
-        rt.run(|s| s.spawn("heal", x.write(), |_, v| v.fill(3)).unwrap())
-            .unwrap();
-        assert_eq!(rt.fetch(&x).unwrap(), vec![3; 8], "{config}");
     }
 }
 
@@ -169,12 +234,8 @@ fn versions_of_a_failed_run_are_all_released() {
                 .ok();
             }
         });
-        // The last complete version, or poisoned if `step` 10 updated in place.
-        match rt.fetch(&x) {
-            Ok(x) => assert_eq!(x[0], 11),
-            Err(Error::Poisoned { task, .. }) => assert_eq!(task, "step"),
-            Err(e) => panic!("{e}"),
-        }
+        // The last complete version, whether `step` 10 updated in place or not.
+        assert_eq!(rt.fetch(&x).unwrap()[0], 11);
     }
     assert_eq!(rt.live_versions(), 0);
     assert_eq!(rt.pool_bytes_in_use(), 0);
@@ -232,11 +293,11 @@ fn add_but_panic_on_seven(a: &mut u64, b: &u64) {
 }
 
 /// A reduction combined by `fetch` (no run closes it) whose combining function panics:
-/// the error comes back from `fetch`, and the datum is poisoned, not quietly left as
-/// it was before the reduction (the panic used to escape `fetch`, and the next fetch
-/// gave the old contents).
+/// the error comes back from `fetch` (the panic used to escape it). The combination
+/// fails as a combining task of a run does: a versioned datum keeps its contents from
+/// before the reduction, a shared one, combined in place, is poisoned.
 #[test]
-fn a_combining_function_that_panics_in_fetch_poisons_the_datum() {
+fn a_combining_function_that_panics_in_fetch_fails_as_a_task_would() {
     for config in [Config::DsaOpt, Config::ShmBase] {
         let rt = runtime(config);
         let d = rt.data_from("d", &[1u64; 4]).unwrap();
@@ -256,11 +317,15 @@ fn a_combining_function_that_panics_in_fetch_poisons_the_datum() {
             }
             other => panic!("{config}: {other:?}"),
         }
-        assert!(
-            matches!(rt.fetch(&d), Err(Error::Poisoned { .. })),
-            "{config}: {:?}",
-            rt.fetch(&d)
-        );
+        if config == Config::ShmBase {
+            assert!(
+                matches!(rt.fetch(&d), Err(Error::Poisoned { .. })),
+                "{config}: {:?}",
+                rt.fetch(&d)
+            );
+        } else {
+            assert_eq!(rt.fetch(&d).unwrap(), vec![1; 4], "{config}");
+        }
         // A whole write makes it readable again.
         rt.run(|s| s.spawn("rewrite", d.write(), |_, v| v.fill(2)).unwrap())
             .unwrap();
@@ -345,5 +410,41 @@ fn a_failed_runs_value_that_panics_when_dropped_leaves_the_error() {
     match outcome.map(|f| std::mem::forget(f.value)) {
         Err(e) => assert!(matches!(e.error, Error::TaskPanicked { .. }), "{e}"),
         Ok(()) => panic!("the run failed"),
+    }
+}
+
+/// A gathered view of shared data (the whole, covering several segments) is a copy,
+/// scattered only once the body returns: a task that fails with it poisons nothing
+/// (it used to poison every segment); a part, written in place, is poisoned alone.
+#[test]
+fn a_failed_gathered_view_of_shared_data_poisons_nothing() {
+    let rt = runtime(Config::ShmBase);
+    let g = rt
+        .shared_from("grid", &[1u64; 64], RegionPolicy::Interleave)
+        .unwrap();
+    let parts = rt.partition(&g, locus::Partition::blocks(32)).unwrap();
+    let err = rt
+        .run(|s| {
+            s.spawn("whole", g.read_write(), |_, v| {
+                v.fill(7);
+                panic!("gathered");
+            })
+            .unwrap()
+        })
+        .unwrap_err();
+    assert!(err.error.to_string().contains("gathered"));
+    assert_eq!(rt.fetch(&g).unwrap(), vec![1; 64]);
+    let err = rt
+        .run(|s| {
+            s.spawn("part", parts[1].read_write(), |_, _| panic!("in place"))
+                .unwrap()
+        })
+        .unwrap_err();
+    assert!(err.error.to_string().contains("in place"));
+    rt.run(|s| s.spawn("other", parts[0].read(), |_, _| {}).unwrap())
+        .unwrap();
+    match rt.fetch(&g) {
+        Err(Error::Poisoned { task, .. }) => assert_eq!(task, "part"),
+        other => panic!("expected Poisoned, got {other:?}"),
     }
 }

@@ -1,6 +1,8 @@
 //! Update in place: a read-write that is the only holder of the version it reads takes
 //! over its buffer instead of copying it into a new one (`data::version`, "Update in
-//! place"); one with other holders renames.
+//! place"); one with other holders renames. Either way the task copies the previous
+//! contents once (into its new buffer, or into a copy kept until its body has run to
+//! its end, for a failure to put back), so each allocates one block.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,7 +22,7 @@ const STEPS: u64 = 100;
 const LEN: usize = 1024;
 
 #[test]
-fn a_chain_of_read_writes_updates_in_place_without_allocating() {
+fn a_chain_of_read_writes_updates_in_place_with_one_copy_each() {
     for config in VERSIONED {
         // One node: the buffer is always on the executing worker's node.
         let rt = runtime("1x2", config);
@@ -39,10 +41,11 @@ fn a_chain_of_read_writes_updates_in_place_without_allocating() {
         let r = &f.report;
         assert_eq!(r.versions.created, STEPS, "{config}");
         assert_eq!(r.versions.in_place, STEPS, "{config}");
-        assert_eq!(r.memory.allocations, 0, "{config}: no buffer made");
+        assert_eq!(r.memory.allocations, STEPS, "{config}: one copy per step");
         assert_eq!(
-            r.memory.peak_bytes, bytes,
-            "{config}: one buffer at any time"
+            r.memory.peak_bytes,
+            2 * bytes,
+            "{config}: the buffer and one copy at any time"
         );
         assert_eq!(rt.pool_bytes_in_use(), bytes, "{config}");
         assert_eq!(rt.fetch(&x).unwrap(), vec![1 + STEPS; LEN], "{config}");
@@ -64,7 +67,7 @@ fn under_immediate_allocation_the_node_does_not_matter() {
             })
             .unwrap();
         assert_eq!(f.report.versions.in_place, STEPS, "{config}");
-        assert_eq!(f.report.memory.allocations, 0, "{config}");
+        assert_eq!(f.report.memory.allocations, STEPS, "{config}");
         assert_eq!(
             rt.fetch(&x).unwrap()[0],
             (0..STEPS as u32).sum(),
@@ -87,12 +90,10 @@ fn under_deferred_allocation_a_buffer_on_another_node_is_renamed() {
             })
             .unwrap();
         let r = &f.report;
-        // Every step either took the buffer over or made one on its own node.
-        assert_eq!(
-            r.versions.in_place + r.memory.allocations,
-            STEPS,
-            "{config}"
-        );
+        // Every step either took the buffer over or made one on its own node, and
+        // allocated once either way (the copy, or the new buffer).
+        assert!(r.versions.in_place <= STEPS, "{config}");
+        assert_eq!(r.memory.allocations, STEPS, "{config}");
         assert_eq!(
             r.locality.write_remote_bytes, 0,
             "{config}: every write local"
@@ -180,44 +181,52 @@ fn nested_tasks_and_partitions_update_in_place() {
     }
 }
 
+/// A part updated in place by a task that fails keeps its contents (it used to be
+/// poisoned), and so does a segment that a failed read-write of the whole, through a
+/// gathered copy, would have written back (it used to poison the whole datum).
 #[test]
-fn a_part_updated_in_place_by_a_task_that_panicked_is_poisoned() {
+fn parts_and_gathered_views_of_a_task_that_panicked_keep_their_contents() {
     for config in VERSIONED {
-        let rt = runtime("1x1", config);
-        let x = rt.data_from("x", &[1u64; LEN]).unwrap();
-        let parts = rt.partition(&x, locus::Partition::blocks(LEN / 2)).unwrap();
-        let err = rt
-            .run(|s| {
-                s.spawn("partial", parts[0].read_write(), |_, v| {
-                    v[0] = 7;
-                    panic!("half-way");
+        for round in 0..4u64 {
+            let rt = runtime("1x1", config);
+            let x = rt.data_from("x", &[round; LEN]).unwrap();
+            let parts = rt.partition(&x, locus::Partition::blocks(LEN / 2)).unwrap();
+            let err = rt
+                .run(|s| {
+                    s.spawn("partial", parts[0].read_write(), |_, v| {
+                        v[0] = 7;
+                        panic!("half-way");
+                    })
+                    .unwrap();
+                })
+                .unwrap_err();
+            assert_eq!(err.report.versions.in_place, 1, "{config}");
+            assert_eq!(rt.fetch(&x).unwrap(), vec![round; LEN], "{config}");
+            // The whole covers both segments: its view is gathered.
+            let err = rt
+                .run(|s| {
+                    s.spawn("step", parts[1].read_write(), |_, v| v.fill(9))
+                        .unwrap();
+                    s.spawn("whole", x.read_write(), |_, v| {
+                        v.fill(7);
+                        panic!("gathered");
+                    })
+                    .unwrap();
+                })
+                .unwrap_err();
+            assert!(err.error.to_string().contains("gathered"), "{config}");
+            let whole = rt.fetch(&x).unwrap();
+            assert_eq!((whole[0], whole[LEN - 1]), (round, 9), "{config}");
+            // Both parts are readable and writable as before.
+            for part in &parts {
+                rt.run(|s| {
+                    s.spawn("bump", part.read_write(), |_, v| v[0] += 1)
+                        .unwrap()
                 })
                 .unwrap();
-            })
-            .unwrap_err();
-        assert_eq!(err.report.versions.in_place, 1, "{config}");
-        // The other part reads as before; the poisoned one is refused, through the
-        // part and through the whole.
-        rt.run(|s| s.spawn("other", parts[1].read(), |_, _| {}).unwrap())
-            .unwrap();
-        for refused in [
-            rt.run(|s| s.spawn("part", parts[0].read(), |_, _| {})),
-            rt.run(|s| s.spawn("whole", x.read(), |_, _| {})),
-        ] {
-            let err = refused.unwrap_err().error;
-            assert!(
-                err.to_string().contains("partly written"),
-                "{config}: {err}"
-            );
+            }
+            let whole = rt.fetch(&x).unwrap();
+            assert_eq!((whole[0], whole[LEN / 2]), (round + 1, 10), "{config}");
         }
-        assert!(
-            matches!(rt.fetch(&x), Err(locus::Error::Poisoned { .. })),
-            "{config}"
-        );
-        // Writing the part whole heals it.
-        rt.run(|s| s.spawn("heal", parts[0].write(), |_, v| v.fill(3)).unwrap())
-            .unwrap();
-        let whole = rt.fetch(&x).unwrap();
-        assert_eq!((whole[0], whole[LEN - 1]), (3, 1), "{config}");
     }
 }

@@ -105,6 +105,16 @@ static int32_t noop(locus_ctx ctx, const locus_view *views, size_t n, void *arg)
     return 0;
 }
 
+/* A run whose root's spawn of task `task` was refused failed, naming the task, the
+ * status and the reason (the main thread's last error is locus_run's). */
+#define REFUSED_RUN(run, task, status, needle)                                           \
+    do {                                                                               \
+        CHECK((run) == LOCUS_E_RUN_FAILED);                                            \
+        CHECK(strstr(locus_last_error(), "locus_spawn of task `" task "` was refused")); \
+        CHECK(strstr(locus_last_error(), status));                                     \
+        CHECK(strstr(locus_last_error(), needle));                                     \
+    } while (0)
+
 /* Spawns `task` from a run's root and returns what locus_spawn said. */
 static locus_status spawn_in_run(locus_runtime rt, const locus_task *task, locus_status *run) {
     root_state st = {LOCUS_E_INTERNAL, task, {0}};
@@ -370,37 +380,50 @@ static void test_spawn_errors(void) {
     t.accesses = &acc;
     t.naccesses = 1;
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "unknown mode 4");
-    OK(run);
+    REFUSED_RUN(run, "bad", "LOCUS_E_ARGUMENT", "unknown mode 4");
     acc.mode = 99;
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "unknown mode 99");
+    REFUSED_RUN(run, "bad", "LOCUS_E_ARGUMENT", "unknown mode 99");
     acc = (locus_access){x, LOCUS_READ, 2, 9};
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_SIZE, "[2, 9)");
+    REFUSED_RUN(run, "bad", "LOCUS_E_SIZE", "[2, 9)");
     acc = (locus_access){x, LOCUS_READ, 3, 3};
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_SIZE, "[3, 3)");
+    REFUSED_RUN(run, "bad", "LOCUS_E_SIZE", "[3, 3)");
     acc = (locus_access){x, LOCUS_WRITE, 0, 2};
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "LOCUS_READ only");
+    REFUSED_RUN(run, "bad", "LOCUS_E_ARGUMENT", "LOCUS_READ only");
     acc = (locus_access){freed, LOCUS_READ, 0, 0};
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_HANDLE, "access 0");
+    REFUSED_RUN(run, "bad", "LOCUS_E_HANDLE", "access 0");
     acc = (locus_access){foreign, LOCUS_READ, 0, 0};
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_WRONG_RUNTIME, "`foreign`");
+    REFUSED_RUN(run, "bad", "LOCUS_E_WRONG_RUNTIME", "`foreign`");
     acc = (locus_access){x, LOCUS_READ, 0, 0};
     t.accesses = NULL;
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_NULL, "accesses");
+    REFUSED_RUN(run, "bad", "LOCUS_E_NULL", "accesses");
     t.accesses = &acc;
     t.affinity = 9;
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "affinity kind 9");
+    REFUSED_RUN(run, "bad", "LOCUS_E_ARGUMENT", "affinity kind 9");
     t.affinity = LOCUS_AFFINITY_DATA;
     t.affinity_data = foreign;
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_WRONG_RUNTIME, "affinity_data");
+    REFUSED_RUN(run, "bad", "LOCUS_E_WRONG_RUNTIME", "affinity_data");
     t.affinity_data = freed;
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_HANDLE, "affinity_data");
+    REFUSED_RUN(run, "bad", "LOCUS_E_HANDLE", "affinity_data");
     t.affinity = LOCUS_AFFINITY_NONE;
     t.body = NULL;
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_NULL, "body");
+    REFUSED_RUN(run, "bad", "LOCUS_E_NULL", "body");
     t.body = noop;
     EXPECT_SPAWN(spawn_in_run(rt, NULL, &run), LOCUS_E_NULL, "task");
+    REFUSED_RUN(run, "task", "LOCUS_E_NULL", "task");
     t.name = "\xff\xfe";
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "UTF-8");
+    REFUSED_RUN(run, "task", "LOCUS_E_ARGUMENT", "UTF-8");
     t.name = "bad";
 
     /* A datum declared twice with a write: Locus refuses it, and the run fails. */
@@ -533,6 +556,13 @@ static void test_arguments_and_destructors(void) {
     t.arg = NULL;
     frees = 0;
     EXPECT_SPAWN(spawn_in_run(rt, &t, NULL), LOCUS_E_NULL, "arg is NULL");
+    CHECK(frees == 1);
+    /* A name that is not UTF-8: refused, the argument still freed once. */
+    t.arg_size = 0;
+    t.arg = &borrowed;
+    t.name = "\xff";
+    frees = 0;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, NULL), LOCUS_E_ARGUMENT, "UTF-8");
     CHECK(frees == 1);
     OK(locus_runtime_destroy(rt));
 }
@@ -1772,7 +1802,7 @@ static void test_team_errors(void) {
     OK(locus_team_attached(team, &n));
     CHECK(n == 0);
 
-    /* Spawns naming a bad team are refused; the run goes on. */
+    /* Spawns naming a bad team are refused, and fail the run. */
     locus_data slot = {0};
     OK(locus_data_create(rt, "slot", sizeof(int64_t), 1, &slot));
     locus_access acc = {slot, LOCUS_WRITE, 0, 0};
@@ -1784,13 +1814,13 @@ static void test_team_errors(void) {
     task.team = foreign;
     locus_status run;
     EXPECT_SPAWN(spawn_in_run(rt, &task, &run), LOCUS_E_WRONG_RUNTIME, "team");
-    OK(run);
+    REFUSED_RUN(run, "member", "LOCUS_E_WRONG_RUNTIME", "team");
     locus_team dead = {0};
     OK(locus_team_create(rt, zero, 1, &dead));
     OK(locus_team_free(dead));
     task.team = dead;
     EXPECT_SPAWN(spawn_in_run(rt, &task, &run), LOCUS_E_HANDLE, "team");
-    OK(run);
+    REFUSED_RUN(run, "member", "LOCUS_E_HANDLE", "team");
     task.team = made_up;
     EXPECT_SPAWN(spawn_in_run(rt, &task, &run), LOCUS_E_HANDLE, "never made");
 
@@ -1816,6 +1846,212 @@ static void test_team_errors(void) {
     OK(locus_data_free(slot));
     OK(locus_data_free(v));
     OK(locus_team_free(team));
+    OK(locus_runtime_destroy(rt));
+}
+
+/* ---- refused spawns and handle kinds ---- */
+
+/* A body that spawns the task in `arg` (a child with a bad range) and returns 0. */
+static int32_t spawn_bad_child(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    return locus_spawn(ctx, arg) == LOCUS_E_SIZE ? 0 : 5;
+}
+
+/* A refused spawn from a task's body (the refusals from the root are in
+ * test_spawn_errors). */
+static void test_refused_spawns_fail_the_run(void) {
+    locus_runtime rt = make_runtime("dsa-opt");
+    double ones[4] = {1, 1, 1, 1};
+    locus_data x = {0};
+    OK(locus_data_from(rt, "x", sizeof(double), 4, ones, &x));
+    locus_status run;
+
+    /* Refused inside a task's body that returns 0: the body's task fails. */
+    locus_access bad_range = {x, LOCUS_READ, 3, 99};
+    locus_task child = {0};
+    child.name = "child";
+    child.body = noop;
+    child.accesses = &bad_range;
+    child.naccesses = 1;
+    locus_task parent = {0};
+    parent.name = "parent";
+    parent.body = spawn_bad_child;
+    parent.arg = &child;
+    EXPECT_SPAWN(spawn_in_run(rt, &parent, &run), LOCUS_OK, "");
+    CHECK(run == LOCUS_E_RUN_FAILED);
+    CHECK(strstr(locus_last_error(), "task `parent` failed"));
+    CHECK(strstr(locus_last_error(), "locus_spawn of task `child` was refused (LOCUS_E_SIZE)"));
+
+    /* Nothing was written: x keeps its contents, and a good spawn still runs. */
+    double back[4] = {0};
+    OK(locus_fetch(rt, x, back, 4));
+    CHECK(back[0] == 1 && back[3] == 1);
+    locus_access acc = {x, LOCUS_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "good";
+    t.body = fill_index;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_OK, "");
+    OK(run);
+    OK(locus_fetch(rt, x, back, 4));
+    CHECK(back[0] == 0 && back[3] == 3);
+
+    OK(locus_data_free(x));
+    OK(locus_runtime_destroy(rt));
+}
+
+static void test_handle_kinds(void) {
+    locus_runtime rt = make_runtime("dsa-opt");
+    locus_runtime other = make_runtime("dsa-opt");
+    locus_data x = {0}, foreign = {0};
+    OK(locus_data_create(rt, "x", 8, 4, &x));
+    OK(locus_data_create(other, "foreign", 8, 4, &foreign));
+    size_t node = 0;
+    locus_team team = {0};
+    OK(locus_team_create(rt, &node, 1, &team));
+    locus_report rep = {0};
+    OK(locus_run(rt, noop, NULL, &rep));
+    uint64_t buf[4];
+
+    /* Handles of other kinds where a datum is expected: each named as what it is,
+     * whatever slot and generation it shares with a live datum. */
+    locus_data as_data[3] = {{rt.bits}, {team.bits}, {rep.bits}};
+    const char *kinds[3] = {"a runtime handle", "a team handle", "a report handle"};
+    for (int k = 0; k < 3; k++) {
+        EXPECT(locus_fetch(rt, as_data[k], buf, 4), LOCUS_E_HANDLE, kinds[k]);
+        CHECK(strstr(locus_last_error(), "where a data handle is expected"));
+        locus_access acc = {as_data[k], LOCUS_READ, 0, 0};
+        locus_task t = {0};
+        t.name = "kind";
+        t.body = noop;
+        t.accesses = &acc;
+        t.naccesses = 1;
+        locus_status run;
+        EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_HANDLE, kinds[k]);
+        REFUSED_RUN(run, "kind", "LOCUS_E_HANDLE", kinds[k]);
+        EXPECT(locus_data_free(as_data[k]), LOCUS_E_HANDLE, kinds[k]);
+    }
+    /* A datum where a runtime or a team is expected. */
+    EXPECT(locus_run((locus_runtime){x.bits}, noop, NULL, NULL), LOCUS_E_HANDLE,
+           "a data handle where a runtime handle is expected");
+    EXPECT(locus_team_free((locus_team){x.bits}), LOCUS_E_HANDLE,
+           "a data handle where a team handle is expected");
+    /* A datum of another runtime. */
+    EXPECT(locus_fetch(rt, foreign, buf, 4), LOCUS_E_WRONG_RUNTIME, "`foreign`");
+    /* The right kinds still work. */
+    OK(locus_fetch(rt, x, buf, 4));
+
+    OK(locus_report_free(rep));
+    OK(locus_team_free(team));
+    OK(locus_data_free(x));
+    OK(locus_data_free(foreign));
+    OK(locus_runtime_destroy(rt));
+    OK(locus_runtime_destroy(other));
+}
+
+/* ---- what a failed task leaves ---- */
+
+/* Writes half of its read-write view, then returns 1. */
+static int32_t half_then_fail(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)n;
+    (void)arg;
+    double *v = views[0].ptr;
+    for (size_t i = 0; i < views[0].count / 2; i++) v[i] = 99;
+    return 1;
+}
+
+/* Adds 1 to every element of its read-write view. */
+static int32_t add_one(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)n;
+    (void)arg;
+    double *v = views[0].ptr;
+    for (size_t i = 0; i < views[0].count; i++) v[i] += 1;
+    return 0;
+}
+
+typedef struct {
+    locus_data d;
+    locus_task_fn fail;
+} fail_after_step;
+
+/* Spawns `step` (add_one) then `check` (the failing body), both read-writes of d. */
+static int32_t step_then_check(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)views;
+    (void)n;
+    fail_after_step *f = arg;
+    locus_access acc = {f->d, LOCUS_READ_WRITE, 0, 0};
+    locus_task t = {0};
+    t.name = "step";
+    t.body = add_one;
+    t.accesses = &acc;
+    t.naccesses = 1;
+    if (locus_spawn(ctx, &t) != LOCUS_OK) return 7;
+    t.name = "check";
+    t.body = f->fail;
+    return locus_spawn(ctx, &t) == LOCUS_OK ? 0 : 7;
+}
+
+static void test_failed_tasks_leave_the_last_complete_version(void) {
+    const char *topologies[2] = {"1x1", "2x1"};
+    const char *configs[3] = {"dsa-opt", "dsa-base", "dfa"};
+    locus_task_fn bodies[2] = {fails, half_then_fail};
+    for (int tp = 0; tp < 2; tp++) {
+        for (int c = 0; c < 3; c++) {
+            locus_runtime rt = {0};
+            OK(locus_runtime_create(configs[c], topologies[tp], 0, NO_SETTINGS, &rt));
+            double init[64];
+            for (int i = 0; i < 64; i++) init[i] = 1;
+            locus_data d = {0};
+            OK(locus_data_from(rt, "d", sizeof(double), 64, init, &d));
+            /* 12 rounds, failing with and without writing: always the version of the
+             * last `step`, never poisoned (it used to be LOCUS_E_STATE "may be partly
+             * written" every time on 1x1 and 8 times in 12 on 2x1). */
+            for (int round = 0; round < 12; round++) {
+                fail_after_step f = {d, bodies[round % 2]};
+                EXPECT(locus_run(rt, step_then_check, &f, NULL), LOCUS_E_RUN_FAILED,
+                       "task `check` failed: body returned 1");
+                double back[64] = {0};
+                OK(locus_fetch(rt, d, back, 64));
+                CHECK(back[0] == 2 + round && back[63] == 2 + round);
+                if (back[0] != 2 + round) {
+                    fprintf(stderr, "  %s %s round %d: %g\n", topologies[tp], configs[c],
+                            round, back[0]);
+                    break;
+                }
+            }
+            OK(locus_data_free(d));
+            OK(locus_runtime_destroy(rt));
+        }
+    }
+
+    /* Shared data are updated in place with no copy: a failed read-write poisons them,
+     * even one that wrote nothing, until a task writes them whole. */
+    locus_runtime rt = {0};
+    OK(locus_runtime_create("shm-base", "2x1", 0, NO_SETTINGS, &rt));
+    double init[64] = {0};
+    locus_data g = {0};
+    OK(locus_data_shared(rt, "grid", sizeof(double), 64, LOCUS_POLICY_INTERLEAVE, 0, init,
+                         &g));
+    fail_after_step f = {g, fails};
+    EXPECT(locus_run(rt, step_then_check, &f, NULL), LOCUS_E_RUN_FAILED, "task `check`");
+    double back[64];
+    EXPECT(locus_fetch(rt, g, back, 64), LOCUS_E_STATE, "`check`");
+    locus_access whole = {g, LOCUS_WRITE, 0, 0};
+    locus_task heal = {0};
+    heal.name = "heal";
+    heal.body = fill_index;
+    heal.accesses = &whole;
+    heal.naccesses = 1;
+    locus_status run;
+    EXPECT_SPAWN(spawn_in_run(rt, &heal, &run), LOCUS_OK, "");
+    OK(run);
+    OK(locus_fetch(rt, g, back, 64));
+    CHECK(back[5] == 5);
+    OK(locus_data_free(g));
     OK(locus_runtime_destroy(rt));
 }
 
@@ -1847,6 +2083,10 @@ static const test_case TESTS[] = {
     {"team_errors", test_team_errors},
     {"spawn_errors", test_spawn_errors},
     {"failed_runs", test_failed_runs},
+    {"refused_spawns_fail_the_run", test_refused_spawns_fail_the_run},
+    {"handle_kinds", test_handle_kinds},
+    {"failed_tasks_leave_the_last_complete_version",
+     test_failed_tasks_leave_the_last_complete_version},
     {"arguments_and_destructors", test_arguments_and_destructors},
     {"contexts", test_contexts},
     {"nested_fib", test_nested_fib},

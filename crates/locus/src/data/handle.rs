@@ -85,9 +85,6 @@ pub(crate) struct DataInner {
     /// The open reduction group, if reductions were declared since the last other
     /// access (module `reduce`).
     pub(crate) reduction: Flagged<Arc<Group>>,
-    /// Whether a version of the datum was ever poisoned (`data::version`, "Update in
-    /// place"): only then is the current version looked at for poison.
-    pub(crate) maybe_poisoned: std::sync::atomic::AtomicBool,
     /// Who the datum is attached to, if anyone ([`Runtime::attach`](crate::Runtime::attach)):
     /// the placement policies treat it as that owner's data.
     /// With the node of an attached worker.
@@ -129,7 +126,6 @@ impl DataInner {
             segments: Flagged::new(),
             part_of: None,
             reduction: Flagged::new(),
-            maybe_poisoned: Default::default(),
             owner: Flagged::new(),
             local: AtomicBool::new(false),
         })
@@ -159,7 +155,6 @@ impl DataInner {
             segments: Flagged::new(),
             part_of: None,
             reduction: Flagged::new(),
-            maybe_poisoned: Default::default(),
             owner: Flagged::new(),
             local: AtomicBool::new(false),
         }
@@ -192,7 +187,6 @@ impl DataInner {
                 segments: Flagged::new(),
                 part_of: None,
                 reduction: Flagged::new(),
-                maybe_poisoned: Default::default(),
                 owner: Flagged::new(),
                 local: AtomicBool::new(false),
             },
@@ -221,7 +215,6 @@ impl DataInner {
             segments: Flagged::new(),
             part_of: Some(PartOf { root, runs }),
             reduction: Flagged::new(),
-            maybe_poisoned: Default::default(),
             owner: Flagged::new(),
             local: AtomicBool::new(false),
         }
@@ -288,24 +281,12 @@ impl DataInner {
         drop(self.lock_current());
     }
 
-    /// Marks `version` of this datum as partly written by `task`, which panicked while
-    /// updating it in place (`data::version`, "Update in place").
-    pub(crate) fn poison(&self, version: &Version, task: &str) {
-        version.poison(task);
-        self.maybe_poisoned.store(true, Ordering::Release);
-    }
-
-    /// The task that left the datum's contents partly written, if any: a shared datum
-    /// written in place, or the current version of a versioned one updated in place,
-    /// by a task that panicked. Reads are refused until a task writes it whole.
+    /// The task that left the datum's contents partly written, if any: only shared
+    /// data, written in place, can be (a versioned datum keeps its last complete
+    /// version, `data::version`, "Failed producers"). Reads are refused until a task
+    /// writes it whole.
     pub(crate) fn poisoned_by(&self) -> Option<String> {
-        if let Some(shared) = &self.shared {
-            return shared.poisoned_by();
-        }
-        if !self.maybe_poisoned.load(Ordering::Acquire) {
-            return None;
-        }
-        self.lock_current().poisoned_by()
+        self.shared.as_ref().and_then(|shared| shared.poisoned_by())
     }
 
     /// The version the next task binds to.
@@ -496,7 +477,10 @@ impl<T: Element> Data<T> {
     }
 
     /// Declares a read-write of the whole array: a new version that starts as a copy of
-    /// the current one.
+    /// the current one. If the task's body panics, the new version is never published:
+    /// the datum keeps the contents it had before the task, whether the task updated
+    /// the buffer in place or renamed it (for a versioned datum; a shared one is
+    /// poisoned instead, [`Runtime::run`](crate::Runtime::run)).
     pub fn read_write(&self) -> ReadWrite<T> {
         ReadWrite::new(self.inner.clone())
     }

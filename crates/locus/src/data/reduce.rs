@@ -290,8 +290,9 @@ pub(crate) fn combine_order(pools: &Pools, node: usize) -> Vec<usize> {
 pub(crate) enum CombineFailure {
     /// The combination's buffer could not be allocated.
     Alloc(AllocError),
-    /// The combining function panicked, with this message: the combination is
-    /// poisoned (partly combined), as when the combining task of a run panics.
+    /// The combining function panicked, with this message: as when the combining task
+    /// of a run panics, versioned data keep the contents from before the reduction,
+    /// shared data (combined in place) are poisoned.
     Panicked(String),
 }
 
@@ -316,8 +317,9 @@ impl DataInner {
     /// Closes the datum's open reduction group on the calling thread: the current
     /// version becomes the combination (module doc), made on the node of the current
     /// buffer. For fetch, with no run in progress. A combining function that panics
-    /// leaves the combination poisoned: reading the datum is refused until a task
-    /// writes it whole.
+    /// leaves a versioned datum with its contents from before the reduction (the
+    /// combination is never published, as for a combining task that fails in a run),
+    /// and a shared datum poisoned: reading it is refused until a task writes it whole.
     ///
     /// # Safety
     ///
@@ -371,11 +373,10 @@ impl DataInner {
             Err(payload) => {
                 let message = crate::graph::panic_message(&*payload);
                 crate::graph::drop_payload(payload);
-                match shared {
-                    Some(shared) => shared.poison(&task()),
-                    None => self.poison(&next, &task()),
+                if let Some(shared) = shared {
+                    shared.poison(&task());
+                    *current = next;
                 }
-                *current = next;
                 Err(CombineFailure::Panicked(message))
             }
         }

@@ -37,12 +37,18 @@
 //! or else is made on the submitting worker's node as immediate allocation places it.
 //!
 //! The superseded version then holds nothing, so a producer updating in place has no
-//! fallback. If it completes, nothing is lost. If it never ran, the buffer holds the
-//! previous contents untouched, and the abandoned version stands for them. If it
-//! panicked, the contents may be partly written: the version is *poisoned*
-//! ([`Version::poison`]), and reading the datum is refused with
-//! [`Error::Poisoned`](crate::Error::Poisoned) until a task writes it whole, as for
-//! shared data.
+//! fallback version. Its worker copies the buffer's contents before the body runs
+//! (`graph::exec`, `Backups`): if the body completes, the copy goes back to its pool;
+//! if it fails (panics, or a C body returns non-zero), the copy is put back before
+//! the version is published. If the body never ran, the buffer holds the previous
+//! contents untouched. Either way the abandoned version then stands for the previous
+//! contents, as a renamed producer's fallback does: whether a read-write ran in place
+//! or renamed (which depends on scheduling) never changes what a failure leaves. The
+//! cost is the copy a renaming read-write makes anyway: a copy of the datum per
+//! in-place update, inline for 64 bytes or less, else into a block of the pool (an
+//! allocation); what in place still saves is where the buffer lies. A gathered view (`data::partition`) is a copy of its own, scattered into the
+//! segments only once the body has returned, so a segment it updates in place needs
+//! no copy.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -136,14 +142,9 @@ pub(crate) struct Version {
     /// writer, waiting for them (module `counts`).
     readers: Readers<TaskRef>,
     counts: Arc<VersionCounts>,
-    /// Whether the version took over the buffer of the one it superseded (module doc,
-    /// "Update in place"). Set by the producer's worker before its body runs.
-    in_place: AtomicBool,
     /// `state.abandoned`, readable without the lock: set once, never cleared, so that
     /// the common case (a version that is not abandoned) takes no lock to say so.
     abandoned: AtomicBool,
-    /// The producer that panicked while updating this version in place.
-    poisoned: OnceLock<String>,
     /// Immediate allocation: the node the buffer goes to when made at execution.
     placement: OnceLock<usize>,
 }
@@ -173,9 +174,7 @@ impl Version {
             }),
             readers: Readers::default(),
             counts: counts.clone(),
-            in_place: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
-            poisoned: OnceLock::new(),
             placement: OnceLock::new(),
         })
     }
@@ -263,7 +262,6 @@ impl Version {
         match taken {
             Some(buffer) => {
                 let _ = self.buffer.set(buffer);
-                self.in_place.store(true, Ordering::Relaxed);
                 *input = self.clone();
                 true
             }
@@ -283,32 +281,6 @@ impl Version {
     /// The node set by [`place_on`](Self::place_on), if any.
     pub(crate) fn placement(&self) -> Option<usize> {
         self.placement.get().copied()
-    }
-
-    /// Whether this version took over its predecessor's buffer.
-    pub(crate) fn is_in_place(&self) -> bool {
-        self.in_place.load(Ordering::Relaxed)
-    }
-
-    /// Marks this version, updated in place by `task`, which panicked, as partly
-    /// written (module doc).
-    pub(crate) fn poison(&self, task: &str) {
-        let _ = self.poisoned.set(task.to_string());
-    }
-
-    /// The task that left this version's contents partly written, if any (following
-    /// forwards to the version holding them).
-    pub(crate) fn poisoned_by(&self) -> Option<String> {
-        let mut v = self;
-        loop {
-            if let Some(task) = v.poisoned.get() {
-                return Some(task.clone());
-            }
-            match v.forward.get() {
-                Some(next) => v = next,
-                None => return None,
-            }
-        }
     }
 
     /// The last committed version: this one, or, for a version whose producer did not

@@ -726,7 +726,9 @@ fn close_reduction(
 /// memory), so nothing is zeroed or copied.
 ///
 /// Returns the pages of shared data that moved as the task starts: armed for next touch
-/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node.
+/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node;
+/// and the copies of the versions the body updates in place, which [`Backups::restore`]
+/// puts back if it fails (`data::version`, "Failed producers").
 fn prepare_buffers(
     ex: &dyn Executor,
     task: &Task,
@@ -734,8 +736,9 @@ fn prepare_buffers(
     bodies: Bodies,
     control: bool,
     migrate_to: Option<usize>,
-) -> Result<u64, Error> {
+) -> Result<(u64, Backups), Error> {
     let mut migrated = 0u64;
+    let mut backups = Backups::default();
     if let Some(target) = migrate_to {
         // A migration task (`Scope::migrate`): its declared data move now, nothing else.
         for b in bindings.iter().flat_map(Binding::leaves) {
@@ -749,7 +752,7 @@ fn prepare_buffers(
                     })?;
             }
         }
-        return Ok(migrated);
+        return Ok((migrated, backups));
     }
     // Control tasks see no buffer, so they run whatever the pools hold.
     if bodies == Bodies::Run && !control && ex.pools().config().accounting_only {
@@ -779,7 +782,7 @@ fn prepare_buffers(
         AllocMode::Deferred => Some(node),
         AllocMode::Immediate => None,
     };
-    for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
+    for (b, gathered) in leaves_gathered_mut(bindings) {
         if b.weak {
             // The task does not see what it declares weakly.
             continue;
@@ -814,6 +817,14 @@ fn prepare_buffers(
                     .worker(ex.worker())
                     .versions_in_place
                     .add(1);
+                // The body writes the buffer itself (a gathered view writes its own
+                // copy, scattered only once the body has returned): keep its contents
+                // until the body has run to its end.
+                if bodies == Bodies::Run && !control && !gathered {
+                    backups
+                        .keep(ex, node, output)
+                        .map_err(|e| oom(output.bytes, e))?;
+                }
                 continue;
             }
         }
@@ -878,7 +889,87 @@ fn prepare_buffers(
             }
         }
     }
-    Ok(migrated)
+    Ok((migrated, backups))
+}
+
+/// The leaves of `bindings` (`Binding::leaves_mut`), each with whether the body sees
+/// it through a gathered copy (`data::partition`) rather than its own buffer.
+fn leaves_gathered_mut(bindings: &mut [Binding]) -> impl Iterator<Item = (&mut Binding, bool)> {
+    bindings.iter_mut().flat_map(|b| {
+        let gathered = b.gather.is_some();
+        b.leaves_mut().map(move |leaf| (leaf, gathered))
+    })
+}
+
+/// The previous contents of the versions a task updates in place, copied before its
+/// body runs: a body that fails (panics, or a C body that returns non-zero) gets them
+/// put back, so that the datum keeps its last complete version wherever the task ran
+/// (`data::version`, "Failed producers"). Dropping it returns the copies to their pool.
+#[derive(Default)]
+struct Backups(SmallVec<[(NonNull<u8>, Saved); 1]>);
+
+/// Bytes of a version copied inline rather than into a block of a pool (most of the
+/// cost of a small copy is the allocation).
+const INLINE_BACKUP: usize = 64;
+
+/// One copy kept by [`Backups`].
+enum Saved {
+    /// A small version's bytes.
+    Inline([u8; INLINE_BACKUP], usize),
+    /// A block of a pool.
+    Block(locus_mem::pool::Block),
+}
+
+impl Backups {
+    /// Copies `output`'s buffer, just taken over from its input, aside (into a block
+    /// on `node` unless it is small).
+    fn keep(
+        &mut self,
+        ex: &dyn Executor,
+        node: usize,
+        output: &Version,
+    ) -> Result<(), locus_mem::pool::AllocError> {
+        let buffer = output
+            .buffer()
+            .expect("a version updated in place holds its input's buffer");
+        let bytes = output.bytes;
+        let saved = if bytes <= INLINE_BACKUP {
+            let mut inline = [0u8; INLINE_BACKUP];
+            // SAFETY: the buffer holds `bytes` bytes, produced by the input's producer;
+            // nobody but this task, whose body has not started, touches it.
+            inline[..bytes]
+                .copy_from_slice(unsafe { std::slice::from_raw_parts(buffer.as_ptr(), bytes) });
+            Saved::Inline(inline, bytes)
+        } else {
+            let copy = ex.pools().alloc(node, bytes)?;
+            // SAFETY: (1) both blocks hold at least `bytes` bytes (versions of one
+            // datum); (2) distinct allocations; (3) as above.
+            unsafe { std::ptr::copy_nonoverlapping(buffer.as_ptr(), copy.as_mut_ptr(), bytes) };
+            Saved::Block(copy)
+        };
+        let dst = NonNull::new(buffer.as_mut_ptr()).expect("a block is not null");
+        self.0.push((dst, saved));
+        Ok(())
+    }
+
+    /// Puts the copies back, once the body has failed.
+    ///
+    /// # Safety
+    ///
+    /// The versions the copies were made of are still held by the task (its bindings),
+    /// not published, and their buffers not touched by anyone else.
+    unsafe fn restore(self) {
+        for (dst, saved) in &self.0 {
+            let (src, bytes) = match saved {
+                Saved::Inline(inline, bytes) => (inline.as_ptr(), *bytes),
+                Saved::Block(block) => (block.as_ptr(), block.len()),
+            };
+            // SAFETY: (1) `dst` is the buffer of a version of `bytes` bytes, alive and
+            // unpublished by the caller's contract, so written by nobody else; (2) the
+            // copy is a distinct allocation of `bytes` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(src, dst.as_ptr(), bytes) };
+        }
+    }
 }
 
 /// The runtime's migration setting ([`crate::sched::migrate`]) applied to a shared
@@ -1178,8 +1269,9 @@ pub(crate) enum Completion {
     /// The body did not run (the run had failed, or its buffers could not be made):
     /// its versioned outputs are abandoned, shared data untouched.
     NotRun,
-    /// The body panicked, maybe after writing part of its outputs: its versioned
-    /// outputs are abandoned, the shared data it writes poisoned.
+    /// The body panicked (or a C body failed), maybe after writing part of its
+    /// outputs: its versioned outputs are abandoned (those it updated in place got
+    /// their previous contents back), the shared data it writes poisoned.
     Panicked,
 }
 
@@ -1271,7 +1363,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         }
     } else {
         let prepared = prepare_buffers(ex, &task, &mut bindings, bodies, control, hints.migrate_to);
-        let outcome = prepared.and_then(|pages| {
+        let outcome = prepared.and_then(|(pages, backups)| {
             migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
@@ -1316,6 +1408,9 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         })
                         .map_err(|payload| {
                             completion = Completion::Panicked;
+                            // SAFETY: the task holds its bindings, which publish nothing
+                            // before `finish`, and its body has returned.
+                            unsafe { backups.restore() };
                             let task = task.name.to_string();
                             match payload.downcast::<crate::error::TaskFailure>() {
                                 Ok(failure) => Error::TaskFailed {
@@ -1417,7 +1512,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
 fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: Completion) {
-    for b in bindings.iter_mut().flat_map(Binding::leaves_mut) {
+    for (b, gathered) in leaves_gathered_mut(&mut bindings) {
         if let Some(r) = &b.reduce {
             // The copy goes back to the group; the last reducer releases the combiner.
             if let Some(combiner) = r.group.reducer_done(r, completion == Completion::Done) {
@@ -1442,17 +1537,13 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
         };
         if let (Some(shared), true) = (shared, b.mode.writes() && !b.weak) {
             match completion {
+                // A gathered view is a copy, scattered only once the body has returned:
+                // a failed body wrote none of the segments.
+                Completion::Panicked if gathered => {}
                 Completion::Panicked => shared.poison(&task.name),
                 // A whole write replaces whatever a failed writer left.
                 Completion::Done if b.mode == Mode::Write => shared.clear_poison(),
                 _ => {}
-            }
-        }
-        if let (Completion::Panicked, Some(output)) = (completion, &b.output) {
-            if output.is_in_place() {
-                // Updated in place, maybe partly: nothing complete to fall back to
-                // (`data::version`, "Update in place").
-                b.data.poison(output, &task.name);
             }
         }
         let published = b

@@ -525,12 +525,7 @@ impl TaskCtx {
                 entry.current.clone()
             }
         };
-        if let Some(task) = inner
-            .shared
-            .as_ref()
-            .and_then(|s| s.poisoned_by())
-            .or_else(|| version.poisoned_by())
-        {
+        if let Some(task) = inner.poisoned_by() {
             return Err(Error::Poisoned {
                 data: inner.name.clone(),
                 task,
