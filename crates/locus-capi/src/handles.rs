@@ -46,11 +46,54 @@ const fn kind_tag(kind: &str) -> u8 {
     panic!("a handle kind not listed in KINDS")
 }
 
+/// The slots of a table, with the indices of the free ones (a stack: the slot freed
+/// last is reused first), so that making an object takes constant time however many
+/// are alive.
+struct Slots<T> {
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl<T> Slots<T> {
+    /// The live object at `index` of `generation`, if any.
+    fn get(&self, index: usize, generation: u32) -> Option<&T> {
+        match self.slots.get(index) {
+            Some(Slot {
+                generation: g,
+                value: Some(v),
+            }) if *g == generation && generation != 0 => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The live object at `index` of `generation`, if any, to change.
+    fn get_mut(&mut self, index: usize, generation: u32) -> Option<&mut T> {
+        match self.slots.get_mut(index) {
+            Some(Slot {
+                generation: g,
+                value: Some(v),
+            }) if *g == generation && generation != 0 => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Empties slot `index` (live) and puts it on the free stack.
+    fn take(&mut self, index: usize) -> Option<T> {
+        let value = self.slots[index].value.take();
+        if value.is_some() {
+            self.live -= 1;
+            self.free.push(index as u32);
+        }
+        value
+    }
+}
+
 /// A table of objects of one kind, addressed by handles.
 pub(crate) struct Table<T> {
     kind: &'static str,
     tag: u8,
-    slots: Mutex<Vec<Slot<T>>>,
+    slots: Mutex<Slots<T>>,
 }
 
 impl<T> Table<T> {
@@ -59,11 +102,15 @@ impl<T> Table<T> {
         Table {
             kind,
             tag: kind_tag(kind),
-            slots: Mutex::new(Vec::new()),
+            slots: Mutex::new(Slots {
+                slots: Vec::new(),
+                free: Vec::new(),
+                live: 0,
+            }),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Slot<T>>> {
+    fn lock(&self) -> MutexGuard<'_, Slots<T>> {
         // No code path panics while holding the lock with the table half-updated; a
         // poisoned lock still holds a consistent table.
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
@@ -71,18 +118,19 @@ impl<T> Table<T> {
 
     /// Stores `value` and returns its handle.
     pub(crate) fn insert(&self, value: T) -> u64 {
-        let mut slots = self.lock();
-        let index = match slots.iter().position(|s| s.value.is_none()) {
-            Some(i) => i,
+        let mut table = self.lock();
+        let index = match table.free.pop() {
+            Some(i) => i as usize,
             None => {
-                slots.push(Slot {
+                table.slots.push(Slot {
                     generation: 0,
                     value: None,
                 });
-                slots.len() - 1
+                table.slots.len() - 1
             }
         };
-        let slot = &mut slots[index];
+        table.live += 1;
+        let slot = &mut table.slots[index];
         // Generation 0 is never used, so the all-zero handle is never live.
         slot.generation = ((slot.generation + 1) & ((1 << GENERATION_BITS) - 1)).max(1);
         slot.value = Some(value);
@@ -124,13 +172,10 @@ impl<T> Table<T> {
     /// call back into C or into the runtime (which may run task bodies).
     pub(crate) fn with<R>(&self, handle: u64, f: impl FnOnce(&mut T) -> R) -> CResult<R> {
         let (index, generation) = self.slot_index(handle);
-        let mut slots = self.lock();
-        match slots.get_mut(index) {
-            Some(Slot {
-                generation: g,
-                value: Some(v),
-            }) if *g == generation && generation != 0 => Ok(f(v)),
-            _ => Err(self.not_live(handle)),
+        let mut table = self.lock();
+        match table.get_mut(index, generation) {
+            Some(v) => Ok(f(v)),
+            None => Err(self.not_live(handle)),
         }
     }
 
@@ -146,29 +191,27 @@ impl<T> Table<T> {
 
     /// Number of live objects.
     pub(crate) fn live(&self) -> usize {
-        self.lock().iter().filter(|s| s.value.is_some()).count()
+        self.lock().live
     }
 
     /// Removes and returns the object of `handle`.
     pub(crate) fn remove(&self, handle: u64) -> CResult<T> {
         let (index, generation) = self.slot_index(handle);
-        let mut slots = self.lock();
-        match slots.get_mut(index) {
-            Some(slot) if slot.generation == generation && generation != 0 => {
-                slot.value.take().ok_or_else(|| self.not_live(handle))
-            }
-            _ => Err(self.not_live(handle)),
+        let mut table = self.lock();
+        if table.get_mut(index, generation).is_none() {
+            return Err(self.not_live(handle));
         }
+        table.take(index).ok_or_else(|| self.not_live(handle))
     }
 
     /// Removes every object for which `doomed` holds, and returns them (to be dropped
     /// after the lock is released).
     pub(crate) fn remove_where(&self, mut doomed: impl FnMut(&T) -> bool) -> Vec<T> {
-        let mut slots = self.lock();
+        let mut table = self.lock();
         let mut out = Vec::new();
-        for slot in slots.iter_mut() {
-            if slot.value.as_ref().is_some_and(&mut doomed) {
-                out.extend(slot.value.take());
+        for index in 0..table.slots.len() {
+            if table.slots[index].value.as_ref().is_some_and(&mut doomed) {
+                out.extend(table.take(index));
             }
         }
         out
@@ -178,20 +221,16 @@ impl<T> Table<T> {
 /// A locked table, for looking up several handles under one lock.
 pub(crate) struct Locked<'t, T> {
     table: &'t Table<T>,
-    slots: MutexGuard<'t, Vec<Slot<T>>>,
+    slots: MutexGuard<'t, Slots<T>>,
 }
 
 impl<T> Locked<'_, T> {
     /// The live object of `handle`.
     pub(crate) fn get(&self, handle: u64) -> CResult<&T> {
         let (index, generation) = self.table.slot_index(handle);
-        match self.slots.get(index) {
-            Some(Slot {
-                generation: g,
-                value: Some(v),
-            }) if *g == generation && generation != 0 => Ok(v),
-            _ => Err(self.table.not_live(handle)),
-        }
+        self.slots
+            .get(index, generation)
+            .ok_or_else(|| self.table.not_live(handle))
     }
 }
 
@@ -216,6 +255,33 @@ mod tests {
         assert_eq!(t.with(b, |v| *v).unwrap(), 2);
         assert!(t.with(b + 1, |v| *v).is_err(), "made-up index");
         assert!(t.with(b ^ (1 << 40), |v| *v).is_err(), "made-up generation");
+    }
+
+    #[test]
+    fn freed_slots_are_reused_last_freed_first_and_counted() {
+        let t = Table::new("data");
+        let handles: Vec<u64> = (0..100).map(|i| t.insert(i)).collect();
+        assert_eq!(t.live(), 100);
+        for &h in &handles[10..20] {
+            t.remove(h).unwrap();
+        }
+        assert_eq!(t.remove_where(|v| *v >= 90).len(), 10);
+        assert_eq!(t.live(), 80);
+        // The slot freed last (99, by remove_where) is reused first, then 98, ...
+        let again = t.insert(1000);
+        assert_eq!(again & 0xffff_ffff, 99);
+        assert_eq!(t.live(), 81);
+        // Freed handles stay dead; the live ones keep their objects.
+        assert!(t.with(handles[15], |v| *v).is_err());
+        assert!(t.with(handles[99], |v| *v).is_err());
+        assert_eq!(t.with(handles[50], |v| *v).unwrap(), 50);
+        assert_eq!(t.with(again, |v| *v).unwrap(), 1000);
+        // Every freed slot is reused before the table grows.
+        for i in 0..19 {
+            t.insert(2000 + i);
+        }
+        assert_eq!(t.live(), 100);
+        assert_eq!(t.insert(3000) & 0xffff_ffff, 100);
     }
 
     #[test]
