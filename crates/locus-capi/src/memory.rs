@@ -82,6 +82,7 @@ pub(crate) unsafe fn put_pages(pages: *mut u64, moved: u64) {
 ///
 /// `ns` is NULL (an error) or valid for a write.
 unsafe fn cost(
+    call: &'static str,
     runtime: locus_runtime,
     ns: *mut f64,
     f: impl FnOnce(&Runtime) -> Result<f64, locus::Error>,
@@ -91,7 +92,7 @@ unsafe fn cost(
             return Err(crate::status::null("ns"));
         }
         let rt = runtime_of(runtime)?;
-        let value = f(&rt)?;
+        let value = f(&rt).map_err(in_call(call))?;
         // SAFETY: checked non-NULL above; valid for a write by the caller's contract.
         unsafe { put(ns, value, "ns") }
     })
@@ -114,7 +115,11 @@ pub unsafe extern "C" fn locus_read_cost(
     ns: *mut f64,
 ) -> locus_status {
     // SAFETY: forwarded from the caller.
-    unsafe { cost(runtime, ns, |rt| rt.read_cost(bytes, data_node, from_node)) }
+    unsafe {
+        cost("locus_read_cost", runtime, ns, |rt| {
+            rt.read_cost(bytes, data_node, from_node)
+        })
+    }
 }
 
 /// As `locus_read_cost`, for writes (the write latency and factors).
@@ -131,7 +136,11 @@ pub unsafe extern "C" fn locus_write_cost(
     ns: *mut f64,
 ) -> locus_status {
     // SAFETY: forwarded from the caller.
-    unsafe { cost(runtime, ns, |rt| rt.write_cost(bytes, data_node, from_node)) }
+    unsafe {
+        cost("locus_write_cost", runtime, ns, |rt| {
+            rt.write_cost(bytes, data_node, from_node)
+        })
+    }
 }
 
 /// Writes to `*ns` the cost in nanoseconds of migrating `bytes` bytes in one call:
@@ -147,7 +156,11 @@ pub unsafe extern "C" fn locus_migration_cost(
     ns: *mut f64,
 ) -> locus_status {
     // SAFETY: forwarded from the caller.
-    unsafe { cost(runtime, ns, |rt| Ok(rt.migration_cost(bytes))) }
+    unsafe {
+        cost("locus_migration_cost", runtime, ns, |rt| {
+            Ok(rt.migration_cost(bytes))
+        })
+    }
 }
 
 /// Writes to `*bytes` the free memory of `node`: on the host's real nodes the kernel's

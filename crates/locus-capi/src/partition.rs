@@ -185,7 +185,7 @@ pub unsafe extern "C" fn locus_partition(
             // As the memory calls: not allowed now, rather than a bad configuration.
             return Err(Fail::new(
                 locus_status::LOCUS_E_STATE,
-                "partition: not allowed inside a task body (partition before the run)",
+                "locus_partition: not allowed inside a task body (partition before the run)",
             ));
         }
         let rt = runtime_of(runtime)?;

@@ -91,6 +91,8 @@ const OPERATIONS: &[&str] = &[
     "register",
     "data_from",
     "free_memory",
+    "read_cost",
+    "write_cost",
 ];
 
 /// Whether `name` is one of Locus's [`OPERATIONS`], not a task.
@@ -120,6 +122,10 @@ const PHRASES: &[(&str, &str)] = &[
         "(it declares no access)",
     ),
     ("a weak one is enough", "LOCUS_WEAK_READ is enough"),
+    (
+        "move its current one with migrate",
+        "move its current one with locus_migrate",
+    ),
 ];
 
 /// `message` in C's words ([`PHRASES`]).
@@ -156,7 +162,7 @@ impl Fail {
             _ => format!("task `{task}`"),
         };
         let message = match &e {
-            E::Config(m) => opened_by(m, call),
+            E::Config(m) => in_c(&opened_by(m, call)),
             E::Declaration { task, message } => format!("{}: {}", who(task), in_c(message)),
             E::ForeignData { task, data } => {
                 format!("{}: datum `{data}` belongs to another runtime", who(task))

@@ -219,6 +219,38 @@ fn calls_refused_in_a_body_name_their_c_function() {
     assert_eq!(locus_runtime_destroy(rt), locus_status::LOCUS_OK);
 }
 
+/// Calls refused between runs open with their C function (was: Locus's operation,
+/// `read_cost: `, `migrate_on_next_touch: ... with migrate`).
+#[test]
+fn calls_refused_between_runs_name_their_c_function() {
+    let rt = runtime(c"2x1", &[]);
+    let x = datum(rt, c"x");
+    let (mut ns, mut pages, mut team) = (0.0, 0u64, locus_team::default());
+    let nine = [9usize];
+    // SAFETY: valid out-pointers and node lists.
+    let got = unsafe {
+        [
+            outcome(locus_read_cost(rt, 64, 9, 0, &mut ns)),
+            outcome(locus_write_cost(rt, 64, 0, 9, &mut ns)),
+            outcome(locus_migrate_on_next_touch(rt, x, &mut pages)),
+            outcome(locus_team_create(rt, nine.as_ptr(), 1, &mut team)),
+            outcome(locus_attach_node(rt, x, 9)),
+        ]
+    };
+    let config = locus_status::LOCUS_E_CONFIG;
+    expect(&got[0], config, "locus_read_cost: node 9 does not exist");
+    expect(&got[1], config, "locus_write_cost: node 9 does not exist");
+    expect(
+        &got[2],
+        config,
+        "locus_migrate_on_next_touch: `x` is versioned",
+    );
+    assert!(got[2].1.ends_with("with locus_migrate"), "{}", got[2].1);
+    expect(&got[3], config, "locus_team_create: node 9 does not exist");
+    expect(&got[4], config, "locus_attach_node: node 9 does not exist");
+    assert_eq!(locus_runtime_destroy(rt), locus_status::LOCUS_OK);
+}
+
 /// After a child failed, `locus_wait` and `locus_ctx_fetch` say that the run has
 /// failed, naming themselves (was: "task `wait` was not submitted").
 #[test]
