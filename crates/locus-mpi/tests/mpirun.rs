@@ -328,10 +328,11 @@ fn a_rank_killed_mid_run_ends_the_others_within_the_bound() {
     }
     let took = killed.elapsed().as_secs_f64();
     let stderr = job.end();
-    // Silence counts from the last heartbeat, up to a quarter of the bound before the
-    // kill: the ranks cannot end sooner (nothing else told them).
+    // Silence counts from the last heartbeat, a quarter of the bound before the kill at
+    // most (more if rank 1's communication thread was kept from running): the ranks
+    // end about the bound after it, not at once (nothing else tells them).
     assert!(
-        took >= 0.75 * bound - 0.05,
+        took >= 0.5 * bound,
         "ended after {took:.1} s, before the bound: {stderr}"
     );
     for rank in [0, 2] {
