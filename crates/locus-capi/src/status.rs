@@ -339,6 +339,61 @@ mod tests {
     }
 
     #[test]
+    fn locus_errors_speak_c() {
+        use locus::Error as E;
+        let task = |t: &str| t.to_string();
+        let cases = [
+            (
+                E::TaskPanicked {
+                    task: task("t"),
+                    message: task("boom"),
+                },
+                None,
+                "task `t` failed inside Locus: boom",
+            ),
+            (
+                E::ObserverPanicked {
+                    call: "on_task_end",
+                    message: task("boom"),
+                },
+                None,
+                "the trace recorder failed in `on_task_end`: boom",
+            ),
+            (
+                E::OutOfMemory {
+                    task: task("fetch(x)"),
+                    bytes: 8,
+                    message: task("no memory"),
+                },
+                Some("locus_fetch"),
+                "locus_fetch: cannot allocate 8 bytes: no memory",
+            ),
+            (
+                E::ForeignData {
+                    task: task("detach"),
+                    data: task("x"),
+                },
+                Some("locus_detach"),
+                "locus_detach: datum `x` belongs to another runtime",
+            ),
+            (
+                E::Config(task("move_team: the team belongs to another runtime")),
+                Some("locus_team_move"),
+                "locus_team_move: the team belongs to another runtime",
+            ),
+            // A task of the user's named as an operation, met by no C function.
+            (
+                E::RunFailed { task: task("wait") },
+                None,
+                "the run has failed; task `wait` was not submitted",
+            ),
+        ];
+        for (e, call, want) in cases {
+            assert_eq!(Fail::of(e, call).message, want);
+        }
+    }
+
+    #[test]
     fn a_failure_sets_the_last_error_and_success_keeps_it() {
         let status = guard(|| Err(Fail::new(locus_status::LOCUS_E_SIZE, "count 3 \0 cut")));
         assert_eq!(status, locus_status::LOCUS_E_SIZE);
