@@ -5,8 +5,10 @@
 #     crate's own tests;
 #  2. scripts/install-capi.sh into a scratch prefix;
 #  3. the C examples and the C test suite built with `cc $(pkg-config --cflags --libs
-#     locus)` (and one example against the static library), the C++ ones with `c++`,
-#     and run;
+#     locus)`, the C++ ones with `c++`, an example and a C89 program
+#     (tests/c/c89.c, `-std=c89 -pedantic -Werror`, also with clang) against the static
+#     library as the README says (`pkg-config --libs locus-static`), and run; the
+#     installed libraries carry no debug information;
 #  4. the same built by CMake through pkg_check_modules, run by ctest;
 #  5. the C and C++ test suites and the examples under clang's AddressSanitizer and
 #     LeakSanitizer (C++20, so locus.hpp's views are std::span), run by ctest, against a
@@ -51,11 +53,30 @@ flags="-O2 -Wall -Wextra -Werror -ffp-contract=off"
     c++ $flags -std=c++17 -o "$bin/fib" "$crate/examples/cpp/fib.cpp" $(pkg-config --cflags --libs locus)
     c++ $flags -std=c++17 -o "$bin/reduction" "$crate/examples/cpp/reduction.cpp" $(pkg-config --cflags --libs locus)
     c++ $flags -std=c++17 -o "$bin/hpp_tests" "$crate/tests/cpp/hpp_tests.cpp" $(pkg-config --cflags --libs locus)
-    # The static library, with the system libraries it needs (Libs.private).
-    cc $flags -o "$bin/jacobi_2d_static" "$crate/examples/c/jacobi_2d.c" $(pkg-config --cflags locus) \
-        "$prefix/lib/liblocus.a" $(pkg-config --static --libs-only-l locus | sed 's/-llocus//')
+    # The static library, with the system libraries it needs, as the README says.
+    cc $flags -o "$bin/jacobi_2d_static" "$crate/examples/c/jacobi_2d.c" \
+        $(pkg-config --cflags --libs locus-static)
+    # locus.h in ISO C90, against either library.
+    c89="-std=c89 -pedantic -Wall -Wextra -Werror"
+    cc $c89 -o "$bin/c89" "$crate/tests/c/c89.c" $(pkg-config --cflags --libs locus)
+    cc $c89 -o "$bin/c89_static" "$crate/tests/c/c89.c" $(pkg-config --cflags --libs locus-static)
+    clang -std=c89 -Wall -Wextra -Werror -o "$bin/c89_clang" "$crate/tests/c/c89.c" \
+        $(pkg-config --cflags --libs locus)
 }
-for prog in jacobi_2d jacobi_2d_static cholesky fib reduction; do
+for prog in jacobi_2d_static c89_static; do
+    if readelf -d "$bin/$prog" | grep 'liblocus' >/dev/null; then
+        echo "capi-ci: $prog is linked to liblocus.so, not liblocus.a" >&2
+        exit 1
+    fi
+done
+for lib in "$prefix/lib/liblocus.so" "$prefix/lib/liblocus.a"; do
+    if readelf -S -W "$lib" | grep '\.debug_' >/dev/null; then
+        echo "capi-ci: $lib carries debug information" >&2
+        exit 1
+    fi
+    echo "capi-ci: $(du -h -L "$lib" | cut -f1) $lib" >&2
+done
+for prog in jacobi_2d jacobi_2d_static cholesky fib reduction c89 c89_static c89_clang; do
     "$bin/$prog"
 done
 "$bin/capi_tests"

@@ -13,7 +13,7 @@ use locus::{Data, RegionPolicy, Runtime};
 
 use crate::handles::Table;
 use crate::runtime::{locus_runtime, runtime_of};
-use crate::status::{c_str, guard, locus_status, put, CResult, Fail};
+use crate::status::{c_str, guard, in_call, locus_status, put, CResult, Fail};
 
 /// A datum: a logical array of `count` elements of `elem_size` bytes, versioned or
 /// shared. Made by `locus_data_create`, `locus_data_from`, `locus_data_shared` or, in a
@@ -218,7 +218,9 @@ pub unsafe extern "C" fn locus_data_from(
         let (rt, name, bytes) = unsafe { prepare(runtime, name, elem_size, count, out) }?;
         // SAFETY: forwarded from the caller.
         let values = unsafe { input(values, bytes) }?;
-        let data = rt.data_from::<u8>(name, values)?;
+        let data = rt
+            .data_from::<u8>(name, values)
+            .map_err(in_call("locus_data_from"))?;
         // SAFETY: `out` checked non-NULL by `prepare`.
         unsafe { store(data, elem_size, count, runtime.bits, out) }
     })
@@ -261,11 +263,13 @@ pub unsafe extern "C" fn locus_data_shared(
             }
         };
         let data = if values.is_null() {
-            rt.shared::<u8>(name, bytes, policy)?
+            rt.shared::<u8>(name, bytes, policy)
+                .map_err(in_call("locus_data_shared"))?
         } else {
             // SAFETY: forwarded from the caller.
             let values = unsafe { input(values, bytes) }?;
-            rt.shared_from::<u8>(name, values, policy)?
+            rt.shared_from::<u8>(name, values, policy)
+                .map_err(in_call("locus_data_shared"))?
         };
         // SAFETY: `out` checked non-NULL by `prepare`.
         unsafe { store(data, elem_size, count, runtime.bits, out) }
@@ -330,7 +334,8 @@ pub unsafe extern "C" fn locus_data_register(
         handed = true;
         // SAFETY: the caller's contract: `bytes` bytes at `ptr`, valid and Locus's
         // alone until `free` runs; bytes need no alignment.
-        let data = unsafe { rt.register_raw::<u8>(name, start, bytes, free) }?;
+        let data = unsafe { rt.register_raw::<u8>(name, start, bytes, free) }
+            .map_err(in_call("locus_data_register"))?;
         // SAFETY: `out` checked non-NULL by `prepare`.
         unsafe { store(data, elem_size, count, runtime.bits, out) }
     });
@@ -456,7 +461,7 @@ pub unsafe extern "C" fn locus_fetch(
         let rt = runtime_of(runtime)?;
         let (d, _, want) = data_of(data, runtime.bits)?;
         check_count(d.name(), want, count)?;
-        let bytes = rt.fetch(&d)?;
+        let bytes = rt.fetch(&d).map_err(in_call("locus_fetch"))?;
         // SAFETY: forwarded from the caller.
         unsafe { output(&bytes, buf) }
     })
@@ -482,7 +487,10 @@ pub unsafe extern "C" fn locus_node_of(
         }
         let rt = runtime_of(runtime)?;
         let (d, _, _) = data_of(data, runtime.bits)?;
-        let n = rt.node_of(&d)?.map_or(-1, |n| n as i64);
+        let n = rt
+            .node_of(&d)
+            .map_err(in_call("locus_node_of"))?
+            .map_or(-1, |n| n as i64);
         // SAFETY: non-NULL, valid for a write by the caller's contract.
         unsafe { put(node, n, "node") }
     })

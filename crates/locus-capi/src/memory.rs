@@ -12,7 +12,7 @@ use locus::{Migrated, Runtime};
 
 use crate::data::{data_of, locus_data};
 use crate::runtime::{locus_runtime, runtime_of};
-use crate::status::{guard, locus_status, put, CResult, Fail};
+use crate::status::{guard, in_call, locus_status, put, CResult, Fail};
 use crate::task::{in_body, locus_ctx, with_scope};
 
 /// Pages (4 KiB) and bytes a runtime has migrated since it was made, by reason
@@ -52,13 +52,16 @@ pub(crate) fn between_runs(op: &str) -> CResult {
 
 /// The status of a failed move: as every call's (`locus_status`), except that a run in
 /// progress on another thread is `LOCUS_E_STATE`, not a configuration error.
-pub(crate) fn move_failed(e: locus::Error) -> Fail {
-    let busy = matches!(&e, locus::Error::Config(m) if m.contains("while a run is in progress"));
-    let mut fail = Fail::from(e);
-    if busy {
-        fail.status = locus_status::LOCUS_E_STATE;
+pub(crate) fn move_failed(call: &'static str) -> impl Fn(locus::Error) -> Fail {
+    move |e| {
+        let busy =
+            matches!(&e, locus::Error::Config(m) if m.contains("while a run is in progress"));
+        let mut fail = Fail::of(e, Some(call));
+        if busy {
+            fail.status = locus_status::LOCUS_E_STATE;
+        }
+        fail
     }
-    fail
 }
 
 /// Writes `moved.pages` to `pages` if it is not NULL.
@@ -79,6 +82,7 @@ pub(crate) unsafe fn put_pages(pages: *mut u64, moved: u64) {
 ///
 /// `ns` is NULL (an error) or valid for a write.
 unsafe fn cost(
+    call: &'static str,
     runtime: locus_runtime,
     ns: *mut f64,
     f: impl FnOnce(&Runtime) -> Result<f64, locus::Error>,
@@ -88,7 +92,7 @@ unsafe fn cost(
             return Err(crate::status::null("ns"));
         }
         let rt = runtime_of(runtime)?;
-        let value = f(&rt)?;
+        let value = f(&rt).map_err(in_call(call))?;
         // SAFETY: checked non-NULL above; valid for a write by the caller's contract.
         unsafe { put(ns, value, "ns") }
     })
@@ -111,7 +115,11 @@ pub unsafe extern "C" fn locus_read_cost(
     ns: *mut f64,
 ) -> locus_status {
     // SAFETY: forwarded from the caller.
-    unsafe { cost(runtime, ns, |rt| rt.read_cost(bytes, data_node, from_node)) }
+    unsafe {
+        cost("locus_read_cost", runtime, ns, |rt| {
+            rt.read_cost(bytes, data_node, from_node)
+        })
+    }
 }
 
 /// As `locus_read_cost`, for writes (the write latency and factors).
@@ -128,7 +136,11 @@ pub unsafe extern "C" fn locus_write_cost(
     ns: *mut f64,
 ) -> locus_status {
     // SAFETY: forwarded from the caller.
-    unsafe { cost(runtime, ns, |rt| rt.write_cost(bytes, data_node, from_node)) }
+    unsafe {
+        cost("locus_write_cost", runtime, ns, |rt| {
+            rt.write_cost(bytes, data_node, from_node)
+        })
+    }
 }
 
 /// Writes to `*ns` the cost in nanoseconds of migrating `bytes` bytes in one call:
@@ -144,7 +156,11 @@ pub unsafe extern "C" fn locus_migration_cost(
     ns: *mut f64,
 ) -> locus_status {
     // SAFETY: forwarded from the caller.
-    unsafe { cost(runtime, ns, |rt| Ok(rt.migration_cost(bytes))) }
+    unsafe {
+        cost("locus_migration_cost", runtime, ns, |rt| {
+            Ok(rt.migration_cost(bytes))
+        })
+    }
 }
 
 /// Writes to `*bytes` the free memory of `node`: on the host's real nodes the kernel's
@@ -167,7 +183,7 @@ pub unsafe extern "C" fn locus_free_memory(
             return Err(crate::status::null("bytes"));
         }
         let rt = runtime_of(runtime)?;
-        let free = rt.free_memory(node)?;
+        let free = rt.free_memory(node).map_err(in_call("locus_free_memory"))?;
         // SAFETY: checked non-NULL above; valid for a write by the caller's contract.
         unsafe { put(bytes, free, "bytes") }
     })
@@ -225,7 +241,7 @@ pub unsafe extern "C" fn locus_migrate(
         between_runs("locus_migrate")?;
         let rt = runtime_of(runtime)?;
         let (d, _, _) = data_of(data, runtime.bits)?;
-        let moved: Migrated = rt.migrate(&d, node).map_err(move_failed)?;
+        let moved: Migrated = rt.migrate(&d, node).map_err(move_failed("locus_migrate"))?;
         // SAFETY: forwarded from the caller.
         unsafe { put_pages(pages, moved.pages) };
         Ok(())
@@ -268,7 +284,7 @@ pub unsafe extern "C" fn locus_migrate_range(
         // In bytes: within the datum, whose size in bytes was checked when it was made.
         let moved = rt
             .migrate_range(&d, first * elem..end * elem, node)
-            .map_err(move_failed)?;
+            .map_err(move_failed("locus_migrate_range"))?;
         // SAFETY: forwarded from the caller.
         unsafe { put_pages(pages, moved.pages) };
         Ok(())
@@ -294,7 +310,9 @@ pub unsafe extern "C" fn locus_migrate_on_next_touch(
         between_runs("locus_migrate_on_next_touch")?;
         let rt = runtime_of(runtime)?;
         let (d, _, _) = data_of(data, runtime.bits)?;
-        let armed = rt.migrate_on_next_touch(&d).map_err(move_failed)?;
+        let armed = rt
+            .migrate_on_next_touch(&d)
+            .map_err(move_failed("locus_migrate_on_next_touch"))?;
         // SAFETY: forwarded from the caller.
         unsafe { put_pages(pages, armed as u64) };
         Ok(())
@@ -317,7 +335,9 @@ pub extern "C" fn locus_scope_migrate(
     guard(|| {
         with_scope(ctx, |scope, runtime| {
             let (d, _, _) = data_of(data, runtime)?;
-            scope.migrate(&d, node)?;
+            scope
+                .migrate(&d, node)
+                .map_err(in_call("locus_scope_migrate"))?;
             Ok(())
         })
     })

@@ -12,7 +12,7 @@ use locus::Partition;
 
 use crate::data::{data_of, locus_data, store};
 use crate::runtime::{locus_runtime, runtime_of};
-use crate::status::{guard, locus_status, put, CResult, Fail};
+use crate::status::{guard, in_call, locus_status, put, CResult, Fail};
 
 /// How to cut a datum (`locus_partition_spec::kind`).
 #[repr(C)]
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn locus_partition(
             // As the memory calls: not allowed now, rather than a bad configuration.
             return Err(Fail::new(
                 locus_status::LOCUS_E_STATE,
-                "partition: not allowed inside a task body (partition before the run)",
+                "locus_partition: not allowed inside a task body (partition before the run)",
             ));
         }
         let rt = runtime_of(runtime)?;
@@ -205,7 +205,9 @@ pub unsafe extern "C" fn locus_partition(
                 ),
             ));
         }
-        let made = rt.partition(&whole, partition)?;
+        let made = rt
+            .partition(&whole, partition)
+            .map_err(in_call("locus_partition"))?;
         debug_assert_eq!(made.len(), n, "the part count checked above is Locus's");
         for (i, part) in made.iter().enumerate().take(capacity) {
             let count = part.len() / elem;

@@ -3,7 +3,9 @@
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
-use locus::{AllocMode, Config, Migration, ProcBind, RegionPolicy, Runtime, Topology};
+use locus::{
+    AllocMode, Config, Migration, ProcBind, RegionPolicy, Runtime, Topology, MIN_WORKER_STACK,
+};
 
 use crate::data::{detach_freed, DATA};
 use crate::handles::Table;
@@ -101,19 +103,38 @@ impl Settings {
             "window" => {
                 self.window = Some(match value {
                     "none" => None,
-                    _ => Some(int("a number of tasks or `none`")? as usize),
+                    _ => Some(
+                        usize::try_from(int("a number of tasks or `none`")?)
+                            .ok()
+                            .filter(|&n| n > 0)
+                            .ok_or_else(|| bad(key, value, "at least 1 task, or `none`"))?,
+                    ),
                 })
             }
             "node_limit" => self.node_limit = Some(int("a number of bytes")?),
             "push_threshold" => self.push_threshold = Some(int("a number of bytes")?),
             "push_weights" => {
-                let parsed = value.split_once(',').and_then(|(r, w)| {
-                    Some((r.trim().parse::<f64>().ok()?, w.trim().parse::<f64>().ok()?))
-                });
-                self.push_weights =
-                    Some(parsed.ok_or_else(|| bad(key, value, "READ,WRITE weights"))?);
+                let weight = |w: &str| {
+                    w.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|w| *w >= 0.0 && w.is_finite())
+                };
+                let parsed = value
+                    .split_once(',')
+                    .and_then(|(r, w)| Some((weight(r)?, weight(w)?)));
+                self.push_weights = Some(parsed.ok_or_else(|| {
+                    bad(key, value, "READ,WRITE weights, finite and not negative")
+                })?);
             }
-            "vicinity" => self.vicinity = Some(int("a number of workers")? as usize),
+            "vicinity" => {
+                self.vicinity = Some(
+                    usize::try_from(int("a number of workers")?)
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| bad(key, value, "at least 1 worker"))?,
+                )
+            }
             "allocation" => {
                 self.allocation = Some(match value {
                     "immediate" => AllocMode::Immediate,
@@ -145,9 +166,14 @@ impl Settings {
             }
             "trace" => self.trace = Some(value.to_string()),
             "worker_stack" => {
-                let bytes = int("a number of bytes")?;
-                self.worker_stack =
-                    Some(usize::try_from(bytes).map_err(|_| bad(key, value, "a number of bytes"))?)
+                let expected = format!("a number of bytes, at least {MIN_WORKER_STACK}");
+                let bytes = int(&expected)?;
+                self.worker_stack = Some(
+                    usize::try_from(bytes)
+                        .ok()
+                        .filter(|&b| b >= MIN_WORKER_STACK)
+                        .ok_or_else(|| bad(key, value, &expected))?,
+                )
             }
             _ => {
                 return Err(Fail::new(
@@ -244,7 +270,9 @@ pub unsafe extern "C" fn locus_settings_create(out: *mut locus_settings) -> locu
 /// its worker's stack, so a recursion that waits at every level needs a stack as deep
 /// as it is; with less than a quarter of it left (at most 1 MiB) the run fails with
 /// `LOCUS_E_RUN_FAILED` instead of overflowing it). An unknown name or a bad value is
-/// `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged.
+/// `LOCUS_E_ARGUMENT`, naming it; the object is then unchanged. Values no runtime
+/// accepts are refused here, not at `locus_runtime_create`: a `window` or `vicinity`
+/// of 0, negative or infinite `push_weights`, a `worker_stack` under 262144.
 ///
 /// # Safety
 ///

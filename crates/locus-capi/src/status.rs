@@ -27,7 +27,7 @@ pub enum locus_status {
     /// not UTF-8.
     LOCUS_E_ARGUMENT = 4,
     /// A bad size: a zero element size, a count that does not match the datum, a
-    /// range out of bounds, sizes that overflow.
+    /// range out of bounds or on an access other than a read, sizes that overflow.
     LOCUS_E_SIZE = 5,
     /// The runtime could not be built: configuration, topology, worker threads.
     LOCUS_E_CONFIG = 6,
@@ -70,6 +70,77 @@ pub(crate) type CResult<T = ()> = Result<T, Fail>;
 
 impl From<locus::Error> for Fail {
     fn from(e: locus::Error) -> Fail {
+        Fail::of(e, None)
+    }
+}
+
+/// Locus's names for the operations whose errors it words as a task's (`task `node_of`:
+/// ...`, `task `wait` was not submitted`) or opens with (`migrate: ...`); a datum's
+/// name may follow in parentheses (`fetch(x)`).
+const OPERATIONS: &[&str] = &[
+    "fetch",
+    "node_of",
+    "partition",
+    "migrate",
+    "migrate_on_next_touch",
+    "move_team",
+    "team",
+    "attach",
+    "detach",
+    "wait",
+    "register",
+    "data_from",
+    "free_memory",
+    "read_cost",
+    "write_cost",
+];
+
+/// Whether `name` is one of Locus's [`OPERATIONS`], not a task.
+fn is_operation(name: &str) -> bool {
+    let base = name.split_once('(').map_or(name, |(op, _)| op);
+    OPERATIONS.contains(&base)
+}
+
+/// `message` with an opening `op: ` or `op(...): ` of Locus's operations naming
+/// `call` instead.
+fn opened_by(message: &str, call: Option<&str>) -> String {
+    let (Some(call), Some((head, rest))) = (call, message.split_once(": ")) else {
+        return message.to_string();
+    };
+    if is_operation(head) {
+        format!("{call}: {rest}")
+    } else {
+        message.to_string()
+    }
+}
+
+/// Phrases of Locus's messages that name Rust items, and their C equivalents.
+const PHRASES: &[(&str, &str)] = &[
+    ("Runtime::migrate", "locus_migrate"),
+    (
+        "(spawned with `spawn_control`, or declaring no access)",
+        "(it declares no access)",
+    ),
+    ("a weak one is enough", "LOCUS_WEAK_READ is enough"),
+    (
+        "move its current one with migrate",
+        "move its current one with locus_migrate",
+    ),
+];
+
+/// `message` in C's words ([`PHRASES`]).
+fn in_c(message: &str) -> String {
+    PHRASES
+        .iter()
+        .fold(message.to_string(), |m, (rust, c)| m.replace(rust, c))
+}
+
+impl Fail {
+    /// A Locus error in the C API's words, met by C function `call` if given: the
+    /// operations Locus reports as tasks are that function, the builder's settings are
+    /// `locus_settings_set`'s, no message says a C body "panicked" (a C body fails; a
+    /// panic is Locus's own).
+    pub(crate) fn of(e: locus::Error, call: Option<&str>) -> Fail {
         use locus::Error as E;
         let status = match &e {
             E::Config(_) | E::Topology(_) | E::Startup { .. } => locus_status::LOCUS_E_CONFIG,
@@ -85,8 +156,57 @@ impl From<locus::Error> for Fail {
             E::Poisoned { .. } | E::NestedRun => locus_status::LOCUS_E_STATE,
             _ => locus_status::LOCUS_E_INTERNAL,
         };
-        Fail::new(status, e.to_string())
+        // Who met it: the task, or for Locus's operations the C function.
+        let who = |task: &str| match call {
+            Some(c) if is_operation(task) => c.to_string(),
+            _ => format!("task `{task}`"),
+        };
+        let message = match &e {
+            E::Config(m) => in_c(&opened_by(m, call)),
+            E::Declaration { task, message } => format!("{}: {}", who(task), in_c(message)),
+            E::ForeignData { task, data } => {
+                format!("{}: datum `{data}` belongs to another runtime", who(task))
+            }
+            E::TaskPanicked { task, message } => {
+                format!("task `{task}` failed inside Locus: {message}")
+            }
+            E::StackExhausted {
+                task,
+                worker,
+                stack_bytes,
+            } => format!(
+                "task `{task}`: waits nest too deeply on worker {worker}, whose stack of \
+                 {stack_bytes} bytes is nearly full (each task waiting in locus_wait or \
+                 locus_ctx_fetch runs others on its stack); give the workers more with the \
+                 setting `worker_stack` (locus_settings_set)"
+            ),
+            E::ObserverPanicked { call, message } => {
+                format!("the trace recorder failed in `{call}`: {message}")
+            }
+            E::OutOfMemory {
+                task,
+                bytes,
+                message,
+            } => format!("{}: cannot allocate {bytes} bytes: {message}", who(task)),
+            E::Poisoned { data, task } => format!(
+                "`{data}` may be partly written: task `{task}` failed while writing it in \
+                 place; write it whole (LOCUS_WRITE) before reading it"
+            ),
+            E::RunFailed { task } if call.is_some() && is_operation(task) => {
+                format!("{}: the run has failed", who(task))
+            }
+            E::NestedRun => "locus_run cannot be called from inside a task (a body or the \
+                             root); spawn into the task's context with locus_spawn"
+                .to_string(),
+            other => in_c(&other.to_string()),
+        };
+        Fail::new(status, message)
     }
+}
+
+/// The error of C function `call` from a Locus error ([`Fail::of`]).
+pub(crate) fn in_call(call: &'static str) -> impl Fn(locus::Error) -> Fail {
+    move |e| Fail::of(e, Some(call))
 }
 
 thread_local! {
@@ -216,6 +336,61 @@ mod tests {
             "{}",
             last_error()
         );
+    }
+
+    #[test]
+    fn locus_errors_speak_c() {
+        use locus::Error as E;
+        let task = |t: &str| t.to_string();
+        let cases = [
+            (
+                E::TaskPanicked {
+                    task: task("t"),
+                    message: task("boom"),
+                },
+                None,
+                "task `t` failed inside Locus: boom",
+            ),
+            (
+                E::ObserverPanicked {
+                    call: "on_task_end",
+                    message: task("boom"),
+                },
+                None,
+                "the trace recorder failed in `on_task_end`: boom",
+            ),
+            (
+                E::OutOfMemory {
+                    task: task("fetch(x)"),
+                    bytes: 8,
+                    message: task("no memory"),
+                },
+                Some("locus_fetch"),
+                "locus_fetch: cannot allocate 8 bytes: no memory",
+            ),
+            (
+                E::ForeignData {
+                    task: task("detach"),
+                    data: task("x"),
+                },
+                Some("locus_detach"),
+                "locus_detach: datum `x` belongs to another runtime",
+            ),
+            (
+                E::Config(task("move_team: the team belongs to another runtime")),
+                Some("locus_team_move"),
+                "locus_team_move: the team belongs to another runtime",
+            ),
+            // A task of the user's named as an operation, met by no C function.
+            (
+                E::RunFailed { task: task("wait") },
+                None,
+                "the run has failed; task `wait` was not submitted",
+            ),
+        ];
+        for (e, call, want) in cases {
+            assert_eq!(Fail::of(e, call).message, want);
+        }
     }
 
     #[test]

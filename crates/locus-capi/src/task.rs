@@ -29,7 +29,7 @@ use locus::{Affinity, Data, Read, ReadWrite, Report, Runtime, Scope, TaskCtx, We
 use crate::data::{
     check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DATA,
 };
-use crate::status::{c_str, guard, locus_status, CResult, Fail};
+use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
 use crate::team::{locus_team, team_of};
 
 /// A task body (and the run's root): returns 0 on success; anything else fails the run,
@@ -507,7 +507,7 @@ unsafe fn accesses(task: &locus_task, runtime: u64) -> CResult<(Accesses, Order)
             let whole = a.start == 0 && a.end == 0;
             if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
                 return Err(Fail::new(
-                    locus_status::LOCUS_E_ARGUMENT,
+                    locus_status::LOCUS_E_SIZE,
                     format!(
                         "access {i} to `{}`: a range [{}, {}) is for LOCUS_READ only, mode \
                          is {}",
@@ -835,7 +835,9 @@ fn task_ctx<'a>(cur: Current, what: &str) -> CResult<&'a TaskCtx> {
 pub extern "C" fn locus_wait(ctx: locus_ctx) -> locus_status {
     guard(|| {
         let cur = current(ctx)?;
-        task_ctx(cur, "locus_wait")?.wait()?;
+        task_ctx(cur, "locus_wait")?
+            .wait()
+            .map_err(in_call("locus_wait"))?;
         Ok(())
     })
 }
@@ -890,7 +892,9 @@ pub unsafe extern "C" fn locus_ctx_fetch(
         let cur = current(ctx)?;
         let (d, _, want) = data_of(data, cur.runtime)?;
         check_count(d.name(), want, count)?;
-        let bytes = task_ctx(cur, "locus_ctx_fetch")?.fetch(&d)?;
+        let bytes = task_ctx(cur, "locus_ctx_fetch")?
+            .fetch(&d)
+            .map_err(in_call("locus_ctx_fetch"))?;
         // SAFETY: forwarded from the caller.
         unsafe { output(&bytes, buf) }
     })

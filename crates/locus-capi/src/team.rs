@@ -24,7 +24,7 @@ use crate::data::{data_of, locus_data};
 use crate::handles::Table;
 use crate::memory::{between_runs, move_failed, put_pages};
 use crate::runtime::{locus_runtime, runtime_of};
-use crate::status::{guard, locus_status, put, CResult, Fail};
+use crate::status::{guard, in_call, locus_status, put, CResult, Fail};
 
 /// A team: tasks placed as a unit on a set of nodes. Made by `locus_team_create` or
 /// `locus_team_spread`, freed by `locus_team_free` or with its runtime. The all-zero
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn locus_team_create(
         // SAFETY: forwarded from the caller.
         let nodes = unsafe { node_list(nodes, count) }?;
         let rt = runtime_of(runtime)?;
-        let team = rt.team(nodes)?;
+        let team = rt.team(nodes).map_err(in_call("locus_team_create"))?;
         // SAFETY: `out` checked non-NULL above.
         unsafe { store(team, runtime.bits, out) }
     })
@@ -266,7 +266,9 @@ pub unsafe extern "C" fn locus_team_move(
         let nodes = unsafe { node_list(nodes, count) }?;
         let rt = runtime_of(runtime)?;
         let team = team_of(team, runtime.bits)?;
-        let moved = rt.move_team(&team, nodes, take_data).map_err(move_failed)?;
+        let moved = rt
+            .move_team(&team, nodes, take_data)
+            .map_err(move_failed("locus_team_move"))?;
         // SAFETY: forwarded from the caller.
         unsafe { put_pages(pages, moved.pages) };
         Ok(())
@@ -275,13 +277,14 @@ pub unsafe extern "C" fn locus_team_move(
 
 /// The common part of the attach calls: the runtime and the datum, then `owner`.
 fn attach(
+    call: &'static str,
     runtime: locus_runtime,
     data: locus_data,
     owner: impl FnOnce() -> CResult<Attach>,
 ) -> CResult {
     let rt = runtime_of(runtime)?;
     let (d, _, _) = data_of(data, runtime.bits)?;
-    rt.attach(&d, owner()?)?;
+    rt.attach(&d, owner()?).map_err(in_call(call))?;
     Ok(())
 }
 
@@ -298,7 +301,11 @@ pub extern "C" fn locus_attach_worker(
     data: locus_data,
     worker: usize,
 ) -> locus_status {
-    guard(|| attach(runtime, data, || Ok(Attach::Worker(worker))))
+    guard(|| {
+        attach("locus_attach_worker", runtime, data, || {
+            Ok(Attach::Worker(worker))
+        })
+    })
 }
 
 /// As `locus_attach_worker`, to node `node` (an affinity to the datum is an affinity
@@ -309,7 +316,11 @@ pub extern "C" fn locus_attach_node(
     data: locus_data,
     node: usize,
 ) -> locus_status {
-    guard(|| attach(runtime, data, || Ok(Attach::Node(node))))
+    guard(|| {
+        attach("locus_attach_node", runtime, data, || {
+            Ok(Attach::Node(node))
+        })
+    })
 }
 
 /// As `locus_attach_worker`, to a team: the datum counts on the team's first node and
@@ -322,7 +333,7 @@ pub extern "C" fn locus_attach_team(
     team: locus_team,
 ) -> locus_status {
     guard(|| {
-        attach(runtime, data, || {
+        attach("locus_attach_team", runtime, data, || {
             Ok(Attach::Team(team_of(team, runtime.bits)?))
         })
     })
@@ -335,7 +346,7 @@ pub extern "C" fn locus_detach(runtime: locus_runtime, data: locus_data) -> locu
     guard(|| {
         let rt = runtime_of(runtime)?;
         let (d, _, _) = data_of(data, runtime.bits)?;
-        rt.detach(&d)?;
+        rt.detach(&d).map_err(in_call("locus_detach"))?;
         Ok(())
     })
 }

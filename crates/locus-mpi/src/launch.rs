@@ -7,7 +7,7 @@
 //! per CPU of `topology`, the last being the communication worker), initialises MPI,
 //! runs the kernel, and sends its report to rank 0, which prints the whole: one line
 //! per rank, or with `json` one object with a section per rank
-//! ([`kernels::json`](crate::kernels::json)).
+//! ([`kernels::json`]).
 
 use locus::{Config, Runtime, Topology};
 
@@ -100,7 +100,8 @@ pub fn launch(l: &Launch) -> Result<(), Failure> {
     if l.threads == 0 {
         return Err(Failure::Usage("--threads: at least 1".into()));
     }
-    let (universe, mpi) = crate::mpi::init().map_err(Failure::Failed)?;
+    let peer_timeout = crate::mpi::peer_timeout_from_env().map_err(Failure::Usage)?;
+    let (universe, mpi) = crate::mpi::init_with(peer_timeout).map_err(Failure::Failed)?;
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
     if let Some(r) = l.sizes.panic_on.filter(|&r| r >= ranks) {
         mpi.shutdown();
@@ -112,10 +113,19 @@ pub fn launch(l: &Launch) -> Result<(), Failure> {
     }
     // The ranks must run one program: checked before any of its messages.
     let program = program(l);
-    if let Err(e) = kernels::agree_on_program(&*mpi, &program) {
-        mpi.shutdown();
-        drop(universe);
-        return Err(Failure::Usage(format!("rank {rank} of {ranks}: {e}")));
+    match kernels::agree_on_program(&*mpi, &program) {
+        Ok(()) => {}
+        Err(Error::Config(e)) => {
+            mpi.shutdown();
+            drop(universe);
+            return Err(Failure::Usage(format!("rank {rank} of {ranks}: {e}")));
+        }
+        Err(e) => {
+            mpi.shutdown();
+            // A rank failed or went silent: finalising MPI could wait for it.
+            std::mem::forget(universe);
+            return Err(Failure::Failed(format!("rank {rank} of {ranks}: {e}")));
+        }
     }
     let outcome = match run(l, mpi.clone()) {
         Ok(o) => o,
@@ -146,7 +156,12 @@ pub fn launch(l: &Launch) -> Result<(), Failure> {
     };
     let agreed = kernels::from_rank_0(&*mpi, &verdict);
     mpi.shutdown();
-    drop(universe);
+    if agreed.is_ok() {
+        drop(universe);
+    } else {
+        // A rank may have failed or gone silent: finalising MPI could wait for it.
+        std::mem::forget(universe);
+    }
     if let Some(sections) = sections {
         if l.json {
             println!("{}", kernels::json(&outcome, l.config.name(), &sections));

@@ -18,6 +18,8 @@
 //! - [`kernels`]: `jacobi-2d`, `cholesky` and `random-dag`, distributed and verified
 //!   bit for bit on rank 0 against the sequential references of `locus-bench`;
 //! - `mpi` (feature `mpi`): the MPI transport, a communication thread over rsmpi;
+//! - [`silence`]: the heartbeats by which the MPI transport finds a dead or silent
+//!   peer and ends every rank with an error naming it;
 //! - `launch` (feature `mpi`): a kernel on this rank under `mpirun`, for the
 //!   `locus-mpi` binary and `locus run BENCH --distributed`.
 //!
@@ -66,6 +68,7 @@ pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod plan;
+pub mod silence;
 pub mod sim;
 pub mod transport;
 

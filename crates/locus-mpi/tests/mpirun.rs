@@ -1,9 +1,12 @@
 //! The launcher under `mpirun` (feature `mpi`; needs `mpirun` on the path): distributed
-//! runs verified on rank 0, halos as the only traffic, and a panicking task on one rank
-//! ending every rank with an error, each bounded by a timeout.
+//! runs verified on rank 0, halos as the only traffic, a panicking task on one rank
+//! ending every rank with an error, and a rank killed outright ending the others within
+//! the bound on its silence, each bounded by a timeout.
 #![cfg(feature = "mpi")]
 
-use std::process::{Command, Output};
+use std::io::Read;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn mpirun(np: usize, args: &[&str]) -> Output {
     let bin = env!("CARGO_BIN_EXE_locus-mpi");
@@ -99,6 +102,18 @@ fn a_panic_on_one_rank_ends_every_rank() {
     }
 }
 
+/// The launcher run without mpirun (one rank), with `LOCUS_MPI_PEER_TIMEOUT` if given.
+fn singleton(args: &[&str], peer_timeout: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_locus-mpi"));
+    c.args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    if let Some(t) = peer_timeout {
+        c.env("LOCUS_MPI_PEER_TIMEOUT", t);
+    }
+    c.output().expect("runs")
+}
+
 #[test]
 fn bad_arguments_exit_with_status_2() {
     for args in [
@@ -107,12 +122,7 @@ fn bad_arguments_exit_with_status_2() {
         &["run", "cholesky", "--iterations", "3"],
         &["run", "jacobi-2d", "--config", "shm-base"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_locus-mpi"))
-            .args(args)
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .output()
-            .expect("runs");
+        let out = singleton(args, None);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
@@ -165,5 +175,232 @@ fn a_message_longer_than_announced_fails_the_run_on_every_rank() {
     assert!(
         stderr.contains("rank 0 sent 64 bytes where 32 were expected"),
         "{stderr}"
+    );
+}
+
+/// `mpirun` started with `args` (stderr piped), ended with SIGTERM (which it passes on
+/// to its ranks) when dropped.
+struct Job(Child);
+
+impl Job {
+    fn start(env: &[(&str, &str)], args: &[&str]) -> Job {
+        let mut c = Command::new("mpirun");
+        c.arg("--oversubscribe");
+        for (k, v) in env {
+            c.env(k, v).args(["-x", k]);
+        }
+        c.args(args)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env("RUST_BACKTRACE", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        Job(c.spawn().expect("mpirun starts"))
+    }
+
+    /// The process of each rank (a child of mpirun, with `OMPI_COMM_WORLD_RANK` in its
+    /// environment), once all `n` are there and have started their runtime's workers.
+    fn ranks(&self, n: usize) -> Vec<u32> {
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut pids = vec![None; n];
+            for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+                let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                    continue;
+                };
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                // pid (comm) state ppid ...: the fields after the last ')'.
+                let ppid = stat
+                    .rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.split_whitespace().nth(1))
+                    .and_then(|p| p.parse::<u32>().ok());
+                if ppid != Some(self.0.id()) || !has_thread(pid, "locus-worker-0") {
+                    continue;
+                }
+                let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                let rank = environ
+                    .split(|&b| b == 0)
+                    .filter_map(|v| v.strip_prefix(b"OMPI_COMM_WORLD_RANK="))
+                    .find_map(|r| std::str::from_utf8(r).ok()?.parse::<usize>().ok());
+                if let Some(r) = rank.filter(|&r| r < n) {
+                    pids[r] = Some(pid);
+                }
+            }
+            if pids.iter().all(Option::is_some) {
+                return pids.into_iter().flatten().collect();
+            }
+            assert!(Instant::now() < until, "the ranks did not start: {pids:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Ends mpirun and its ranks; what they wrote on stderr.
+    fn end(mut self) -> String {
+        signal("TERM", self.0.id());
+        let _ = self.0.wait();
+        let mut stderr = String::new();
+        if let Some(mut e) = self.0.stderr.take() {
+            let _ = e.read_to_string(&mut stderr);
+        }
+        stderr
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            signal("TERM", self.0.id());
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn signal(name: &str, pid: u32) {
+    let _ = Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status();
+}
+
+fn has_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name)
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the process has ended (gone, or a zombie its parent has not reaped).
+fn ended(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next());
+            matches!(state, Some("Z" | "X"))
+        })
+        .unwrap_or(true)
+}
+
+/// A rank killed with SIGKILL mid-run, under a launcher told not to end the job: the
+/// other ranks end with an error naming it within the bound on its silence
+/// (`LOCUS_MPI_PEER_TIMEOUT`, 3 s here) and a margin, instead of waiting forever.
+/// (OpenMPI 4.1's mpirun itself then stays until it is ended: the test ends it.)
+#[test]
+fn a_rank_killed_mid_run_ends_the_others_within_the_bound() {
+    let bound = 3.0;
+    let bin = env!("CARGO_BIN_EXE_locus-mpi");
+    // A run of minutes: the kill comes while it computes and exchanges halos.
+    let job = Job::start(
+        &[
+            ("OMPI_MCA_orte_abort_on_non_zero_status", "0"),
+            ("LOCUS_MPI_PEER_TIMEOUT", "3"),
+        ],
+        &[
+            "-np",
+            "3",
+            bin,
+            "run",
+            "jacobi-2d",
+            "--size",
+            "1024",
+            "--block-len",
+            "128",
+            "--iterations",
+            "1000000",
+        ],
+    );
+    let pids = job.ranks(3);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!pids.iter().any(|&p| ended(p)), "a rank ended early");
+    signal("KILL", pids[1]);
+    let killed = Instant::now();
+    let margin = 10.0;
+    while ![pids[0], pids[2]].iter().all(|&p| ended(p)) {
+        if killed.elapsed().as_secs_f64() > bound + margin {
+            let stderr = job.end();
+            panic!("ranks 0 and 2 still run {bound} + {margin} s after rank 1 died: {stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = killed.elapsed().as_secs_f64();
+    let stderr = job.end();
+    // Silence counts from the last heartbeat, a quarter of the bound before the kill at
+    // most (more if rank 1's communication thread was kept from running): the ranks
+    // end about the bound after it, not at once (nothing else tells them).
+    assert!(
+        took >= 0.5 * bound,
+        "ended after {took:.1} s, before the bound: {stderr}"
+    );
+    for rank in [0, 2] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("locus-mpi: rank {rank} of 3: "))
+                    && l.contains("has heard nothing from rank 1 for")
+                    && l.contains("rank 1 died or hangs")),
+            "rank {rank}: {stderr}"
+        );
+    }
+    eprintln!("ranks 0 and 2 ended {took:.2} s after rank 1 was killed (bound {bound} s)");
+}
+
+/// The bound is on silence, not on the length of a run or of a task: with a bound of
+/// 1 s, a cholesky whose tiles take seconds each (rank 1 waits for rank 0's) and whose
+/// reference takes longer still (every rank waits for rank 0's verdict) succeeds.
+#[test]
+fn runs_and_tasks_longer_than_the_bound_succeed() {
+    let bin = env!("CARGO_BIN_EXE_locus-mpi");
+    let out = Command::new("timeout")
+        .args([
+            "300",
+            "mpirun",
+            "--oversubscribe",
+            "-x",
+            "LOCUS_MPI_PEER_TIMEOUT",
+            "-np",
+            "2",
+        ])
+        .args([
+            bin,
+            "run",
+            "cholesky",
+            "--size",
+            "4096",
+            "--block-len",
+            "2048",
+            "--json",
+        ])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("LOCUS_MPI_PEER_TIMEOUT", "1")
+        .output()
+        .expect("timeout and mpirun run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["verified"], true);
+    for r in v["per_rank"].as_array().expect("per-rank sections") {
+        let wall = r["report"]["wall_s"].as_f64().expect("wall_s");
+        assert!(
+            wall > 2.0,
+            "a run of {wall} s does not outlast the bound twice"
+        );
+    }
+}
+
+/// A bad bound is a usage error on every rank.
+#[test]
+fn a_bad_peer_timeout_is_a_usage_error() {
+    let out = singleton(&["run", "random-dag"], Some("soon"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "locus-mpi: LOCUS_MPI_PEER_TIMEOUT: `soon` is not a positive number of seconds, nor \
+         `none`"
     );
 }

@@ -188,10 +188,12 @@ static void test_settings_reach_the_runtime(void) {
     locus_string_free(json);
     OK(locus_report_free(rep));
     OK(locus_runtime_destroy(rt));
-    /* A bad setting value the builder refuses. */
+    /* A value no runtime accepts is refused when set; one this configuration cannot
+     * use, by the builder. */
     OK(locus_settings_create(&s));
-    OK(locus_settings_set(s, "vicinity", "0"));
-    EXPECT(locus_runtime_create("home", "2x1", 2, s, &rt), LOCUS_E_CONFIG, "vicinity");
+    EXPECT(locus_settings_set(s, "vicinity", "0"), LOCUS_E_ARGUMENT, "at least 1 worker");
+    OK(locus_settings_set(s, "allocation", "deferred"));
+    EXPECT(locus_runtime_create("push-out", "2x1", 2, s, &rt), LOCUS_E_CONFIG, "deferred");
     OK(locus_settings_free(s));
 }
 
@@ -391,8 +393,8 @@ static void test_spawn_errors(void) {
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_SIZE, "[3, 3)");
     REFUSED_RUN(run, "bad", "LOCUS_E_SIZE", "[3, 3)");
     acc = (locus_access){x, LOCUS_WRITE, 0, 2};
-    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_ARGUMENT, "LOCUS_READ only");
-    REFUSED_RUN(run, "bad", "LOCUS_E_ARGUMENT", "LOCUS_READ only");
+    EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_SIZE, "LOCUS_READ only");
+    REFUSED_RUN(run, "bad", "LOCUS_E_SIZE", "LOCUS_READ only");
     acc = (locus_access){freed, LOCUS_READ, 0, 0};
     EXPECT_SPAWN(spawn_in_run(rt, &t, &run), LOCUS_E_HANDLE, "access 0");
     REFUSED_RUN(run, "bad", "LOCUS_E_HANDLE", "access 0");
@@ -814,9 +816,8 @@ static void test_deep_waits(void) {
     CHECK(run_levels("8388608", 50) == LOCUS_OK);
     locus_settings s = {0};
     OK(locus_settings_create(&s));
-    OK(locus_settings_set(s, "worker_stack", "4096"));
-    locus_runtime rt = {0};
-    EXPECT(locus_runtime_create(NULL, "1x1", 1, s, &rt), LOCUS_E_CONFIG, "too small");
+    /* Refused when set, naming the least stack (was: at create). */
+    EXPECT(locus_settings_set(s, "worker_stack", "4096"), LOCUS_E_ARGUMENT, "at least 262144");
     OK(locus_settings_free(s));
 }
 

@@ -9,8 +9,10 @@
 //! 0 collects and verifies the result and prints the report: one line per rank, or
 //! with `--json` one object with a section per rank. A bad argument prints one line on
 //! stderr and exits with status 2; a failed run (on any rank) exits with status 1 on
-//! every rank. `locus run BENCH --distributed` does the same when the command line is
-//! built with its `mpi` feature.
+//! every rank, and so does a rank's death or silence for longer than
+//! `LOCUS_MPI_PEER_TIMEOUT` seconds (default 30; `none`: no bound) on the others.
+//! `locus run BENCH --distributed` does the same when the command line is built with
+//! its `mpi` feature.
 
 use std::process::ExitCode;
 

@@ -136,12 +136,12 @@ pub(crate) fn first_mismatch(what: &str, got: &[f64], want: &[f64]) -> Option<St
         .map(|i| format!("{what}[{i}] = {}, {} expected", got[i], want[i]))
 }
 
-fn wait(t: &dyn Transport, from: usize, tag: Tag, len: usize) -> Option<Vec<u8>> {
+/// The message `from` sends with `tag`, or why it will never come.
+fn wait(t: &dyn Transport, from: usize, tag: Tag, len: usize) -> Result<Vec<u8>, String> {
     let arrival = t.expect(from, tag, len);
     loop {
-        match arrival.wait_for(Duration::from_millis(100)) {
-            None => continue,
-            Some(r) => return r.ok(),
+        if let Some(r) = arrival.wait_for(Duration::from_millis(100)) {
+            return r;
         }
     }
 }
@@ -162,10 +162,10 @@ fn send_sized(t: &dyn Transport, to: usize, kind: u64, bytes: Vec<u8>) {
     t.send(to, Tag::Report(kind + 1), bytes);
 }
 
-/// What rank `from` sends with [`send_sized`]; `None` if it failed.
-fn receive_sized(t: &dyn Transport, from: usize, kind: u64) -> Option<Vec<u8>> {
+/// What rank `from` sends with [`send_sized`], or why it will never come.
+fn receive_sized(t: &dyn Transport, from: usize, kind: u64) -> Result<Vec<u8>, String> {
     let len = wait(t, from, Tag::Report(kind), 8)?;
-    let len = u64::from_le_bytes(len.try_into().ok()?) as usize;
+    let len = u64::from_le_bytes(len.try_into().unwrap_or_default()) as usize;
     wait(t, from, Tag::Report(kind + 1), len)
 }
 
@@ -174,9 +174,10 @@ fn send_text(t: &dyn Transport, to: usize, text: &str) {
     send_sized(t, to, WORD, text.as_bytes().to_vec());
 }
 
-/// The text rank `from` sends with [`send_text`]; `None` if it failed.
-fn receive_text(t: &dyn Transport, from: usize) -> Option<String> {
-    String::from_utf8(receive_sized(t, from, WORD)?).ok()
+/// The text rank `from` sends with [`send_text`], or why it will never come.
+fn receive_text(t: &dyn Transport, from: usize) -> Result<String, String> {
+    let bytes = receive_sized(t, from, WORD)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Rank 0's word to every rank: `Ok` when `verdict` is empty, else the error it names.
@@ -189,7 +190,7 @@ pub fn from_rank_0(t: &dyn Transport, verdict: &str) -> Result<(), String> {
         }
         verdict.to_string()
     } else {
-        receive_text(t, 0).unwrap_or_else(|| "rank 0 failed".to_string())
+        receive_text(t, 0).unwrap_or_else(|why| why)
     };
     if verdict.is_empty() {
         Ok(())
@@ -200,18 +201,27 @@ pub fn from_rank_0(t: &dyn Transport, verdict: &str) -> Result<(), String> {
 
 /// Checks that every rank runs `program` (a kernel with its sizes, as text) as rank 0
 /// does: ranks given different arguments would wait for messages that never come, or
-/// exchange data of other lengths. The error names what each rank runs.
-pub fn agree_on_program(t: &dyn Transport, program: &str) -> Result<(), String> {
+/// exchange data of other lengths. The error names what each rank runs
+/// ([`Error::Config`]), or, when a rank failed or went silent meanwhile, why
+/// ([`Error::Remote`]).
+pub fn agree_on_program(t: &dyn Transport, program: &str) -> Result<(), Error> {
     if t.rank() != 0 {
         send_text(t, 0, program);
-        return from_rank_0(t, "");
+        let verdict = receive_text(t, 0).map_err(Error::Remote)?;
+        return if verdict.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Config(verdict))
+        };
     }
-    let differ: Vec<String> = (1..t.ranks())
-        .filter_map(|r| {
-            let theirs = receive_text(t, r).unwrap_or_else(|| "?".to_string());
-            (theirs != program).then(|| format!("rank {r} runs {theirs}"))
-        })
-        .collect();
+    let mut differ = Vec::new();
+    for r in 1..t.ranks() {
+        // A failure has reached every rank already (the transport tells them).
+        let theirs = receive_text(t, r).map_err(Error::Remote)?;
+        if theirs != program {
+            differ.push(format!("rank {r} runs {theirs}"));
+        }
+    }
     let verdict = if differ.is_empty() {
         String::new()
     } else {
@@ -220,7 +230,7 @@ pub fn agree_on_program(t: &dyn Transport, program: &str) -> Result<(), String> 
             differ.join(", ")
         )
     };
-    from_rank_0(t, &verdict)
+    from_rank_0(t, &verdict).map_err(Error::Config)
 }
 
 /// Every rank's outcome as JSON, on rank 0 (in rank order); `None` on the others,
@@ -234,6 +244,7 @@ pub fn gather(t: &dyn Transport, mine: &Outcome) -> Option<Vec<serde_json::Value
     let mut sections = vec![json];
     for r in 1..t.ranks() {
         let section = receive_sized(t, r, REPORT)
+            .ok()
             .and_then(|text| serde_json::from_slice(&text).ok())
             .unwrap_or(serde_json::Value::Null);
         sections.push(section);
