@@ -160,6 +160,23 @@ fn host_pictures_have_error_bars_and_skip_what_one_node_cannot_show() {
     let stdout = bench(&dir, THREADS);
     let pictures = svgs(&dir);
     if host_nodes <= 1 {
+        // One real node: the table, the report and the picture say so, and call the
+        // speedups what they measure there.
+        assert!(stdout.contains("on host (1 real node, "), "{stdout}");
+        assert!(
+            stdout.contains("note: on host (1 real node, ")
+                && stdout.contains("measure allocation (page faults, peak memory) and scheduling cost, not locality"),
+            "{stdout}"
+        );
+        let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
+        assert!(
+            speedup.contains("Allocation and scheduling cost, not locality")
+                && !speedup.contains("Speedup over"),
+            "{speedup}"
+        );
+        let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(report.contains("1 real node"), "{report}");
+        assert!(report.contains("not locality"), "{report}");
         assert_eq!(pictures, vec![dir.join("speedup.svg")], "{stdout}");
         assert!(
             stdout.contains("locality.svg not drawn: one NUMA node"),
@@ -198,6 +215,20 @@ fn virtual_nodes_draw_every_picture_with_error_bars() {
     );
     let bars: Vec<usize> = pictures.iter().map(|p| check_picture(p)).collect();
     assert_eq!(bars, [4, 6, 0]);
+    // Virtual nodes are never shown as nodes: their memory is the host's.
+    assert!(stdout.contains("on 4x1 (4 virtual nodes over "), "{stdout}");
+    assert!(!stdout.contains("(4 nodes"), "{stdout}");
+    let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
+    assert!(
+        speedup.contains("Allocation and scheduling cost, not locality")
+            && speedup.contains("4 virtual nodes over "),
+        "{speedup}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        report.contains("4 virtual nodes over ") && report.contains("not locality"),
+        "{report}"
+    );
     let locality = std::fs::read_to_string(dir.join("locality.svg")).unwrap();
     assert!(locality.contains("interleaved: 1/4 nodes"));
     let traffic = std::fs::read_to_string(dir.join("traffic.svg")).unwrap();
@@ -220,6 +251,17 @@ fn simulated_pictures_on_opteron_64() {
     );
     let pictures = svgs(&dir);
     assert_eq!(pictures.len(), 3, "{stdout}");
+    // A simulated machine says so, and its speedups are locality's.
+    assert!(
+        stdout.contains("on opteron-64 (simulated: 8 nodes, 64 CPUs)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("not locality"), "{stdout}");
+    let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
+    assert!(
+        speedup.contains("Speedup over dsa-base (opteron-64 (simulated"),
+        "{speedup}"
+    );
     for p in &pictures {
         // One deterministic run each: nothing to draw error bars from.
         assert_eq!(check_picture(p), 0, "{}", p.display());
