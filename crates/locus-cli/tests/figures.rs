@@ -65,6 +65,12 @@ fn check_picture(svg_path: &Path) -> usize {
     )
     .unwrap_or_else(|e| panic!("{what}: {e}"));
     let size = tree.size();
+    // Shown at its own size in report.html, whose page is 1,400 px wide.
+    assert!(
+        size.width() <= 1400.0,
+        "{what}: {} px wide, wider than the report's page of 1,400 px",
+        size.width()
+    );
     let mut boxes = Vec::new();
     text_boxes(tree.root(), &mut boxes);
     assert!(boxes.len() > 5, "{what}: no text laid out");
@@ -354,4 +360,17 @@ fn the_home_study_draws_paper_4s_three_figures() {
         &["--suite", "home", "--topology", "4x2", "--bodies", "skip"],
     );
     assert_eq!(svgs(&dir).len(), 3);
+}
+
+#[test]
+fn every_configuration_fits_the_report_page() {
+    // All ten configurations on eight simulated nodes: the widest bar charts and the
+    // most traffic panels `locus bench` draws.
+    let dir = scratch("figures-all-configs");
+    let stdout = bench(&dir, &["--engine", "sim", "--kernels", "bitonic,jacobi-2d"]);
+    let pictures = svgs(&dir);
+    assert_eq!(pictures.len(), 3, "{stdout}");
+    for p in &pictures {
+        check_picture(p);
+    }
 }
