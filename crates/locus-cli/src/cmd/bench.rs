@@ -83,7 +83,7 @@ pub struct Args {
     pub out: Option<std::path::PathBuf>,
     /// Only these benchmarks (comma-separated; default: the nine kernels; `overhead` and
     /// `random-dag` may be named too).
-    #[arg(long, hide = true, value_delimiter = ',', value_name = "K,...")]
+    #[arg(long, value_delimiter = ',', value_name = "K,...")]
     pub kernels: Vec<String>,
     /// Simulator only: run or skip the task bodies whatever the size (default: run them
     /// at quick sizes, skip them at paper sizes). `skip` gives cheap runs that are
@@ -153,7 +153,9 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     for name in &args.kernels {
         let Some(&k) = BENCHES.iter().find(|&&k| k == name.trim()) else {
             return Err(Failure::Usage(format!(
-                "--kernels: unknown benchmark `{name}` (expected some of: {})",
+                "--kernels: unknown benchmark `{name}`{} (expected some of: {})",
+                nearest(name.trim(), BENCHES)
+                    .map_or(String::new(), |n| format!("; did you mean `{n}`?")),
                 BENCHES.join(" ")
             )));
         };
@@ -898,6 +900,34 @@ fn notes(plan: &Plan, rows: &[Row]) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The name of `names` nearest to `name` in edit distance, if within a third of its
+/// length (at least 2): what the user probably meant.
+fn nearest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut last = row[0];
+            row[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let next = (last + usize::from(ca != cb))
+                    .min(row[j] + 1)
+                    .min(row[j + 1] + 1);
+                last = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[b.len()]
+    };
+    let limit = (name.chars().count() / 3).max(2);
+    names
+        .iter()
+        .map(|&n| (distance(name, n), n))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
 }
 
 /// One run on a fresh runtime.
