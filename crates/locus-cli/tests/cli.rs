@@ -365,3 +365,30 @@ fn negative_numbers_are_invalid_values() {
         assert_usage_error(args, &format!("invalid value '{value}' for '{option}'"));
     }
 }
+
+#[test]
+fn one_node_and_one_worker_are_singular() {
+    let out = locus(&[
+        "run",
+        "jacobi-1d",
+        "--topology",
+        "1x1",
+        "--param",
+        "size=tiny",
+    ]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("1x1, 1 node, 1 worker, threads engine"),
+        "{text}"
+    );
+    assert!(text.contains("on 1x1 (1 worker, threads engine)"), "{text}");
+    assert!(
+        !text.contains("1 nodes") && !text.contains("1 workers,"),
+        "{text}"
+    );
+}

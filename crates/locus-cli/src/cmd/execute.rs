@@ -324,10 +324,10 @@ pub fn execute_traced(
         eprintln!("locus: warning: {w}");
     }
     eprintln!(
-        "locus: {name} under {} on {} ({} workers, {} engine)",
+        "locus: {name} under {} on {} ({}, {} engine)",
         rt.config(),
         rt.topology().name(),
-        rt.workers(),
+        crate::render::plural(rt.workers(), "worker"),
         rt.engine_name()
     );
     let outcome = workload.run(&rt).map_err(|e| match e {
@@ -441,7 +441,7 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
     let mut out = String::new();
     let l = &r.locality;
     out.push_str(&format!(
-        "{name}: {} ({} on {}, {} nodes, {} workers, {} engine)\n",
+        "{name}: {} ({} on {}, {}, {}, {} engine)\n",
         match (checked, verified) {
             (false, _) => "not verified: task bodies were skipped (buffers hold no memory)",
             (true, true) => "verified against the sequential reference",
@@ -449,8 +449,8 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         },
         r.config,
         r.topology.name,
-        r.topology.nodes,
-        r.threads,
+        crate::render::plural(r.topology.nodes, "node"),
+        crate::render::plural(r.threads, "worker"),
         r.engine
     ));
     let time = if r.engine == "sim" {
