@@ -392,3 +392,16 @@ fn one_node_and_one_worker_are_singular() {
         "{text}"
     );
 }
+
+#[test]
+fn huge_pages_help_names_on_and_off_only() {
+    let help = stdout(&locus(&["run", "--help"]));
+    let at = help
+        .find("--huge-pages <ON|OFF>")
+        .expect("--huge-pages in run --help");
+    let entry = &help[at..help[at..].find("--json").map_or(help.len(), |e| at + e)];
+    assert!(entry.contains("[possible values: on, off]"), "{entry}");
+    assert!(!entry.contains("true"), "{entry}");
+    let bad = locus(&["run", "jacobi-1d", "--huge-pages", "true"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
