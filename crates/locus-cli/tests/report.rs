@@ -120,6 +120,7 @@ fn compare_puts_two_outputs_side_by_side_with_ratios() {
         "{svg}"
     );
     assert!(svg.contains("as fast as compare-a"), "{svg}");
+    assert!(!svg.contains(">geomean</text>"), "no empty group: {svg}");
 
     let missing = locus(&["compare", a.to_str().unwrap(), "/nonexistent-locus-dir"]);
     assert_eq!(missing.status.code(), Some(2));

@@ -272,7 +272,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         let (name_a, name_b) = (run_name(&args.a), run_name(&args.b));
         let svg = grouped_bars(&GroupedBars {
             title: &format!("Median time of {name_b} / median time of {name_a}"),
-            x_label: "kernel (geomean: geometric mean over the kernels)",
+            x_label: "kernel",
             y_label: &format!("time {name_b} / {name_a} (x, above 1: slower)"),
             groups: &groups,
             series: &series,
@@ -298,8 +298,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The chart's grid: one group per kernel (the geometric mean last, as in the table),
-/// one bar per configuration, each bar `value` of its kernel and configuration.
+/// The chart's grid: one group per kernel with at least one value, one bar per
+/// configuration, each bar `value` of its kernel and configuration.
 fn ratio_grid(
     keys: &[(String, String)],
     value: impl Fn(&(String, String)) -> Option<f64>,
@@ -314,15 +314,19 @@ fn ratio_grid(
             configs.push(c.clone());
         }
     }
-    let values = kernels
-        .iter()
+    // A kernel without a single ratio (the geometric mean of times not recorded) gets no
+    // empty group.
+    let (kernels, values): (Vec<String>, Vec<Vec<Option<f64>>>) = kernels
+        .into_iter()
         .map(|k| {
-            configs
+            let line: Vec<Option<f64>> = configs
                 .iter()
                 .map(|c| value(&(k.clone(), c.clone())))
-                .collect()
+                .collect();
+            (k, line)
         })
-        .collect();
+        .filter(|(_, line)| line.iter().any(Option::is_some))
+        .unzip();
     let short = |v: &[String]| v.iter().map(|n| chart_name(n)).collect();
     (short(&kernels), short(&configs), values)
 }
