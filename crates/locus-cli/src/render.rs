@@ -175,6 +175,49 @@ pub fn side_by_side(left: &[String], right: &[String]) -> String {
     out
 }
 
+/// What a machine is, in the words every table and figure of `locus bench` uses:
+/// `host (1 real node, 2 CPUs)`, `2x1 (2 virtual nodes over 2 real CPUs)` on the
+/// threads engine, `opteron-64 (simulated: 8 nodes, 64 CPUs)` in the simulator. Virtual
+/// nodes are never called nodes alone: their memory is the host's.
+pub fn machine(t: &Topology, simulated: bool) -> String {
+    let nodes = t.num_nodes();
+    let cpus = plural(t.num_cpus(), "CPU");
+    if simulated {
+        return format!(
+            "{} (simulated: {}, {cpus})",
+            t.name(),
+            plural(nodes, "node")
+        );
+    }
+    if !t.is_virtual() {
+        return format!("{} ({}, {cpus})", t.name(), plural(nodes, "real node"));
+    }
+    let mut real: Vec<usize> = (0..t.num_cpus() as u32)
+        .filter_map(|c| t.os_cpu(CpuId(c)))
+        .collect();
+    real.sort_unstable();
+    real.dedup();
+    let real = if real.is_empty() {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        real.len()
+    };
+    format!(
+        "{} ({} over {})",
+        t.name(),
+        plural(nodes, "virtual node"),
+        plural(real, "real CPU")
+    )
+}
+
+/// Whether times measured on this machine can show locality: only in the simulator or
+/// on two or more real nodes. On one real node, or on virtual nodes (whose memory is
+/// all the host's), a configuration's time differs from another's by allocation and
+/// scheduling cost, not by where its data lives.
+pub fn times_show_locality(t: &Topology, simulated: bool) -> bool {
+    simulated || (!t.is_virtual() && t.num_nodes() > 1)
+}
+
 /// How a topology laid over the host maps its CPUs to real ones, in one line.
 pub fn virtual_mapping(t: &Topology) -> String {
     let mut real: Vec<usize> = (0..t.num_cpus() as u32)
@@ -244,7 +287,8 @@ fn origin(o: CostOrigin) -> &'static str {
     }
 }
 
-fn plural(n: usize, what: &str) -> String {
+/// `1 node`, `8 nodes`.
+pub fn plural(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {

@@ -138,6 +138,18 @@ fn simulated_peers_are_refused() {
 fn unknown_kernel_is_refused() {
     let out = locus(&["bench", "--engine", "sim", "--kernels", "jacobi-4d"]);
     assert_one_line_usage_error(&out, "jacobi-4d");
+    // The nearest name, then every valid one.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean `jacobi-1d`?"), "{err}");
+    assert!(
+        err.contains("jacobi-2d") && err.contains("bitonic"),
+        "{err}"
+    );
+    let far = locus(&["bench", "--engine", "sim", "--kernels", "xyzzy-zzz"]);
+    assert!(!String::from_utf8_lossy(&far.stderr).contains("did you mean"));
+    // `--kernels` is documented.
+    let help = locus(&["bench", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--kernels <K,...>"));
 }
 
 /// `--peers` builds the OpenMP peer with gcc, runs it alternately with Locus and writes

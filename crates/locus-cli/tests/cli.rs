@@ -365,3 +365,43 @@ fn negative_numbers_are_invalid_values() {
         assert_usage_error(args, &format!("invalid value '{value}' for '{option}'"));
     }
 }
+
+#[test]
+fn one_node_and_one_worker_are_singular() {
+    let out = locus(&[
+        "run",
+        "jacobi-1d",
+        "--topology",
+        "1x1",
+        "--param",
+        "size=tiny",
+    ]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("1x1, 1 node, 1 worker, threads engine"),
+        "{text}"
+    );
+    assert!(text.contains("on 1x1 (1 worker, threads engine)"), "{text}");
+    assert!(
+        !text.contains("1 nodes") && !text.contains("1 workers,"),
+        "{text}"
+    );
+}
+
+#[test]
+fn huge_pages_help_names_on_and_off_only() {
+    let help = stdout(&locus(&["run", "--help"]));
+    let at = help
+        .find("--huge-pages <ON|OFF>")
+        .expect("--huge-pages in run --help");
+    let entry = &help[at..help[at..].find("--json").map_or(help.len(), |e| at + e)];
+    assert!(entry.contains("[possible values: on, off]"), "{entry}");
+    assert!(!entry.contains("true"), "{entry}");
+    let bad = locus(&["run", "jacobi-1d", "--huge-pages", "true"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}

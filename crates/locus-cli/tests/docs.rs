@@ -248,3 +248,19 @@ fn the_link_checker_sees_links_and_headings() {
         "a-tasks-life-from-spawn-to-a-worker"
     );
 }
+
+/// The README's synopsis and the guide name every suite of `locus bench` and every
+/// preset topology.
+#[test]
+fn synopsis_lists_every_suite_and_preset() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(root.join("docs/guide.md")).unwrap();
+    assert!(readme.contains("--suite quick|paper|home|twisted"));
+    assert!(guide.contains("--suite quick|paper|home|twisted"));
+    for preset in locus_topo::PRESET_NAMES {
+        let named = format!("`{preset}`");
+        assert!(readme.contains(&named), "README: {preset}");
+        assert!(guide.contains(&named), "guide: {preset}");
+    }
+}

@@ -65,6 +65,12 @@ fn check_picture(svg_path: &Path) -> usize {
     )
     .unwrap_or_else(|e| panic!("{what}: {e}"));
     let size = tree.size();
+    // Shown at its own size in report.html, whose page is 1,400 px wide.
+    assert!(
+        size.width() <= 1400.0,
+        "{what}: {} px wide, wider than the report's page of 1,400 px",
+        size.width()
+    );
     let mut boxes = Vec::new();
     text_boxes(tree.root(), &mut boxes);
     assert!(boxes.len() > 5, "{what}: no text laid out");
@@ -160,6 +166,23 @@ fn host_pictures_have_error_bars_and_skip_what_one_node_cannot_show() {
     let stdout = bench(&dir, THREADS);
     let pictures = svgs(&dir);
     if host_nodes <= 1 {
+        // One real node: the table, the report and the picture say so, and call the
+        // speedups what they measure there.
+        assert!(stdout.contains("on host (1 real node, "), "{stdout}");
+        assert!(
+            stdout.contains("note: on host (1 real node, ")
+                && stdout.contains("measure allocation (page faults, peak memory) and scheduling cost, not locality"),
+            "{stdout}"
+        );
+        let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
+        assert!(
+            speedup.contains("Allocation and scheduling cost, not locality")
+                && !speedup.contains("Speedup over"),
+            "{speedup}"
+        );
+        let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(report.contains("1 real node"), "{report}");
+        assert!(report.contains("not locality"), "{report}");
         assert_eq!(pictures, vec![dir.join("speedup.svg")], "{stdout}");
         assert!(
             stdout.contains("locality.svg not drawn: one NUMA node"),
@@ -198,6 +221,20 @@ fn virtual_nodes_draw_every_picture_with_error_bars() {
     );
     let bars: Vec<usize> = pictures.iter().map(|p| check_picture(p)).collect();
     assert_eq!(bars, [4, 6, 0]);
+    // Virtual nodes are never shown as nodes: their memory is the host's.
+    assert!(stdout.contains("on 4x1 (4 virtual nodes over "), "{stdout}");
+    assert!(!stdout.contains("(4 nodes"), "{stdout}");
+    let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
+    assert!(
+        speedup.contains("Allocation and scheduling cost, not locality")
+            && speedup.contains("4 virtual nodes over "),
+        "{speedup}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        report.contains("4 virtual nodes over ") && report.contains("not locality"),
+        "{report}"
+    );
     let locality = std::fs::read_to_string(dir.join("locality.svg")).unwrap();
     assert!(locality.contains("interleaved: 1/4 nodes"));
     let traffic = std::fs::read_to_string(dir.join("traffic.svg")).unwrap();
@@ -220,6 +257,17 @@ fn simulated_pictures_on_opteron_64() {
     );
     let pictures = svgs(&dir);
     assert_eq!(pictures.len(), 3, "{stdout}");
+    // A simulated machine says so, and its speedups are locality's.
+    assert!(
+        stdout.contains("on opteron-64 (simulated: 8 nodes, 64 CPUs)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("not locality"), "{stdout}");
+    let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
+    assert!(
+        speedup.contains("Speedup over dsa-base (opteron-64 (simulated"),
+        "{speedup}"
+    );
     for p in &pictures {
         // One deterministic run each: nothing to draw error bars from.
         assert_eq!(check_picture(p), 0, "{}", p.display());
@@ -312,4 +360,17 @@ fn the_home_study_draws_paper_4s_three_figures() {
         &["--suite", "home", "--topology", "4x2", "--bodies", "skip"],
     );
     assert_eq!(svgs(&dir).len(), 3);
+}
+
+#[test]
+fn every_configuration_fits_the_report_page() {
+    // All ten configurations on eight simulated nodes: the widest bar charts and the
+    // most traffic panels `locus bench` draws.
+    let dir = scratch("figures-all-configs");
+    let stdout = bench(&dir, &["--engine", "sim", "--kernels", "bitonic,jacobi-2d"]);
+    let pictures = svgs(&dir);
+    assert_eq!(pictures.len(), 3, "{stdout}");
+    for p in &pictures {
+        check_picture(p);
+    }
 }

@@ -105,6 +105,22 @@ fn compare_puts_two_outputs_side_by_side_with_ratios() {
     assert_eq!(row("bitonic", "dsa-base")[3], "-");
     assert_eq!(row("kmeans", "dfa")[2], "-");
     assert!(chart.join("compare.svg").is_file() && chart.join("compare.png").is_file());
+    // The chart: B/A ratios per configuration, the runs by their own names.
+    let svg = std::fs::read_to_string(chart.join("compare.svg")).unwrap();
+    assert!(
+        svg.contains("Median time of compare-b / median time of compare-a"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains(">dsa-opt</text>") && svg.contains(">dfa</text>"),
+        "{svg}"
+    );
+    assert!(
+        !svg.contains(">A</text>") && !svg.contains(">B</text>"),
+        "{svg}"
+    );
+    assert!(svg.contains("as fast as compare-a"), "{svg}");
+    assert!(!svg.contains(">geomean</text>"), "no empty group: {svg}");
 
     let missing = locus(&["compare", a.to_str().unwrap(), "/nonexistent-locus-dir"]);
     assert_eq!(missing.status.code(), Some(2));

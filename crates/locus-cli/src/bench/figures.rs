@@ -3,7 +3,9 @@
 //!
 //! - `speedup.svg`: how much faster is each configuration than the baseline, per kernel
 //!   and as a geometric mean (paper 1, Figures 9-10), with error bars from the longest
-//!   to the shortest repetition;
+//!   to the shortest repetition; where times cannot show locality (one real node,
+//!   virtual nodes) it is titled as what it measures there, allocation and scheduling
+//!   cost;
 //! - `locality.svg`: what fraction of the bytes each configuration accessed was local
 //!   (`r_loc_rt`, paper 1, Figures 7-8), against the 1/N of interleaving;
 //! - `traffic.svg`: where the bytes went, one node-to-node matrix per configuration on
@@ -34,6 +36,10 @@ pub struct Matrix<'a> {
     pub machine: &'a str,
     /// NUMA nodes of the topology.
     pub nodes: usize,
+    /// Whether times can show locality (the simulator, or two or more real nodes,
+    /// [`crate::render::times_show_locality`]); when not, the speedup picture is titled
+    /// as what it measures: allocation and scheduling cost.
+    pub locality: bool,
     /// Repetitions per kernel and configuration (error bars when above 1).
     pub repetitions: usize,
 }
@@ -107,9 +113,13 @@ pub fn write_all(dir: &Path, m: &Matrix<'_>) -> std::io::Result<Figures> {
         write(
             "speedup",
             grouped_bars(&GroupedBars {
-                title: &format!("Speedup over {} ({})", m.baseline, m.machine),
+                title: &speedup_title(m),
                 x_label: "kernel (geomean: geometric mean over the kernels)",
-                y_label: &format!("speedup over {} (x, median time)", m.baseline),
+                y_label: &if m.locality {
+                    format!("speedup over {} (x, median time)", m.baseline)
+                } else {
+                    format!("time of {} / time (x, medians)", m.baseline)
+                },
                 groups: &groups,
                 series: m.configs,
                 legend_title: "configuration",
@@ -176,6 +186,18 @@ pub fn write_all(dir: &Path, m: &Matrix<'_>) -> std::io::Result<Figures> {
     }
     figures.not_drawn = not_drawn;
     Ok(figures)
+}
+
+/// The speedup picture's title: what it measures, and on what.
+fn speedup_title(m: &Matrix<'_>) -> String {
+    if m.locality {
+        format!("Speedup over {} ({})", m.baseline, m.machine)
+    } else {
+        format!(
+            "Allocation and scheduling cost, not locality: time of {} / time ({})",
+            m.baseline, m.machine
+        )
+    }
 }
 
 /// Writes the picture `name` into `dir` as SVG and as PNG, each whole or not at all,

@@ -9,11 +9,25 @@
 
 use std::fmt::Write as _;
 
-/// Bar colours, one per series, distinguishable in print.
+/// Series colours, one per series: saturated and dark enough to tell ten apart on
+/// white, on screen and in print (no pastel, no yellow).
 const PALETTE: &[&str] = &[
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac",
+    "#1f5fa8", "#e66100", "#1b9e77", "#c2185b", "#6a3d9a", "#b8860b", "#d62728", "#00838f",
+    "#6d4c41", "#4d4d4d",
 ];
+
+/// The widest picture, in pixels: the page of `report.html`, where pictures are shown at
+/// their own size. Charts narrow their plots, and titles their font, to fit.
+pub const MAX_WIDTH: f64 = 1400.0;
+
+/// The title's font size: 16 px, smaller (down to 9 px) when that would not fit `width`.
+fn title_size(title: &str, width: f64) -> f64 {
+    let wide = text_width(title, 1.0);
+    if wide <= 0.0 {
+        return 16.0;
+    }
+    ((width - 20.0) / wide).clamp(9.0, 16.0)
+}
 
 /// The low and high end of an error bar.
 pub type Range = (f64, f64);
@@ -96,9 +110,10 @@ fn header(out: &mut String, width: f64, height: f64, title: &str) {
 <svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">
 <title>{t}</title>
 <rect x="0" y="0" width="{width}" height="{height}" fill="white"/>
-<text x="{cx}" y="24" text-anchor="middle" font-size="16" font-weight="bold">{t}</text>"#,
+<text x="{cx}" y="24" text-anchor="middle" font-size="{size:.1}" font-weight="bold">{t}</text>"#,
         t = escape(title),
-        cx = width / 2.0
+        cx = width / 2.0,
+        size = title_size(title, width)
     );
 }
 
@@ -134,7 +149,9 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
     let right = legend_w + 32.0;
     let slot = (chart.series.len().max(1) as f64 * 12.0 + 16.0).max(40.0);
     let plot_w = (chart.groups.len().max(1) as f64 * slot).max(300.0);
-    let plot_w = plot_w.max(text_width(chart.title, 16.0) + 20.0 - left - right);
+    let plot_w = plot_w
+        .max(text_width(chart.title, 16.0) + 20.0 - left - right)
+        .min(MAX_WIDTH - left - right);
     let slot = plot_w / chart.groups.len().max(1) as f64;
     let plot_h = 320.0f64.max(text_width(chart.y_label, 13.0) + 10.0);
     let (width, height) = (left + plot_w + right, top + plot_h + bottom);
@@ -358,7 +375,8 @@ pub fn traffic_panels(fig: &TrafficPanels<'_>) -> String {
     let (left, top) = (40.0, 48.0);
     let legend_w = text_width(fig.scale_label, 12.0).max(70.0) + 20.0;
     let width = (left + per_line as f64 * panel_w + legend_w + 20.0)
-        .max(text_width(fig.title, 16.0) + 20.0);
+        .max(text_width(fig.title, 16.0) + 20.0)
+        .min(MAX_WIDTH);
     let height = top + lines as f64 * panel_h + 10.0;
     let max = fig
         .panels
@@ -488,7 +506,9 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
         .map(|s| text_width(s, 12.0) + 30.0)
         .fold(0.0, f64::max);
     let (left, top, bottom, right) = (80.0, 44.0, 56.0, legend_w + 32.0);
-    let plot_w = 420.0f64.max(text_width(chart.title, 16.0) + 20.0 - left - right);
+    let plot_w = 420.0f64
+        .max(text_width(chart.title, 16.0) + 20.0 - left - right)
+        .min(MAX_WIDTH - left - right);
     let plot_h = 320.0f64.max(text_width(chart.y_label, 13.0) + 10.0);
     let (width, height) = (left + plot_w + right, top + plot_h + bottom);
     let mut out = String::new();
@@ -580,32 +600,67 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             .filter_map(|(&x, v)| v.filter(positive).map(|v| (x, v)))
             .map(|(x, v)| format!("{:.1},{:.1}", x_of(x), y_of(v)))
             .collect();
+        let dash = DASHES[s % DASHES.len()];
         let _ = writeln!(
             out,
-            r##"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"><title>{}</title></polyline>"##,
+            r##"<polyline fill="none" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}" points="{}"><title>{}</title></polyline>"##,
             path.join(" "),
             escape(name)
         );
         for p in &path {
             let (x, y) = p.split_once(',').expect("x,y");
-            let _ = writeln!(
-                out,
-                r##"<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>"##
-            );
+            let (x, y) = (x.parse().unwrap_or(0.0), y.parse().unwrap_or(0.0));
+            out.push_str(&marker(s, x, y, colour));
         }
         let ly = top + 10.0 + s as f64 * 18.0;
         let lx = left + plot_w + 16.0;
         let _ = writeln!(
             out,
-            r##"<g class="legend"><line x1="{lx}" y1="{ly}" x2="{lx2}" y2="{ly}" stroke="{colour}" stroke-width="2"/><text x="{tx}" y="{ty}">{}</text></g>"##,
+            r##"<g class="legend"><line x1="{lx}" y1="{ly}" x2="{lx2}" y2="{ly}" stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"/>{m}<text x="{tx}" y="{ty}">{}</text></g>"##,
             escape(name),
             lx2 = lx + 20.0,
             tx = lx + 26.0,
-            ty = ly + 4.0
+            ty = ly + 4.0,
+            m = marker(s, lx + 10.0, ly, colour)
         );
     }
     out.push_str("</svg>\n");
     out
+}
+
+/// Dash patterns of line series, in order (solid first), so that lines differ without
+/// colour too.
+const DASHES: [&str; 4] = ["none", "6,3", "2,2", "8,3,2,3"];
+
+/// The marker of line series `s` at (`x`, `y`): circle, square, triangle, diamond,
+/// inverted triangle, cross, one per series before they repeat, so that lines differ
+/// without colour too.
+fn marker(s: usize, x: f64, y: f64, colour: &str) -> String {
+    let polygon = |points: &[(f64, f64)]| {
+        let p: Vec<String> = points
+            .iter()
+            .map(|(dx, dy)| format!("{:.1},{:.1}", x + dx, y + dy))
+            .collect();
+        format!(
+            r#"<polygon class="marker" points="{}" fill="{colour}"/>"#,
+            p.join(" ")
+        )
+    };
+    let shape = match s % 6 {
+        0 => format!(r#"<circle class="marker" cx="{x:.1}" cy="{y:.1}" r="3.5" fill="{colour}"/>"#),
+        1 => polygon(&[(-3.5, -3.5), (3.5, -3.5), (3.5, 3.5), (-3.5, 3.5)]),
+        2 => polygon(&[(0.0, -4.5), (4.0, 3.0), (-4.0, 3.0)]),
+        3 => polygon(&[(0.0, -4.5), (4.5, 0.0), (0.0, 4.5), (-4.5, 0.0)]),
+        4 => polygon(&[(0.0, 4.5), (4.0, -3.0), (-4.0, -3.0)]),
+        _ => format!(
+            r#"<path class="marker" d="M{a:.1},{b:.1}L{c:.1},{d:.1}M{a:.1},{d:.1}L{c:.1},{b:.1}" stroke="{colour}" stroke-width="2.5"/>"#,
+            a = x - 4.0,
+            b = y - 4.0,
+            c = x + 4.0,
+            d = y + 4.0
+        ),
+    };
+    shape + "\n"
 }
 
 #[cfg(test)]
@@ -645,5 +700,48 @@ mod tests {
     fn shades_run_from_white() {
         assert_eq!(shade(0.0), "#ffffff");
         assert_eq!(shade(1.0), "#08306b");
+    }
+
+    #[test]
+    fn ten_configurations_of_ten_kernels_fit_the_report_page() {
+        let groups: Vec<String> = (0..10).map(|g| format!("kernel-{g}")).collect();
+        let series: Vec<String> = (0..10).map(|s| format!("configuration-{s}")).collect();
+        let values = vec![vec![Some(1.0); 10]; 10];
+        let svg = grouped_bars(&GroupedBars {
+            title: &"a long title ".repeat(20),
+            x_label: "kernel",
+            y_label: "value (x)",
+            groups: &groups,
+            series: &series,
+            legend_title: "configuration",
+            values: &values,
+            errors: None,
+            error_label: "",
+            y_max: None,
+            references: &[],
+        });
+        let width: f64 = svg
+            .split("width=\"")
+            .nth(1)
+            .and_then(|w| w.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap();
+        assert!(width <= MAX_WIDTH, "{width}");
+        // Ten distinct colours.
+        let mut colours = PALETTE.to_vec();
+        colours.sort_unstable();
+        colours.dedup();
+        assert_eq!(colours.len(), 10);
+    }
+
+    #[test]
+    fn line_series_differ_by_marker_and_dash() {
+        let shapes: Vec<String> = (0..6).map(|s| marker(s, 0.0, 0.0, "#000")).collect();
+        for (a, x) in shapes.iter().enumerate() {
+            for y in &shapes[a + 1..] {
+                assert_ne!(x, y);
+            }
+        }
+        assert_eq!(DASHES[0], "none");
     }
 }

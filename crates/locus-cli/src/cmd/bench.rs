@@ -24,6 +24,7 @@ use crate::bench::summary::{self, Run, Verdict};
 use crate::bench::{figures, report, summary::Row};
 
 use crate::cmd::{topology, Failure};
+use crate::render::plural;
 
 /// Timed sweeps of the STREAM triad; the fastest counts.
 const STREAM_REPEATS: usize = 5;
@@ -82,7 +83,7 @@ pub struct Args {
     pub out: Option<std::path::PathBuf>,
     /// Only these benchmarks (comma-separated; default: the nine kernels; `overhead` and
     /// `random-dag` may be named too).
-    #[arg(long, hide = true, value_delimiter = ',', value_name = "K,...")]
+    #[arg(long, value_delimiter = ',', value_name = "K,...")]
     pub kernels: Vec<String>,
     /// Simulator only: run or skip the task bodies whatever the size (default: run them
     /// at quick sizes, skip them at paper sizes). `skip` gives cheap runs that are
@@ -152,7 +153,9 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
     for name in &args.kernels {
         let Some(&k) = BENCHES.iter().find(|&&k| k == name.trim()) else {
             return Err(Failure::Usage(format!(
-                "--kernels: unknown benchmark `{name}` (expected some of: {})",
+                "--kernels: unknown benchmark `{name}`{} (expected some of: {})",
+                nearest(name.trim(), BENCHES)
+                    .map_or(String::new(), |n| format!("; did you mean `{n}`?")),
                 BENCHES.join(" ")
             )));
         };
@@ -245,14 +248,13 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         Suite::Paper => "paper",
         Suite::Home | Suite::Twisted => unreachable!("the studies have their own commands"),
     };
+    let simulated = plan.engine == Engine::Sim;
+    let on = crate::render::machine(&plan.topology, simulated);
     eprintln!(
-        "locus: bench {suite}: {} x {} x {}, {size_name} sizes, on {} ({}, {}, {engine} engine); reports in {}",
+        "locus: bench {suite}: {} x {} x {}, {size_name} sizes, on {on}, {engine} engine; reports in {}",
         plural(plan.kernels.len(), "kernel"),
         plural(plan.configs.len(), "configuration"),
         plural(plan.repetitions, "repetition"),
-        plan.topology.name(),
-        plural(plan.topology.num_nodes(), "node"),
-        plural(plan.topology.num_cpus(), "CPU"),
         plan.out.display()
     );
 
@@ -342,10 +344,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         .count();
 
     let heading = format!(
-        "locus bench {suite}: {size_name} sizes on {} ({}, {}), {engine} engine, {} per kernel and configuration; time (s) is {}",
-        plan.topology.name(),
-        plural(plan.topology.num_nodes(), "node"),
-        plural(plan.topology.num_cpus(), "CPU"),
+        "locus bench {suite}: {size_name} sizes on {on}, {engine} engine, {} per kernel and configuration; time (s) is {}",
         if plan.repetitions == 1 {
             "1 run".to_string()
         } else {
@@ -407,7 +406,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let summary_json = summary_object(&plan, suite, engine, size_name, &rows, &runs, stream);
     write_whole(&summary_path, &format!("{summary_json:#}\n")).map_err(|e| io(&summary_path, e))?;
     let kernels: Vec<String> = plan.kernels.iter().map(|k| k.to_string()).collect();
-    let machine = format!("{}, {engine} engine", plan.topology.name());
+    let machine = format!("{on}, {engine} engine");
     let pictures = figures::write_all(
         &plan.out,
         &figures::Matrix {
@@ -417,6 +416,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             baseline: &plan.baseline,
             machine: &machine,
             nodes: plan.topology.num_nodes(),
+            locality: crate::render::times_show_locality(&plan.topology, simulated),
             repetitions: plan.repetitions,
         },
     )
@@ -532,7 +532,7 @@ fn home_study(args: &Args) -> Result<(), Failure> {
     eprintln!(
         "locus: bench home: sparselu under {} policies on {} ({threads} workers, {engine_name} engine); reports in {}",
         policies.len(),
-        setup.topology.name(),
+        crate::render::machine(&setup.topology, sim),
         out.display()
     );
     let bar = ProgressBar::new(policies.len() as u64);
@@ -554,7 +554,7 @@ fn home_study(args: &Args) -> Result<(), Failure> {
     bar.finish_and_clear();
     let machine = format!(
         "{}, {threads} workers, {engine_name} engine",
-        setup.topology.name()
+        crate::render::machine(&setup.topology, sim)
     );
     println!("locus bench home: paper 4's SparseLU study on {machine}");
     println!();
@@ -664,7 +664,7 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
     eprintln!(
         "locus: bench twisted: {} runs of twisted-stream on {} ({threads} workers, {engine_name} engine); reports in {}",
         plan.len(),
-        setup.topology.name(),
+        crate::render::machine(&setup.topology, sim),
         out.display()
     );
     let bar = ProgressBar::new(plan.len() as u64);
@@ -693,9 +693,15 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
     bar.finish_and_clear();
     let machine = format!(
         "{}, {threads} workers, {engine_name} engine",
-        setup.topology.name()
+        crate::render::machine(&setup.topology, sim)
     );
     println!("locus bench twisted: Twisted-STREAM's phase 2 on {machine}");
+    if !crate::render::times_show_locality(&setup.topology, sim) {
+        println!(
+            "note: remote and local vectors lie in the same memory on {}: the phases differ by allocation, caching and noise, not by distance",
+            crate::render::machine(&setup.topology, sim)
+        );
+    }
     println!();
     print!("{}", twisted::table(&points, &setup));
     write_study_json(&out, "twisted.json", &twisted::report(&points, &setup))?;
@@ -775,7 +781,7 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
     println!();
     println!(
         "Peers against Locus on {} ({threads} threads each), peer median / Locus median over {} alternating runs (above 1: Locus is faster)",
-        plan.topology.name(),
+        crate::render::machine(&plan.topology, false),
         plan.repetitions
     );
     print!("{}", peers::table(&rows, &built));
@@ -859,6 +865,14 @@ fn clear_previous(dir: &Path) -> std::io::Result<()> {
 /// Notes under the table: what a figure above 100 % of STREAM means.
 fn notes(plan: &Plan, rows: &[Row]) -> Vec<String> {
     let mut notes = Vec::new();
+    let simulated = plan.engine == Engine::Sim;
+    if !crate::render::times_show_locality(&plan.topology, simulated) {
+        notes.push(format!(
+            "on {} every configuration's data lives in the same memory: the speedups over {} measure allocation (page faults, peak memory) and scheduling cost, not locality; run on two or more real nodes, or in the simulator (--engine sim), for locality",
+            crate::render::machine(&plan.topology, simulated),
+            plan.baseline
+        ));
+    }
     if let Some(r) = rows
         .iter()
         .filter(|r| r.stream_fraction.is_some_and(|f| f > 1.0))
@@ -888,13 +902,32 @@ fn notes(plan: &Plan, rows: &[Row]) -> Vec<String> {
     notes
 }
 
-/// `1 node`, `8 nodes`.
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
+/// The name of `names` nearest to `name` in edit distance, if within a third of its
+/// length (at least 2): what the user probably meant.
+fn nearest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut last = row[0];
+            row[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let next = (last + usize::from(ca != cb))
+                    .min(row[j] + 1)
+                    .min(row[j + 1] + 1);
+                last = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[b.len()]
+    };
+    let limit = (name.chars().count() / 3).max(2);
+    names
+        .iter()
+        .map(|&n| (distance(name, n), n))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
 }
 
 /// One run on a fresh runtime.

@@ -301,46 +301,31 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out)
             .map_err(|e| Failure::Failed(format!("{}: {e}", out.display())))?;
-        let kernels_only: Vec<&(String, String)> =
-            keys.iter().filter(|k| k.0 != "geomean").collect();
-        let groups: Vec<String> = kernels_only
-            .iter()
-            .map(|k| format!("{} {}", chart_name(&k.0), chart_name(&k.1)))
-            .collect();
-        let series = vec!["A".to_string(), "B".to_string()];
-        let values: Vec<Vec<Option<f64>>> = kernels_only
-            .iter()
-            .map(|k| {
-                vec![
-                    num(rows_a.get(k), "median_s"),
-                    num(rows_b.get(k), "median_s"),
-                ]
-            })
-            .collect();
-        let errors: Vec<Vec<Option<(f64, f64)>>> = kernels_only
-            .iter()
-            .map(|k| {
-                [&rows_a, &rows_b]
-                    .iter()
-                    .map(|rows| {
-                        let r = rows.get(k);
-                        num(r, "min_s").zip(num(r, "max_s"))
-                    })
-                    .collect()
-            })
-            .collect();
+        let (groups, series, values) = ratio_grid(&keys, |k| {
+            ratio(
+                num(rows_a.get(k), "median_s"),
+                num(rows_b.get(k), "median_s"),
+            )
+        });
+        // Each run by its directory's own name (the table's A and B lines give the rest).
+        let run_name = |dir: &Path| {
+            chart_name(&dir.file_name().map_or(dir.display().to_string(), |n| {
+                n.to_string_lossy().into_owned()
+            }))
+        };
+        let (name_a, name_b) = (run_name(&args.a), run_name(&args.b));
         let svg = grouped_bars(&GroupedBars {
-            title: "Median time, A beside B",
-            x_label: "kernel and configuration",
-            y_label: "time (s, median)",
+            title: &format!("Median time of {name_b} / median time of {name_a}"),
+            x_label: "kernel",
+            y_label: &format!("time {name_b} / {name_a} (x, above 1: slower)"),
             groups: &groups,
             series: &series,
-            legend_title: "bench output",
+            legend_title: "configuration",
             values: &values,
-            errors: Some(&errors),
-            error_label: "min to max",
+            errors: None,
+            error_label: "",
             y_max: None,
-            references: &[],
+            references: &[(1.0, format!("as fast as {name_a}"))],
         });
         let path = out.join("compare.svg");
         crate::cmd::bench::write_whole(&path, &svg)
@@ -355,4 +340,37 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// The chart's grid: one group per kernel with at least one value, one bar per
+/// configuration, each bar `value` of its kernel and configuration.
+fn ratio_grid(
+    keys: &[(String, String)],
+    value: impl Fn(&(String, String)) -> Option<f64>,
+) -> (Vec<String>, Vec<String>, Vec<Vec<Option<f64>>>) {
+    let mut kernels: Vec<String> = Vec::new();
+    let mut configs: Vec<String> = Vec::new();
+    for (k, c) in keys {
+        if !kernels.contains(k) {
+            kernels.push(k.clone());
+        }
+        if !configs.contains(c) {
+            configs.push(c.clone());
+        }
+    }
+    // A kernel without a single ratio (the geometric mean of times not recorded) gets no
+    // empty group.
+    let (kernels, values): (Vec<String>, Vec<Vec<Option<f64>>>) = kernels
+        .into_iter()
+        .map(|k| {
+            let line: Vec<Option<f64>> = configs
+                .iter()
+                .map(|c| value(&(k.clone(), c.clone())))
+                .collect();
+            (k, line)
+        })
+        .filter(|(_, line)| line.iter().any(Option::is_some))
+        .unzip();
+    let short = |v: &[String]| v.iter().map(|n| chart_name(n)).collect();
+    (short(&kernels), short(&configs), values)
 }

@@ -326,10 +326,10 @@ pub fn execute_traced(
         eprintln!("locus: warning: {w}");
     }
     eprintln!(
-        "locus: {name} under {} on {} ({} workers, {} engine)",
+        "locus: {name} under {} on {} ({}, {} engine)",
         rt.config(),
         rt.topology().name(),
-        rt.workers(),
+        crate::render::plural(rt.workers(), "worker"),
         rt.engine_name()
     );
     let outcome = workload.run(&rt).map_err(|e| match e {
@@ -422,8 +422,20 @@ fn number(v: &Value) -> String {
     }
 }
 
-fn mib(bytes: u64) -> String {
-    format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
+/// Bytes in the largest binary unit that keeps a number of at least 1 (`0 B`, `512 B`,
+/// `4.00 KiB`, `12.50 MiB`, `115.49 GiB`).
+fn bytes_scaled(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.2} {}", UNITS[unit])
 }
 
 /// The human-readable report.
@@ -431,7 +443,7 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
     let mut out = String::new();
     let l = &r.locality;
     out.push_str(&format!(
-        "{name}: {} ({} on {}, {} nodes, {} workers, {} engine)\n",
+        "{name}: {} ({} on {}, {}, {}, {} engine)\n",
         match (checked, verified) {
             (false, _) => "not verified: task bodies were skipped (buffers hold no memory)",
             (true, true) => "verified against the sequential reference",
@@ -439,8 +451,8 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         },
         r.config,
         r.topology.name,
-        r.topology.nodes,
-        r.threads,
+        crate::render::plural(r.topology.nodes, "node"),
+        crate::render::plural(r.threads, "worker"),
         r.engine
     ));
     let time = if r.engine == "sim" {
@@ -462,10 +474,10 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
     out.push_str(&format!(
         "  locality: r_loc_rt {:.3}; read {} local, {} remote; write {} local, {} remote\n",
         l.r_loc_rt,
-        mib(l.read_local_bytes),
-        mib(l.read_remote_bytes),
-        mib(l.write_local_bytes),
-        mib(l.write_remote_bytes)
+        bytes_scaled(l.read_local_bytes),
+        bytes_scaled(l.read_remote_bytes),
+        bytes_scaled(l.write_local_bytes),
+        bytes_scaled(l.write_remote_bytes)
     ));
     out.push_str(&format!(
         "  steals: {} same node, {} remote; pushes: {} attempted, {} transferred, {} rejected, {} kept local (below threshold)\n",
@@ -481,11 +493,11 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         .memory
         .peak_bytes_per_node
         .iter()
-        .map(|&b| mib(b))
+        .map(|&b| bytes_scaled(b))
         .collect();
     out.push_str(&format!(
         "  memory: peak {} (per node: {}), {} allocations, {} reused, {} fallbacks\n",
-        mib(r.memory.peak_bytes),
+        bytes_scaled(r.memory.peak_bytes),
         per_node.join(", "),
         r.memory.allocations,
         r.memory.reused,
@@ -496,7 +508,7 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         out.push_str(&format!(
             "  migration: {} pages moved ({}): {} now, {} on next touch, {} by auto\n",
             m.now_pages + m.next_touch_pages + m.auto_pages,
-            mib(m.bytes),
+            bytes_scaled(m.bytes),
             m.now_pages,
             m.next_touch_pages,
             m.auto_pages
@@ -524,4 +536,19 @@ fn text(name: &str, r: &locus::Report, verified: bool, checked: bool) -> String 
         .collect();
     out.push_str(&format!("  settings: {}\n", settings.join(", ")));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_the_unit_that_fits() {
+        assert_eq!(bytes_scaled(0), "0 B");
+        assert_eq!(bytes_scaled(512), "512 B");
+        assert_eq!(bytes_scaled(4096), "4.00 KiB");
+        assert_eq!(bytes_scaled(12 << 20 | 1 << 19), "12.50 MiB");
+        // Not 118264.36 MiB.
+        assert_eq!(bytes_scaled(124_010_000_000), "115.49 GiB");
+    }
 }

@@ -50,13 +50,16 @@ pub struct Args {
     pub control: Control,
     /// Whether the memory pools ask the kernel for transparent huge pages on their
     /// chunks of 2 MiB or more (`madvise(MADV_HUGEPAGE)`; shared data never takes
-    /// them). Off by default.
+    /// them).
     #[arg(
         long,
         value_name = "ON|OFF",
         default_value = "off",
         action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new()
+        value_parser = clap::builder::TypedValueParser::map(
+            clap::builder::PossibleValuesParser::new(["on", "off"]),
+            |v: String| v == "on"
+        )
     )]
     pub huge_pages: bool,
     /// Problem size.

@@ -17,7 +17,7 @@ mod probe;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// `host`, `NxC`, `NxC:d1,d2,...`, `NxC:@FILE` or a preset (`opteron-64`, `sgi-uv2000`,
-    /// `opteron-16`).
+    /// `opteron-16`, `tilepro64`).
     #[arg(long, value_name = "SPEC", default_value = "host")]
     pub topology: String,
     /// Print one JSON object instead of tables.
