@@ -166,7 +166,7 @@ impl Settings {
 
     fn apply(&self, mut b: locus::RuntimeBuilder) -> locus::RuntimeBuilder {
         if let Some(w) = self.window {
-            b = b.window(w);
+            b = b.window_bound(w);
         }
         if let Some(n) = self.node_limit {
             b = b.node_limit(n);

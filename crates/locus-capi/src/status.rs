@@ -82,7 +82,9 @@ impl From<locus::Error> for Fail {
             | E::ObserverPanicked { .. } => locus_status::LOCUS_E_RUN_FAILED,
             E::OutOfMemory { .. } => locus_status::LOCUS_E_OUT_OF_MEMORY,
             E::Size { .. } => locus_status::LOCUS_E_SIZE,
-            E::Poisoned { .. } | E::NestedRun => locus_status::LOCUS_E_STATE,
+            E::Poisoned { .. } | E::NestedRun | E::RunInProgress { .. } => {
+                locus_status::LOCUS_E_STATE
+            }
             _ => locus_status::LOCUS_E_INTERNAL,
         };
         Fail::new(status, e.to_string())
