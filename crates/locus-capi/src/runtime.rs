@@ -415,7 +415,9 @@ pub unsafe extern "C" fn locus_runtime_bytes_in_use(
 /// naming the task) when a body returns non-zero, a declaration is refused or a buffer
 /// cannot be allocated; every datum then keeps its last complete version. A root that
 /// returns non-zero fails the run too, after its tasks have finished. Called from
-/// inside a task: `LOCUS_E_STATE`.
+/// inside a task, or from any thread while a run of the runtime is in progress:
+/// `LOCUS_E_STATE` (rather than waiting for that run: one of its bodies may be
+/// waiting for the calling thread, and the wait would never end).
 ///
 /// # Safety
 ///
