@@ -630,8 +630,10 @@ enum locus_status locus_data_size(struct locus_data data, size_t *elem_size, siz
 
 /**
  * Copies the datum's current contents, `count` elements (which must be the datum's
- * count), to `buf`. Waits for a run in progress on another thread; from inside a
- * task it is `LOCUS_E_DECLARATION` (use `locus_ctx_fetch` for children's results).
+ * count), to `buf`. `LOCUS_E_STATE` while a run is in progress on another thread
+ * (rather than waiting for it: one of its bodies may be waiting for this thread);
+ * from inside a task it is `LOCUS_E_DECLARATION` (use `locus_ctx_fetch` for
+ * children's results).
  *
  * # Safety
  *
@@ -646,8 +648,9 @@ enum locus_status locus_fetch(struct locus_runtime runtime,
 /**
  * Writes to `*node` the node holding the datum's current contents (for shared data,
  * the node holding most of its pages), or -1 while it has no memory (a versioned
- * datum never written). Waits for a run in progress on another thread; from inside a
- * task it is `LOCUS_E_DECLARATION`.
+ * datum never written). `LOCUS_E_STATE` while a run is in progress on another
+ * thread (rather than waiting for it: one of its bodies may be waiting for this
+ * thread); from inside a task it is `LOCUS_E_DECLARATION`.
  *
  * # Safety
  *
@@ -961,7 +964,9 @@ enum locus_status locus_runtime_bytes_in_use(struct locus_runtime runtime,
  * it through a gathered copy, covering several segments of partitioned data, which is
  * written back only after the body): `locus_fetch` and tasks reading it get
  * `LOCUS_E_STATE` until a task writes it whole (`LOCUS_WRITE`).
- * Called from inside a task: `LOCUS_E_STATE`.
+ * Called from inside a task, or from any thread while a run of the runtime is in
+ * progress: `LOCUS_E_STATE` (rather than waiting for that run: one of its bodies may be
+ * waiting for the calling thread, and the wait would never end).
  *
  * # Safety
  *

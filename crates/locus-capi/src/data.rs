@@ -443,8 +443,10 @@ pub(crate) unsafe fn output(bytes: &[u8], buf: *mut c_void) -> CResult {
 }
 
 /// Copies the datum's current contents, `count` elements (which must be the datum's
-/// count), to `buf`. Waits for a run in progress on another thread; from inside a
-/// task it is `LOCUS_E_DECLARATION` (use `locus_ctx_fetch` for children's results).
+/// count), to `buf`. `LOCUS_E_STATE` while a run is in progress on another thread
+/// (rather than waiting for it: one of its bodies may be waiting for this thread);
+/// from inside a task it is `LOCUS_E_DECLARATION` (use `locus_ctx_fetch` for
+/// children's results).
 ///
 /// # Safety
 ///
@@ -469,8 +471,9 @@ pub unsafe extern "C" fn locus_fetch(
 
 /// Writes to `*node` the node holding the datum's current contents (for shared data,
 /// the node holding most of its pages), or -1 while it has no memory (a versioned
-/// datum never written). Waits for a run in progress on another thread; from inside a
-/// task it is `LOCUS_E_DECLARATION`.
+/// datum never written). `LOCUS_E_STATE` while a run is in progress on another
+/// thread (rather than waiting for it: one of its bodies may be waiting for this
+/// thread); from inside a task it is `LOCUS_E_DECLARATION`.
 ///
 /// # Safety
 ///

@@ -192,7 +192,7 @@ impl Settings {
 
     fn apply(&self, mut b: locus::RuntimeBuilder) -> locus::RuntimeBuilder {
         if let Some(w) = self.window {
-            b = b.window(w);
+            b = b.window_bound(w);
         }
         if let Some(n) = self.node_limit {
             b = b.node_limit(n);
@@ -454,7 +454,9 @@ pub unsafe extern "C" fn locus_runtime_bytes_in_use(
 /// it through a gathered copy, covering several segments of partitioned data, which is
 /// written back only after the body): `locus_fetch` and tasks reading it get
 /// `LOCUS_E_STATE` until a task writes it whole (`LOCUS_WRITE`).
-/// Called from inside a task: `LOCUS_E_STATE`.
+/// Called from inside a task, or from any thread while a run of the runtime is in
+/// progress: `LOCUS_E_STATE` (rather than waiting for that run: one of its bodies may be
+/// waiting for the calling thread, and the wait would never end).
 ///
 /// # Safety
 ///

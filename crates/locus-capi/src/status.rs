@@ -117,9 +117,10 @@ fn opened_by(message: &str, call: Option<&str>) -> String {
 /// Phrases of Locus's messages that name Rust items, and their C equivalents.
 const PHRASES: &[(&str, &str)] = &[
     ("Runtime::migrate", "locus_migrate"),
+    ("(spawned with `spawn_control`)", "(it declares no access)"),
     (
-        "(spawned with `spawn_control`, or declaring no access)",
-        "(it declares no access)",
+        "spawn it with `spawn`, declaring what its children access (a weak access is enough)",
+        "declare what its children access (LOCUS_WEAK_READ is enough)",
     ),
     ("a weak one is enough", "LOCUS_WEAK_READ is enough"),
     (
@@ -153,7 +154,9 @@ impl Fail {
             | E::ObserverPanicked { .. } => locus_status::LOCUS_E_RUN_FAILED,
             E::OutOfMemory { .. } => locus_status::LOCUS_E_OUT_OF_MEMORY,
             E::Size { .. } => locus_status::LOCUS_E_SIZE,
-            E::Poisoned { .. } | E::NestedRun => locus_status::LOCUS_E_STATE,
+            E::Poisoned { .. } | E::NestedRun | E::RunInProgress { .. } => {
+                locus_status::LOCUS_E_STATE
+            }
             _ => locus_status::LOCUS_E_INTERNAL,
         };
         // Who met it: the task, or for Locus's operations the C function.

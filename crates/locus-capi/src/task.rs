@@ -782,7 +782,13 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
     if let Some(t) = &team {
         builder = builder.team(t);
     }
-    builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
+    if task.naccesses == 0 {
+        // A task of no access is a control task (the field's doc): Rust's `spawn`
+        // gives such a task a domain of its own, `spawn_control` does not.
+        builder.spawn_control(move |ctx: &TaskCtx| body.run(ctx, Views::default()))?;
+    } else {
+        builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
+    }
     Ok(())
 }
 

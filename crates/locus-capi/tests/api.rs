@@ -659,6 +659,13 @@ fn no_migration_while_another_thread_runs_a_program() {
         let got_team = locus_team_move(rt, team, [1].as_ptr(), 1, true, &mut pages);
         let team_busy = last_error();
         let got_alone = locus_team_move(rt, team, [1].as_ptr(), 1, false, &mut pages);
+        // A fetch or a run waiting for the run would never return here, where the root
+        // waits for this thread: both are refused.
+        let mut buf = vec![0u64; 1024];
+        let fetched = locus_fetch(rt, v, buf.as_mut_ptr().cast(), 1024);
+        let fetch_busy = last_error();
+        let ran = locus_run(rt, Some(holding_root), ptr::null_mut(), ptr::null_mut());
+        let run_busy = last_error();
         RELEASE.store(true, SeqCst);
         assert_eq!(run.join().unwrap(), LOCUS_OK);
         assert_eq!(got, LOCUS_E_STATE, "{busy}");
@@ -668,6 +675,19 @@ fn no_migration_while_another_thread_runs_a_program() {
         assert_eq!(got_team, LOCUS_E_STATE, "{team_busy}");
         assert!(team_busy.contains("run is in progress"), "{team_busy}");
         assert_eq!(got_alone, LOCUS_OK);
+        for (status, message) in [(fetched, fetch_busy), (ran, run_busy)] {
+            assert_eq!(status, LOCUS_E_STATE, "{message}");
+            assert!(
+                message.contains("run of this runtime is in progress"),
+                "{message}"
+            );
+        }
+        expect(
+            locus_fetch(rt, v, buf.as_mut_ptr().cast(), 1024),
+            LOCUS_OK,
+            "",
+        );
+        assert_eq!(buf[1023], 1023);
         expect(locus_team_free(team), LOCUS_OK, "");
         expect(locus_migrate(rt, v, 1, &mut pages), LOCUS_OK, "");
         assert_eq!(pages, 2);

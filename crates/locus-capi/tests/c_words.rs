@@ -295,6 +295,26 @@ fn a_wait_in_a_failed_run_names_locus_wait() {
     assert_eq!(locus_runtime_destroy(rt), locus_status::LOCUS_OK);
 }
 
+#[test]
+fn a_task_of_no_access_that_waits_is_told_in_c() {
+    let rt = runtime(c"1x1", &[]);
+    let got = Mutex::new(None);
+    let run = in_task(rt, &[], &|ctx| {
+        *got.lock().unwrap() = Some(outcome(locus_wait(ctx)));
+    });
+    expect(&run, locus_status::LOCUS_OK, "");
+    let (status, message) = got.into_inner().unwrap().expect("the body ran");
+    assert_ne!(status, locus_status::LOCUS_OK);
+    for words in [
+        "(it declares no access)",
+        "declare what its children access (LOCUS_WEAK_READ is enough)",
+    ] {
+        assert!(message.contains(words), "`{message}` lacks `{words}`");
+    }
+    speaks_c(&message);
+    assert_eq!(locus_runtime_destroy(rt), locus_status::LOCUS_OK);
+}
+
 struct Levels {
     token: locus_data,
     left: usize,

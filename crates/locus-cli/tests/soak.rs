@@ -142,7 +142,7 @@ fn concurrent_creators_sharing_data_never_hang() {
         let rt = Runtime::builder()
             .topology(Topology::from_spec("2x1").unwrap())
             .config(Config::DsaOpt)
-            .window(None)
+            .window_bound(None)
             .build()
             .unwrap();
         let x = rt.data::<u64>("x", 4);

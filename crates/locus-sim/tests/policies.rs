@@ -124,7 +124,7 @@ fn data_on_nodes(rt: &Runtime, placements: &Placements, per_node: usize) -> Vec<
             let (d, node) = (input.data.clone(), input.node);
             s.task(format!("init-{i}"), ())
                 .affinity(Affinity::node(node).strict())
-                .spawn(move |ctx, ()| {
+                .spawn_control(move |ctx| {
                     ctx.scope()
                         .task(format!("produce-{node}"), d.write())
                         .affinity(Affinity::node(node).strict())
@@ -432,7 +432,7 @@ fn generators(rt: &Runtime, per_node: usize) -> Report {
                 let outs = outs.clone();
                 s.task(format!("gen-{n}"), ())
                     .affinity(Affinity::worker(first_worker(n)).strict())
-                    .spawn(move |ctx, ()| {
+                    .spawn_control(move |ctx| {
                         for (k, out) in outs.iter().enumerate() {
                             ctx.scope()
                                 .task(format!("work-{n}"), out.write())

@@ -117,6 +117,20 @@ pub enum Error {
         /// The task that was refused.
         task: String,
     },
+    /// `op` (`run`, `fetch`, or a query of where a datum lies) was called from a thread
+    /// of its own while a run of the same runtime is in progress. It is refused rather
+    /// than waiting for the run to end: a task of that run may be waiting for the
+    /// calling thread (a helper thread its body joins), and the wait would never end
+    /// (docs/guide.md, "Runs and threads").
+    #[error(
+        "{op}: a run of this runtime is in progress on another thread; {op} is refused \
+         rather than waiting for it, since a task of that run may be waiting for this \
+         thread: call it once the run has returned"
+    )]
+    RunInProgress {
+        /// The refused call.
+        op: String,
+    },
     /// `Runtime::run` was called from inside a task.
     #[error("Runtime::run cannot be called from inside a task; spawn into the task's scope")]
     NestedRun,

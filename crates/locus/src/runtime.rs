@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use locus_mem::pool::{PoolConfig, Pools};
 use locus_mem::region::{RegionConfig, RegionPolicy};
@@ -240,11 +240,12 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Bounds the number of submitted-but-unfinished tasks (`Some(n)` or just `n`), or
-    /// not (`None`). Default: [`DEFAULT_WINDOW_PER_WORKER`] tasks per worker, at least
-    /// [`DEFAULT_WINDOW_MIN`]: enough look-ahead for the workers, while a long control
-    /// program cannot hold every version it will ever write at once (under immediate
-    /// allocation each submitted writer holds a buffer).
+    /// Bounds the number of submitted-but-unfinished tasks to `tasks`. Default:
+    /// [`DEFAULT_WINDOW_PER_WORKER`] tasks per worker, at least [`DEFAULT_WINDOW_MIN`]:
+    /// enough look-ahead for the workers, while a long control program cannot hold
+    /// every version it will ever write at once (under immediate allocation each
+    /// submitted writer holds a buffer). [`window_bound`](Self::window_bound) takes an
+    /// `Option` (`None`: no bound).
     ///
     /// The run's root (the control program given to [`Runtime::run`]) waits for room:
     /// when the run is over the bound, its next submission runs ready tasks until the
@@ -255,14 +256,30 @@ impl RuntimeBuilder {
     /// waiting would deadlock. Every task counts in the window all the same, so the
     /// window bounds what the control program holds without ever deadlocking.
     ///
+    /// The argument is a plain `usize`, so that one whose type comes from the call
+    /// (`window(text.parse()?)`) keeps compiling.
+    ///
     /// ```
     /// # use locus::Runtime;
     /// let bounded = Runtime::builder().window(16).build()?;
-    /// let unbounded = Runtime::builder().window(None).build()?;
+    /// let parsed = Runtime::builder().window("16".parse()?).build()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn window(self, tasks: usize) -> Self {
+        self.window_bound(Some(tasks))
+    }
+
+    /// Bounds the number of submitted-but-unfinished tasks (`Some(n)`, as
+    /// [`window(n)`](Self::window)), or not (`None`).
+    ///
+    /// ```
+    /// # use locus::Runtime;
+    /// let unbounded = Runtime::builder().window_bound(None).build()?;
+    /// let bounded = Runtime::builder().window_bound(Some(16)).build()?;
     /// # Ok::<(), locus::Error>(())
     /// ```
-    pub fn window(mut self, tasks: impl Into<Option<usize>>) -> Self {
-        self.window = WindowSetting::Chosen(tasks.into());
+    pub fn window_bound(mut self, tasks: Option<usize>) -> Self {
+        self.window = WindowSetting::Chosen(tasks);
         self
     }
 
@@ -693,9 +710,9 @@ impl Runtime {
         })
     }
 
-    /// The run lock, once a run in progress on another thread has ended, for a query
-    /// `op` of this runtime's datum `inner`; refused from inside a task, whose run
-    /// would never end while it waits.
+    /// The run lock, for a query `op` of this runtime's datum `inner`; refused from
+    /// inside a task, whose run would never end while it waits, and while a run is in
+    /// progress on another thread ([`no_run_in_progress`](Self::no_run_in_progress)).
     fn between_runs(
         &self,
         op: &str,
@@ -717,7 +734,20 @@ impl Runtime {
                 ),
             });
         }
-        Ok(lock_mutex(&self.run_lock))
+        self.no_run_in_progress(op)
+    }
+
+    /// The run lock, for `op`, a call that must not overlap a run; refused with
+    /// [`Error::RunInProgress`] while a run is in progress rather than waiting for it,
+    /// since a body of that run may be waiting for the calling thread (a helper it
+    /// joins), and the wait would then never end.
+    pub(crate) fn no_run_in_progress(&self, op: &str) -> Result<MutexGuard<'_, ()>, Error> {
+        match self.run_lock.try_lock() {
+            Ok(guard) => Ok(guard),
+            // A panic while the lock was held left nothing half-done that it guards.
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(Error::RunInProgress { op: op.into() }),
+        }
     }
 
     /// Versions alive now: the current versions of live handles, plus any held by tasks.
@@ -860,11 +890,12 @@ impl Runtime {
 
     /// A copy of the datum's current contents.
     ///
-    /// Called while another thread runs a program on this runtime, `fetch` waits for
-    /// that run to end (runs are serialised, and a run may write the datum in place or
-    /// not have produced its current version yet), so it never sees a partial write.
-    /// Called from inside a task of a run it is an error: the run could not end
-    /// before it returns. A datum whose size cannot be held in memory
+    /// Called while a run of this runtime is in progress, `fetch` is refused: from
+    /// inside a task of the run with [`Error::Declaration`] (the run could not end
+    /// before it returns), from any other thread with [`Error::RunInProgress`] rather
+    /// than waiting for the run to end, since a body of that run may be waiting for
+    /// the calling thread (a helper thread it joins), and the wait would never end
+    /// (docs/guide.md, "Runs and threads"). So it never sees a partial write. A datum whose size cannot be held in memory
     /// is an error ([`Error::OutOfMemory`]), never an abort.
     pub fn fetch<T: Element>(&self, data: &Data<T>) -> Result<Vec<T>, Error> {
         let inner = &data.inner;
@@ -890,8 +921,8 @@ impl Runtime {
                 message: format!("`{}` has no memory: {reason}", inner.name),
             });
         }
-        // Waits for a run in progress on another thread (the doc above).
-        let _no_run = lock_mutex(&self.run_lock);
+        // Refused during a run in progress on another thread (the doc above).
+        let _no_run = self.no_run_in_progress("fetch")?;
         if let Some(task) = inner.poisoned_by() {
             return Err(Error::Poisoned {
                 data: inner.name.clone(),
@@ -966,7 +997,7 @@ impl Runtime {
                 inner.name
             )));
         }
-        let _no_run = lock_mutex(&self.run_lock);
+        let _no_run = self.no_run_in_progress("partition")?;
         let maker = partition::SegmentMaker {
             runtime: self.id,
             versions: &self.versions,
@@ -1009,7 +1040,14 @@ impl Runtime {
     /// Runs a program: `root` is the control program, run as the root task on worker 0;
     /// it spawns tasks into the scope it gets. Returns when every task has finished,
     /// with `root`'s value and the report, or the run's first error (a task's panic, a
-    /// refused declaration) with the report. Runs of one runtime are serialised.
+    /// refused declaration) with the report.
+    ///
+    /// One run of a runtime at a time: called from inside a task it is refused with
+    /// [`Error::NestedRun`], and from any thread while a run of the runtime is in
+    /// progress with [`Error::RunInProgress`] rather than waiting for that run, since
+    /// a body of it may be waiting for the calling thread (a helper thread it joins)
+    /// and the wait would never end. A program that runs from several threads orders
+    /// its runs itself (docs/guide.md, "Runs and threads").
     ///
     /// # What a failed run leaves behind
     ///
@@ -1044,7 +1082,10 @@ impl Runtime {
                 report: Box::new(self.report_skeleton()),
             });
         }
-        let _serialised = lock_mutex(&self.run_lock);
+        let _serialised = self.no_run_in_progress("run").map_err(|error| RunError {
+            error,
+            report: Box::new(self.report_skeleton()),
+        })?;
         let nodes = self.topology.num_nodes();
         let mut run = RunState::new(
             self.id,
@@ -1084,6 +1125,7 @@ impl Runtime {
                 body,
                 hints: Default::default(),
                 control: true,
+                children_to_parent: true,
                 root: true,
             },
             0,

@@ -201,7 +201,7 @@ fn nested_scopes_run_a_parallel_control_program() {
     rt.run(move |s| {
         for (i, p) in parts2.into_iter().enumerate() {
             // Each creator task owns one datum and spawns its chain into its scope.
-            s.spawn(format!("creator{i}"), (), move |ctx, ()| {
+            s.spawn_control(format!("creator{i}"), (), move |ctx| {
                 for k in 0..100u64 {
                     ctx.scope()
                         .spawn("inc", p.read_write(), move |_, v| {

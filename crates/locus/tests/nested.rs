@@ -256,18 +256,19 @@ fn recursive_fibonacci_with_taskwait_on_one_and_two_workers() {
     }
 }
 
-/// A task of no access is a control task: its children are its parent's, so it cannot
-/// wait for them, and the error names it and says how to wait; with a weak access the
-/// same program waits.
+/// A control task's children are its parent's, so it cannot wait for them, and the
+/// error names it and says how to wait; a task of no access spawned with `spawn` is not
+/// a control task, so its child on data it did not declare is refused; with a weak
+/// access the same program waits.
 #[test]
-fn a_task_of_no_access_cannot_wait_and_is_told_why() {
+fn a_control_task_cannot_wait_and_is_told_why() {
     let rt = runtime("2x1", Config::DsaOpt);
     let x = rt.data::<u64>("x", 1);
     let waited = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = waited.clone();
     rt.run(|s| {
         let x2 = x.clone();
-        s.spawn("driver", (), move |ctx, ()| {
+        s.spawn_control("driver", (), move |ctx| {
             ctx.scope()
                 .spawn("child", x2.write(), |_, v| v[0] = 1)
                 .unwrap();
@@ -281,8 +282,28 @@ fn a_task_of_no_access_cannot_wait_and_is_told_why() {
         message.contains("task `driver`") && message.contains("control task"),
         "{message}"
     );
-    assert!(message.contains("weak one is enough"), "{message}");
+    assert!(message.contains("a weak access is enough"), "{message}");
     assert_eq!(rt.fetch(&x).unwrap(), vec![1], "the child ran all the same");
+
+    let failed = rt
+        .run(|s| {
+            let x2 = x.clone();
+            s.spawn("driver", (), move |ctx, ()| {
+                let _ = ctx.scope().spawn("child", x2.write(), |_, v| v[0] = 3);
+            })
+            .unwrap();
+        })
+        .unwrap_err();
+    let message = failed.error.to_string();
+    assert!(
+        message.contains("`x` is not declared by the parent task `driver`"),
+        "{message}"
+    );
+    assert_eq!(
+        rt.fetch(&x).unwrap(),
+        vec![1],
+        "the refused child did not run"
+    );
 
     rt.run(|s| {
         let x2 = x.clone();

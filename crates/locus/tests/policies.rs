@@ -160,7 +160,7 @@ fn data_on_nodes(rt: &Runtime, placements: &Placements, count: usize) -> Vec<Inp
             let (d, node) = (input.data.clone(), input.node);
             s.task(format!("init-{i}"), ())
                 .affinity(Affinity::node(node).strict())
-                .spawn(move |ctx, ()| {
+                .spawn_control(move |ctx| {
                     ctx.scope()
                         .task(format!("produce-{node}"), d.write())
                         .affinity(Affinity::node(node).strict())
@@ -457,7 +457,7 @@ fn generators(rt: &Runtime, per_node: usize) -> Finished<()> {
                 let start = Arc::clone(&start);
                 s.task(format!("gen-{n}"), ())
                     .affinity(Affinity::worker(nth_worker(rt, n, n)).strict())
-                    .spawn(move |ctx, ()| {
+                    .spawn_control(move |ctx| {
                         start.wait();
                         for (k, out) in outs.iter().enumerate() {
                             ctx.scope()

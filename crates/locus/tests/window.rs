@@ -1,30 +1,10 @@
 //! The submission window bounds memory and never deadlocks, whatever the nesting: only
 //! the run's root waits for room (see `RuntimeBuilder::window`).
 
-use std::sync::mpsc;
-use std::time::Duration;
-
 use locus::{Config, Runtime, Topology};
 
-/// Runs `f` on another thread and fails the test if it has not returned after
-/// `seconds` (a deadlock or livelock must fail, not hang the suite).
-fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(seconds)) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("did not finish within {seconds} s: a deadlock or a livelock")
-        }
-        // `f` panicked: that is the failure to report.
-        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the thread sent nothing and did not panic"),
-        },
-    }
-}
+mod common;
+use common::within;
 
 #[test]
 fn a_writer_spawning_readers_of_its_output_finishes_under_a_small_window() {

@@ -278,11 +278,19 @@ fn validate_nested(
         }
         match super::domain::position(entries, d.data.id) {
             None => {
+                // A task declaring nothing is not a control task (docs/guide.md,
+                // "Control tasks"): say how to get one.
+                let hint = if entries.iter().all(|e| e.local) {
+                    "; it declares no access, and only `spawn_control` makes a control \
+                     task, whose children join its parent's scope"
+                } else {
+                    ""
+                };
                 return Err(Refusal::Invalid(format!(
                     "`{}` is not declared by the parent task `{}`: a child may only access \
-                     data its parent declared (weakly or not) or created in its scope",
+                     data its parent declared (weakly or not) or created in its scope{hint}",
                     d.data.name, owner.name
-                )))
+                )));
             }
             Some(k) if d.mode.writes() && !entries[k].writable => {
                 return Err(Refusal::Invalid(format!(
@@ -559,6 +567,7 @@ where
         run.fail(error);
     }
 
+    let children_to_parent = matches!(body, TaskBody::Control(_));
     let (body, control): (Body, bool) = match body {
         TaskBody::Views(accesses, body) => (
             Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
@@ -586,6 +595,7 @@ where
             body,
             hints,
             control,
+            children_to_parent,
             root: false,
         },
         inputs,
@@ -709,6 +719,7 @@ fn close_reduction(
             body,
             hints: Hints::default(),
             control: false,
+            children_to_parent: false,
             root: false,
         },
         inputs,
@@ -1337,6 +1348,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         body,
         hints,
         control,
+        children_to_parent,
         root,
     } = task.take_job()?;
     let run = &task.run;
@@ -1371,7 +1383,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                 _ => {
                     // A task's children go to its domain; a control task's to its
                     // parent's (module doc of `graph::domain`).
-                    let owner = if control {
+                    let owner = if children_to_parent {
                         task.parent.as_ref().map(|parent| {
                             // SAFETY: `task`, so its parent, is held until this function
                             // returns, after the body and its context are gone.
@@ -1383,7 +1395,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         // and its context are gone.
                         Some(unsafe { Owner::new(&task, own) })
                     };
-                    let throttle = match (root, control) {
+                    let throttle = match (root, children_to_parent) {
                         (true, _) => Throttle::Wait,
                         (false, true) => Throttle::Help,
                         (false, false) => Throttle::Never,

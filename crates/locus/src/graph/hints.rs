@@ -59,7 +59,9 @@ impl Affinity {
         }
     }
 
-    /// Affinity to the node of a datum's buffer (non-strict).
+    /// Affinity to the node of a datum's buffer (non-strict). A datum of another
+    /// runtime is refused at spawn with [`Error::ForeignData`](crate::Error::ForeignData),
+    /// which fails the run: its node is one of the other runtime's topology.
     pub fn data<T: Element>(data: &Data<T>) -> Self {
         Affinity {
             target: AffinityTarget::Data(DataRef(data.inner.clone())),

@@ -99,6 +99,11 @@ impl Scope {
     /// the bodies of tasks (a simulation at paper sizes). Errors as
     /// [`spawn`](Self::spawn).
     ///
+    /// Only this makes a control task: a task spawned with [`spawn`](Self::spawn) that
+    /// declares nothing has a domain of its own (the data created in its scope), so
+    /// its children cannot silently bind to data it did not declare: such a child is
+    /// refused at spawn, naming the datum and the task.
+    ///
     /// ```
     /// # use locus::Runtime;
     /// let rt = Runtime::builder().build()?;
@@ -295,6 +300,19 @@ impl Scope {
         F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
     {
         let mut hints = hints;
+        if let Some(super::hints::AffinityTarget::Data(d)) =
+            hints.affinity.as_ref().map(|a| &a.target)
+        {
+            // Its buffer's node would index another runtime's topology.
+            if d.0.runtime != self.run().runtime_id {
+                let error = Error::ForeignData {
+                    task: name.to_string(),
+                    data: d.0.name.clone(),
+                };
+                self.run().fail(error.clone());
+                return Err(error);
+            }
+        }
         if hints.team.is_none() {
             hints.team = self.team.clone();
         }
@@ -403,12 +421,15 @@ impl TaskCtx {
     /// worker runs other tasks meanwhile, so a wait never blocks a thread; waits nest on
     /// the worker's stack, one frame per task waiting on it at once.
     ///
-    /// In the run's control program it waits for every task submitted so far.
+    /// The run's control program (the closure given to
+    /// [`Runtime::run`](crate::Runtime::run)) gets a [`Scope`], not a context, and
+    /// cannot wait: it reads its tasks' results after the run
+    /// ([`Runtime::fetch`](crate::Runtime::fetch)), or spawns a task that reads them.
     ///
     /// Errors: children that need this task's own outputs cannot run before its body
     /// returns, so waiting for them is refused (declare the access weak instead, or do
-    /// not wait); a control task cannot wait (its children are its parent's); after a
-    /// failed run, [`Error::RunFailed`].
+    /// not wait); a control task (spawned with [`Scope::spawn_control`]) cannot wait
+    /// (its children are its parent's); after a failed run, [`Error::RunFailed`].
     pub fn wait(&self) -> Result<(), Error> {
         let run = self.scope.run();
         match &self.scope.owner {
@@ -434,10 +455,10 @@ impl TaskCtx {
             _ => {
                 return Err(Error::Declaration {
                     task: self.task_name().to_string(),
-                    message: "is a control task (spawned with `spawn_control`, or \
-                              declaring no access): its children belong to its parent's \
-                              scope, and it cannot wait for them; declare an access (a \
-                              weak one is enough) to spawn children it can wait for"
+                    message: "is a control task (spawned with `spawn_control`): its \
+                              children belong to its parent's scope, and it cannot wait \
+                              for them; spawn it with `spawn`, declaring what its children \
+                              access (a weak access is enough), to wait for them"
                         .into(),
                 })
             }

@@ -36,6 +36,12 @@ pub(crate) struct Job {
     /// Whether the body sees no view (a control task, or a task declaring nothing): it
     /// then runs even when bodies are skipped, since it cannot touch a buffer.
     pub(crate) control: bool,
+    /// Whether the body's children go to its parent's scope (a control task spawned
+    /// with `spawn_control`, and the root) rather than to its own domain. A task
+    /// spawned with `spawn` that declares nothing has a domain of its own, empty but
+    /// for the data created in its scope: its children cannot silently bind outside it
+    /// (docs/guide.md, "Control tasks").
+    pub(crate) children_to_parent: bool,
     /// Whether this is the run's root (its scope waits for room in the window).
     pub(crate) root: bool,
 }

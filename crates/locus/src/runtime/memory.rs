@@ -29,7 +29,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, MutexGuard, TryLockError};
+use std::sync::{Arc, MutexGuard};
 
 use locus_mem::region::{Region, PAGE};
 use locus_topo::{NodeId, SysfsReader};
@@ -481,13 +481,11 @@ impl Runtime {
                 ),
             });
         }
-        match self.run_lock.try_lock() {
-            Ok(guard) => Ok(guard),
-            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-            Err(TryLockError::WouldBlock) => Err(Error::Config(format!(
+        self.no_run_in_progress(op).map_err(|_| {
+            Error::Config(format!(
                 "{op}: `{}` cannot move while a run is in progress",
                 inner.name
-            ))),
-        }
+            ))
+        })
     }
 }
