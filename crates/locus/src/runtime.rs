@@ -523,6 +523,7 @@ impl RuntimeBuilder {
             versions: Arc::new(VersionCounts::default()),
             shared,
             run_lock: Mutex::new(()),
+            running: std::sync::atomic::AtomicBool::new(false),
             migration,
         })
     }
@@ -602,6 +603,9 @@ pub struct Runtime {
     versions: Arc<VersionCounts>,
     shared: Arc<SharedSetup>,
     run_lock: Mutex<()>,
+    /// Whether a run holds `run_lock` (calls that must not overlap a run are then
+    /// refused rather than waiting: `no_run_in_progress`).
+    running: std::sync::atomic::AtomicBool,
     migration: (
         Migration,
         Option<Arc<crate::sched::migrate::MigrationCosts>>,
@@ -742,11 +746,18 @@ impl Runtime {
     /// since a body of that run may be waiting for the calling thread (a helper it
     /// joins), and the wait would then never end.
     pub(crate) fn no_run_in_progress(&self, op: &str) -> Result<MutexGuard<'_, ()>, Error> {
-        match self.run_lock.try_lock() {
-            Ok(guard) => Ok(guard),
-            // A panic while the lock was held left nothing half-done that it guards.
-            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-            Err(TryLockError::WouldBlock) => Err(Error::RunInProgress { op: op.into() }),
+        loop {
+            match self.run_lock.try_lock() {
+                Ok(guard) => return Ok(guard),
+                // A panic while the lock was held left nothing half-done that it guards.
+                Err(TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+                // Set by `run` while it holds the lock.
+                Err(TryLockError::WouldBlock) if self.running.load(Ordering::Acquire) => {
+                    return Err(Error::RunInProgress { op: op.into() })
+                }
+                // Held by a fetch or a query, which ends without waiting for a task.
+                Err(TryLockError::WouldBlock) => std::thread::yield_now(),
+            }
         }
     }
 
@@ -1086,6 +1097,7 @@ impl Runtime {
             error,
             report: Box::new(self.report_skeleton()),
         })?;
+        let _running = Running::set(&self.running);
         let nodes = self.topology.num_nodes();
         let mut run = RunState::new(
             self.id,
@@ -1305,4 +1317,20 @@ impl Runtime {
 
 fn delta<S>(after: &[S], before: &[S], field: impl Fn(&S) -> u64) -> u64 {
     after.iter().map(&field).sum::<u64>() - before.iter().map(&field).sum::<u64>()
+}
+
+/// Marks a run in progress while it lives (cleared on unwind too).
+struct Running<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl<'a> Running<'a> {
+    fn set(flag: &'a std::sync::atomic::AtomicBool) -> Self {
+        flag.store(true, Ordering::Release);
+        Running(flag)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }

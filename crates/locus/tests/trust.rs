@@ -385,7 +385,7 @@ fn where_data_live_is_refused_inside_a_task_and_for_another_runtimes_handle() {
     rt.migrate(&x, 3).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let (rt2, rt3, x2) = (rt.clone(), rt.clone(), x.clone());
-    std::thread::spawn(move || {
+    let running = std::thread::spawn(move || {
         let outcome = rt2.run(|s| {
             s.spawn("ask", (), move |_, ()| {
                 let asked = (rt3.node_of(&x2), rt3.bytes_per_node(&x2));
@@ -402,6 +402,8 @@ fn where_data_live_is_refused_inside_a_task_and_for_another_runtimes_handle() {
         let message = refused.unwrap_err().to_string();
         assert!(message.contains("not from inside a task"), "{message}");
     }
+    // Once the run is over (during it, the query is refused: `misuse.rs`).
+    running.join().unwrap().unwrap();
     assert_eq!(rt.node_of(&x).unwrap(), Some(3));
 
     let other = runtime("1x1", Config::DsaOpt);
