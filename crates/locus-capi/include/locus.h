@@ -1026,7 +1026,10 @@ enum locus_status locus_ctx_where(struct locus_ctx ctx, size_t *worker, size_t *
  * Waits until every child the task spawned so far is complete (taskwait); the worker
  * runs other tasks meanwhile. Refused (`LOCUS_E_DECLARATION`) when children need the
  * task's own outputs (declare those accesses weak), and in a task of no access (a
- * control task: its children are its parent's); `LOCUS_E_CONTEXT` in the root.
+ * control task: its children are its parent's); `LOCUS_E_CONTEXT` in the root. A wait
+ * refused with `LOCUS_E_DECLARATION` also fails the run, as a refused spawn does: the
+ * body fails when it returns, whatever it returns (a body that went on without its
+ * children's results would otherwise compute a wrong value silently).
  */
 enum locus_status locus_wait(struct locus_ctx ctx);
 

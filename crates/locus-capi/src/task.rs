@@ -678,16 +678,14 @@ fn body_failure(
     }
 }
 
-/// Records a refused spawn in the innermost body running on this thread (the one that
-/// called `locus_spawn`), the first one only: its task fails when it returns.
-fn refuse_spawn(name: &str, fail: &Fail) {
+/// Records a refused call (`what`: a spawn naming its task, or a wait) in the innermost
+/// body running on this thread (the one that made it), the first one only: its task
+/// fails when it returns.
+fn refuse_call(what: &str, fail: &Fail) {
     FRAMES.with(|f| {
         if let Some(e) = f.borrow_mut().last_mut() {
             e.refused.get_or_insert_with(|| {
-                format!(
-                    "locus_spawn of task `{name}` was refused ({:?}): {}",
-                    fail.status, fail.message
-                )
+                format!("{what} was refused ({:?}): {}", fail.status, fail.message)
             });
         }
     });
@@ -716,7 +714,7 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
         let spawned = unsafe { spawn(ctx, task, &mut name) };
         if let Err(fail) = &spawned {
             // A refused spawn fails the run too (module `runtime`, `locus_run`).
-            refuse_spawn(&name, fail);
+            refuse_call(&format!("locus_spawn of task `{name}`"), fail);
         }
         spawned
     })
@@ -836,15 +834,23 @@ fn task_ctx<'a>(cur: Current, what: &str) -> CResult<&'a TaskCtx> {
 /// Waits until every child the task spawned so far is complete (taskwait); the worker
 /// runs other tasks meanwhile. Refused (`LOCUS_E_DECLARATION`) when children need the
 /// task's own outputs (declare those accesses weak), and in a task of no access (a
-/// control task: its children are its parent's); `LOCUS_E_CONTEXT` in the root.
+/// control task: its children are its parent's); `LOCUS_E_CONTEXT` in the root. A wait
+/// refused with `LOCUS_E_DECLARATION` also fails the run, as a refused spawn does: the
+/// body fails when it returns, whatever it returns (a body that went on without its
+/// children's results would otherwise compute a wrong value silently).
 #[no_mangle]
 pub extern "C" fn locus_wait(ctx: locus_ctx) -> locus_status {
     guard(|| {
         let cur = current(ctx)?;
-        task_ctx(cur, "locus_wait")?
+        let waited = task_ctx(cur, "locus_wait")?
             .wait()
-            .map_err(in_call("locus_wait"))?;
-        Ok(())
+            .map_err(in_call("locus_wait"));
+        if let Err(fail) = &waited {
+            if fail.status == locus_status::LOCUS_E_DECLARATION {
+                refuse_call("locus_wait", fail);
+            }
+        }
+        waited
     })
 }
 

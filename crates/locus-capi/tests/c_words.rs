@@ -296,15 +296,21 @@ fn a_wait_in_a_failed_run_names_locus_wait() {
 }
 
 #[test]
-fn a_task_of_no_access_that_waits_is_told_in_c() {
+fn a_task_of_no_access_that_waits_is_told_in_c_and_fails_the_run() {
     let rt = runtime(c"1x1", &[]);
     let got = Mutex::new(None);
     let run = in_task(rt, &[], &|ctx| {
         *got.lock().unwrap() = Some(outcome(locus_wait(ctx)));
     });
-    expect(&run, locus_status::LOCUS_OK, "");
+    // The refused wait fails the run, though the body returned 0 (its children's
+    // results were never waited for).
+    expect(
+        &run,
+        locus_status::LOCUS_E_RUN_FAILED,
+        "task `probe` failed: locus_wait was refused (LOCUS_E_DECLARATION)",
+    );
     let (status, message) = got.into_inner().unwrap().expect("the body ran");
-    assert_ne!(status, locus_status::LOCUS_OK);
+    assert_eq!(status, locus_status::LOCUS_E_DECLARATION, "{message}");
     for words in [
         "(it declares no access)",
         "declare what its children access (LOCUS_WEAK_READ is enough)",

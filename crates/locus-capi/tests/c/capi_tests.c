@@ -722,7 +722,8 @@ static void test_nested_fib(void) {
     OK(locus_runtime_destroy(rt));
 }
 
-/* A wait for children that need the task's own (strong) output is refused. */
+/* A wait for children that need the task's own (strong) output is refused, and the
+ * refusal fails the run though the body goes on and returns 0. */
 static int32_t wait_on_own_output(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
     (void)views;
     (void)n;
@@ -750,7 +751,8 @@ static void test_wait_refused(void) {
     t.accesses = &acc;
     t.naccesses = 1;
     root_state st = {LOCUS_E_INTERNAL, &t, {0}};
-    OK(locus_run(rt, spawn_one, &st, NULL));
+    EXPECT(locus_run(rt, spawn_one, &st, NULL), LOCUS_E_RUN_FAILED,
+           "task `parent` failed: locus_wait was refused (LOCUS_E_DECLARATION)");
     OK(locus_data_free(x));
     OK(locus_runtime_destroy(rt));
 }
