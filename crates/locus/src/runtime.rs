@@ -678,7 +678,8 @@ impl Runtime {
     /// The node holding the datum's current contents: the node of its buffer, or for
     /// shared data the node holding most of its pages; `None` while it has no memory
     /// (a versioned datum never written, or written by a run still to come). Like
-    /// [`fetch`](Self::fetch), it waits for a run in progress on another thread.
+    /// [`fetch`](Self::fetch), it is refused with [`Error::RunInProgress`] while a run
+    /// is in progress on another thread.
     ///
     /// Errors: a handle of another runtime, or a call from inside a task (the run it
     /// would wait for is its own).
@@ -974,7 +975,9 @@ impl Runtime {
     /// A datum may be partitioned several times (the partitions may overlap); a datum
     /// cut into tiles only into unions of its tiles. Bad partitions (out of bounds,
     /// empty parts, tiles that do not divide the matrix, a part given as the datum) are
-    /// errors. Like [`fetch`](Self::fetch), it waits for a run in progress.
+    /// errors, and so is a partition past [`Partition::MAX_PARTS`] parts. Like
+    /// [`fetch`](Self::fetch), it is refused with [`Error::RunInProgress`] while a run
+    /// is in progress.
     ///
     /// ```
     /// use locus::{Partition, Runtime};
