@@ -9,6 +9,7 @@
 mod args;
 mod bench;
 mod cmd;
+mod progress;
 mod render;
 
 use std::process::ExitCode;

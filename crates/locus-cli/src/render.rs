@@ -297,6 +297,12 @@ pub fn plural(n: usize, what: &str) -> String {
 }
 
 /// `0-3,8,10-11`.
+/// A duration as minutes and seconds: `4m05s`.
+pub fn clock(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    format!("{}m{:02}s", s / 60, s % 60)
+}
+
 fn ranges(items: impl Iterator<Item = usize>) -> String {
     let mut v: Vec<usize> = items.collect();
     v.sort_unstable();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::locus;
+use common::{locus, locus_env};
 
 /// A fresh directory under the target's temporary directory.
 fn scratch(name: &str) -> PathBuf {
@@ -369,4 +369,73 @@ fn threads_beyond_the_topology_are_refused_before_any_run() {
     let o = locus(&too_many);
     let run = locus(&["run", "random-dag", "--topology", "2x1", "--threads", "5"]);
     assert_eq!(o.stderr, run.stderr, "the message of `locus run`");
+}
+
+/// Checks one progress line, `locus: progress: D/T done, XmYYs elapsed, about XmYYs
+/// left (now: ...)` or `..., time left unknown (now: ...)`, and gives D and T.
+fn progress_line(line: &str) -> (u64, u64) {
+    let clock = |s: &str| {
+        let (m, s) = s
+            .strip_suffix('s')
+            .and_then(|s| s.split_once('m'))
+            .unwrap_or_else(|| panic!("not a duration: {line}"));
+        assert!(m.parse::<u64>().is_ok() && s.len() == 2, "{line}");
+        assert!(s.parse::<u64>().is_ok_and(|s| s < 60), "{line}");
+    };
+    let rest = line.strip_prefix("locus: progress: ").expect("the prefix");
+    let (counts, rest) = rest.split_once(" done, ").expect("done");
+    let (done, total) = counts.split_once('/').expect("done/total");
+    let (done, total): (u64, u64) = (done.parse().unwrap(), total.parse().unwrap());
+    let (elapsed, rest) = rest.split_once(" elapsed, ").expect("elapsed");
+    clock(elapsed);
+    let rest = if let Some(rest) = rest.strip_prefix("time left unknown") {
+        assert_eq!(done, 0, "{line}");
+        rest
+    } else {
+        let rest = rest.strip_prefix("about ").expect("an estimate");
+        let (left, rest) = rest.split_once(" left").expect("left");
+        clock(left);
+        rest
+    };
+    assert!(rest.is_empty() || rest.starts_with(" (now: "), "{line}");
+    (done, total)
+}
+
+/// Without a terminal (stderr is a pipe here) indicatif shows nothing; `locus bench`
+/// prints a progress line at intervals instead, with runs done, runs in all, the time
+/// elapsed and an estimate of the time left.
+#[test]
+fn progress_lines_show_life_when_stderr_is_no_terminal() {
+    let dir = scratch("bench-progress");
+    // Every millisecond instead of every 10 s, so that this short run prints some.
+    let out = locus_env(
+        &[
+            "bench",
+            "--engine",
+            "sim",
+            "--configs",
+            "dsa-opt",
+            "--kernels",
+            "jacobi-1d,kmeans,bitonic",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &[("LOCUS_PROGRESS_EVERY_MS", "1")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("locus: progress"))
+        .collect();
+    assert!(!lines.is_empty(), "no progress line:\n{stderr}");
+    let mut last = 0;
+    for line in &lines {
+        let (done, total) = progress_line(line);
+        assert_eq!(total, 3, "{line}");
+        assert!(last <= done && done <= total, "{stderr}");
+        last = done;
+    }
+    assert!(!stdout.contains("locus: progress"), "{stdout}");
 }

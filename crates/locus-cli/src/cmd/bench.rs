@@ -12,7 +12,6 @@
 
 use std::path::{Path, PathBuf};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use locus::{Config, Runtime};
 use locus_bench::{Control as BenchControl, KernelOutcome, Size as BenchSize, BENCHES, KERNELS};
 use locus_mem::probe;
@@ -24,6 +23,7 @@ use crate::bench::summary::{self, Run, Verdict};
 use crate::bench::{figures, report, summary::Row};
 
 use crate::cmd::{topology, Failure};
+use crate::progress::Progress;
 use crate::render::plural;
 
 /// Timed sweeps of the STREAM triad; the fastest counts.
@@ -273,12 +273,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     });
 
     let total = plan.kernels.len() * plan.configs.len() * plan.repetitions;
-    let bar = ProgressBar::new(total as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("the template is valid")
-            .progress_chars("=> "),
-    );
+    let bar = Progress::new(total);
     let mut runs = Vec::with_capacity(total);
     let mut told_skipped = false;
     for &kernel in &plan.kernels {
@@ -535,12 +530,7 @@ fn home_study(args: &Args) -> Result<(), Failure> {
         crate::render::machine(&setup.topology, sim),
         out.display()
     );
-    let bar = ProgressBar::new(policies.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("the template is valid")
-            .progress_chars("=> "),
-    );
+    let bar = Progress::new(policies.len());
     let mut runs = Vec::new();
     for policy in policies {
         bar.set_message(policy.label.clone());
@@ -667,12 +657,7 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
         crate::render::machine(&setup.topology, sim),
         out.display()
     );
-    let bar = ProgressBar::new(plan.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("the template is valid")
-            .progress_chars("=> "),
-    );
+    let bar = Progress::new(plan.len());
     let mut points = Vec::new();
     for (remote, policy, iterations) in plan {
         bar.set_message(format!(
@@ -739,12 +724,7 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
         }
     }
     let threads = plan.topology.num_cpus();
-    let bar = ProgressBar::new((kernels.len() * configs.len() * plan.repetitions) as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .expect("the template is valid")
-            .progress_chars("=> "),
-    );
+    let bar = Progress::new(kernels.len() * configs.len() * plan.repetitions);
     let rows = peers::compare(
         &built,
         &plan.out,

@@ -654,8 +654,8 @@ impl Soak {
         let rss = resident_bytes().map_or("?".to_string(), |b| format!("{:.1} MiB", mib(b)));
         eprintln!(
             "locus: soak {} / {}: {} runs, {} tasks, {} injected panics, {} refused declarations, {} runtimes, RSS {rss}",
-            clock(started.elapsed()),
-            clock(duration),
+            crate::render::clock(started.elapsed()),
+            crate::render::clock(duration),
             c.runs,
             c.tasks,
             c.injected_panics,
@@ -990,11 +990,6 @@ fn mib(bytes: u64) -> f64 {
 }
 
 /// `1m05s`.
-fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}m{:02}s", s / 60, s % 60)
-}
-
 fn print_summary(soak: &Soak, args: &Args, elapsed: f64, failure: Option<&str>) {
     let c = &soak.counts;
     let r = &soak.rss;

@@ -7,8 +7,14 @@ use std::process::{Command, Output, Stdio};
 
 /// Runs `locus ARGS` with no standard input.
 pub fn locus(args: &[&str]) -> Output {
+    locus_env(args, &[])
+}
+
+/// Runs `locus ARGS` with no standard input and the environment variables `env` set.
+pub fn locus_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_locus"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("the locus binary runs")
