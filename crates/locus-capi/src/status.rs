@@ -122,7 +122,6 @@ const PHRASES: &[(&str, &str)] = &[
         "spawn it with `spawn`, declaring what its children access (a weak access is enough)",
         "declare what its children access (LOCUS_WEAK_READ is enough)",
     ),
-    ("a weak one is enough", "LOCUS_WEAK_READ is enough"),
     (
         "move its current one with migrate",
         "move its current one with locus_migrate",
