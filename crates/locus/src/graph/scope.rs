@@ -559,6 +559,16 @@ impl TaskCtx {
         unsafe { inner.copy_out(&version) }
     }
 
+    /// Runs other ready tasks on the calling worker while `blocked` returns true: the
+    /// wait of a front-end that tracks completion itself (the OpenMP runtime's
+    /// barriers, taskwaits and taskgroups, crate `locus-omp`). Like [`wait`](Self::wait)
+    /// it never blocks the thread; unlike it, it waits for whatever `blocked` says, so
+    /// a `blocked` that never turns false never returns.
+    #[cfg(feature = "frontend")]
+    pub fn help_while(&self, blocked: &dyn Fn() -> bool) {
+        help_while(blocked);
+    }
+
     /// Index of the worker running the task.
     pub fn worker(&self) -> usize {
         self.worker

@@ -1,0 +1,22 @@
+//! The files and environment variables shared by the runtime and `locus omp`
+//! (README.md, "Settings"). The command sets these; a program run without it reads
+//! them as well.
+
+/// The file name gcc-compiled programs load (the soname of GNU libgomp).
+pub const LIBRARY_FILE: &str = "libgomp.so.1";
+/// The Rust runtime `libgomp.so.1` forwards to, found beside it.
+pub const RUNTIME_FILE: &str = "liblocus_omp.so";
+
+/// Locus's scheduling configuration (`dsa-opt`, `ws`, `home`, ...; default `dsa-base`).
+pub const CONFIG: &str = "LOCUS_OMP_CONFIG";
+/// The topology (`host`, `NxC`, a preset; default `host`).
+pub const TOPOLOGY: &str = "LOCUS_OMP_TOPOLOGY";
+/// `strict` or `non-strict` (default): whether a task's home node binds it.
+pub const AFFINITY: &str = "LOCUS_OMP_AFFINITY";
+/// Writes Locus's JSON report of the whole program there at exit.
+pub const REPORT: &str = "LOCUS_OMP_REPORT";
+/// Writes a Perfetto (Chrome JSON) trace of the program's last parallel region there.
+pub const TRACE: &str = "LOCUS_OMP_TRACE";
+/// Number of workers and default team size (OpenMP's own variable; first value of a
+/// list).
+pub const NUM_THREADS: &str = "OMP_NUM_THREADS";

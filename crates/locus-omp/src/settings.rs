@@ -1,0 +1,304 @@
+//! The runtime of the process: one Locus [`Runtime`], built on first use from the
+//! environment (`crate::env`, OpenMP's `OMP_*` variables), the OpenMP internal control
+//! variables, the counters of the OpenMP front-end and the report written at exit.
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use locus::{Config, ProcBind, Report, Runtime, Topology};
+
+use crate::env;
+
+/// Loop schedule kinds, as `omp_sched_t` numbers them.
+pub(crate) const SCHED_STATIC: u64 = 1;
+pub(crate) const SCHED_DYNAMIC: u64 = 2;
+pub(crate) const SCHED_GUIDED: u64 = 3;
+pub(crate) const SCHED_AUTO: u64 = 4;
+
+/// The process's OpenMP runtime.
+pub(crate) struct Omp {
+    pub rt: Runtime,
+    /// Workers of `rt`: the largest team.
+    pub workers: usize,
+    /// Whether the topology has several nodes (home nodes are looked up only then).
+    pub numa: bool,
+    /// Whether the topology is virtual (nodes laid over the host's CPUs): home nodes
+    /// come from Locus's own page records rather than from the kernel.
+    pub virtual_nodes: bool,
+    /// `LOCUS_OMP_AFFINITY=strict`: a task's home node binds it.
+    pub strict_home: bool,
+    /// ICV nthreads-var.
+    pub nthreads: AtomicUsize,
+    /// ICV dyn-var.
+    pub dynamic: AtomicBool,
+    /// ICV max-active-levels-var (only 1 is honoured: nested regions are serialised).
+    pub max_active_levels: AtomicUsize,
+    /// ICV run-sched-var: kind in the high half, chunk in the low half.
+    pub run_sched: AtomicU64,
+    /// One run at a time: parallel regions from several threads take turns.
+    pub run_lock: Mutex<()>,
+    /// The report of every region so far.
+    pub report: Mutex<Option<Report>>,
+    pub counters: Counters,
+    pub started: Instant,
+}
+
+/// Counters of the OpenMP front-end, added to the report (`"openmp"`).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub regions: AtomicU64,
+    pub implicit_tasks: AtomicU64,
+    /// Explicit tasks run as Locus tasks.
+    pub deferred_tasks: AtomicU64,
+    /// Explicit tasks run at once by their creator (if(0), final, outside a region).
+    pub undeferred_tasks: AtomicU64,
+    /// Deferred tasks with a home node, and of those, run on it.
+    pub with_home: AtomicU64,
+    pub on_home: AtomicU64,
+    /// Dependences declared (addresses).
+    pub dependences: AtomicU64,
+}
+
+static OMP: OnceLock<Omp> = OnceLock::new();
+
+/// Prints one line naming the problem and stops the program with status 2.
+pub(crate) fn die(message: &str) -> ! {
+    let _ = writeln!(std::io::stderr(), "locus omp: {message}");
+    std::process::exit(2)
+}
+
+/// The runtime, built on first use; a setting it cannot use stops the program.
+pub(crate) fn omp() -> &'static Omp {
+    OMP.get_or_init(|| build().unwrap_or_else(|e| die(&e)))
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn build() -> Result<Omp, String> {
+    let mut builder = Runtime::builder();
+    let topology = match var(env::TOPOLOGY) {
+        Some(spec) => Topology::from_spec(&spec).map_err(|e| format!("{}: {e}", env::TOPOLOGY))?,
+        None => Topology::from_spec("host").map_err(|e| format!("host topology: {e}"))?,
+    };
+    let numa = topology.num_nodes() > 1;
+    let virtual_nodes = topology.is_virtual();
+    builder = builder.topology(topology);
+    if let Some(name) = var(env::CONFIG) {
+        let config: Config = name
+            .trim()
+            .parse()
+            .map_err(|e| format!("{}: {e}", env::CONFIG))?;
+        builder = builder.config(config);
+    }
+    if let Some(n) = var(env::NUM_THREADS) {
+        let first = n.split(',').next().unwrap_or("").trim();
+        let threads: usize = first
+            .parse()
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or_else(|| format!("{}={n}: expected a positive number", env::NUM_THREADS))?;
+        builder = builder.threads(threads);
+    }
+    if let Some(bind) = var("OMP_PROC_BIND") {
+        let first = bind
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        builder = match first.as_str() {
+            "close" | "master" | "primary" => builder.proc_bind(ProcBind::Close),
+            "spread" | "true" | "false" => builder.proc_bind(ProcBind::Spread),
+            other => {
+                return Err(format!(
+                    "OMP_PROC_BIND={other}: expected true, false, close, spread or primary"
+                ))
+            }
+        };
+    }
+    let strict_home = match var(env::AFFINITY).as_deref().map(str::trim) {
+        None | Some("non-strict") => false,
+        Some("strict") => true,
+        Some(other) => {
+            return Err(format!(
+                "{}={other}: expected strict or non-strict",
+                env::AFFINITY
+            ))
+        }
+    };
+    if let Some(path) = var(env::TRACE) {
+        builder = builder.trace(path);
+    }
+    let run_sched = match var("OMP_SCHEDULE") {
+        Some(s) => parse_schedule(&s).ok_or_else(|| {
+            format!("OMP_SCHEDULE={s}: expected static, dynamic, guided or auto, with an optional chunk")
+        })?,
+        None => (SCHED_DYNAMIC << 32) | 1,
+    };
+    let rt = builder.build().map_err(|e| e.to_string())?;
+    let workers = rt.workers();
+    let omp = Omp {
+        rt,
+        workers,
+        numa,
+        virtual_nodes,
+        strict_home,
+        nthreads: AtomicUsize::new(workers),
+        dynamic: AtomicBool::new(false),
+        max_active_levels: AtomicUsize::new(1),
+        run_sched: AtomicU64::new(run_sched),
+        run_lock: Mutex::new(()),
+        report: Mutex::new(None),
+        counters: Counters::default(),
+        started: Instant::now(),
+    };
+    if var(env::REPORT).is_some() {
+        extern "C" fn at_exit() {
+            write_report();
+        }
+        // SAFETY: registers a plain function without arguments; it runs once, at exit.
+        unsafe { libc::atexit(at_exit) };
+    }
+    if let Some(v) = var("OMP_DISPLAY_ENV") {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "true" => display_env(&omp, false),
+            "verbose" => display_env(&omp, true),
+            _ => {}
+        }
+    }
+    Ok(omp)
+}
+
+/// `OMP_SCHEDULE`: `[monotonic:|nonmonotonic:]kind[,chunk]`, packed as `run_sched`.
+fn parse_schedule(s: &str) -> Option<u64> {
+    let s = s.trim().to_ascii_lowercase();
+    let s = s
+        .strip_prefix("monotonic:")
+        .or_else(|| s.strip_prefix("nonmonotonic:"))
+        .unwrap_or(&s);
+    let (kind, chunk) = match s.split_once(',') {
+        Some((k, c)) => (k.trim(), c.trim().parse::<u32>().ok().filter(|&c| c > 0)?),
+        None => (s.trim(), 0),
+    };
+    let kind = match kind {
+        "static" => SCHED_STATIC,
+        "dynamic" => SCHED_DYNAMIC,
+        "guided" => SCHED_GUIDED,
+        "auto" => SCHED_AUTO,
+        _ => return None,
+    };
+    let chunk = if chunk == 0 && kind != SCHED_STATIC {
+        1
+    } else {
+        chunk
+    };
+    Some((kind << 32) | u64::from(chunk))
+}
+
+/// Prints the settings in the format of GNU libgomp's `OMP_DISPLAY_ENV`, then Locus's.
+pub(crate) fn display_env(omp: &Omp, verbose: bool) {
+    let sched = omp.run_sched.load(Ordering::Relaxed);
+    let kind = match sched >> 32 {
+        SCHED_STATIC => "STATIC",
+        SCHED_GUIDED => "GUIDED",
+        SCHED_AUTO => "AUTO",
+        _ => "DYNAMIC",
+    };
+    let mut text = String::from("\nOPENMP DISPLAY ENVIRONMENT BEGIN\n  _OPENMP = '201511'\n");
+    text += &format!(
+        "  OMP_DYNAMIC = 'FALSE'\n  OMP_NESTED = 'FALSE'\n  OMP_NUM_THREADS = '{}'\n  \
+         OMP_SCHEDULE = '{kind},{}'\n  OMP_PROC_BIND = '{}'\n  OMP_MAX_ACTIVE_LEVELS = '1'\n  \
+         OMP_THREAD_LIMIT = '{}'\n  OMP_CANCELLATION = 'FALSE'\n  OMP_MAX_TASK_PRIORITY = '0'\n",
+        omp.nthreads.load(Ordering::Relaxed),
+        sched & 0xffff_ffff,
+        var("OMP_PROC_BIND").unwrap_or_else(|| "FALSE".into()),
+        omp.workers,
+    );
+    if verbose {
+        text += &format!(
+            "  LOCUS_RUNTIME = 'Locus {}'\n  LOCUS_CONFIG = '{}'\n  LOCUS_TOPOLOGY = '{}' ({} nodes)\n  \
+             LOCUS_AFFINITY = '{}'\n",
+            env!("CARGO_PKG_VERSION"),
+            omp.rt.config(),
+            omp.rt.topology().name(),
+            omp.rt.topology().num_nodes(),
+            if omp.strict_home { "strict" } else { "non-strict" },
+        );
+    }
+    text += "OPENMP DISPLAY ENVIRONMENT END\n";
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Adds the report of a finished region.
+pub(crate) fn add_report(omp: &Omp, report: Report) {
+    let mut all = omp.report.lock().unwrap_or_else(|p| p.into_inner());
+    match all.as_mut() {
+        Some(r) => r.then(&report),
+        None => *all = Some(report),
+    }
+}
+
+/// Writes the report of the whole program to `LOCUS_OMP_REPORT` (at exit).
+fn write_report() {
+    let (Some(omp), Some(path)) = (OMP.get(), var(env::REPORT)) else {
+        return;
+    };
+    let report = omp
+        .report
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .unwrap_or_default();
+    let mut json = serde_json::to_value(&report).unwrap_or_default();
+    let c = &omp.counters;
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert(
+            "program".into(),
+            std::env::args().next().unwrap_or_default().into(),
+        );
+        obj.insert(
+            "openmp".into(),
+            serde_json::json!({
+                "regions": load(&c.regions),
+                "implicit_tasks": load(&c.implicit_tasks),
+                "explicit_tasks": load(&c.deferred_tasks) + load(&c.undeferred_tasks),
+                "deferred_tasks": load(&c.deferred_tasks),
+                "undeferred_tasks": load(&c.undeferred_tasks),
+                "dependences": load(&c.dependences),
+                "tasks_with_home": load(&c.with_home),
+                "tasks_on_home": load(&c.on_home),
+                "process_s": omp.started.elapsed().as_secs_f64(),
+            }),
+        );
+    }
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+    if let Err(e) = std::fs::write(&path, text + "\n") {
+        let _ = writeln!(
+            std::io::stderr(),
+            "locus omp: cannot write the report to {path}: {e}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_parse_as_libgomp_reads_them() {
+        assert_eq!(parse_schedule("static"), Some(SCHED_STATIC << 32));
+        assert_eq!(parse_schedule("dynamic"), Some((SCHED_DYNAMIC << 32) | 1));
+        assert_eq!(parse_schedule("GUIDED,7"), Some((SCHED_GUIDED << 32) | 7));
+        assert_eq!(
+            parse_schedule("nonmonotonic:dynamic,4"),
+            Some((SCHED_DYNAMIC << 32) | 4)
+        );
+        assert_eq!(parse_schedule("fast"), None);
+        assert_eq!(parse_schedule("static,0"), None);
+    }
+}

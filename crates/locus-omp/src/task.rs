@@ -1,0 +1,500 @@
+//! Explicit tasks (`GOMP_task`), their dependences, taskwait and taskgroups.
+//!
+//! A task's dependences are storage locations among its siblings (OpenMP 5.0): each
+//! parent keeps, per address, the last task that wrote it and the readers since. A
+//! new task waits for the last writer of what it reads, and for the last writer and
+//! the readers since of what it writes. `mutexinoutset` and `inoutset` are ordered as
+//! `inout`: a stricter order than they require, so always a correct one. Nothing is
+//! renamed: the program's memory is updated in place.
+//!
+//! A task whose predecessors are complete becomes a Locus task, spawned by the worker
+//! that created it or by the one that completed its last predecessor, with the node
+//! of its memory as a hint (`crate::place`). An undeferred task (`if(0)`, or created
+//! by a final task, or outside any region) runs at once on its creator, once its
+//! predecessors are complete.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_long, c_uint, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use locus::{Affinity, TaskCtx};
+
+use crate::settings::{die, omp};
+use crate::team::{enter, with_frame, Frame, Team};
+
+const FLAG_FINAL: c_uint = 1 << 1;
+const FLAG_DEPEND: c_uint = 1 << 3;
+const FLAG_DETACH: c_uint = 1 << 13;
+/// `GOMP_DEPEND_IN` in a depobj.
+const DEPEND_IN: usize = 1;
+
+/// A taskgroup: its tasks and their descendants not yet complete.
+#[derive(Default)]
+pub(crate) struct Group {
+    pub pending: AtomicUsize,
+}
+
+/// An OpenMP task, as a parent (children, dependences among them) and as a
+/// successor of its siblings.
+pub(crate) struct TaskNode {
+    /// Children not yet complete (taskwait).
+    pub children: AtomicUsize,
+    /// Dependences among the children, by address.
+    deps: Mutex<HashMap<usize, DepEntry>>,
+    pub final_: bool,
+    /// The taskgroup this task belongs to.
+    pub group: Option<Arc<Group>>,
+    /// Predecessors not complete, plus one while the creator registers them.
+    preds: AtomicUsize,
+    succ: Mutex<Successors>,
+    /// What to spawn once the predecessors are complete (none for undeferred tasks).
+    job: Mutex<Option<Job>>,
+}
+
+#[derive(Default)]
+struct Successors {
+    done: bool,
+    list: Vec<Arc<TaskNode>>,
+}
+
+#[derive(Default)]
+struct DepEntry {
+    writer: Option<Arc<TaskNode>>,
+    readers: Vec<Arc<TaskNode>>,
+}
+
+impl TaskNode {
+    pub fn new(final_: bool, group: Option<Arc<Group>>) -> TaskNode {
+        TaskNode {
+            children: AtomicUsize::new(0),
+            deps: Mutex::new(HashMap::new()),
+            final_,
+            group,
+            preds: AtomicUsize::new(1),
+            succ: Mutex::new(Successors::default()),
+            job: Mutex::new(None),
+        }
+    }
+
+    /// Drops the dependence records of children that are all complete.
+    pub fn forget_dependences(&self) {
+        let mut deps = self.deps.lock().unwrap_or_else(|p| p.into_inner());
+        if !deps.is_empty() {
+            deps.clear();
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.succ.lock().unwrap_or_else(|p| p.into_inner()).done
+    }
+
+    /// Makes `self` wait for `pred` unless it is complete (or is `self`).
+    fn after(self: &Arc<Self>, pred: &Arc<TaskNode>) {
+        if Arc::ptr_eq(self, pred) {
+            return;
+        }
+        let mut s = pred.succ.lock().unwrap_or_else(|p| p.into_inner());
+        if !s.done {
+            self.preds.fetch_add(1, Ordering::AcqRel);
+            s.list.push(self.clone());
+        }
+    }
+
+    /// Registers `self`'s dependences among its siblings, children of `parent`; with
+    /// `record` false only waits (taskwait with depend), leaving the records.
+    fn depend_on(self: &Arc<Self>, parent: &TaskNode, deps: &[(usize, bool)], record: bool) {
+        let mut map = parent.deps.lock().unwrap_or_else(|p| p.into_inner());
+        for &(addr, writes) in deps {
+            let entry = map.entry(addr).or_default();
+            if let Some(w) = &entry.writer {
+                self.after(w);
+            }
+            if writes {
+                for r in &entry.readers {
+                    self.after(r);
+                }
+                if record {
+                    entry.readers.clear();
+                    entry.writer = Some(self.clone());
+                }
+            } else if record {
+                if entry.readers.len() >= 32 {
+                    entry.readers.retain(|r| !r.is_done());
+                }
+                entry.readers.push(self.clone());
+            }
+        }
+    }
+
+    /// Marks the task complete and returns the successors it made ready.
+    fn complete(&self) -> Vec<Arc<TaskNode>> {
+        let list = {
+            let mut s = self.succ.lock().unwrap_or_else(|p| p.into_inner());
+            s.done = true;
+            std::mem::take(&mut s.list)
+        };
+        list.into_iter()
+            .filter(|n| n.preds.fetch_sub(1, Ordering::AcqRel) == 1)
+            .collect()
+    }
+}
+
+/// A program function and its argument: `fn(arg)`.
+struct Call {
+    f: unsafe extern "C" fn(*mut c_void),
+    arg: *mut c_void,
+    /// The argument's copy, freed after the call.
+    layout: Option<std::alloc::Layout>,
+}
+
+// SAFETY: the task's function and its private copy of the argument, handed to the
+// worker that runs it; OpenMP makes the program responsible for what they share.
+unsafe impl Send for Call {}
+
+impl Call {
+    fn run(self) {
+        // SAFETY: the function and argument the program gave `GOMP_task`.
+        unsafe { (self.f)(self.arg) };
+        if let Some(layout) = self.layout {
+            // SAFETY: allocated with this layout by `GOMP_task`, used by nobody else.
+            unsafe { std::alloc::dealloc(self.arg.cast(), layout) };
+        }
+    }
+}
+
+/// A deferred task, ready to spawn.
+struct Job {
+    call: Call,
+    node: Arc<TaskNode>,
+    parent: Arc<TaskNode>,
+    team: Arc<Team>,
+    /// The creator's team index and worker (a small team's tasks stay there).
+    thread_num: usize,
+    worker: usize,
+    home: Option<usize>,
+    writes: Vec<usize>,
+}
+
+/// Spawns `job` as a Locus task from the body whose context is `ctx`.
+fn spawn(ctx: &TaskCtx, job: Job) {
+    let omp = omp();
+    let affinity = if job.team.small {
+        Some(Affinity::worker(job.worker).strict())
+    } else {
+        job.home.map(|n| {
+            let a = Affinity::node(n);
+            if omp.strict_home {
+                a.strict()
+            } else {
+                a
+            }
+        })
+    };
+    let mut builder = ctx.scope().task("omp task", ());
+    if let Some(a) = affinity {
+        builder = builder.affinity(a);
+    }
+    if let Err(e) = builder.spawn_control(move |ctx| run_job(ctx, job)) {
+        die(&format!("cannot spawn a task: {e}"));
+    }
+}
+
+/// The body of a deferred task's Locus task.
+fn run_job(ctx: &TaskCtx, job: Job) {
+    let omp = omp();
+    let Job {
+        call,
+        node,
+        parent,
+        team,
+        thread_num,
+        worker: _,
+        home,
+        writes,
+    } = job;
+    if let Some(h) = home {
+        if h == ctx.node() {
+            omp.counters.on_home.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    crate::place::touched(omp, &writes, ctx.node());
+    let thread_num = if team.small { thread_num } else { ctx.worker() };
+    let frame = Frame::new(ctx, team.clone(), thread_num, node.clone(), false);
+    enter(&frame, || call.run());
+    finish(&frame, &node, &parent, &team);
+}
+
+/// After a task's body: releases its successors, then counts it complete.
+fn finish(frame: &Frame, node: &TaskNode, parent: &TaskNode, team: &Team) {
+    for ready in node.complete() {
+        let job = ready.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(job) = job {
+            match frame.ctx.is_null() {
+                // SAFETY: the frame's context is alive while the frame is current.
+                false => spawn(unsafe { &*frame.ctx }, job),
+                true => die("a task became ready outside Locus's workers"),
+            }
+        }
+    }
+    if let Some(g) = &node.group {
+        g.pending.fetch_sub(1, Ordering::Release);
+    }
+    parent.children.fetch_sub(1, Ordering::Release);
+    team.pending.fetch_sub(1, Ordering::Release);
+}
+
+/// Reads a `depend` array in either of gcc's layouts: `[n, nout, addr...]` (out and
+/// inout first), or `[0, n, nout, nmutexinoutset, nin, addr..., depobj...]` where a
+/// depobj points to `{addr, kind}`. Returns `(address, writes)` pairs.
+///
+/// # Safety
+///
+/// `depend` is an array in one of those layouts, as gcc emits it.
+unsafe fn read_depend(depend: *mut *mut c_void) -> Vec<(usize, bool)> {
+    // SAFETY: (1) the layouts above, by the caller's contract: every index read is
+    // within the array gcc built; (2) a depobj entry points to a two-word object.
+    unsafe {
+        let word = |i: usize| *depend.add(i) as usize;
+        if word(0) != 0 {
+            let (n, nout) = (word(0), word(1));
+            (0..n).map(|i| (word(2 + i), i < nout)).collect()
+        } else {
+            let n = word(1);
+            let (nout, nmtx, nin) = (word(2), word(3), word(4));
+            let direct = nout + nmtx + nin;
+            (0..n)
+                .map(|i| {
+                    if i < direct {
+                        (word(5 + i), i < nout + nmtx)
+                    } else {
+                        let obj = word(5 + i) as *const usize;
+                        (*obj, *obj.add(1) != DEPEND_IN)
+                    }
+                })
+                .collect()
+        }
+    }
+}
+
+/// `GOMP_task`.
+///
+/// # Safety
+///
+/// The arguments gcc passes: `f` and `data` (`arg_size` bytes aligned to `arg_align`
+/// when `cpyfn` is NULL), `depend` in gcc's layout when `flags` has the depend bit.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn task(
+    f: unsafe extern "C" fn(*mut c_void),
+    data: *mut c_void,
+    cpyfn: Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>,
+    arg_size: c_long,
+    arg_align: c_long,
+    if_clause: bool,
+    flags: c_uint,
+    depend: *mut *mut c_void,
+    _priority: c_int,
+) {
+    if flags & FLAG_DETACH != 0 {
+        die("task detach events (GOMP_task with detach) are not supported by Locus's OpenMP runtime");
+    }
+    let omp = omp();
+    let deps = if flags & FLAG_DEPEND != 0 && !depend.is_null() {
+        // SAFETY: gcc's layout, by the caller's contract.
+        unsafe { read_depend(depend) }
+    } else {
+        Vec::new()
+    };
+    omp.counters
+        .dependences
+        .fetch_add(deps.len() as u64, Ordering::Relaxed);
+    with_frame(|frame| {
+        let final_ = flags & FLAG_FINAL != 0 || frame.task.final_;
+        let undeferred = !if_clause || frame.task.final_ || frame.ctx.is_null();
+        // The argument: a private copy, built now.
+        let call = if undeferred && cpyfn.is_none() {
+            Call {
+                f,
+                arg: data,
+                layout: None,
+            }
+        } else {
+            // SAFETY: the size, alignment, copy function and source gcc gave.
+            unsafe { copy_arg(f, data, cpyfn, arg_size, arg_align) }
+        };
+        let group = frame.group();
+        let node = Arc::new(TaskNode::new(final_, group.clone()));
+        if undeferred {
+            omp.counters
+                .undeferred_tasks
+                .fetch_add(1, Ordering::Relaxed);
+            if !deps.is_empty() {
+                node.depend_on(&frame.task, &deps, true);
+                node.preds.fetch_sub(1, Ordering::AcqRel);
+                frame.help_while(&|| node.preds.load(Ordering::Acquire) > 0);
+            }
+            let inner = Frame::new(
+                frame.ctx,
+                frame.team.clone(),
+                frame.thread_num,
+                node.clone(),
+                false,
+            );
+            enter(&inner, || call.run());
+            // Its successors are later siblings: none exists yet.
+            let _ = node.complete();
+            return;
+        }
+        omp.counters.deferred_tasks.fetch_add(1, Ordering::Relaxed);
+        frame.task.children.fetch_add(1, Ordering::AcqRel);
+        frame.team.pending.fetch_add(1, Ordering::AcqRel);
+        if let Some(g) = &group {
+            g.pending.fetch_add(1, Ordering::AcqRel);
+        }
+        let writes: Vec<usize> = deps.iter().filter(|d| d.1).map(|d| d.0).collect();
+        let home = crate::place::home(omp, &deps);
+        if home.is_some() {
+            omp.counters.with_home.fetch_add(1, Ordering::Relaxed);
+        }
+        let job = Job {
+            call,
+            node: node.clone(),
+            parent: frame.task.clone(),
+            team: frame.team.clone(),
+            thread_num: frame.thread_num,
+            worker: frame.worker().unwrap_or(0),
+            home,
+            writes,
+        };
+        if !deps.is_empty() {
+            *node.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
+            node.depend_on(&frame.task, &deps, true);
+            if node.preds.fetch_sub(1, Ordering::AcqRel) == 1 {
+                let job = node.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(job) = job {
+                    // SAFETY: not null (deferred tasks are created on workers only).
+                    spawn(unsafe { &*frame.ctx }, job);
+                }
+            }
+        } else {
+            // SAFETY: as above.
+            spawn(unsafe { &*frame.ctx }, job);
+        }
+    });
+}
+
+/// The task's private copy of its argument.
+///
+/// # Safety
+///
+/// `data` holds `arg_size` bytes (or is what `cpyfn` copies from).
+unsafe fn copy_arg(
+    f: unsafe extern "C" fn(*mut c_void),
+    data: *mut c_void,
+    cpyfn: Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>,
+    arg_size: c_long,
+    arg_align: c_long,
+) -> Call {
+    if arg_size <= 0 {
+        return Call {
+            f,
+            arg: data,
+            layout: None,
+        };
+    }
+    let align = (arg_align.max(1) as usize).next_power_of_two();
+    let Ok(layout) = std::alloc::Layout::from_size_align(arg_size as usize, align) else {
+        die(&format!(
+            "a task argument of {arg_size} bytes aligned to {arg_align}"
+        ));
+    };
+    // SAFETY: a non-zero size.
+    let arg = unsafe { std::alloc::alloc(layout) };
+    if arg.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    match cpyfn {
+        // SAFETY: gcc's copy constructor of the argument, into a fresh buffer.
+        Some(copy) => unsafe { copy(arg.cast(), data) },
+        // SAFETY: `data` holds `arg_size` bytes (the caller's contract); `arg` is new.
+        None => unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), arg, layout.size()) },
+    }
+    Call {
+        f,
+        arg: arg.cast(),
+        layout: Some(layout),
+    }
+}
+
+/// `GOMP_taskwait`: waits for the current task's children.
+pub(crate) fn taskwait() {
+    with_frame(|frame| {
+        let task = &frame.task;
+        frame.help_while(&|| task.children.load(Ordering::Acquire) > 0);
+        task.forget_dependences();
+    });
+}
+
+/// `GOMP_taskwait_depend`: waits for the sibling tasks `depend` names.
+///
+/// # Safety
+///
+/// `depend` is in gcc's layout.
+pub(crate) unsafe fn taskwait_depend(depend: *mut *mut c_void) {
+    // SAFETY: the caller's contract.
+    let deps = unsafe { read_depend(depend) };
+    with_frame(|frame| {
+        let waiter = Arc::new(TaskNode::new(false, None));
+        waiter.depend_on(&frame.task, &deps, false);
+        waiter.preds.fetch_sub(1, Ordering::AcqRel);
+        frame.help_while(&|| waiter.preds.load(Ordering::Acquire) > 0);
+    });
+}
+
+/// `GOMP_taskgroup_start`.
+pub(crate) fn taskgroup_start() {
+    with_frame(|frame| frame.groups.borrow_mut().push(Arc::new(Group::default())));
+}
+
+/// `GOMP_taskgroup_end`: waits for the group's tasks and their descendants.
+pub(crate) fn taskgroup_end() {
+    with_frame(|frame| {
+        let Some(group) = frame.groups.borrow_mut().pop() else {
+            die("GOMP_taskgroup_end without GOMP_taskgroup_start");
+        };
+        frame.help_while(&|| group.pending.load(Ordering::Acquire) > 0);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_depend_layouts_read_the_same_dependences() {
+        let (a, b, c) = (0x1000usize, 0x2000usize, 0x3000usize);
+        let mut old = [2 as *mut c_void, 1 as *mut c_void, a as _, b as _];
+        // SAFETY: a well-formed old layout.
+        assert_eq!(
+            unsafe { read_depend(old.as_mut_ptr()) },
+            vec![(a, true), (b, false)]
+        );
+        let obj = [c, DEPEND_IN];
+        let mut new = [
+            std::ptr::null_mut(),
+            4 as *mut c_void,
+            1 as _,
+            1 as _,
+            1 as _,
+            a as _,
+            b as _,
+            c as _,
+            obj.as_ptr() as *mut c_void,
+        ];
+        // SAFETY: a well-formed 5.0 layout with one depobj.
+        assert_eq!(
+            unsafe { read_depend(new.as_mut_ptr()) },
+            vec![(a, true), (b, true), (c, false), (c, false)]
+        );
+    }
+}

@@ -1,0 +1,326 @@
+//! Teams, the stack of OpenMP tasks on each thread, parallel regions and barriers.
+//!
+//! Every thread has a current *frame*: the OpenMP task it runs (an implicit task of a
+//! team, or an explicit task), with its team and team index. Frames nest on a worker's
+//! stack as Locus runs other tasks inside a wait; a thread outside any region has its
+//! initial frame (a team of one, level 0).
+//!
+//! A parallel region from a thread outside Locus's workers is one Locus run: the team's
+//! implicit tasks, one per worker, each strictly bound to its worker, so that member
+//! `i` is worker `i` and the members run concurrently (a barrier needs them all). A
+//! region met inside another one (on a worker) is serialised: a team of one, run by
+//! the encountering thread, as OpenMP allows when nested parallelism is off.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::{c_uint, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use locus::{Affinity, TaskCtx};
+
+use crate::settings::{add_report, die, omp};
+use crate::task::{Group, TaskNode};
+use crate::work::{WorkShare, WsState};
+
+/// A function of the program with its argument (a region's outlined body).
+#[derive(Clone, Copy)]
+pub(crate) struct Body {
+    pub f: unsafe extern "C" fn(*mut c_void),
+    pub data: *mut c_void,
+}
+
+// SAFETY: the program hands the body to the team's threads; OpenMP makes it responsible
+// for what the body shares between them.
+unsafe impl Send for Body {}
+// SAFETY: as for `Send`: the runtime only copies the pointers.
+unsafe impl Sync for Body {}
+
+impl Body {
+    pub fn call(self) {
+        // SAFETY: a function and argument the program passed to the runtime to call.
+        unsafe { (self.f)(self.data) }
+    }
+}
+
+/// A team of threads.
+pub(crate) struct Team {
+    pub n: usize,
+    /// Nesting level of the region (0: the initial team).
+    pub level: usize,
+    /// Active (more than one thread) regions enclosing and including this one.
+    pub active_level: usize,
+    /// The enclosing team and this team's encountering thread's index in it.
+    pub parent: Option<(Arc<Team>, usize)>,
+    /// Explicit tasks of the team not yet complete (a barrier waits for them).
+    pub pending: AtomicUsize,
+    /// Threads arrived at the current barrier, and its generation.
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+    /// Work-sharing constructs in progress, by ordinal.
+    pub ws: Mutex<HashMap<u64, Arc<WorkShare>>>,
+    /// Fewer members than workers: the team's explicit tasks stay on the worker of
+    /// their creator, so that `omp_get_thread_num` stays a member's index.
+    pub small: bool,
+    /// The construct the region starts with (a combined parallel loop or sections).
+    first: Option<Arc<WorkShare>>,
+}
+
+impl Team {
+    pub fn new(n: usize, parent: Option<(Arc<Team>, usize)>, ws0: Option<Arc<WorkShare>>) -> Team {
+        let (level, active) = match &parent {
+            Some((p, _)) => (p.level + 1, p.active_level + usize::from(n > 1)),
+            None => (0, 0),
+        };
+        let workers = omp().workers;
+        Team {
+            n,
+            level,
+            active_level: active,
+            parent,
+            pending: AtomicUsize::new(0),
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            ws: Mutex::new(ws0.clone().map(|w| (0, w)).into_iter().collect()),
+            small: n < workers,
+            first: ws0,
+        }
+    }
+}
+
+/// The OpenMP task a thread runs.
+pub(crate) struct Frame {
+    /// The Locus context of the body running on this worker (null off workers).
+    pub ctx: *const TaskCtx,
+    pub team: Arc<Team>,
+    pub thread_num: usize,
+    pub task: Arc<TaskNode>,
+    pub implicit: bool,
+    /// Work-sharing state of an implicit task.
+    pub ws: RefCell<WsState>,
+    /// Taskgroups open in this task, innermost last.
+    pub groups: RefCell<Vec<Arc<Group>>>,
+}
+
+impl Frame {
+    pub fn new(
+        ctx: *const TaskCtx,
+        team: Arc<Team>,
+        thread_num: usize,
+        task: Arc<TaskNode>,
+        implicit: bool,
+    ) -> Frame {
+        let ws0 = if implicit { team.first.clone() } else { None };
+        Frame {
+            ctx,
+            team,
+            thread_num,
+            task,
+            implicit,
+            ws: RefCell::new(WsState::new(ws0)),
+            groups: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The taskgroup a task created now belongs to: the innermost one open here, or
+    /// the one this task belongs to.
+    pub fn group(&self) -> Option<Arc<Group>> {
+        self.groups
+            .borrow()
+            .last()
+            .cloned()
+            .or_else(|| self.task.group.clone())
+    }
+
+    /// Runs other tasks on this worker while `blocked` holds (yields off workers).
+    pub fn help_while(&self, blocked: &dyn Fn() -> bool) {
+        if self.ctx.is_null() {
+            while blocked() {
+                std::thread::yield_now();
+            }
+        } else {
+            // SAFETY: a frame's context is that of the body running it on this thread,
+            // alive until the frame is left (`enter`).
+            unsafe { &*self.ctx }.help_while(blocked);
+        }
+    }
+
+    /// The worker running this frame, if it is on one.
+    pub fn worker(&self) -> Option<usize> {
+        // SAFETY: as in `help_while`.
+        (!self.ctx.is_null()).then(|| unsafe { &*self.ctx }.worker())
+    }
+}
+
+thread_local! {
+    static CURRENT: Cell<*const Frame> = const { Cell::new(std::ptr::null()) };
+    static INITIAL: Frame = {
+        let team = Arc::new(Team::new(1, None, None));
+        Frame::new(std::ptr::null(), team, 0, Arc::new(TaskNode::new(false, None)), true)
+    };
+}
+
+/// Calls `f` with the calling thread's current frame.
+pub(crate) fn with_frame<R>(f: impl FnOnce(&Frame) -> R) -> R {
+    let current = CURRENT.with(Cell::get);
+    if current.is_null() {
+        INITIAL.with(f)
+    } else {
+        // SAFETY: `current` is a frame on this thread's stack, set by `enter` and reset
+        // before that frame is dropped.
+        f(unsafe { &*current })
+    }
+}
+
+/// Runs `f` with `frame` as the thread's current frame.
+pub(crate) fn enter<R>(frame: &Frame, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Frame);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(frame)));
+    f()
+}
+
+thread_local! {
+    /// Frames pushed by `GOMP_parallel_start` until `GOMP_parallel_end`.
+    static STARTED: RefCell<Vec<(Box<Frame>, *const Frame)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A parallel region: `body` run by a team of `requested` threads (0: the default).
+pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>>) {
+    let omp = omp();
+    with_frame(|outer| {
+        if !outer.ctx.is_null() || outer.team.level > 0 {
+            serialised(outer, body, ws0);
+            return;
+        }
+        let wanted = if requested == 0 {
+            omp.nthreads.load(Ordering::Relaxed)
+        } else {
+            requested as usize
+        };
+        let n = wanted.clamp(1, omp.workers);
+        let team = Arc::new(Team::new(
+            n,
+            Some((outer.team.clone(), outer.thread_num)),
+            ws0,
+        ));
+        let _one_at_a_time = omp.run_lock.lock().unwrap_or_else(|p| p.into_inner());
+        omp.counters.regions.fetch_add(1, Ordering::Relaxed);
+        omp.counters
+            .implicit_tasks
+            .fetch_add(n as u64, Ordering::Relaxed);
+        let finished = omp.rt.run(|s| {
+            for i in 0..n {
+                let team = team.clone();
+                let spawned = s
+                    .task("omp implicit task", ())
+                    .affinity(Affinity::worker(i).strict())
+                    .spawn_control(move |ctx| {
+                        let task = Arc::new(TaskNode::new(false, None));
+                        let frame = Frame::new(ctx, team, i, task, true);
+                        enter(&frame, || body.call());
+                    });
+                if let Err(e) = spawned {
+                    die(&format!("cannot start a parallel region: {e}"));
+                }
+            }
+        });
+        match finished {
+            Ok(f) => add_report(omp, f.report),
+            Err(e) => die(&format!("parallel region failed: {}", e.error)),
+        }
+    });
+}
+
+/// A region run by a team of one: the encountering thread.
+fn serialised(outer: &Frame, body: Body, ws0: Option<Arc<WorkShare>>) {
+    let team = Arc::new(Team::new(
+        1,
+        Some((outer.team.clone(), outer.thread_num)),
+        ws0,
+    ));
+    let frame = Frame::new(
+        outer.ctx,
+        team,
+        0,
+        Arc::new(TaskNode::new(false, None)),
+        true,
+    );
+    enter(&frame, || body.call());
+    end_serialised(&frame);
+}
+
+fn end_serialised(frame: &Frame) {
+    let team = &frame.team;
+    frame.help_while(&|| team.pending.load(Ordering::Acquire) > 0);
+}
+
+/// `GOMP_parallel_start`: the old entry point, after which the caller runs the body
+/// itself and calls `GOMP_parallel_end`. The region is serialised (a team of one).
+pub(crate) fn parallel_start(ws0: Option<Arc<WorkShare>>) {
+    let (frame, previous) = with_frame(|outer| {
+        let team = Arc::new(Team::new(
+            1,
+            Some((outer.team.clone(), outer.thread_num)),
+            ws0,
+        ));
+        let frame = Box::new(Frame::new(
+            outer.ctx,
+            team,
+            0,
+            Arc::new(TaskNode::new(false, None)),
+            true,
+        ));
+        (frame, outer as *const Frame)
+    });
+    let previous = CURRENT.with(|c| {
+        let p = c.get();
+        c.set(&*frame);
+        if p.is_null() {
+            std::ptr::null()
+        } else {
+            previous
+        }
+    });
+    STARTED.with(|s| s.borrow_mut().push((frame, previous)));
+}
+
+/// `GOMP_parallel_end`.
+pub(crate) fn parallel_end() {
+    let Some((frame, previous)) = STARTED.with(|s| s.borrow_mut().pop()) else {
+        die("GOMP_parallel_end without GOMP_parallel_start");
+    };
+    end_serialised(&frame);
+    CURRENT.with(|c| c.set(previous));
+}
+
+/// A barrier of the current team: every member arrives, and every explicit task of
+/// the team completes; waiting members run other tasks meanwhile.
+pub(crate) fn barrier(frame: &Frame) {
+    if !frame.implicit {
+        die("a barrier inside an explicit task (OpenMP forbids it)");
+    }
+    let team = &frame.team;
+    let all_done = || team.pending.load(Ordering::Acquire) > 0;
+    if team.n == 1 {
+        frame.help_while(&all_done);
+        return;
+    }
+    let generation = team.generation.load(Ordering::Acquire);
+    if team.arrived.fetch_add(1, Ordering::AcqRel) + 1 == team.n {
+        frame.help_while(&all_done);
+        // Reset before the release: no member passes the barrier (and arrives at the
+        // next one) before the generation moves.
+        team.arrived.store(0, Ordering::Relaxed);
+        team.generation.fetch_add(1, Ordering::Release);
+    } else {
+        frame.help_while(&|| team.generation.load(Ordering::Acquire) == generation);
+    }
+    if frame.task.children.load(Ordering::Acquire) == 0 {
+        frame.task.forget_dependences();
+    }
+}
