@@ -11,10 +11,10 @@
 //! included) or, for a construct Locus does not run, to `lomp_refuse` with the
 //! construct's name. The shim names `liblocus_omp.so` as a needed library (linked against
 //! an empty stand-in of that soname, since the real one does not exist before this crate
-//! is compiled) and finds it beside itself (`RUNPATH $ORIGIN`).
+//! is compiled).
 //!
-//! The shim is written into the directory where cargo puts the crate's own cdylib
-//! (`target/<profile>/`), so both lie side by side after `cargo build`.
+//! The shim is copied to `target/<profile>/omp/`, and finds the runtime in
+//! `target/<profile>/deps/` or, installed, beside itself (`RUNPATH $ORIGIN/../deps:$ORIGIN`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -158,11 +158,16 @@ fn main() {
         .arg("-Wl,--no-as-needed")
         .arg(format!("-L{}", stub_dir.display()))
         .arg("-llocus_omp")
-        .arg("-Wl,-rpath,$ORIGIN")
+        .arg("-Wl,-rpath,$ORIGIN/../deps:$ORIGIN")
         .arg("-Wl,-z,now"));
-    // target/<profile>/build/locus-omp-<hash>/out -> target/<profile>/
+    // target/<profile>/build/locus-omp-<hash>/out -> target/<profile>/omp/: a directory
+    // holding only the shim, which `locus omp` puts on LD_LIBRARY_PATH; the shim finds
+    // the runtime in target/<profile>/deps/, where cargo always writes the cdylib (it
+    // copies it up to target/<profile>/ only when this crate itself is built).
     if let Some(profile_dir) = out.ancestors().nth(3) {
-        copy_if_changed(&shim, &profile_dir.join("libgomp.so.1"));
+        let dir = profile_dir.join("omp");
+        std::fs::create_dir_all(&dir).unwrap();
+        copy_if_changed(&shim, &dir.join("libgomp.so.1"));
     }
     println!("cargo:rustc-env=LOCUS_OMP_SHIM={}", shim.display());
 }

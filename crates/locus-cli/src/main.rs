@@ -41,6 +41,8 @@ enum Command {
     Soak(cmd::soak::Args),
     /// Show what Locus can do so far, on this machine.
     Demo(cmd::demo::Args),
+    /// Run a gcc-compiled OpenMP program on Locus's OpenMP runtime.
+    Omp(cmd::omp::Args),
 }
 
 /// Task records are allocated by the worker that submits them and freed by the one that
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd::compare::main(&args),
         Command::Soak(args) => cmd::soak::main(&args),
         Command::Demo(args) => cmd::demo::main(&args),
+        Command::Omp(args) => cmd::omp::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -80,10 +80,35 @@ fn var(name: &str) -> Option<String> {
 
 fn build() -> Result<Omp, String> {
     let mut builder = Runtime::builder();
-    let topology = match var(env::TOPOLOGY) {
+    let threads = match var(env::NUM_THREADS) {
+        Some(n) => {
+            let first = n.split(',').next().unwrap_or("").trim();
+            Some(
+                first
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&t| t > 0)
+                    .ok_or_else(|| {
+                        format!("{}={n}: expected a positive number", env::NUM_THREADS)
+                    })?,
+            )
+        }
+        None => None,
+    };
+    let mut topology = match var(env::TOPOLOGY) {
         Some(spec) => Topology::from_spec(&spec).map_err(|e| format!("{}: {e}", env::TOPOLOGY))?,
         None => Topology::from_spec("host").map_err(|e| format!("host topology: {e}"))?,
     };
+    if let Some(t) = threads {
+        // More threads than the host has CPUs, as OpenMP programs may ask: one virtual
+        // node of that many CPUs, laid over the host's (workers share CPUs). Other
+        // topologies keep Locus's rule of one worker per CPU.
+        let host = var(env::TOPOLOGY).is_none_or(|s| s.trim() == "host");
+        if host && t > topology.num_cpus() {
+            topology = Topology::from_spec(&format!("1x{t}")).map_err(|e| e.to_string())?;
+        }
+        builder = builder.threads(t);
+    }
     let numa = topology.num_nodes() > 1;
     let virtual_nodes = topology.is_virtual();
     builder = builder.topology(topology);
@@ -93,15 +118,6 @@ fn build() -> Result<Omp, String> {
             .parse()
             .map_err(|e| format!("{}: {e}", env::CONFIG))?;
         builder = builder.config(config);
-    }
-    if let Some(n) = var(env::NUM_THREADS) {
-        let first = n.split(',').next().unwrap_or("").trim();
-        let threads: usize = first
-            .parse()
-            .ok()
-            .filter(|&t| t > 0)
-            .ok_or_else(|| format!("{}={n}: expected a positive number", env::NUM_THREADS))?;
-        builder = builder.threads(threads);
     }
     if let Some(bind) = var("OMP_PROC_BIND") {
         let first = bind

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod compare;
 pub mod demo;
 pub mod execute;
+pub mod omp;
 pub mod run;
 pub mod sim;
 pub mod soak;
