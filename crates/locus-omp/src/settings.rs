@@ -119,6 +119,13 @@ fn build() -> Result<Omp, String> {
             .map_err(|e| format!("{}: {e}", env::CONFIG))?;
         builder = builder.config(config);
     }
+    let stack = match var("OMP_STACKSIZE") {
+        Some(s) => parse_stacksize(&s).ok_or_else(|| {
+            format!("OMP_STACKSIZE={s}: expected a size such as 512K, 64M or 1G")
+        })?,
+        None => DEFAULT_STACK,
+    };
+    builder = builder.worker_stack_size(stack.max(locus::MIN_WORKER_STACK));
     if let Some(bind) = var("OMP_PROC_BIND") {
         let first = bind
             .split(',')
@@ -187,6 +194,30 @@ fn build() -> Result<Omp, String> {
         }
     }
     Ok(omp)
+}
+
+/// Stack of each worker unless `OMP_STACKSIZE` says otherwise. A worker waiting in a
+/// taskwait or barrier runs other tasks on its own stack, and they may wait in turn, so
+/// waits nest deeper than under GNU libgomp (whose taskwait runs only the waiting task's
+/// children): 256 MiB, reserved address space that is touched only as deep as the waits
+/// go.
+const DEFAULT_STACK: usize = 256 << 20;
+
+/// `OMP_STACKSIZE`: a number with an optional unit (B, K, M, G; K by default).
+fn parse_stacksize(s: &str) -> Option<usize> {
+    let s = s.trim().to_ascii_uppercase();
+    let (digits, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (&s[..], "K"),
+    };
+    let shift = match unit {
+        "B" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return None,
+    };
+    digits.parse::<usize>().ok()?.checked_mul(1 << shift)
 }
 
 /// `OMP_SCHEDULE`: `[monotonic:|nonmonotonic:]kind[,chunk]`, packed as `run_sched`.
@@ -316,5 +347,13 @@ mod tests {
         );
         assert_eq!(parse_schedule("fast"), None);
         assert_eq!(parse_schedule("static,0"), None);
+    }
+
+    #[test]
+    fn stack_sizes_parse_with_kilobytes_by_default() {
+        assert_eq!(parse_stacksize("512"), Some(512 << 10));
+        assert_eq!(parse_stacksize("64M"), Some(64 << 20));
+        assert_eq!(parse_stacksize(" 1g "), Some(1 << 30));
+        assert_eq!(parse_stacksize("12Q"), None);
     }
 }

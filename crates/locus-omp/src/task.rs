@@ -195,9 +195,39 @@ fn spawn(ctx: &TaskCtx, job: Job) {
     if let Some(a) = affinity {
         builder = builder.affinity(a);
     }
-    if let Err(e) = builder.spawn_control(move |ctx| run_job(ctx, job)) {
-        die(&format!("cannot spawn a task: {e}"));
+    let pending = Unrun(Some(job));
+    let spawned = builder.spawn_control(move |ctx| {
+        let mut pending = pending;
+        if let Some(job) = pending.0.take() {
+            run_job(ctx, job);
+        }
+    });
+    // A refused spawn dropped the closure: `Unrun` completed the task.
+    drop(spawned);
+}
+
+/// A deferred task handed to Locus. Should Locus drop it unrun (the run has failed:
+/// a task ran out of stack, say, and the tasks not started are drained), it is
+/// completed unrun, with its successors, so that no wait waits for it; the region then
+/// ends with the run's error.
+struct Unrun(Option<Job>);
+
+impl Drop for Unrun {
+    fn drop(&mut self) {
+        if let Some(job) = self.0.take() {
+            abandon(job);
+        }
     }
+}
+
+fn abandon(job: Job) {
+    for ready in job.node.complete() {
+        let next = ready.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(next) = next {
+            abandon(next);
+        }
+    }
+    counted_complete(&job.node, &job.parent, &job.team);
 }
 
 /// The body of a deferred task's Locus task.
@@ -222,21 +252,22 @@ fn run_job(ctx: &TaskCtx, job: Job) {
     let thread_num = if team.small { thread_num } else { ctx.worker() };
     let frame = Frame::new(ctx, team.clone(), thread_num, node.clone(), false);
     enter(&frame, || call.run());
-    finish(&frame, &node, &parent, &team);
+    finish(ctx, &node, &parent, &team);
 }
 
 /// After a task's body: releases its successors, then counts it complete.
-fn finish(frame: &Frame, node: &TaskNode, parent: &TaskNode, team: &Team) {
+fn finish(ctx: &TaskCtx, node: &TaskNode, parent: &TaskNode, team: &Team) {
     for ready in node.complete() {
         let job = ready.job.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(job) = job {
-            match frame.ctx.is_null() {
-                // SAFETY: the frame's context is alive while the frame is current.
-                false => spawn(unsafe { &*frame.ctx }, job),
-                true => die("a task became ready outside Locus's workers"),
-            }
+            spawn(ctx, job);
         }
     }
+    counted_complete(node, parent, team);
+}
+
+/// Counts a task complete for taskwait, taskgroups and barriers.
+fn counted_complete(node: &TaskNode, parent: &TaskNode, team: &Team) {
     if let Some(g) = &node.group {
         g.pending.fetch_sub(1, Ordering::Release);
     }

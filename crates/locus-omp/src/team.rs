@@ -141,7 +141,10 @@ impl Frame {
         } else {
             // SAFETY: a frame's context is that of the body running it on this thread,
             // alive until the frame is left (`enter`).
-            unsafe { &*self.ctx }.help_while(blocked);
+            let ctx = unsafe { &*self.ctx };
+            // Once the run has failed, tasks are drained unrun and members may never
+            // arrive: the wait ends, and the region with the run's error.
+            ctx.help_while(&|| blocked() && !ctx.scope().has_failed());
         }
     }
 
