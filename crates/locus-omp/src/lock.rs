@@ -15,7 +15,7 @@ use crate::settings::die;
 use crate::team::with_frame;
 
 /// The word of a destroyed lock.
-pub(crate) const DESTROYED: u32 = 0xdead_10c;
+pub(crate) const DESTROYED: u32 = 0x0dea_d10c;
 
 fn futex(word: &AtomicU32, op: i32, val: u32) {
     // SAFETY: a futex call on a live, aligned 32-bit word; the kernel checks the rest.

@@ -103,7 +103,7 @@ fn build() -> Result<Omp, String> {
         // More threads than the host has CPUs, as OpenMP programs may ask: one virtual
         // node of that many CPUs, laid over the host's (workers share CPUs). Other
         // topologies keep Locus's rule of one worker per CPU.
-        let host = var(env::TOPOLOGY).is_none_or(|s| s.trim() == "host");
+        let host = var(env::TOPOLOGY).map_or(true, |s| s.trim() == "host");
         if host && t > topology.num_cpus() {
             topology = Topology::from_spec(&format!("1x{t}")).map_err(|e| e.to_string())?;
         }
@@ -120,9 +120,8 @@ fn build() -> Result<Omp, String> {
         builder = builder.config(config);
     }
     let stack = match var("OMP_STACKSIZE") {
-        Some(s) => parse_stacksize(&s).ok_or_else(|| {
-            format!("OMP_STACKSIZE={s}: expected a size such as 512K, 64M or 1G")
-        })?,
+        Some(s) => parse_stacksize(&s)
+            .ok_or_else(|| format!("OMP_STACKSIZE={s}: expected a size such as 512K, 64M or 1G"))?,
         None => DEFAULT_STACK,
     };
     builder = builder.worker_stack_size(stack.max(locus::MIN_WORKER_STACK));

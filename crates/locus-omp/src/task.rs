@@ -505,8 +505,8 @@ mod tests {
     fn both_depend_layouts_read_the_same_dependences() {
         let (a, b, c) = (0x1000usize, 0x2000usize, 0x3000usize);
         let mut old = [2 as *mut c_void, 1 as *mut c_void, a as _, b as _];
-        // SAFETY: a well-formed old layout.
         assert_eq!(
+            // SAFETY: a well-formed old layout.
             unsafe { read_depend(old.as_mut_ptr()) },
             vec![(a, true), (b, false)]
         );
@@ -522,8 +522,8 @@ mod tests {
             c as _,
             obj.as_ptr() as *mut c_void,
         ];
-        // SAFETY: a well-formed 5.0 layout with one depobj.
         assert_eq!(
+            // SAFETY: a well-formed 5.0 layout with one depobj.
             unsafe { read_depend(new.as_mut_ptr()) },
             vec![(a, true), (b, true), (c, false), (c, false)]
         );

@@ -60,10 +60,10 @@ impl Loop {
     /// in two's complement).
     pub fn ull(up: bool, start: u64, end: u64, incr: u64, sched: Sched, chunk: u64) -> Loop {
         let niters = if up && end > start && incr > 0 {
-            (u128::from(end - start) + u128::from(incr) - 1) / u128::from(incr)
+            u128::from(end - start).div_ceil(u128::from(incr))
         } else if !up && start > end && incr.wrapping_neg() > 0 {
             let step = u128::from(incr.wrapping_neg());
-            (u128::from(start - end) + step - 1) / step
+            u128::from(start - end).div_ceil(step)
         } else {
             0
         };
