@@ -179,3 +179,56 @@ fn a_program_built_for_libomp_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("libomp.so"), "{err}");
 }
+
+#[test]
+fn tasks_get_the_node_of_their_out_memory_as_home_on_virtual_nodes() {
+    let Some(bin) = build("placement") else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");
+    for affinity in ["strict", "non-strict"] {
+        let report = dir.join(format!("placement-{affinity}.json"));
+        let o = run(
+            &bin,
+            &[
+                "--threads",
+                "4",
+                "--topology",
+                "2x2",
+                "--affinity",
+                affinity,
+                "--report",
+                report.to_str().unwrap(),
+            ],
+            &[],
+        );
+        let out = stdout(&o);
+        assert!(
+            o.status.success() && out.ends_with("ok\n"),
+            "{out}{}",
+            stderr(&o)
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        let omp = &r["openmp"];
+        // Every compute task names a block an initialisation task wrote first: each
+        // has a home, the node of the worker that wrote it.
+        assert_eq!(omp["tasks_with_home"], 80, "{omp}");
+        if affinity == "strict" {
+            assert_eq!(omp["tasks_on_home"], 80, "{omp}");
+        }
+    }
+    // On one node there is nothing to place.
+    let report = dir.join("placement-host.json");
+    let o = run(
+        &bin,
+        &["--threads", "2", "--report", report.to_str().unwrap()],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    if r["topology"]["nodes"] == 1 {
+        assert_eq!(r["openmp"]["tasks_with_home"], 0);
+    }
+}

@@ -54,14 +54,16 @@ pub(crate) fn home(omp: &Omp, deps: &[(usize, bool)]) -> Option<usize> {
         .or_else(|| reads.map(|d| d.0).find_map(|a| node_of(omp, a)))
 }
 
-/// A task about to run on `node` writes `writes`: on a virtual topology, pages nobody
-/// wrote before are recorded as that node's (first touch).
-pub(crate) fn touched(omp: &Omp, writes: &[usize], node: usize) {
-    if !omp.numa || !omp.virtual_nodes || writes.is_empty() {
+/// A task of dependences `deps` is about to run on `node`: on a virtual topology, the
+/// pages it writes that nobody wrote before are recorded as that node's (first touch).
+pub(crate) fn touched(omp: &Omp, deps: &[(usize, bool)], node: usize) {
+    if !omp.numa || !omp.virtual_nodes || deps.is_empty() {
         return;
     }
     let mut pages = pages().lock().unwrap_or_else(|p| p.into_inner());
-    for &a in writes {
-        pages.entry(page_of(a)).or_insert(node);
+    for &(a, writes) in deps {
+        if writes {
+            pages.entry(page_of(a)).or_insert(node);
+        }
     }
 }

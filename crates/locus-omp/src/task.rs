@@ -172,13 +172,19 @@ struct Job {
     /// The creator's team index and worker (a small team's tasks stay there).
     thread_num: usize,
     worker: usize,
+    /// The task's dependences, `(address, writes)`: its home is looked up when it is
+    /// ready (its predecessors, which may first-touch its memory, are complete).
+    deps: Vec<(usize, bool)>,
     home: Option<usize>,
-    writes: Vec<usize>,
 }
 
 /// Spawns `job` as a Locus task from the body whose context is `ctx`.
-fn spawn(ctx: &TaskCtx, job: Job) {
+fn spawn(ctx: &TaskCtx, mut job: Job) {
     let omp = omp();
+    job.home = crate::place::home(omp, &job.deps);
+    if job.home.is_some() {
+        omp.counters.with_home.fetch_add(1, Ordering::Relaxed);
+    }
     let affinity = if job.team.small {
         Some(Affinity::worker(job.worker).strict())
     } else {
@@ -240,15 +246,15 @@ fn run_job(ctx: &TaskCtx, job: Job) {
         team,
         thread_num,
         worker: _,
+        deps,
         home,
-        writes,
     } = job;
     if let Some(h) = home {
         if h == ctx.node() {
             omp.counters.on_home.fetch_add(1, Ordering::Relaxed);
         }
     }
-    crate::place::touched(omp, &writes, ctx.node());
+    crate::place::touched(omp, &deps, ctx.node());
     let thread_num = if team.small { thread_num } else { ctx.worker() };
     let frame = Frame::new(ctx, team.clone(), thread_num, node.clone(), false);
     enter(&frame, || call.run());
@@ -382,11 +388,6 @@ pub(crate) unsafe fn task(
         if let Some(g) = &group {
             g.pending.fetch_add(1, Ordering::AcqRel);
         }
-        let writes: Vec<usize> = deps.iter().filter(|d| d.1).map(|d| d.0).collect();
-        let home = crate::place::home(omp, &deps);
-        if home.is_some() {
-            omp.counters.with_home.fetch_add(1, Ordering::Relaxed);
-        }
         let job = Job {
             call,
             node: node.clone(),
@@ -394,8 +395,8 @@ pub(crate) unsafe fn task(
             team: frame.team.clone(),
             thread_num: frame.thread_num,
             worker: frame.worker().unwrap_or(0),
-            home,
-            writes,
+            deps: deps.clone(),
+            home: None,
         };
         if !deps.is_empty() {
             *node.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
