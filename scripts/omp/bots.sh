@@ -62,7 +62,7 @@ inputs_table() {
     cat <<'EOF'
 alignment  -f inputs/alignment/prot.20.aa        -f inputs/alignment/prot.100.aa
 fft        -n 262144                             -n 8388608
-fib        -n 20                                 -n 32
+fib        -n 20                                 -n 27
 floorplan  -f inputs/floorplan/input.5           -f inputs/floorplan/input.15
 health     -f inputs/health/test.input           -f inputs/health/small.input
 nqueens    -n 10                                 -n 12

@@ -86,3 +86,42 @@ omp_tree_hash() {
 
 # Milliseconds since the epoch.
 omp_now_ms() { date +%s%3N; }
+
+# peers/openmp's programs with their arguments for tests (each run well under a second
+# on 2 CPUs) and for scripts/omp/bench.sh (Locus's default, "small", size: the programs'
+# own defaults; overhead has none, and takes Locus's default 16 2000 1000 16). `-`: no
+# arguments.
+omp_peer_table() {
+    cat <<'TABLE'
+bicgstab   -               -
+bitonic    -               -
+cholesky   -               -
+jacobi_2d  -               -
+kmeans     -               -
+overhead   16,200,100,16   16,2000,1000,16
+seidel_2d  -               -
+sparselu   -               -
+spmv       -               -
+TABLE
+}
+
+# Builds every program of omp_peer_table from peers/openmp with gcc into directory $1, as
+# `locus bench --peers` builds its openmp-gcc peer (crates/locus-cli/src/bench/peers/toolchain.rs).
+omp_build_peers() {
+    local out=$1 name
+    mkdir -p "$out"
+    for name in $(omp_peer_table | awk '{ print $1 }'); do
+        gcc -O2 -Wall -ffp-contract=off -falign-loops=64 -fopenmp -o "$out/$name" \
+            "$omp_root/peers/openmp/$name.c" -lm || omp_die "gcc failed on peers/openmp/$name.c"
+    done
+}
+
+# The arguments of peer program $1 for column $2 (test or bench), space-separated.
+omp_peer_args() {
+    omp_peer_table | awk -v name="$1" -v col="$2" '
+        $1 == name { a = (col == "test") ? $2 : $3; if (a != "-") { gsub(",", " ", a); print a }; found = 1 }
+        END { if (!found) exit 1 }'
+}
+
+# Whether the output $1 of a peer program says it verified (its JSON line).
+omp_peer_verified() { grep -q '"verified": true' <<<"$1"; }
