@@ -246,12 +246,17 @@ build_omp_check() {
         # copied at the same path with the libraries it loads.
         libdir=$("$locus_bin" omp --threads 1 -- /bin/sh -c 'printf %s "$LD_LIBRARY_PATH"' | cut -d: -f1) ||
             die "$locus_bin omp --threads 1 -- /bin/sh failed"
+        local f preload
         if [ -n "$libdir" ] && [ -d "$libdir" ]; then
-            local f
             for f in "$libdir"/*; do
                 [ -f "$f" ] && copy_with_libs "$root" "$f"
             done
         fi
+        # And any library it preloads.
+        preload=$("$locus_bin" omp --threads 1 -- /bin/sh -c 'printf %s "${LD_PRELOAD:-}"') || true
+        for f in ${preload//:/ }; do
+            [ -f "$f" ] && copy_with_libs "$root" "$f"
+        done
         echo "$locus_bin" >"$root/omp/locus-path"
         log "omp check: numa_jacobi on gcc's libgomp and on $locus_bin omp (library directory ${libdir:-none})"
     else
