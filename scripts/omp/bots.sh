@@ -65,7 +65,7 @@ fft        -n 262144                             -n 8388608
 fib        -n 20                                 -n 27
 floorplan  -f inputs/floorplan/input.5           -f inputs/floorplan/input.15
 health     -f inputs/health/test.input           -f inputs/health/small.input
-nqueens    -n 10                                 -n 12
+nqueens    -n 10                                 -n 11
 sort       -n 1048576                            -n 16777216
 sparselu   -n 20 -m 20                           -n 50 -m 50
 strassen   -n 256                                -n 1024
