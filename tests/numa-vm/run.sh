@@ -15,7 +15,7 @@
 #   LOCUS_VM_TARGET_DIR  cargo target directory of the static guest build
 #                        (default: $CARGO_TARGET_DIR/numa-vm, or target/numa-vm)
 #   LOCUS                the locus binary whose `omp` command runs the OpenMP check
-#                        (default target/release/locus; without it, that part is skipped)
+#                        (default: `cargo build --release`, then target/release/locus)
 #
 # Exit status: 0 when the guest ran every check and all passed; 1 when a check
 # failed, the guest printed no result, or it did not finish in time; 2 on bad usage.
@@ -238,7 +238,13 @@ build_omp_check() {
         die "building tests/omp/numa_jacobi.c failed"
     copy_with_libs "$root" "$work/numa_jacobi"
     mv "$root$work/numa_jacobi" "$root/omp/numa_jacobi"
-    locus_bin=${LOCUS:-$repo/target/release/locus}
+    locus_bin=${LOCUS:-}
+    if [ -z "$locus_bin" ]; then
+        # The workspace's release build: the locus binary and its OpenMP runtime.
+        log "cargo build --release (the locus binary for the OpenMP check)"
+        (cd "$repo" && cargo build --release --quiet) || die "cargo build --release failed"
+        locus_bin=${CARGO_TARGET_DIR:-$repo/target}/release/locus
+    fi
     if [ -x "$locus_bin" ] && "$locus_bin" omp --help >/dev/null 2>&1; then
         locus_bin=$(cd "$(dirname "$locus_bin")" && pwd)/$(basename "$locus_bin")
         copy_with_libs "$root" "$locus_bin"
@@ -259,8 +265,11 @@ build_omp_check() {
         done
         echo "$locus_bin" >"$root/omp/locus-path"
         log "omp check: numa_jacobi on gcc's libgomp and on $locus_bin omp (library directory ${libdir:-none})"
+    elif [ -x "$locus_bin" ] && "$locus_bin" omp --help 2>&1 | grep -q "unrecognized subcommand 'omp'"; then
+        # Until Locus's runtime is merged only. Remove once crates/locus-omp is in.
+        log "omp check: locus omp not built: skipped; numa_jacobi runs on gcc's libgomp only"
     else
-        log "omp check: locus omp not built: skipped (no working $locus_bin omp); numa_jacobi runs on gcc's libgomp only"
+        die "omp check: $locus_bin omp --help failed (build the locus binary, or set LOCUS)"
     fi
 }
 
