@@ -265,7 +265,7 @@ build_omp_check() {
         done
         echo "$locus_bin" >"$root/omp/locus-path"
         log "omp check: numa_jacobi on gcc's libgomp and on $locus_bin omp (library directory ${libdir:-none})"
-    elif [ -x "$locus_bin" ] && "$locus_bin" omp --help 2>&1 | grep -q "unrecognized subcommand 'omp'"; then
+    elif [ -x "$locus_bin" ] && grep -q "unrecognized subcommand 'omp'" <<<"$("$locus_bin" omp --help 2>&1 || true)"; then
         # Until Locus's runtime is merged only. Remove once crates/locus-omp is in.
         log "omp check: locus omp not built: skipped; numa_jacobi runs on gcc's libgomp only"
     else
