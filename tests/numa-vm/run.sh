@@ -305,6 +305,16 @@ else
     echo "FAIL omp.jacobi.gomp: status $status on gcc's libgomp"
     rc=1
 fi
+# The instrument: compute tasks that pin themselves to their out block's node are local.
+out=$(NUMA_JACOBI_PIN_COMPUTE=1 OMP_NUM_THREADS=4 /omp/numa_jacobi 95 2>&1)
+status=$?
+echo "$out"
+if [ "$status" = 0 ]; then
+    echo "ok omp.jacobi.pinned: gcc's libgomp, compute tasks pinned: $(omp_line "$out") (at least 95%)"
+else
+    echo "FAIL omp.jacobi.pinned: status $status with compute tasks pinned to their out block's node (at least 95%)"
+    rc=1
+fi
 if [ -f /omp/locus-path ]; then
     locus=$(cat /omp/locus-path)
     out=$("$locus" omp --threads 4 -- /omp/numa_jacobi 95 2>&1)

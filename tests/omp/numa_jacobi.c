@@ -14,6 +14,10 @@
  * (get_mempolicy MPOL_F_NODE | MPOL_F_ADDR). The result is compared bit for bit with the
  * same sweeps run sequentially.
  *
+ * With NUMA_JACOBI_PIN_COMPUTE=1 in the environment, each compute task also pins its
+ * thread to its out block's node (as the initialisation does) before it records where it
+ * runs: whatever the runtime, every task is then local, which checks the instrument.
+ *
  * Prints `omp-jacobi: ...` lines: the nodes, the placement check, and
  * `omp-jacobi: N of M compute tasks on their out block's node (P%)`. Exits 0 when the
  * result verified, every page was where it was first touched, and P >= MIN_PERCENT; 1
@@ -143,6 +147,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: numa_jacobi [MIN_PERCENT [BLOCKS [BLOCK_PAGES [ITERATIONS]]]]\n");
         return 2;
     }
+    const char *pin = getenv("NUMA_JACOBI_PIN_COMPUTE");
+    int pin_compute = pin && strcmp(pin, "1") == 0;
     page = sysconf(_SC_PAGESIZE);
     read_nodes();
     size_t bytes = (size_t)block_pages * (size_t)page;
@@ -154,8 +160,9 @@ int main(int argc, char **argv) {
         for (long b = 0; b < nb; b++) grid[g][b] = map_block(bytes);
     }
     long total = nb * iters, local = 0, ran = 0, unknown = 0;
-    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %d threads\n", nnodes,
-           nb, block_pages, iters, omp_get_max_threads());
+    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %d threads%s\n", nnodes,
+           nb, block_pages, iters, omp_get_max_threads(),
+           pin_compute ? ", compute tasks pinned to their out block's node" : "");
 
 #pragma omp parallel
 #pragma omp single
@@ -183,10 +190,19 @@ int main(int argc, char **argv) {
                 long l = b > 0 ? b - 1 : b, r = b < nb - 1 ? b + 1 : b;
 #pragma omp task depend(in : src[l][0], src[b][0], src[r][0]) depend(out : dst[b][0])
                 {
+                    cpu_set_t saved;
+                    int node = (int)(b % nnodes);
+                    if (pin_compute) {
+                        if (sched_getaffinity(0, sizeof saved, &saved) != 0) die("sched_getaffinity");
+                        if (nnodes > 1 && sched_setaffinity(0, sizeof node_cpus[node], &node_cpus[node]) != 0)
+                            die("sched_setaffinity");
+                    }
                     int cpu = sched_getcpu();
                     int here = cpu >= 0 && cpu < MAX_CPUS ? cpu_node[cpu] : -1;
                     int there = node_of_page(dst[b]);
                     sweep(src, dst, b, nb, n);
+                    if (pin_compute && nnodes > 1 && sched_setaffinity(0, sizeof saved, &saved) != 0)
+                        die("sched_setaffinity");
 #pragma omp atomic
                     ran++;
                     if (here < 0 || there < 0) {
