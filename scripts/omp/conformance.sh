@@ -178,6 +178,9 @@ refusal() {
 omp_setup gomp
 omp_setup "$runtime"
 start=$SECONDS
+# Every test refused.txt names exists: a renamed or removed test cannot leave a stale line.
+stale=$(awk '!/^#/ && NF { print $2 }' "$refused_file" | sort -u | comm -23 - <(collect | cut -f1 | sort -u))
+[ -z "$stale" ] || omp_die "refused.txt names tests that are not collected: $(echo $stale)"
 tests=$(collect | grep -E "^[^	]*($only)" || true)
 [ -n "$tests" ] || omp_die "no test matches --only '$only'"
 n_total=0 n_offload=0 n_nobuild=0 n_gomp_fail=0 n_pass=0 n_fail=0 n_refused=0
