@@ -46,6 +46,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+omp_runtimes "$runtimes" >/dev/null # stops on an unknown name
 mapfile -t rts < <(omp_runtimes "$runtimes")
 ((${#rts[@]} >= 2)) || omp_die "--runtimes: at least two runtimes to compare"
 subject=${rts[-1]}
