@@ -218,7 +218,7 @@ while IFS=$'\t' read -r id src; do
             result="pass (${ms} ms)"
         else
             n_fail=$((n_fail + 1))
-            result="FAIL: status $status (${ms} ms): $(tail -n 1 "$log" | cut -c1-80)"
+            result="FAIL: status $status (${ms} ms): $(tail -n 1 "$log" | sed "s|/[^ :]*/||g" | cut -c1-100)"
             unexpected+=("$id: failed with status $status; log $log")
         fi
     else
@@ -232,7 +232,7 @@ while IFS=$'\t' read -r id src; do
             unexpected+=("$id: passed though refused.txt lists it")
         else
             n_fail=$((n_fail + 1))
-            result="FAIL: status $status without a line matching '$pattern': $(tail -n 1 "$log" | cut -c1-60)"
+            result="FAIL: status $status without a line matching '$pattern': $(tail -n 1 "$log" | sed "s|/[^ :]*/||g" | cut -c1-80)"
             unexpected+=("$id: failed (status $status) without naming '$pattern'; log $log")
         fi
     fi
