@@ -248,13 +248,15 @@ build_omp_check() {
     if [ -x "$locus_bin" ] && "$locus_bin" omp --help >/dev/null 2>&1; then
         locus_bin=$(cd "$(dirname "$locus_bin")" && pwd)/$(basename "$locus_bin")
         copy_with_libs "$root" "$locus_bin"
-        # The directory `locus omp` puts first on LD_LIBRARY_PATH (its libgomp.so.1),
-        # copied at the same path with the libraries it loads.
+        # The shared libraries of the directory `locus omp` puts first on
+        # LD_LIBRARY_PATH (its libgomp.so.1), copied at the same path with the libraries
+        # they load.
         libdir=$("$locus_bin" omp --threads 1 -- /bin/sh -c 'printf %s "$LD_LIBRARY_PATH"' | cut -d: -f1) ||
             die "$locus_bin omp --threads 1 -- /bin/sh failed"
         local f preload
         if [ -n "$libdir" ] && [ -d "$libdir" ]; then
-            for f in "$libdir"/*; do
+            # Its shared libraries only: the directory may be a build directory.
+            for f in "$libdir"/*.so "$libdir"/*.so.*; do
                 [ -f "$f" ] && copy_with_libs "$root" "$f"
             done
         fi
