@@ -54,6 +54,8 @@ pub(crate) struct Team {
     pub parent: Option<(Arc<Team>, usize)>,
     /// Explicit tasks of the team not yet complete (a barrier waits for them).
     pub pending: AtomicUsize,
+    /// Members whose implicit task has started (the region's start gate).
+    started: AtomicUsize,
     /// Threads arrived at the current barrier, and its generation.
     arrived: AtomicUsize,
     generation: AtomicUsize,
@@ -79,11 +81,31 @@ impl Team {
             active_level: active,
             parent,
             pending: AtomicUsize::new(0),
+            started: AtomicUsize::new(0),
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             ws: Mutex::new(ws0.clone().map(|w| (0, w)).into_iter().collect()),
             small: n < workers,
             first: ws0,
+        }
+    }
+}
+
+impl Team {
+    /// Waits until every member's implicit task has started, without running other
+    /// tasks meanwhile.
+    ///
+    /// A worker waiting inside an explicit task's body (taskwait, an undeferred task's
+    /// dependences) runs other ready tasks, and its own member's implicit task is one of
+    /// them until it starts. Started there, the implicit task would sit above the
+    /// explicit one on the worker's stack: at a barrier it would wait for members that
+    /// wait for the explicit task, which cannot finish below it, and the region would
+    /// hang. No member creates an explicit task before every implicit task has started,
+    /// so each starts at the bottom of its worker's stack.
+    fn start_gate(&self) {
+        self.started.fetch_add(1, Ordering::AcqRel);
+        while self.started.load(Ordering::Acquire) < self.n {
+            std::thread::yield_now();
         }
     }
 }
@@ -223,6 +245,7 @@ pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>
                     .task("omp implicit task", ())
                     .affinity(Affinity::worker(i).strict())
                     .spawn_control(move |ctx| {
+                        team.start_gate();
                         let task = Arc::new(TaskNode::new(false, None));
                         let frame = Frame::new(ctx, team, i, task, true);
                         enter(&frame, || body.call());
