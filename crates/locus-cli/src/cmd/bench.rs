@@ -419,22 +419,25 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     for (name, why) in &pictures.not_drawn {
         println!("{name}.svg not drawn: {why}");
     }
-    let report_path = plan.out.join("report.html");
-    let html = report::html(&report::Report {
+    let (cells, rule) = summary::table_cells(&rows, &plan.baseline);
+    let mut tables = vec![report::Table::Cells(cells, rule)];
+    let peers_failed = if args.peers {
+        let (failed, table) = run_peers(&plan, args)?;
+        tables.push(table);
+        failed
+    } else {
+        0
+    };
+    write_report(&report::Report {
+        title: "locus bench report",
         heading: &heading,
         stream: stream_line.as_deref(),
-        table: summary::table_cells(&rows, &plan.baseline),
+        tables,
         notes: &notes,
         not_drawn: &pictures.not_drawn,
         dir: &plan.out,
         pictures: &figures::NAMES,
-    });
-    write_whole(&report_path, &html).map_err(|e| io(&report_path, e))?;
-    let peers_failed = if args.peers {
-        run_peers(&plan, args)?
-    } else {
-        0
-    };
+    })?;
     println!();
     println!(
         "{} run reports, summary.json, report.html and {} (each as SVG and PNG) in {}",
@@ -546,13 +549,47 @@ fn home_study(args: &Args) -> Result<(), Failure> {
         "{}, {threads} workers, {engine_name} engine",
         crate::render::machine(&setup.topology, sim)
     );
-    println!("locus bench home: paper 4's SparseLU study on {machine}");
+    let heading = format!("locus bench home: paper 4's SparseLU study on {machine}");
+    let table = home::table(&runs, sim);
+    println!("{heading}");
     println!();
-    print!("{}", home::table(&runs, sim));
+    print!("{table}");
     write_study_json(&out, "home.json", &home::report(&runs, &setup))?;
     let written = home::write_figures(&out, &runs, &machine).map_err(|e| io(&out, e))?;
+    write_study_report(&out, &heading, table, &[], &home::NAMES)?;
     let failed = runs.iter().filter(|m| m.failed()).count();
     end_study(&out, "home.json", written.len(), failed, runs.len())
+}
+
+/// Writes `report.html` into the report's directory.
+pub fn write_report(r: &report::Report<'_>) -> Result<(), Failure> {
+    let path = r.dir.join("report.html");
+    write_whole(&path, &report::html(r))
+        .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))
+}
+
+/// Writes a study suite's `report.html` into `out`: its `heading`, its `table` as
+/// printed, its `notes` and its `pictures`.
+fn write_study_report(
+    out: &Path,
+    heading: &str,
+    table: String,
+    notes: &[String],
+    pictures: &[&'static str],
+) -> Result<(), Failure> {
+    write_report(&report::Report {
+        title: "locus bench report",
+        heading,
+        stream: None,
+        tables: vec![report::Table::Text {
+            heading: String::new(),
+            text: table,
+        }],
+        notes,
+        not_drawn: &[],
+        dir: out,
+        pictures,
+    })
 }
 
 /// Writes a study suite's JSON report `name` into `out`.
@@ -574,7 +611,7 @@ fn end_study(
 ) -> Result<(), Failure> {
     println!();
     println!(
-        "{name} and {} (each as SVG and PNG) in {}",
+        "{name}, report.html and {} (each as SVG and PNG) in {}",
         plural(files / 2, "picture"),
         out.display()
     );
@@ -680,18 +717,25 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
         "{}, {threads} workers, {engine_name} engine",
         crate::render::machine(&setup.topology, sim)
     );
-    println!("locus bench twisted: Twisted-STREAM's phase 2 on {machine}");
+    let heading = format!("locus bench twisted: Twisted-STREAM's phase 2 on {machine}");
+    println!("{heading}");
+    let mut notes = Vec::new();
     if !crate::render::times_show_locality(&setup.topology, sim) {
-        println!(
-            "note: remote and local vectors lie in the same memory on {}: the phases differ by allocation, caching and noise, not by distance",
+        notes.push(format!(
+            "remote and local vectors lie in the same memory on {}: the phases differ by allocation, caching and noise, not by distance",
             crate::render::machine(&setup.topology, sim)
-        );
+        ));
+    }
+    for note in &notes {
+        println!("note: {note}");
     }
     println!();
-    print!("{}", twisted::table(&points, &setup));
+    let table = twisted::table(&points, &setup);
+    print!("{table}");
     write_study_json(&out, "twisted.json", &twisted::report(&points, &setup))?;
     let written =
         twisted::write_figures(&out, &points, &setup, &machine).map_err(|e| io(&out, e))?;
+    write_study_report(&out, &heading, table, &notes, &twisted::NAMES)?;
     let failed = points.iter().filter(|p| p.failed()).count();
     end_study(&out, "twisted.json", written.len(), failed, points.len())
 }
@@ -699,8 +743,9 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
 /// `--peers`: builds the peers (installing their Debian packages when root; a peer that
 /// cannot be built is skipped with a note), runs them alternately with Locus under
 /// `dsa-opt` and the configurations named by `--configs`, prints the peer table and
-/// writes `peers.json`; gives the number of rows that failed.
-fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
+/// writes `peers.json`; gives the number of rows that failed and the table, for the
+/// report.
+fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure> {
     let selected: Vec<&str> = args.kernels.iter().map(|k| k.trim()).collect();
     let kernels = peers::kernels(&selected);
     let mut configs = vec![Config::DsaOpt.to_string()];
@@ -758,18 +803,27 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
             }
         }
     }
-    println!();
-    println!(
+    let heading = format!(
         "Peers against Locus on {} ({threads} threads each), peer median / Locus median over {} alternating runs (above 1: Locus is faster)",
         crate::render::machine(&plan.topology, false),
         plan.repetitions
     );
-    print!("{}", peers::table(&rows, &built));
+    let table = peers::table(&rows, &built);
+    println!();
+    println!("{heading}");
+    print!("{table}");
     let path = plan.out.join("peers.json");
     let report = peers::report(&rows, &built, &plan.out, plan.repetitions, threads);
     write_whole(&path, &format!("{report:#}\n"))
         .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))?;
-    Ok(rows.iter().filter(|r| !r.ok()).count())
+    let failed = rows.iter().filter(|r| !r.ok()).count();
+    Ok((
+        failed,
+        report::Table::Text {
+            heading,
+            text: table,
+        },
+    ))
 }
 
 /// Writes `text` to `path` whole or not at all (a temporary file renamed into place).

@@ -261,9 +261,11 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             cell(ratio(pa, pb), 2),
         ]);
     }
+    let heading = format!("A: {}; B: {}", a.label, b.label);
+    let legend = "B/A above 1: B took longer, was more local, or held more memory";
     println!("A: {}", a.label);
     println!("B: {}", b.label);
-    println!("B/A above 1: B took longer, was more local, or held more memory");
+    println!("{legend}");
     println!();
     let widths: Vec<usize> = (0..cells[0].len())
         .map(|c| {
@@ -334,8 +336,18 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         let png_path = out.join("compare.png");
         locus::observe::replace_file(&png_path, |f| std::io::Write::write_all(f, &png))
             .map_err(|e| Failure::Failed(format!("{}: {e}", png_path.display())))?;
+        crate::cmd::bench::write_report(&crate::bench::report::Report {
+            title: "locus compare report",
+            heading: &heading,
+            stream: None,
+            tables: vec![crate::bench::report::Table::Cells(cells, None)],
+            notes: &[legend.to_string()],
+            not_drawn: &[],
+            dir: out,
+            pictures: &["compare"],
+        })?;
         eprintln!(
-            "locus: compare.svg and compare.png written to {}",
+            "locus: compare.svg, compare.png and report.html written to {}",
             out.display()
         );
     }
