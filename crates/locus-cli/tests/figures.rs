@@ -354,6 +354,23 @@ fn the_home_study_draws_paper_4s_three_figures() {
         assert!(tasks > 0, "{p}");
         assert!(p["verified"].is_null(), "bodies were skipped: {p}");
     }
+    // Its report: the heading, the table as printed and the three figures inline.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("locus bench home: paper 4&#39;s SparseLU study on")
+            || html.contains("locus bench home: paper 4's SparseLU study on"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<pre>") && html.contains("Cilk-like"),
+        "{html}"
+    );
+    for name in ["home-locality", "home-tasks", "home-time"] {
+        assert!(
+            html.contains(&format!("<figure id=\"{name}\"><svg")),
+            "{name}"
+        );
+    }
     // A second study in the same directory replaces the first's files.
     bench(
         &dir,
@@ -372,5 +389,53 @@ fn every_configuration_fits_the_report_page() {
     assert_eq!(pictures.len(), 3, "{stdout}");
     for p in &pictures {
         check_picture(p);
+    }
+}
+
+/// The twisted study on threads: its vectors share one memory (one real node, or
+/// virtual nodes), which the output and the report say; both line charts pass the
+/// checks, and the report holds them and the tables.
+#[test]
+fn the_twisted_study_says_when_remote_means_the_same_memory() {
+    for (name, topology, machine) in [
+        ("figures-twisted-host", "host", "host (1 real node, "),
+        ("figures-twisted-2x1", "2x1", "2x1 (2 virtual nodes over "),
+    ] {
+        let dir = scratch(name);
+        let stdout = bench(
+            &dir,
+            &[
+                "--suite",
+                "twisted",
+                "--engine",
+                "threads",
+                "--topology",
+                topology,
+            ],
+        );
+        let note = format!("remote and local vectors lie in the same memory on {machine}");
+        assert!(stdout.contains(&format!("note: {note}")), "{stdout}");
+        assert!(
+            stdout.contains("the phases differ by allocation, caching and noise, not by distance"),
+            "{stdout}"
+        );
+        let pictures = svgs(&dir);
+        let names: Vec<_> = pictures
+            .iter()
+            .map(|p| p.file_stem().unwrap().to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["twisted-mixed", "twisted-remote"], "{stdout}");
+        for p in &pictures {
+            check_picture(p);
+        }
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(html.contains(&note), "{html}");
+        assert!(html.contains("migrate nothing (none)"), "{html}");
+        for name in names {
+            assert!(
+                html.contains(&format!("<figure id=\"{name}\"><svg")),
+                "{name}"
+            );
+        }
     }
 }

@@ -64,6 +64,89 @@ fn bench_writes_a_self_contained_report() {
     }
 }
 
+/// The commit a report names is the one the binary was built from, whatever
+/// repository the command runs in.
+#[test]
+fn the_commit_shown_is_the_builds_not_the_working_directorys() {
+    let built = env!("LOCUS_COMMIT");
+    assert!(!built.is_empty());
+    let git = |dir: &Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    // The build's commit is the repository's HEAD when git was there at build time.
+    if let Some(head) = git(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["rev-parse", "--short", "HEAD"],
+    ) {
+        assert!(
+            head.starts_with(built) || built.starts_with(&head),
+            "built from {built}, HEAD is {head}"
+        );
+    } else {
+        assert_eq!(built, "unknown");
+    }
+    // Another repository as the working directory, with a commit of its own.
+    let elsewhere = scratch("report-commit-elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let other = git(&elsewhere, &["init", "-q"]).and_then(|_| {
+        std::fs::write(elsewhere.join("f"), "x").unwrap();
+        git(&elsewhere, &["add", "f"])?;
+        git(
+            &elsewhere,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "commit",
+                "-q",
+                "-m",
+                "other",
+            ],
+        )?;
+        git(&elsewhere, &["rev-parse", "--short", "HEAD"])
+    });
+    let out_dir = elsewhere.join("out");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_locus"))
+        .args([
+            "bench",
+            "--engine",
+            "sim",
+            "--topology",
+            "2x1",
+            "--kernels",
+            "bitonic",
+            "--configs",
+            "dsa-opt",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .current_dir(&elsewhere)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<dt>Commit</dt><dd><code>{built}</code> (of the build)"
+        )),
+        "{html}"
+    );
+    if let Some(other) = other {
+        assert!(
+            !html.contains(&other),
+            "the working directory's commit {other}"
+        );
+    }
+}
+
 #[test]
 fn compare_puts_two_outputs_side_by_side_with_ratios() {
     let a = scratch("compare-a");
@@ -121,6 +204,16 @@ fn compare_puts_two_outputs_side_by_side_with_ratios() {
     );
     assert!(svg.contains("as fast as compare-a"), "{svg}");
     assert!(!svg.contains(">geomean</text>"), "no empty group: {svg}");
+    // Its report: both runs named, the table and the chart inline.
+    let html = std::fs::read_to_string(chart.join("report.html")).unwrap();
+    assert!(html.contains("<h1>locus compare report</h1>"), "{html}");
+    assert!(html.contains("compare-a") && html.contains("compare-b"));
+    assert!(html.contains("<th>time B/A</th>") && html.contains("<td>dsa-opt</td>"));
+    assert!(html.contains("<figure id=\"compare\"><svg"), "{html}");
+    assert!(html.contains(&format!(
+        "<code>{}</code> (of the build)",
+        env!("LOCUS_COMMIT")
+    )));
 
     let missing = locus(&["compare", a.to_str().unwrap(), "/nonexistent-locus-dir"]);
     assert_eq!(missing.status.code(), Some(2));
