@@ -996,6 +996,40 @@ fn run_object(kernel: &str, outcome: &KernelOutcome) -> Value {
     Value::Object(object)
 }
 
+/// The machine the command ran on, for `locus compare` to tell runs of different
+/// machines apart: its host name, its CPU model, its real NUMA nodes and the CPUs
+/// this process may use (whatever `--topology` laid over it). `null` where unknown.
+pub fn host_identity() -> Value {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let name = read("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
+    // x86 says `model name`; other architectures say `Processor` or `cpu model`.
+    let cpu = read("/proc/cpuinfo").and_then(|info| {
+        info.lines().find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            ["model name", "Processor", "cpu model"]
+                .contains(&key.trim())
+                .then(|| value.trim().to_string())
+        })
+    });
+    let nodes = std::fs::read_dir("/sys/devices/system/node").ok().map(|d| {
+        d.filter(|e| {
+            e.as_ref().is_ok_and(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.strip_prefix("node")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+        .count()
+        .max(1)
+    });
+    let cpus = locus_topo::allowed_cpus()
+        .map(|c| c.len())
+        .ok()
+        .or_else(|| std::thread::available_parallelism().map(usize::from).ok());
+    json!({"name": name, "cpu_model": cpu, "nodes": nodes, "cpus": cpus})
+}
+
 /// `summary.json`: what ran, the STREAM figure and one object per row.
 fn summary_object(
     plan: &Plan,
@@ -1015,6 +1049,7 @@ fn summary_object(
             "nodes": plan.topology.num_nodes(),
             "cpus": plan.topology.num_cpus(),
         },
+        "host": host_identity(),
         "repetitions": plan.repetitions,
         "control": "sequential",
         "kernels": plan.kernels,
