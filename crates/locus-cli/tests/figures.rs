@@ -183,7 +183,21 @@ fn host_pictures_have_error_bars_and_skip_what_one_node_cannot_show() {
         let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
         assert!(report.contains("1 real node"), "{report}");
         assert!(report.contains("not locality"), "{report}");
-        assert_eq!(pictures, vec![dir.join("speedup.svg")], "{stdout}");
+        assert_eq!(
+            pictures,
+            vec![dir.join("speedup.svg"), dir.join("timeline.svg")],
+            "{stdout}"
+        );
+        // The timeline says the host has one node.
+        let timeline = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+        assert!(
+            timeline.contains("one node: every byte is local")
+                && timeline.contains("1 real node")
+                && timeline.contains(">node 0</text>")
+                && !timeline.contains(">node 1</text>"),
+            "{timeline}"
+        );
+        assert!(report.contains("<figure id=\"timeline\"><svg"), "{report}");
         assert!(
             stdout.contains("locality.svg not drawn: one NUMA node"),
             "{stdout}"
@@ -216,11 +230,18 @@ fn virtual_nodes_draw_every_picture_with_error_bars() {
         .collect();
     assert_eq!(
         names,
-        ["locality.svg", "speedup.svg", "traffic.svg"],
+        ["locality.svg", "speedup.svg", "timeline.svg", "traffic.svg"],
         "{stdout}"
     );
     let bars: Vec<usize> = pictures.iter().map(|p| check_picture(p)).collect();
-    assert_eq!(bars, [4, 6, 0]);
+    assert_eq!(bars, [4, 6, 0, 0]);
+    // Four virtual nodes in the timeline, labelled as placement in one memory.
+    let timeline = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+    assert!(
+        timeline.contains(">node 3</text>")
+            && timeline.contains("virtual nodes: bytes counted by where Locus placed them"),
+        "{timeline}"
+    );
     // Virtual nodes are never shown as nodes: their memory is the host's.
     assert!(stdout.contains("on 4x1 (4 virtual nodes over "), "{stdout}");
     assert!(!stdout.contains("(4 nodes"), "{stdout}");
@@ -256,7 +277,7 @@ fn simulated_pictures_on_opteron_64() {
         ],
     );
     let pictures = svgs(&dir);
-    assert_eq!(pictures.len(), 3, "{stdout}");
+    assert_eq!(pictures.len(), 4, "{stdout}");
     // A simulated machine says so, and its speedups are locality's.
     assert!(
         stdout.contains("on opteron-64 (simulated: 8 nodes, 64 CPUs)"),
@@ -275,6 +296,16 @@ fn simulated_pictures_on_opteron_64() {
     // One colour scale for eight-node matrices of three configurations.
     let traffic = std::fs::read_to_string(dir.join("traffic.svg")).unwrap();
     assert_eq!(traffic.matches("class=\"legend\"").count(), 1);
+    // The timeline: eight nodes, each with local and remote bytes and ready tasks, of
+    // jacobi-2d (the first kernel) under dsa-opt (the first that is not the baseline).
+    let timeline = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+    assert!(
+        timeline.contains("jacobi-2d under dsa-opt (opteron-64 (simulated")
+            && timeline.contains(">node 7</text>")
+            && !timeline.contains("one node"),
+        "{timeline}"
+    );
+    assert_eq!(timeline.matches("<polyline").count(), 8 * 3);
     assert_eq!(traffic.matches("% local</text>").count(), 3);
 }
 
@@ -386,7 +417,7 @@ fn every_configuration_fits_the_report_page() {
     let dir = scratch("figures-all-configs");
     let stdout = bench(&dir, &["--engine", "sim", "--kernels", "bitonic,jacobi-2d"]);
     let pictures = svgs(&dir);
-    assert_eq!(pictures.len(), 3, "{stdout}");
+    assert_eq!(pictures.len(), 4, "{stdout}");
     for p in &pictures {
         check_picture(p);
     }

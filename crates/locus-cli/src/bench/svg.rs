@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 /// Series colours, one per series: saturated and dark enough to tell ten apart on
 /// white, on screen and in print (no pastel, no yellow).
-const PALETTE: &[&str] = &[
+pub const PALETTE: &[&str] = &[
     "#1f5fa8", "#e66100", "#1b9e77", "#c2185b", "#6a3d9a", "#b8860b", "#d62728", "#00838f",
     "#6d4c41", "#4d4d4d",
 ];
@@ -73,7 +73,7 @@ fn escape(s: &str) -> String {
 }
 
 /// A step of 1, 2 or 5 times a power of ten giving about five ticks up to `max`.
-fn tick_step(max: f64) -> f64 {
+pub fn tick_step(max: f64) -> f64 {
     if max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -101,7 +101,8 @@ fn tick_label(v: f64, step: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-fn header(out: &mut String, width: f64, height: f64, title: &str) {
+/// The opening of a picture of `width` x `height` px: a white canvas and the title.
+pub fn header(out: &mut String, width: f64, height: f64, title: &str) {
     // Whole pixels, so that the PNG has exactly the SVG's size.
     let (width, height) = (width.ceil(), height.ceil());
     let _ = writeln!(
@@ -626,6 +627,41 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
     }
     out.push_str("</svg>\n");
     out
+}
+
+/// The two axis titles (class `axis-title`): `x_title` centred at `x_at`, `y_title`
+/// turned upright and centred at `y_at`.
+pub fn axis_titles(
+    out: &mut String,
+    x_at: (f64, f64),
+    x_title: &str,
+    y_at: (f64, f64),
+    y_title: &str,
+) {
+    let _ = writeln!(
+        out,
+        r##"<text class="axis-title" x="{}" y="{}" text-anchor="middle" font-size="13">{}</text>
+<text class="axis-title" x="{x}" y="{y}" text-anchor="middle" font-size="13" transform="rotate(-90 {x} {y})">{}</text>"##,
+        x_at.0,
+        x_at.1,
+        escape(x_title),
+        escape(y_title),
+        x = y_at.0,
+        y = y_at.1,
+    );
+}
+
+/// A legend entry (class `legend`) at (`x`, `y`): a line of `colour` and `dash`, then
+/// `text`.
+pub fn legend_entry(out: &mut String, x: f64, y: f64, colour: &str, dash: &str, text: &str) {
+    let _ = writeln!(
+        out,
+        r##"<g class="legend"><line x1="{x}" y1="{y}" x2="{x2}" y2="{y}" stroke="{colour}" stroke-width="2.5" stroke-dasharray="{dash}"/><text x="{tx}" y="{ty}">{}</text></g>"##,
+        escape(text),
+        x2 = x + 24.0,
+        tx = x + 30.0,
+        ty = y + 4.0
+    );
 }
 
 /// Dash patterns of line series, in order (solid first), so that lines differ without

@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::args::{config_parser, Engine, Suite};
 use crate::bench::peers;
 use crate::bench::summary::{self, Run, Verdict};
-use crate::bench::{figures, report, summary::Row};
+use crate::bench::{figures, report, summary::Row, timeline};
 
 use crate::cmd::{topology, Failure};
 use crate::progress::Progress;
@@ -416,6 +416,11 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         },
     )
     .map_err(|e| io(&plan.out, e))?;
+    let mut pictures = pictures;
+    match write_timeline(&plan, &machine) {
+        Ok(written) => pictures.written.extend(written),
+        Err(why) => pictures.not_drawn.push((timeline::NAME, why)),
+    }
     for (name, why) in &pictures.not_drawn {
         println!("{name}.svg not drawn: {why}");
     }
@@ -436,7 +441,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         notes: &notes,
         not_drawn: &pictures.not_drawn,
         dir: &plan.out,
-        pictures: &figures::NAMES,
+        pictures: &[figures::NAMES.as_slice(), &[timeline::NAME]].concat(),
     })?;
     println!();
     println!(
@@ -855,6 +860,7 @@ fn owned_by_bench(name: &str) -> bool {
     }
     if let Some((stem, ext)) = name.rsplit_once('.') {
         let picture = figures::NAMES.contains(&stem)
+            || stem == timeline::NAME
             || crate::bench::home::NAMES.contains(&stem)
             || crate::bench::twisted::NAMES.contains(&stem);
         if (ext == "svg" || ext == "png") && picture {
@@ -964,9 +970,73 @@ fn nearest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
         .map(|(_, n)| n)
 }
 
+/// `timeline.svg` (and `.png`): one more run, traced and not timed, of the first kernel
+/// under the first configuration other than the baseline (the baseline when it ran
+/// alone), its nodes' local and remote bytes and ready tasks over every run of the
+/// kernel ([`timeline`]); gives the files written, or why it was not drawn.
+fn write_timeline(plan: &Plan, machine: &str) -> Result<Vec<PathBuf>, String> {
+    let kernel = plan.kernels.first().ok_or("no kernel ran")?;
+    let config = plan
+        .configs
+        .iter()
+        .find(|c| c.name() != plan.baseline)
+        .or(plan.configs.first())
+        .ok_or("no configuration ran")?;
+    let recorder = std::sync::Arc::new(locus::observe::TraceRecorder::new());
+    let outcome = run_observed(plan, kernel, *config, Some(recorder.clone()))
+        .map_err(|e| format!("the traced run of {kernel} under {config} failed: {e}"))?;
+    if outcome.checked && !outcome.verified {
+        return Err(format!(
+            "the traced run of {kernel} under {config} does not match the sequential reference"
+        ));
+    }
+    let mut json = Vec::new();
+    recorder
+        .write(&mut json)
+        .map_err(|e| format!("the trace of {kernel}: {e}"))?;
+    let trace: Value = serde_json::from_slice(&json).map_err(|e| format!("the trace: {e}"))?;
+    let (nodes, end) = timeline::from_trace(&trace)?;
+    let simulated = plan.engine == Engine::Sim;
+    let note = if plan.topology.num_nodes() == 1 {
+        Some("one node: every byte is local, the remote line stays at 0".to_string())
+    } else if !crate::render::times_show_locality(&plan.topology, simulated) {
+        Some(
+            "virtual nodes: bytes counted by where Locus placed them; all lie in the host's memory"
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let svg = timeline::svg(
+        &format!(
+            "Bytes and ready tasks per node over the runs of {kernel} under {config} ({machine})"
+        ),
+        &nodes,
+        end,
+        note.as_deref(),
+    );
+    let mut written = Vec::new();
+    figures::write_picture(&plan.out, timeline::NAME, &svg, &mut written)
+        .map_err(|e| format!("{}: {e}", plan.out.display()))?;
+    Ok(written)
+}
+
 /// One run on a fresh runtime.
 fn run_one(plan: &Plan, kernel: &str, c: Config) -> Result<KernelOutcome, String> {
+    run_observed(plan, kernel, c, None)
+}
+
+/// One run on a fresh runtime, watched by `observer` if any.
+fn run_observed(
+    plan: &Plan,
+    kernel: &str,
+    c: Config,
+    observer: Option<std::sync::Arc<dyn locus::observe::Observer>>,
+) -> Result<KernelOutcome, String> {
     let mut builder = Runtime::builder().topology(plan.topology.clone()).config(c);
+    if let Some(o) = observer {
+        builder = builder.observer(o);
+    }
     if let Some(t) = plan.threads {
         builder = builder.threads(t);
     }
