@@ -281,7 +281,15 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             let config_name = c.to_string();
             for repetition in 1..=plan.repetitions {
                 bar.set_message(format!("{kernel} {config_name} #{repetition}"));
+                // Page faults count on real threads only: the simulator's buffers are
+                // the host's whatever it models.
+                let faults_before = (plan.engine == Engine::Threads)
+                    .then(summary::minor_faults)
+                    .flatten();
                 let outcome = run_one(&plan, kernel, c);
+                let minor_faults = faults_before
+                    .zip(summary::minor_faults())
+                    .map(|(before, after)| after.saturating_sub(before));
                 let object = match &outcome {
                     Ok(o) => run_object(kernel, o),
                     Err(e) => {
@@ -296,6 +304,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
                     kernel,
                     config: config_name.clone(),
                     outcome,
+                    minor_faults,
                 };
                 let at = format!("{kernel} under {config_name} (#{repetition})");
                 // Through `suspend`: `println` drops the line when stderr is no terminal.
@@ -908,7 +917,7 @@ fn notes(plan: &Plan, rows: &[Row]) -> Vec<String> {
     let simulated = plan.engine == Engine::Sim;
     if !crate::render::times_show_locality(&plan.topology, simulated) {
         notes.push(format!(
-            "on {} every configuration's data lives in the same memory: the speedups over {} measure allocation (page faults, peak memory) and scheduling cost, not locality; run on two or more real nodes, or in the simulator (--engine sim), for locality",
+            "on {} every configuration's data lives in the same memory: the speedups over {} measure allocation (page faults, peak memory) and scheduling cost, not locality (the minor faults and peak columns show allocation); run on two or more real nodes, or in the simulator (--engine sim), for locality",
             crate::render::machine(&plan.topology, simulated),
             plan.baseline
         ));
