@@ -182,6 +182,27 @@ fn host_pictures_have_error_bars_and_skip_what_one_node_cannot_show() {
         );
         let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
         assert!(report.contains("1 real node"), "{report}");
+        // What the speedups measure there, beside the time: minor page faults and peak
+        // memory per configuration. Immediate allocation (dsa-base) touches every
+        // version's pages, deferred allocation (dsa-opt) reuses a few.
+        assert!(report.contains("<th>minor faults</th>") && report.contains("<th>peak (MiB)</th>"));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        let faults = |kernel: &str, config: &str| {
+            summary["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["bench"] == kernel && r["config"] == config)
+                .unwrap()["minor_faults"]
+                .as_u64()
+                .unwrap()
+        };
+        assert!(
+            faults("jacobi-1d", "dsa-base") > 2 * faults("jacobi-1d", "dsa-opt"),
+            "{summary}"
+        );
         assert!(report.contains("not locality"), "{report}");
         assert_eq!(
             pictures,
@@ -284,6 +305,8 @@ fn simulated_pictures_on_opteron_64() {
         "{stdout}"
     );
     assert!(!stdout.contains("not locality"), "{stdout}");
+    // No page faults in the simulator: its buffers are the host's.
+    assert!(!stdout.contains("minor faults"), "{stdout}");
     let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
     assert!(
         speedup.contains("Speedup over dsa-base (opteron-64 (simulated"),
@@ -467,6 +490,68 @@ fn the_twisted_study_says_when_remote_means_the_same_memory() {
                 html.contains(&format!("<figure id=\"{name}\"><svg")),
                 "{name}"
             );
+        }
+    }
+}
+
+/// `locus compare`'s chart of B/A ratios spanning two decades (0.01 to 0.27, as
+/// threads against the simulator gives): a logarithmic axis, an error bar per ratio
+/// from the runs' ranges, and every check of the other pictures.
+#[test]
+fn compare_ratios_spanning_decades_have_a_log_axis_and_error_bars() {
+    let side = |name: &str, scale: f64| {
+        let dir = scratch(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let rows: Vec<serde_json::Value> = [("bitonic", 1.0), ("jacobi-2d", 27.0)]
+            .iter()
+            .flat_map(|&(kernel, k)| {
+                ["dsa-base", "dsa-opt"].map(|config| {
+                    let t = scale * k;
+                    serde_json::json!({"bench": kernel, "config": config,
+                        "median_s": t, "min_s": t * 0.9, "max_s": t * 1.1})
+                })
+            })
+            .collect();
+        let summary = serde_json::json!({"engine": "threads", "rows": rows});
+        std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+        dir
+    };
+    // A's times 1 and 27 s, B's 0.01 s: ratios of 0.01 and 0.00037... and back: B
+    // takes 0.01 x A.
+    let a = side("compare-log-a", 1.0);
+    let b = side("compare-log-b", 0.01);
+    let b_mixed = {
+        let dir = scratch("compare-log-b2");
+        std::fs::create_dir_all(&dir).unwrap();
+        let rows = serde_json::json!({"engine": "threads", "rows": [
+            {"bench": "bitonic", "config": "dsa-base", "median_s": 0.01, "min_s": 0.009, "max_s": 0.011},
+            {"bench": "bitonic", "config": "dsa-opt", "median_s": 0.27, "min_s": 0.25, "max_s": 0.3},
+            {"bench": "jacobi-2d", "config": "dsa-base", "median_s": 27.0 * 0.05, "min_s": 1.3, "max_s": 1.4},
+            {"bench": "jacobi-2d", "config": "dsa-opt", "median_s": 27.0 * 0.1, "min_s": 2.6, "max_s": 2.8},
+        ]});
+        std::fs::write(dir.join("summary.json"), rows.to_string()).unwrap();
+        dir
+    };
+    for (b, name) in [(&b, "compare-log-out"), (&b_mixed, "compare-log-out2")] {
+        let chart = scratch(name);
+        let out = locus(&[
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            chart.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let svg_path = chart.join("compare.svg");
+        let bars = check_picture(&svg_path);
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        if name.ends_with('2') {
+            assert!(svg.contains("log scale)"), "{svg}");
+            assert_eq!(bars, 4, "one error bar per ratio");
         }
     }
 }

@@ -177,13 +177,37 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
     let y_max = chart
         .y_max
         .unwrap_or_else(|| ((data_max * 1.05) / step).ceil().max(1.0) * step);
-    let y = |v: f64| top + plot_h - (v.clamp(0.0, y_max) / y_max) * plot_h;
+    // Values spanning more than a decade (ratios of 0.01 to 0.3, speedups of 0.5 to
+    // 12) get a logarithmic axis, on which the small ones stay readable.
+    let log = chart.y_max.is_none().then(|| log_range(chart)).flatten();
+    let y = |v: f64| match log {
+        Some((d0, d1)) => {
+            let t = if v > 0.0 { v.log10().clamp(d0, d1) } else { d0 };
+            top + plot_h - (t - d0) / (d1 - d0) * plot_h
+        }
+        None => top + plot_h - (v.clamp(0.0, y_max) / y_max) * plot_h,
+    };
 
     let mut out = String::new();
     header(&mut out, width, height, chart.title);
     // Grid and vertical axis ticks.
-    let mut v = 0.0;
-    while v <= y_max + step * 1e-6 {
+    let ticks: Vec<(f64, String)> = match log {
+        Some((d0, d1)) => (d0 as i32..=d1 as i32)
+            .flat_map(|d| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(d)))
+            .filter(|&v| v.log10() <= d1 + 1e-9)
+            .map(|v| (v, format!("{}", (v * 1e6).round() / 1e6)))
+            .collect(),
+        None => {
+            let mut ticks = Vec::new();
+            let mut v = 0.0;
+            while v <= y_max + step * 1e-6 {
+                ticks.push((v, tick_label(v, step)));
+                v += step;
+            }
+            ticks
+        }
+    };
+    for (v, label) in ticks {
         let yy = y(v);
         let _ = writeln!(
             out,
@@ -192,9 +216,7 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
             x2 = left + plot_w,
             tx = left - 6.0,
             ty = yy + 4.0,
-            label = tick_label(v, step)
         );
-        v += step;
     }
     // Bars.
     let bar_w = (slot - 12.0) / chart.series.len().max(1) as f64;
@@ -267,11 +289,49 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
         xl = height - 12.0,
         cy = top + plot_h / 2.0,
         xlabel = escape(chart.x_label),
-        ylabel = escape(chart.y_label)
+        ylabel = escape(&if log.is_some() {
+            log_label(chart.y_label)
+        } else {
+            chart.y_label.to_string()
+        })
     );
     legend(&mut out, left + plot_w + 16.0, top, chart);
     out.push_str("</svg>\n");
     out
+}
+
+/// The decades (log10 of the lowest and highest tick) of a logarithmic vertical axis
+/// for `chart`, when its positive values (bars, error bars, reference lines) span more
+/// than a factor of 10; `None` for a linear axis.
+fn log_range(chart: &GroupedBars<'_>) -> Option<(f64, f64)> {
+    let errors = chart
+        .errors
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .flat_map(|e| [e.0, e.1]);
+    let (lo, hi) = chart
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .chain(errors)
+        .chain(chart.references.iter().map(|r| r.0))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+    // The lowest value a tenth of a decade above the axis at least: a bar, not a line.
+    (lo.is_finite() && hi / lo > 10.0)
+        .then(|| ((lo.log10() - 0.1).floor(), (hi * 1.05).log10().ceil()))
+}
+
+/// An axis title `what (unit)` as `what (unit, log scale)`.
+fn log_label(label: &str) -> String {
+    match label.strip_suffix(')') {
+        Some(open) => format!("{open}, log scale)"),
+        None => format!("{label} (log scale)"),
+    }
 }
 
 /// Stroke colour and dash pattern of the reference lines, in order.
@@ -730,6 +790,48 @@ mod tests {
         });
         assert!(svg.contains("a&lt;b") && svg.contains("x&amp;y") && svg.contains("&quot;q"));
         assert!(!svg.contains("a<b"));
+    }
+
+    fn ratio_chart(values: Vec<Vec<Option<f64>>>) -> String {
+        let groups: Vec<String> = (0..values.len()).map(|g| format!("k{g}")).collect();
+        let series = vec!["a".to_string(), "b".to_string()];
+        grouped_bars(&GroupedBars {
+            title: "t",
+            x_label: "kernel",
+            y_label: "time B / A (x)",
+            groups: &groups,
+            series: &series,
+            legend_title: "configuration",
+            values: &values,
+            errors: None,
+            error_label: "",
+            y_max: None,
+            references: &[(1.0, "as fast".to_string())],
+        })
+    }
+
+    #[test]
+    fn values_spanning_decades_get_a_log_axis() {
+        // Ratios of 0.01 to 0.27 and the reference at 1: two decades, on a log axis
+        // whose ticks reach from 0.001 to 1.
+        let svg = ratio_chart(vec![vec![Some(0.01), Some(0.27)], vec![Some(0.05), None]]);
+        assert!(svg.contains("time B / A (x, log scale)"), "{svg}");
+        for tick in [">0.01</text>", ">0.1</text>", ">1</text>", ">0.02</text>"] {
+            assert!(svg.contains(tick), "{tick}: {svg}");
+        }
+        // The smallest bar is still a bar: taller than a pixel.
+        let heights: Vec<f64> = svg
+            .split("<rect x=")
+            .skip(1)
+            .filter_map(|r| r.split("height=\"").nth(1)?.split('"').next()?.parse().ok())
+            .collect();
+        assert!(heights.iter().all(|&h| h >= 10.0), "{heights:?}");
+        // Within a decade: linear, from 0.
+        let svg = ratio_chart(vec![vec![Some(0.5), Some(1.2)]]);
+        assert!(
+            !svg.contains("log scale") && svg.contains(">0.0</text>"),
+            "{svg}"
+        );
     }
 
     #[test]

@@ -397,12 +397,25 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out)
             .map_err(|e| Failure::Failed(format!("{}: {e}", out.display())))?;
-        let (groups, series, values) = ratio_grid(&keys, |k| {
-            ratio(
-                num(rows_a.get(k), "median_s"),
-                num(rows_b.get(k), "median_s"),
-            )
+        // Each bar B/A of the medians, its error bar from B's shortest over A's longest
+        // time to B's longest over A's shortest.
+        let (groups, series, bars) = ratio_grid(&keys, |k| {
+            let (ra, rb) = (rows_a.get(k), rows_b.get(k));
+            let median = ratio(num(ra, "median_s"), num(rb, "median_s"))?;
+            let range = ratio(num(ra, "max_s"), num(rb, "min_s"))
+                .zip(ratio(num(ra, "min_s"), num(rb, "max_s")))
+                .filter(|(lo, hi)| lo < hi);
+            Some((median, range))
         });
+        let values: Vec<Vec<Option<f64>>> = bars
+            .iter()
+            .map(|line| line.iter().map(|b| b.map(|b| b.0)).collect())
+            .collect();
+        let errors: Vec<Vec<Option<(f64, f64)>>> = bars
+            .iter()
+            .map(|line| line.iter().map(|b| b.and_then(|b| b.1)).collect())
+            .collect();
+        let with_errors = errors.iter().flatten().any(Option::is_some);
         // Each run by its directory's own name (the table's A and B lines give the rest).
         let run_name = |dir: &Path| {
             chart_name(&dir.file_name().map_or(dir.display().to_string(), |n| {
@@ -418,8 +431,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             series: &series,
             legend_title: "configuration",
             values: &values,
-            errors: None,
-            error_label: "",
+            errors: with_errors.then_some(errors.as_slice()),
+            error_label: &format!("{name_b} min / {name_a} max to {name_b} max / {name_a} min"),
             y_max: None,
             references: &[(1.0, format!("as fast as {name_a}"))],
         });
@@ -450,10 +463,10 @@ pub fn main(args: &Args) -> Result<(), Failure> {
 
 /// The chart's grid: one group per kernel with at least one value, one bar per
 /// configuration, each bar `value` of its kernel and configuration.
-fn ratio_grid(
+fn ratio_grid<T: Copy>(
     keys: &[(String, String)],
-    value: impl Fn(&(String, String)) -> Option<f64>,
-) -> (Vec<String>, Vec<String>, Vec<Vec<Option<f64>>>) {
+    value: impl Fn(&(String, String)) -> Option<T>,
+) -> (Vec<String>, Vec<String>, Vec<Vec<Option<T>>>) {
     let mut kernels: Vec<String> = Vec::new();
     let mut configs: Vec<String> = Vec::new();
     for (k, c) in keys {
@@ -466,10 +479,10 @@ fn ratio_grid(
     }
     // A kernel without a single ratio (the geometric mean of times not recorded) gets no
     // empty group.
-    let (kernels, values): (Vec<String>, Vec<Vec<Option<f64>>>) = kernels
+    let (kernels, values): (Vec<String>, Vec<Vec<Option<T>>>) = kernels
         .into_iter()
         .map(|k| {
-            let line: Vec<Option<f64>> = configs
+            let line: Vec<Option<T>> = configs
                 .iter()
                 .map(|c| value(&(k.clone(), c.clone())))
                 .collect();
