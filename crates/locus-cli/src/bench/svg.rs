@@ -321,9 +321,9 @@ fn log_range(chart: &GroupedBars<'_>) -> Option<(f64, f64)> {
         .chain(chart.references.iter().map(|r| r.0))
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
-    // The lowest value a tenth of a decade above the axis at least: a bar, not a line.
-    (lo.is_finite() && hi / lo > 10.0)
-        .then(|| ((lo.log10() - 0.1).floor(), (hi * 1.05).log10().ceil()))
+    // From the decade below the lowest value (a tenth of a decade above the axis at
+    // least: a bar, not a line) to a little above the highest.
+    (lo.is_finite() && hi / lo > 10.0).then(|| ((lo.log10() - 0.1).floor(), hi.log10() + 0.1))
 }
 
 /// An axis title `what (unit)` as `what (unit, log scale)`.
