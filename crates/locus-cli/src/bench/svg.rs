@@ -641,15 +641,12 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             ty = py + 4.0
         );
     }
-    let _ = writeln!(
-        out,
-        r##"<text class="axis-title" x="{cx}" y="{y}" text-anchor="middle" font-size="13">{t}</text>
-<text class="axis-title" x="18" y="{cy}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {cy})">{l}</text>"##,
-        cx = left + plot_w / 2.0,
-        y = top + plot_h + 42.0,
-        t = escape(chart.x_label),
-        cy = top + plot_h / 2.0,
-        l = escape(chart.y_label)
+    axis_titles(
+        &mut out,
+        (left + plot_w / 2.0, top + plot_h + 42.0),
+        chart.x_label,
+        (18.0, top + plot_h / 2.0),
+        chart.y_label,
     );
     // The lines, then the legend.
     for (s, (name, values)) in chart.series.iter().zip(chart.values).enumerate() {
