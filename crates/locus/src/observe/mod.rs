@@ -16,7 +16,9 @@
 //! Loaded in Perfetto, the trace keeps **every run** of the runtime, placed one after
 //! another on the time axis (the time between them, outside the runtime, left out),
 //! each start marked by a line across the trace (`run 1`, `run 2`, ...; a global
-//! instant event with the run's `duration_ns`). A process `locus ENGINE on TOPOLOGY, W
+//! instant event with the run's `duration_ns`). Memory stays bounded: past 1,048,576
+//! tasks kept, a new run drops the runs before it, and its mark says so (`run 9 (runs
+//! 1 to 8 dropped: ...)`). A process `locus ENGINE on TOPOLOGY, W
 //! workers` names what ran. Then come **one process per NUMA node**
 //! (`node N (W workers)`, in node order), each holding its workers as threads
 //! (`worker W`), and one slice per task, named by the task's **kind**

@@ -47,9 +47,22 @@ pub struct TraceRecorder {
     /// Where `run_finished` writes the trace, if anywhere.
     path: Option<PathBuf>,
     attached: OnceLock<Attached>,
-    /// Every run's start and end on the engine's clock, in order.
-    runs: Mutex<Vec<RunClock>>,
+    /// Every kept run's start and end on the engine's clock, in order.
+    runs: Mutex<Runs>,
+    /// Most tasks kept: past them, a new run drops the runs before it.
+    max_tasks: usize,
 }
+
+/// The runs kept, after the `dropped` ones that the limit on kept tasks let go.
+#[derive(Clone, Debug, Default)]
+struct Runs {
+    dropped: u32,
+    clocks: Vec<RunClock>,
+}
+
+/// Most tasks a recorder keeps, over its runs (some 100 bytes each): past them, the
+/// next run starts a fresh trace, which says how many runs went before it.
+const MAX_KEPT_TASKS: usize = 1 << 20;
 
 struct Attached {
     engine: String,
@@ -167,7 +180,10 @@ const REMOTE: (&str, &str) = ("remote", "bytes");
 impl TraceRecorder {
     /// A recorder that keeps every run until [`write`](Self::write) is called.
     pub fn new() -> Self {
-        TraceRecorder::default()
+        TraceRecorder {
+            max_tasks: MAX_KEPT_TASKS,
+            ..TraceRecorder::default()
+        }
     }
 
     /// A recorder that writes the trace to `path` when each run ends, that run and the
@@ -178,7 +194,7 @@ impl TraceRecorder {
     pub fn to_file(path: impl Into<PathBuf>) -> Self {
         TraceRecorder {
             path: Some(path.into()),
-            ..TraceRecorder::default()
+            ..TraceRecorder::new()
         }
     }
 
@@ -201,7 +217,10 @@ impl TraceRecorder {
     /// category, flow events from each task to the tasks it made ready, counter tracks
     /// per node. Before any run, the trace has processes and rows and no events.
     pub fn write(&self, out: impl Write) -> io::Result<()> {
-        let runs = lock(&self.runs).clone();
+        let Runs {
+            dropped,
+            clocks: runs,
+        } = lock(&self.runs).clone();
         let mut t = ChromeTrace::new(out)?;
         let Some(a) = self.attached.get() else {
             t.process_name(0, "locus: no runtime attached")?;
@@ -251,22 +270,32 @@ impl TraceRecorder {
         // The runs one after another: run k starts where run k - 1 ended (the time
         // between runs, spent outside the runtime, is left out), on every engine's clock
         // (the simulator's starts each run at 0).
+        let mut last = vec![None; runs.len()];
+        for (_, r) in &all {
+            if let Some(l) = last.get_mut(r.uid.0 as usize) {
+                *l = Some(r.end_ns.max(l.unwrap_or(0)));
+            }
+        }
         let mut offsets = Vec::with_capacity(runs.len());
         let mut next = 0u64;
         for (k, run) in runs.iter().enumerate() {
             offsets.push(next);
-            let last = all
-                .iter()
-                .filter(|(_, r)| r.uid.0 as usize == k)
-                .map(|(_, r)| r.end_ns)
-                .max();
-            let end = run.end_ns.or(last).unwrap_or(run.start_ns);
+            let end = run.end_ns.or(last[k]).unwrap_or(run.start_ns);
             let length = end.saturating_sub(run.start_ns);
+            let number = u64::from(dropped) + k as u64 + 1;
+            let name = if k == 0 && dropped > 0 {
+                format!(
+                    "run {number} (runs 1 to {dropped} dropped: more than {} tasks)",
+                    self.max_tasks
+                )
+            } else {
+                format!("run {number}")
+            };
             t.global_instant(
-                &format!("run {}", k + 1),
+                &name,
                 next,
                 &[
-                    ("run", Arg::Int(k as u64 + 1)),
+                    ("run", Arg::Int(number)),
                     (
                         "duration_ns",
                         Arg::Signed(run.end_ns.map_or(-1, |_| length as i64)),
@@ -296,7 +325,7 @@ impl TraceRecorder {
                 r.end_ns.saturating_sub(r.start_ns),
                 &[
                     ("task", Arg::Str(name)),
-                    ("run", Arg::Int(r.uid.0 as u64 + 1)),
+                    ("run", Arg::Int(u64::from(dropped) + r.uid.0 as u64 + 1)),
                     ("locality", Arg::Str(locality_class(b))),
                     ("task_id", Arg::Int(i as u64)),
                     ("made_ready_by", Arg::Signed(by.map_or(-1, |b| b as i64))),
@@ -421,14 +450,26 @@ impl Observer for TraceRecorder {
 
     fn run_started(&self, at_ns: u64) {
         let mut runs = lock(&self.runs);
-        runs.push(RunClock {
+        if let Some(a) = self.attached.get() {
+            // Past the limit, the runs before this one go: memory stays bounded.
+            if self.tasks() > self.max_tasks {
+                runs.dropped += runs.clocks.len() as u32;
+                runs.clocks.clear();
+                for log in a.logs.iter() {
+                    let mut log = lock(log);
+                    log.names.clear();
+                    log.records.clear();
+                }
+            }
+        }
+        runs.clocks.push(RunClock {
             start_ns: at_ns,
             end_ns: None,
         });
         if let Some(a) = self.attached.get() {
             // Keys are the engine's per run: a new run numbers its tasks afresh.
             lock(&a.keys).clear();
-            a.run.store(runs.len() as u32 - 1, Ordering::Relaxed);
+            a.run.store(runs.clocks.len() as u32 - 1, Ordering::Relaxed);
         }
     }
 
@@ -488,7 +529,7 @@ impl Observer for TraceRecorder {
     }
 
     fn run_finished(&self, at_ns: u64) {
-        if let Some(run) = lock(&self.runs).last_mut() {
+        if let Some(run) = lock(&self.runs).clocks.last_mut() {
             run.end_ns = Some(at_ns);
         }
         if let Some(path) = &self.path {
@@ -578,6 +619,45 @@ mod tests {
             .count();
         assert_eq!(flows, 3);
         assert_eq!(locality_class(&TaskBytes::default()), "no data");
+    }
+
+    /// Past the limit on kept tasks, a new run drops the runs before it, and the trace
+    /// says so.
+    #[test]
+    fn the_runs_kept_are_bounded() {
+        let r = TraceRecorder {
+            max_tasks: 3,
+            ..TraceRecorder::new()
+        };
+        r.attach(&EngineView {
+            engine: "sim",
+            topology: "1x1",
+            worker_node: &[0],
+            pools: None,
+        })
+        .unwrap();
+        for _ in 0..5 {
+            r.run_started(0);
+            r.task(&span(9, "root", 0, 100));
+            r.task(&span(1, "triad 1", 10, 60));
+            r.run_finished(100);
+        }
+        // Runs 1 and 2 (4 tasks) went when run 3 began; runs 3 and 4 when run 5 did.
+        assert_eq!(r.tasks(), 2);
+        let mut out = Vec::new();
+        r.write(&mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let events = v["traceEvents"].as_array().unwrap();
+        let marks: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "i").collect();
+        assert_eq!(marks.len(), 1);
+        assert_eq!(
+            marks[0]["name"],
+            "run 5 (runs 1 to 4 dropped: more than 3 tasks)"
+        );
+        assert!(events
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .all(|e| e["args"]["run"] == 5));
     }
 
     #[test]
