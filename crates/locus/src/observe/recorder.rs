@@ -621,6 +621,13 @@ mod tests {
         assert_eq!(locality_class(&TaskBytes::default()), "no data");
     }
 
+    /// The trace `r` writes, parsed.
+    fn written(r: &TraceRecorder) -> serde_json::Value {
+        let mut out = Vec::new();
+        r.write(&mut out).unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
     /// Past the limit on kept tasks, a new run drops the runs before it, and the trace
     /// says so.
     #[test]
@@ -644,9 +651,7 @@ mod tests {
         }
         // Runs 1 and 2 (4 tasks) went when run 3 began; runs 3 and 4 when run 5 did.
         assert_eq!(r.tasks(), 2);
-        let mut out = Vec::new();
-        r.write(&mut out).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v = written(&r);
         let events = v["traceEvents"].as_array().unwrap();
         let marks: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "i").collect();
         assert_eq!(marks.len(), 1);
@@ -702,9 +707,7 @@ mod tests {
             r.run_finished(100);
         }
         assert_eq!(r.tasks(), 6);
-        let mut out = Vec::new();
-        r.write(&mut out).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v = written(&r);
         let events = v["traceEvents"].as_array().unwrap();
         let slices: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
         assert_eq!(slices.len(), 6);
