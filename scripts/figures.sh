@@ -23,7 +23,7 @@ configs=dsa-base,dfa,dsa-opt,shm-base
 "$locus" compare "$work/threads-4x1" "$work/sim" --out "$work/compare"
 
 mkdir -p "$out"
-for picture in speedup locality traffic; do
+for picture in speedup locality traffic timeline; do
     cp "$work/sim/$picture.png" "$out/sim-opteron-64-$picture.png"
     cp "$work/threads-4x1/$picture.png" "$out/threads-4x1-$picture.png"
 done

@@ -203,6 +203,12 @@ fn peers_run_beside_locus() {
         assert!(report.contains(field), "{field} in {report}");
     }
     assert!(!report.contains("\"peer_verified\": false"), "{report}");
+    // The peers' table is in the report too.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("Peers against Locus on ") && html.contains("openmp-gcc/locus"),
+        "{html}"
+    );
 }
 
 /// Runs whose task bodies were skipped computed nothing: the table, the run reports,

@@ -68,6 +68,8 @@ fn a_second_run_leaves_only_its_own_reports() {
             "report.html",
             "results.json",
             "summary.json",
+            "timeline.png",
+            "timeline.svg",
             "traffic.png",
             "traffic.svg",
         ]

@@ -182,8 +182,43 @@ fn host_pictures_have_error_bars_and_skip_what_one_node_cannot_show() {
         );
         let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
         assert!(report.contains("1 real node"), "{report}");
+        // What the speedups measure there, beside the time: minor page faults and peak
+        // memory per configuration. Immediate allocation (dsa-base) touches every
+        // version's pages, deferred allocation (dsa-opt) reuses a few.
+        assert!(report.contains("<th>minor faults</th>") && report.contains("<th>peak (MiB)</th>"));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        let faults = |kernel: &str, config: &str| {
+            summary["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["bench"] == kernel && r["config"] == config)
+                .unwrap()["minor_faults"]
+                .as_u64()
+                .unwrap()
+        };
+        assert!(
+            faults("jacobi-1d", "dsa-base") > 2 * faults("jacobi-1d", "dsa-opt"),
+            "{summary}"
+        );
         assert!(report.contains("not locality"), "{report}");
-        assert_eq!(pictures, vec![dir.join("speedup.svg")], "{stdout}");
+        assert_eq!(
+            pictures,
+            vec![dir.join("speedup.svg"), dir.join("timeline.svg")],
+            "{stdout}"
+        );
+        // The timeline says the host has one node.
+        let timeline = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+        assert!(
+            timeline.contains("one node: every byte is local")
+                && timeline.contains("1 real node")
+                && timeline.contains(">node 0</text>")
+                && !timeline.contains(">node 1</text>"),
+            "{timeline}"
+        );
+        assert!(report.contains("<figure id=\"timeline\"><svg"), "{report}");
         assert!(
             stdout.contains("locality.svg not drawn: one NUMA node"),
             "{stdout}"
@@ -216,11 +251,18 @@ fn virtual_nodes_draw_every_picture_with_error_bars() {
         .collect();
     assert_eq!(
         names,
-        ["locality.svg", "speedup.svg", "traffic.svg"],
+        ["locality.svg", "speedup.svg", "timeline.svg", "traffic.svg"],
         "{stdout}"
     );
     let bars: Vec<usize> = pictures.iter().map(|p| check_picture(p)).collect();
-    assert_eq!(bars, [4, 6, 0]);
+    assert_eq!(bars, [4, 6, 0, 0]);
+    // Four virtual nodes in the timeline, labelled as placement in one memory.
+    let timeline = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+    assert!(
+        timeline.contains(">node 3</text>")
+            && timeline.contains("virtual nodes: bytes counted by where Locus placed them"),
+        "{timeline}"
+    );
     // Virtual nodes are never shown as nodes: their memory is the host's.
     assert!(stdout.contains("on 4x1 (4 virtual nodes over "), "{stdout}");
     assert!(!stdout.contains("(4 nodes"), "{stdout}");
@@ -256,13 +298,15 @@ fn simulated_pictures_on_opteron_64() {
         ],
     );
     let pictures = svgs(&dir);
-    assert_eq!(pictures.len(), 3, "{stdout}");
+    assert_eq!(pictures.len(), 4, "{stdout}");
     // A simulated machine says so, and its speedups are locality's.
     assert!(
         stdout.contains("on opteron-64 (simulated: 8 nodes, 64 CPUs)"),
         "{stdout}"
     );
     assert!(!stdout.contains("not locality"), "{stdout}");
+    // No page faults in the simulator: its buffers are the host's.
+    assert!(!stdout.contains("minor faults"), "{stdout}");
     let speedup = std::fs::read_to_string(dir.join("speedup.svg")).unwrap();
     assert!(
         speedup.contains("Speedup over dsa-base (opteron-64 (simulated"),
@@ -275,6 +319,16 @@ fn simulated_pictures_on_opteron_64() {
     // One colour scale for eight-node matrices of three configurations.
     let traffic = std::fs::read_to_string(dir.join("traffic.svg")).unwrap();
     assert_eq!(traffic.matches("class=\"legend\"").count(), 1);
+    // The timeline: eight nodes, each with local and remote bytes and ready tasks, of
+    // jacobi-2d (the first kernel) under dsa-opt (the first that is not the baseline).
+    let timeline = std::fs::read_to_string(dir.join("timeline.svg")).unwrap();
+    assert!(
+        timeline.contains("jacobi-2d under dsa-opt (opteron-64 (simulated")
+            && timeline.contains(">node 7</text>")
+            && !timeline.contains("one node"),
+        "{timeline}"
+    );
+    assert_eq!(timeline.matches("<polyline").count(), 8 * 3);
     assert_eq!(traffic.matches("% local</text>").count(), 3);
 }
 
@@ -354,6 +408,23 @@ fn the_home_study_draws_paper_4s_three_figures() {
         assert!(tasks > 0, "{p}");
         assert!(p["verified"].is_null(), "bodies were skipped: {p}");
     }
+    // Its report: the heading, the table as printed and the three figures inline.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("locus bench home: paper 4&#39;s SparseLU study on")
+            || html.contains("locus bench home: paper 4's SparseLU study on"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<pre>") && html.contains("Cilk-like"),
+        "{html}"
+    );
+    for name in ["home-locality", "home-tasks", "home-time"] {
+        assert!(
+            html.contains(&format!("<figure id=\"{name}\"><svg")),
+            "{name}"
+        );
+    }
     // A second study in the same directory replaces the first's files.
     bench(
         &dir,
@@ -369,8 +440,118 @@ fn every_configuration_fits_the_report_page() {
     let dir = scratch("figures-all-configs");
     let stdout = bench(&dir, &["--engine", "sim", "--kernels", "bitonic,jacobi-2d"]);
     let pictures = svgs(&dir);
-    assert_eq!(pictures.len(), 3, "{stdout}");
+    assert_eq!(pictures.len(), 4, "{stdout}");
     for p in &pictures {
         check_picture(p);
+    }
+}
+
+/// The twisted study on threads: its vectors share one memory (one real node, or
+/// virtual nodes), which the output and the report say; both line charts pass the
+/// checks, and the report holds them and the tables.
+#[test]
+fn the_twisted_study_says_when_remote_means_the_same_memory() {
+    for (name, topology, machine) in [
+        ("figures-twisted-host", "host", "host (1 real node, "),
+        ("figures-twisted-2x1", "2x1", "2x1 (2 virtual nodes over "),
+    ] {
+        let dir = scratch(name);
+        let stdout = bench(
+            &dir,
+            &[
+                "--suite",
+                "twisted",
+                "--engine",
+                "threads",
+                "--topology",
+                topology,
+            ],
+        );
+        let note = format!("remote and local vectors lie in the same memory on {machine}");
+        assert!(stdout.contains(&format!("note: {note}")), "{stdout}");
+        assert!(
+            stdout.contains("the phases differ by allocation, caching and noise, not by distance"),
+            "{stdout}"
+        );
+        let pictures = svgs(&dir);
+        let names: Vec<_> = pictures
+            .iter()
+            .map(|p| p.file_stem().unwrap().to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["twisted-mixed", "twisted-remote"], "{stdout}");
+        for p in &pictures {
+            check_picture(p);
+        }
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(html.contains(&note), "{html}");
+        assert!(html.contains("migrate nothing (none)"), "{html}");
+        for name in names {
+            assert!(
+                html.contains(&format!("<figure id=\"{name}\"><svg")),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// `locus compare`'s chart of B/A ratios spanning two decades (0.01 to 0.27, as
+/// threads against the simulator gives): a logarithmic axis, an error bar per ratio
+/// from the runs' ranges, and every check of the other pictures.
+#[test]
+fn compare_ratios_spanning_decades_have_a_log_axis_and_error_bars() {
+    let side = |name: &str, scale: f64| {
+        let dir = scratch(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let rows: Vec<serde_json::Value> = [("bitonic", 1.0), ("jacobi-2d", 27.0)]
+            .iter()
+            .flat_map(|&(kernel, k)| {
+                ["dsa-base", "dsa-opt"].map(|config| {
+                    let t = scale * k;
+                    serde_json::json!({"bench": kernel, "config": config,
+                        "median_s": t, "min_s": t * 0.9, "max_s": t * 1.1})
+                })
+            })
+            .collect();
+        let summary = serde_json::json!({"engine": "threads", "rows": rows});
+        std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+        dir
+    };
+    // A's times 1 and 27 s, B's 0.01 s: ratios of 0.01 and 0.00037... and back: B
+    // takes 0.01 x A.
+    let a = side("compare-log-a", 1.0);
+    let b = side("compare-log-b", 0.01);
+    let b_mixed = {
+        let dir = scratch("compare-log-b2");
+        std::fs::create_dir_all(&dir).unwrap();
+        let rows = serde_json::json!({"engine": "threads", "rows": [
+            {"bench": "bitonic", "config": "dsa-base", "median_s": 0.01, "min_s": 0.009, "max_s": 0.011},
+            {"bench": "bitonic", "config": "dsa-opt", "median_s": 0.27, "min_s": 0.25, "max_s": 0.3},
+            {"bench": "jacobi-2d", "config": "dsa-base", "median_s": 27.0 * 0.05, "min_s": 1.3, "max_s": 1.4},
+            {"bench": "jacobi-2d", "config": "dsa-opt", "median_s": 27.0 * 0.1, "min_s": 2.6, "max_s": 2.8},
+        ]});
+        std::fs::write(dir.join("summary.json"), rows.to_string()).unwrap();
+        dir
+    };
+    for (b, name) in [(&b, "compare-log-out"), (&b_mixed, "compare-log-out2")] {
+        let chart = scratch(name);
+        let out = locus(&[
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            chart.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let svg_path = chart.join("compare.svg");
+        let bars = check_picture(&svg_path);
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        if name.ends_with('2') {
+            assert!(svg.contains("log scale)"), "{svg}");
+            assert_eq!(bars, 4, "one error bar per ratio");
+        }
     }
 }

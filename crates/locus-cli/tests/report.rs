@@ -64,6 +64,89 @@ fn bench_writes_a_self_contained_report() {
     }
 }
 
+/// The commit a report names is the one the binary was built from, whatever
+/// repository the command runs in.
+#[test]
+fn the_commit_shown_is_the_builds_not_the_working_directorys() {
+    let built = env!("LOCUS_COMMIT");
+    assert!(!built.is_empty());
+    let git = |dir: &Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    // The build's commit is the repository's HEAD when git was there at build time.
+    if let Some(head) = git(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["rev-parse", "--short", "HEAD"],
+    ) {
+        assert!(
+            head.starts_with(built) || built.starts_with(&head),
+            "built from {built}, HEAD is {head}"
+        );
+    } else {
+        assert_eq!(built, "unknown");
+    }
+    // Another repository as the working directory, with a commit of its own.
+    let elsewhere = scratch("report-commit-elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let other = git(&elsewhere, &["init", "-q"]).and_then(|_| {
+        std::fs::write(elsewhere.join("f"), "x").unwrap();
+        git(&elsewhere, &["add", "f"])?;
+        git(
+            &elsewhere,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "commit",
+                "-q",
+                "-m",
+                "other",
+            ],
+        )?;
+        git(&elsewhere, &["rev-parse", "--short", "HEAD"])
+    });
+    let out_dir = elsewhere.join("out");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_locus"))
+        .args([
+            "bench",
+            "--engine",
+            "sim",
+            "--topology",
+            "2x1",
+            "--kernels",
+            "bitonic",
+            "--configs",
+            "dsa-opt",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .current_dir(&elsewhere)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<dt>Commit</dt><dd><code>{built}</code> (of the build)"
+        )),
+        "{html}"
+    );
+    if let Some(other) = other {
+        assert!(
+            !html.contains(&other),
+            "the working directory's commit {other}"
+        );
+    }
+}
+
 #[test]
 fn compare_puts_two_outputs_side_by_side_with_ratios() {
     let a = scratch("compare-a");
@@ -121,6 +204,20 @@ fn compare_puts_two_outputs_side_by_side_with_ratios() {
     );
     assert!(svg.contains("as fast as compare-a"), "{svg}");
     assert!(!svg.contains(">geomean</text>"), "no empty group: {svg}");
+    // Its report: both runs named, the table and the chart inline.
+    let html = std::fs::read_to_string(chart.join("report.html")).unwrap();
+    assert!(html.contains("<h1>locus compare report</h1>"), "{html}");
+    assert!(html.contains("compare-a") && html.contains("compare-b"));
+    assert!(html.contains("<th>time B/A</th>") && html.contains("<td>dsa-opt</td>"));
+    assert!(html.contains("<figure id=\"compare\"><svg"), "{html}");
+    assert!(html.contains(&format!(
+        "<code>{}</code> (of the build)",
+        env!("LOCUS_COMMIT")
+    )));
+
+    // The same simulated machine on both sides: no warning.
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    assert!(!text.contains("note: A and B ran on different"), "{text}");
 
     let missing = locus(&["compare", a.to_str().unwrap(), "/nonexistent-locus-dir"]);
     assert_eq!(missing.status.code(), Some(2));
@@ -231,4 +328,89 @@ fn compare_refuses_summaries_of_the_wrong_shape() {
     );
     let out = locus(&["compare", good.to_str().unwrap(), nulls.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Runs of different engines or machines are compared with a warning: one line on
+/// stderr, a note in the output and in the report.
+#[test]
+fn compare_warns_when_a_and_b_ran_on_different_machines_or_engines() {
+    let summary = |engine: &str, topology: &str, host: &str, cpu: &str| {
+        serde_json::json!({
+            "engine": engine,
+            "topology": {"name": topology, "nodes": 1, "cpus": 2},
+            "host": {"name": host, "cpu_model": cpu, "nodes": 1, "cpus": 2},
+            "rows": [{"bench": "bitonic", "config": "ws", "median_s": 0.5, "peak_bytes": 3u64 << 30}],
+        })
+        .to_string()
+    };
+    let cases = [
+        (
+            summary("threads", "host", "alpha", "Xeon"),
+            summary("sim", "opteron-64", "alpha", "Xeon"),
+            "A and B ran on different engines (threads vs sim)",
+        ),
+        (
+            summary("threads", "host", "alpha", "Xeon"),
+            summary("threads", "host", "beta", "EPYC"),
+            "A and B ran on different machines (host alpha vs beta; CPU Xeon vs EPYC)",
+        ),
+        (
+            summary("sim", "opteron-64", "alpha", "Xeon"),
+            summary("sim", "sgi-uv2000", "beta", "Xeon"),
+            "A and B ran on different machines (simulated machine opteron-64 vs sgi-uv2000)",
+        ),
+    ];
+    for (k, (a, b, warning)) in cases.iter().enumerate() {
+        let a = summary_dir(&format!("compare-machines-a{k}"), a);
+        let b = summary_dir(&format!("compare-machines-b{k}"), b);
+        let chart = scratch(&format!("compare-machines-out{k}"));
+        let out = compare_to(&a, &b, &chart);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].starts_with("locus: warning: "), "{err}");
+        assert!(lines[0].contains(warning), "{err}");
+        let text = stdout(&out);
+        assert!(text.contains(&format!("note: {warning}")), "{text}");
+        let html = std::fs::read_to_string(chart.join("report.html")).unwrap();
+        assert!(html.contains(warning), "{html}");
+        // 3 GiB peaks are shown in GiB.
+        assert!(
+            text.contains("A peak (GiB)") && text.contains("B peak (GiB)"),
+            "{text}"
+        );
+        let row = text.lines().find(|l| l.starts_with("bitonic")).unwrap();
+        assert!(row.contains("  3.0  "), "{row}");
+    }
+    // The same host: no warning; a small peak in KiB.
+    let same = serde_json::json!({
+        "engine": "threads",
+        "host": {"name": "alpha", "cpu_model": "Xeon", "nodes": 1, "cpus": 2},
+        "rows": [{"bench": "bitonic", "config": "ws", "median_s": 0.5, "peak_bytes": 512 * 1024}],
+    })
+    .to_string();
+    let a = summary_dir("compare-same-a", &same);
+    let b = summary_dir("compare-same-b", &same);
+    let out = locus(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("A peak (KiB)"), "{text}");
+    assert!(text.contains("  512.0  "), "{text}");
+}
+
+/// `locus bench` records the machine it ran on for `locus compare`.
+#[test]
+fn the_summary_names_the_host() {
+    let dir = scratch("report-host");
+    sim_bench(&dir, "dsa-opt");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let host = &v["host"];
+    assert!(host["cpus"].as_u64().unwrap() >= 1, "{host}");
+    assert!(host["nodes"].as_u64().unwrap() >= 1, "{host}");
+    if let Ok(name) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        assert_eq!(host["name"], name.trim(), "{host}");
+    }
 }

@@ -62,6 +62,64 @@ fn run_trace_has_a_slice_per_task_and_a_row_per_worker() {
     }
 }
 
+/// A kernel of several runs (stream: one per STREAM operation and repetition) keeps
+/// every run in its trace, one after another, each task a slice named by its kind.
+#[test]
+fn every_run_of_a_kernel_is_in_its_trace() {
+    for (cmd, bench, kinds) in [
+        (
+            "run",
+            "stream",
+            &["stream-init", "copy", "scale", "add", "triad"][..],
+        ),
+        (
+            "sim",
+            "stream",
+            &["stream-init", "copy", "scale", "add", "triad"][..],
+        ),
+        ("run", "twisted-stream", &["triad"][..]),
+        ("run", "cholesky", &["potrf", "trsm", "syrk", "gemm"][..]),
+    ] {
+        let (report, trace) = report_and_trace(&[cmd, bench, "--topology", "2x1"], bench);
+        let events = trace["traceEvents"].as_array().unwrap();
+        let slices: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
+        let runs: Vec<_> = events.iter().filter(|e| e["ph"] == "i").collect();
+        assert!(!runs.is_empty(), "{cmd} {bench}");
+        // The report's tasks, and the root (the control program) of every run.
+        let roots = slices.iter().filter(|e| e["name"] == "root").count();
+        assert_eq!(roots, runs.len(), "{cmd} {bench}");
+        assert_eq!(
+            slices.len() as u64,
+            report["tasks"].as_u64().unwrap() + roots as u64,
+            "{cmd} {bench}: every task of every run"
+        );
+        for kind in kinds {
+            assert!(
+                slices.iter().any(|e| e["name"] == *kind),
+                "{cmd} {bench}: no slice named {kind}"
+            );
+        }
+        for e in &slices {
+            let name = e["name"].as_str().unwrap();
+            let task = e["args"]["task"].as_str().unwrap();
+            assert!(
+                task.starts_with(name) && !name.ends_with(|c: char| c.is_ascii_digit()),
+                "{cmd} {bench}: {name} for {task}"
+            );
+        }
+        // Run after run: each run's slices start at or after its mark.
+        let mark = |run: u64| runs[run as usize - 1]["ts"].as_f64().unwrap();
+        for e in &slices {
+            let run = e["args"]["run"].as_u64().unwrap();
+            assert!(e["ts"].as_f64().unwrap() >= mark(run) - 1e-9, "{e}");
+            if let Some(next) = runs.get(run as usize) {
+                let end = e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap();
+                assert!(end <= next["ts"].as_f64().unwrap() + 0.002, "{e}");
+            }
+        }
+    }
+}
+
 #[test]
 fn sim_trace_still_works() {
     let (report, trace) = report_and_trace(

@@ -1,6 +1,7 @@
 //! The Chrome traces of `locus run --trace` (threads engine) and `locus sim --trace`
 //! (simulator), checked against the layout Perfetto shows as intended: one process per
-//! NUMA node holding its workers, slices named by locality with the same documented
+//! NUMA node holding its workers, slices named by kind, of their locality's category,
+//! with the same documented
 //! arguments from both engines, flow events whose two ends land on slices, counter
 //! tracks per node; gzip-compressed when the name ends in `.gz`; one stderr line saying
 //! where the trace went.
@@ -14,8 +15,10 @@ mod common;
 use common::{locus, stderr};
 
 /// The `args` keys of every slice (the observe module's documentation lists them).
-const ARGS: [&str; 12] = [
+const ARGS: [&str; 14] = [
     "task",
+    "run",
+    "locality",
     "task_id",
     "made_ready_by",
     "ready_ns",
@@ -30,9 +33,10 @@ const ARGS: [&str; 12] = [
 ];
 
 /// Counter (name, series): Perfetto shows the tracks as `NAME SERIES`.
-const COUNTERS: [(&str, &str); 3] = [
+const COUNTERS: [(&str, &str); 4] = [
     ("memory in use", "bytes"),
     ("ready", "tasks"),
+    ("local", "bytes"),
     ("remote", "bytes"),
 ];
 
@@ -75,12 +79,13 @@ fn check(trace: &Value, nodes: u64, workers: u64) -> BTreeSet<String> {
             )
         })
         .collect();
-    assert_eq!(processes.len() as u64, nodes, "{processes:?}");
+    // What ran, then one process per node, with short names.
+    assert_eq!(processes.len() as u64, nodes + 1, "{processes:?}");
+    assert!(processes[&0].starts_with("locus "), "{processes:?}");
     for node in 0..nodes {
-        assert!(
-            processes[&(node + 1)].starts_with(&format!("node {node} ")),
-            "{processes:?}"
-        );
+        let name = &processes[&(node + 1)];
+        assert!(name.starts_with(&format!("node {node} (")), "{processes:?}");
+        assert!(name.len() <= 20, "{processes:?}");
     }
     // Its workers as threads: every worker once, in its node's process.
     let threads: Vec<(u64, u64)> = of("M")
@@ -101,11 +106,16 @@ fn check(trace: &Value, nodes: u64, workers: u64) -> BTreeSet<String> {
             s["pid"].as_u64().unwrap(),
             "{s}"
         );
+        // Named by kind; the locality is the category and an argument.
         let name = s["name"].as_str().unwrap();
+        let task = s["args"]["task"].as_str().unwrap();
+        assert_eq!(name, locus::observe::task_kind(task), "{s}");
+        let locality = s["cat"].as_str().unwrap();
         assert!(
-            ["local", "remote", "mixed", "no data"].contains(&name),
+            ["local", "remote", "mixed", "no data"].contains(&locality),
             "{s}"
         );
+        assert_eq!(s["args"]["locality"], locality, "{s}");
         let mine: BTreeSet<String> = s["args"].as_object().unwrap().keys().cloned().collect();
         if keys.is_empty() {
             keys = mine;

@@ -94,10 +94,11 @@ impl Sim {
         self
     }
 
-    /// Writes a Chrome trace of every run to `path` (each run replaces the file; a name
-    /// ending in `.gz` is compressed) through the runtime's trace recorder, laid out as
-    /// the `locus::observe` module describes: one process per node, slices named by
-    /// locality, arrows to the tasks each made ready, counter tracks per node.
+    /// Writes a Chrome trace of every run to `path` (each run rewrites the file with
+    /// itself and the runs before it; a name ending in `.gz` is compressed) through the
+    /// runtime's trace recorder, laid out as the `locus::observe` module describes: one
+    /// process per node, slices named by kind with their locality as category, arrows to
+    /// the tasks each made ready, counter tracks per node.
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.trace = Some(path.into());
         self

@@ -328,10 +328,11 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Writes a Chrome trace of every run to `path` (each run replaces the file): one
-    /// row per worker, one slice per task, coloured by the node of its data; open it in
-    /// the Perfetto UI (<https://ui.perfetto.dev>, "Open trace file"). See
-    /// [`crate::observe`]. Each run's trace replaces the file whole, once written
+    /// Writes a Chrome trace of every run to `path` (each run rewrites the file with
+    /// itself and the runs before it, one after another): one row per worker, one slice
+    /// per task, named by its kind; open it in the Perfetto UI
+    /// (<https://ui.perfetto.dev>, "Open trace file"). See [`crate::observe`]. Each
+    /// run's trace replaces the file whole, once written
     /// ([`observe::replace_file`](crate::observe::replace_file)): a run that is killed
     /// or fails to write it leaves the previous file. `build` checks that the file can be
     /// written without creating or truncating it ([`observe::check_replaceable`](

@@ -78,7 +78,14 @@ fn dfa_trace_has_one_event_per_task_one_row_per_worker_and_local_colours() {
         for kind in ["fill", "check"] {
             let name = format!("{kind} {i}");
             assert_eq!(slices.iter().filter(|e| task(e) == name).count(), 1);
-            assert_eq!(slices.iter().filter(|e| e["cat"] == name).count(), 1);
+            // Named by kind, the whole name an argument.
+            assert_eq!(
+                slices
+                    .iter()
+                    .filter(|e| e["name"] == kind && task(e) == name)
+                    .count(),
+                1
+            );
         }
     }
 
@@ -105,8 +112,9 @@ fn dfa_trace_has_one_event_per_task_one_row_per_worker_and_local_colours() {
         let worker_node = rt.worker_nodes()[worker];
         assert_eq!(e["args"]["worker_node"], worker_node as u64);
         if task(e).starts_with("fill") {
-            // Written locally: named (and so coloured) `local`.
-            assert_eq!(e["name"], "local", "{e}");
+            // Written locally: of category `local`.
+            assert_eq!(e["cat"], "local", "{e}");
+            assert_eq!(e["args"]["locality"], "local", "{e}");
             assert_eq!(data_node, worker_node, "{e}");
             assert_eq!(e["args"]["write_local_bytes"], 4096);
             write_bytes += 4096;
@@ -129,20 +137,25 @@ fn dfa_trace_has_one_event_per_task_one_row_per_worker_and_local_colours() {
     assert_eq!(read_local, report.locality.read_local_bytes);
 }
 
+/// Each run rewrites the trace with every run so far, one after another.
 #[test]
-fn every_run_replaces_the_trace() {
+fn every_run_rewrites_the_trace_with_every_run() {
     let path = temp_path("runs");
     let rt = Runtime::builder()
         .topology(Topology::from_spec("1x2").unwrap())
         .trace(&path)
         .build()
         .unwrap();
-    write_then_read(&rt, 3);
-    let report = write_then_read(&rt, 2);
-    let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let first = write_then_read(&rt, 3);
+    let count = || {
+        let trace: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let of = |ph: &str| events(&trace).iter().filter(|e| e["ph"] == ph).count() as u64;
+        (of("X"), of("i"))
+    };
+    assert_eq!(count(), (first.tasks + 1, 1));
+    let second = write_then_read(&rt, 2);
+    assert_eq!(count(), (first.tasks + second.tasks + 2, 2));
     std::fs::remove_file(&path).unwrap();
-    let slices = events(&trace).iter().filter(|e| e["ph"] == "X").count();
-    assert_eq!(slices as u64, report.tasks + 1);
 }
 
 #[test]

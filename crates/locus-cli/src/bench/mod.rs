@@ -6,4 +6,5 @@ pub mod peers;
 pub mod report;
 pub mod summary;
 pub mod svg;
+pub mod timeline;
 pub mod twisted;

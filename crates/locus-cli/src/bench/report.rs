@@ -1,19 +1,23 @@
 //! `report.html`: everything a reader of a benchmark needs in one self-contained file
 //! (no script, no external style sheet or image): the command line, the date, the
-//! commit of the working directory, the host's topology, the machine and engine the
-//! bench ran on, the summary table, notes and warnings, and the pictures inline as SVG.
+//! commit the `locus` binary was built from, the host's topology, the machine and engine
+//! the suite ran on, its tables (the summary, the peers', a study's), notes and
+//! warnings, and the pictures inline as SVG. Every suite of `locus bench` writes one,
+//! and so does `locus compare --out`.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// What the report shows.
 pub struct Report<'a> {
-    /// The heading line of the table (suite, sizes, machine, repetitions).
+    /// The page's title: `locus bench report`, `locus compare report`.
+    pub title: &'a str,
+    /// The heading line of the tables (suite, sizes, machine, repetitions).
     pub heading: &'a str,
     /// The STREAM line, if measured.
     pub stream: Option<&'a str>,
-    /// The table's cells, header first, and the first geometric-mean row.
-    pub table: (Vec<Vec<String>>, Option<usize>),
+    /// The tables, in order.
+    pub tables: Vec<Table>,
     /// Notes and warnings printed with the table.
     pub notes: &'a [String],
     /// The pictures not drawn, with why.
@@ -22,6 +26,20 @@ pub struct Report<'a> {
     pub dir: &'a Path,
     /// The pictures' names, in order (`speedup`, ...).
     pub pictures: &'a [&'static str],
+}
+
+/// One table of the report.
+pub enum Table {
+    /// Cells, header first, with the index of the row a rule goes above (the first
+    /// geometric-mean row), if any.
+    Cells(Vec<Vec<String>>, Option<usize>),
+    /// A table as the command printed it, with the heading printed above it.
+    Text {
+        /// The line above the table.
+        heading: String,
+        /// The table, one line per row.
+        text: String,
+    },
 }
 
 /// Escapes text for HTML content and attributes.
@@ -71,30 +89,10 @@ pub fn utc(secs: u64) -> String {
     )
 }
 
-/// The commit of the working directory's repository, `+ local changes` when it has
-/// some; `unknown` outside a repository or without git.
-pub fn commit() -> String {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    match git(&["rev-parse", "HEAD"]) {
-        Some(head) if !head.is_empty() => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
-            if dirty {
-                format!("{head} + local changes")
-            } else {
-                head
-            }
-        }
-        _ => "unknown (not run in a git repository)".to_string(),
-    }
+/// The commit the binary was built from (`git rev-parse --short HEAD` when it was
+/// compiled; `unknown` when it was built without git or outside a repository).
+pub fn commit() -> &'static str {
+    env!("LOCUS_COMMIT")
 }
 
 /// Renders the report.
@@ -110,7 +108,7 @@ pub fn html(r: &Report<'_>) -> String {
     let _ = write!(
         out,
         r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>locus bench report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; max-width: 1400px; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
@@ -120,46 +118,39 @@ tr.geomean td {{ border-top: 2px solid #333; font-style: italic; }}
 pre {{ background: #f6f6f6; padding: 8px; font-size: 12px; overflow-x: auto; }}
 figure {{ margin: 1em 0; }}
 </style></head><body>
-<h1>locus bench report</h1>
+<h1>{title}</h1>
 <dl>
 <dt>Command</dt><dd><code>{cmd}</code></dd>
 <dt>Date</dt><dd>{date}</dd>
-<dt>Commit</dt><dd><code>{commit}</code></dd>
+<dt>Commit</dt><dd><code>{commit}</code> (of the build)</dd>
 <dt>Locus</dt><dd>{version}</dd>
 </dl>
 <h2>Results</h2>
 <p>{heading}</p>
 "#,
+        title = escape(r.title),
         cmd = escape(&command_line()),
         date = utc(now),
-        commit = escape(&commit()),
+        commit = escape(commit()),
         version = env!("CARGO_PKG_VERSION"),
         heading = escape(r.heading),
     );
     if let Some(s) = r.stream {
         let _ = writeln!(out, "<p>{}</p>", escape(s));
     }
-    let (cells, rule) = &r.table;
-    out.push_str("<table>\n");
-    for (k, row) in cells.iter().enumerate() {
-        let class = if Some(k) >= *rule && rule.is_some() {
-            " class=\"geomean\""
-        } else {
-            ""
-        };
-        let _ = write!(out, "<tr{class}>");
-        for (c, cell) in row.iter().enumerate() {
-            if k == 0 {
-                let _ = write!(out, "<th>{}</th>", escape(cell));
-            } else if c < 2 {
-                let _ = write!(out, "<td>{}</td>", escape(cell));
-            } else {
-                let _ = write!(out, "<td class=\"num\">{}</td>", escape(cell));
+    for table in &r.tables {
+        match table {
+            Table::Cells(cells, rule) => cells_html(&mut out, cells, *rule),
+            Table::Text { heading, text } => {
+                let _ = writeln!(
+                    out,
+                    "<p>{}</p>\n<pre>{}</pre>",
+                    escape(heading),
+                    escape(text)
+                );
             }
         }
-        out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
     if !r.notes.is_empty() {
         out.push_str("<ul>\n");
         for n in r.notes {
@@ -189,6 +180,31 @@ figure {{ margin: 1em 0; }}
         escape(&host)
     );
     out
+}
+
+/// A table of cells: header first, a rule above row `rule`, text columns (the first
+/// two) left and numbers right.
+fn cells_html(out: &mut String, cells: &[Vec<String>], rule: Option<usize>) {
+    out.push_str("<table>\n");
+    for (k, row) in cells.iter().enumerate() {
+        let class = if Some(k) >= rule && rule.is_some() {
+            " class=\"geomean\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<tr{class}>");
+        for (c, cell) in row.iter().enumerate() {
+            if k == 0 {
+                let _ = write!(out, "<th>{}</th>", escape(cell));
+            } else if c < 2 {
+                let _ = write!(out, "<td>{}</td>", escape(cell));
+            } else {
+                let _ = write!(out, "<td class=\"num\">{}</td>", escape(cell));
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
 }
 
 #[cfg(test)]

@@ -43,6 +43,18 @@ pub struct Run {
     pub config: String,
     /// The kernel's outcome, or why the run could not be carried out.
     pub outcome: Result<KernelOutcome, String>,
+    /// Minor page faults of the process during the run (threads engine): the pages the
+    /// run touched for the first time, what immediate allocation costs on one node.
+    pub minor_faults: Option<u64>,
+}
+
+/// Minor page faults of this process so far (getrusage(2)), `None` if unknown.
+pub fn minor_faults() -> Option<u64> {
+    // SAFETY: `usage` is a plain struct getrusage fills; all-zero is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a writable `rusage`.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    (status == 0).then_some(usage.ru_minflt as u64)
 }
 
 /// What a run established about its result.
@@ -113,6 +125,8 @@ pub struct Row {
     pub r_loc_rt_range: Option<(f64, f64)>,
     /// Largest peak of live bytes over the repetitions.
     pub peak_bytes: Option<u64>,
+    /// Median minor page faults over the repetitions (threads engine).
+    pub minor_faults: Option<u64>,
     /// Bytes read and written over the median time (memory-bound kernels only).
     pub bytes_per_s: Option<f64>,
     /// `bytes_per_s` over the STREAM triad's bandwidth.
@@ -222,6 +236,12 @@ pub fn rows(
             let mut locs: Vec<f64> = done.iter().map(|o| o.report.locality.r_loc_rt).collect();
             let r_loc_rt = median(&mut locs);
             let representative = median_s.and_then(|m| done.iter().find(|o| o.report.wall_s == m));
+            let mut faults: Vec<f64> = mine
+                .iter()
+                .filter(|r| r.outcome.is_ok())
+                .filter_map(|r| r.minor_faults.map(|f| f as f64))
+                .collect();
+            let minor_faults = median(&mut faults).map(|f| f as u64);
             let bytes_per_s = representative
                 .filter(|o| MEMORY_BOUND.contains(&kernel) && o.report.wall_s > 0.0)
                 .map(|o| bytes_moved(&o.report) as f64 / o.report.wall_s);
@@ -245,6 +265,7 @@ pub fn rows(
                 r_loc_rt,
                 r_loc_rt_range: locs.first().copied().zip(locs.last().copied()),
                 peak_bytes: done.iter().map(|o| o.report.memory.peak_bytes).max(),
+                minor_faults,
                 bytes_per_s,
                 stream_fraction: bytes_per_s.zip(stream_bytes_per_s).map(|(b, s)| b / s),
                 traffic: representative
@@ -333,12 +354,15 @@ pub mod column {
     pub const R_LOC_RT: &str = "r_loc_rt";
     /// Peak live bytes, MiB.
     pub const PEAK: &str = "peak (MiB)";
+    /// Minor page faults during the run.
+    pub const FAULTS: &str = "minor faults";
 }
 
 /// The summary table: left-aligned names, right-aligned figures; min / median / max
 /// time and the spread of every row, the speedup over `baseline` with its range (the
 /// baseline's median over this row's longest and shortest times), the geometric-mean
-/// rows under a rule. The bandwidth columns appear when any row has one.
+/// rows under a rule. The minor page faults appear when any row has them (threads
+/// engine), the bandwidth columns when any row has one.
 pub fn table(rows: &[Row], baseline: &str) -> String {
     let (cells, rule_before) = table_cells(rows, baseline);
     let cols = cells[0].len();
@@ -378,6 +402,7 @@ pub fn table(rows: &[Row], baseline: &str) -> String {
 /// row (a rule goes above it).
 pub fn table_cells(rows: &[Row], baseline: &str) -> (Vec<Vec<String>>, Option<usize>) {
     let with_bw = rows.iter().any(|r| r.stream_fraction.is_some());
+    let with_faults = rows.iter().any(|r| r.minor_faults.is_some());
     let speedup_head = format!("speedup over {baseline}");
     let mut head: Vec<String> = [
         "kernel",
@@ -394,6 +419,9 @@ pub fn table_cells(rows: &[Row], baseline: &str) -> (Vec<Vec<String>>, Option<us
     .iter()
     .map(|s| s.to_string())
     .collect();
+    if with_faults {
+        head.push(column::FAULTS.into());
+    }
     if with_bw {
         head.push("GB/s".into());
         head.push("of STREAM".into());
@@ -418,6 +446,9 @@ pub fn table_cells(rows: &[Row], baseline: &str) -> (Vec<Vec<String>>, Option<us
             or_dash(r.r_loc_rt.map(|l| format!("{l:.3}"))),
             or_dash(r.peak_bytes.map(mib)),
         ];
+        if with_faults {
+            line.push(or_dash(r.minor_faults.map(|f| f.to_string())));
+        }
         if with_bw {
             line.push(or_dash(r.bytes_per_s.map(|b| format!("{:.2}", b / 1e9))));
             line.push(or_dash(
@@ -457,6 +488,7 @@ pub fn row_json(r: &Row) -> Value {
         "r_loc_rt_min": r.r_loc_rt_range.map(|s| s.0),
         "r_loc_rt_max": r.r_loc_rt_range.map(|s| s.1),
         "peak_bytes": r.peak_bytes,
+        "minor_faults": r.minor_faults,
         "bytes_per_s": r.bytes_per_s,
         "stream_fraction": r.stream_fraction,
         "traffic": r.traffic,
@@ -539,6 +571,7 @@ mod tests {
             kernel,
             config: config.to_string(),
             outcome,
+            minor_faults: None,
         }
     }
 

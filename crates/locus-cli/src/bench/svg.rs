@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 /// Series colours, one per series: saturated and dark enough to tell ten apart on
 /// white, on screen and in print (no pastel, no yellow).
-const PALETTE: &[&str] = &[
+pub const PALETTE: &[&str] = &[
     "#1f5fa8", "#e66100", "#1b9e77", "#c2185b", "#6a3d9a", "#b8860b", "#d62728", "#00838f",
     "#6d4c41", "#4d4d4d",
 ];
@@ -73,7 +73,7 @@ fn escape(s: &str) -> String {
 }
 
 /// A step of 1, 2 or 5 times a power of ten giving about five ticks up to `max`.
-fn tick_step(max: f64) -> f64 {
+pub fn tick_step(max: f64) -> f64 {
     if max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -101,7 +101,8 @@ fn tick_label(v: f64, step: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-fn header(out: &mut String, width: f64, height: f64, title: &str) {
+/// The opening of a picture of `width` x `height` px: a white canvas and the title.
+pub fn header(out: &mut String, width: f64, height: f64, title: &str) {
     // Whole pixels, so that the PNG has exactly the SVG's size.
     let (width, height) = (width.ceil(), height.ceil());
     let _ = writeln!(
@@ -176,13 +177,37 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
     let y_max = chart
         .y_max
         .unwrap_or_else(|| ((data_max * 1.05) / step).ceil().max(1.0) * step);
-    let y = |v: f64| top + plot_h - (v.clamp(0.0, y_max) / y_max) * plot_h;
+    // Values spanning more than a decade (ratios of 0.01 to 0.3, speedups of 0.5 to
+    // 12) get a logarithmic axis, on which the small ones stay readable.
+    let log = chart.y_max.is_none().then(|| log_range(chart)).flatten();
+    let y = |v: f64| match log {
+        Some((d0, d1)) => {
+            let t = if v > 0.0 { v.log10().clamp(d0, d1) } else { d0 };
+            top + plot_h - (t - d0) / (d1 - d0) * plot_h
+        }
+        None => top + plot_h - (v.clamp(0.0, y_max) / y_max) * plot_h,
+    };
 
     let mut out = String::new();
     header(&mut out, width, height, chart.title);
     // Grid and vertical axis ticks.
-    let mut v = 0.0;
-    while v <= y_max + step * 1e-6 {
+    let ticks: Vec<(f64, String)> = match log {
+        Some((d0, d1)) => (d0 as i32..=d1 as i32)
+            .flat_map(|d| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(d)))
+            .filter(|&v| v.log10() <= d1 + 1e-9)
+            .map(|v| (v, format!("{}", (v * 1e6).round() / 1e6)))
+            .collect(),
+        None => {
+            let mut ticks = Vec::new();
+            let mut v = 0.0;
+            while v <= y_max + step * 1e-6 {
+                ticks.push((v, tick_label(v, step)));
+                v += step;
+            }
+            ticks
+        }
+    };
+    for (v, label) in ticks {
         let yy = y(v);
         let _ = writeln!(
             out,
@@ -191,9 +216,7 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
             x2 = left + plot_w,
             tx = left - 6.0,
             ty = yy + 4.0,
-            label = tick_label(v, step)
         );
-        v += step;
     }
     // Bars.
     let bar_w = (slot - 12.0) / chart.series.len().max(1) as f64;
@@ -266,11 +289,49 @@ pub fn grouped_bars(chart: &GroupedBars<'_>) -> String {
         xl = height - 12.0,
         cy = top + plot_h / 2.0,
         xlabel = escape(chart.x_label),
-        ylabel = escape(chart.y_label)
+        ylabel = escape(&if log.is_some() {
+            log_label(chart.y_label)
+        } else {
+            chart.y_label.to_string()
+        })
     );
     legend(&mut out, left + plot_w + 16.0, top, chart);
     out.push_str("</svg>\n");
     out
+}
+
+/// The decades (log10 of the lowest and highest tick) of a logarithmic vertical axis
+/// for `chart`, when its positive values (bars, error bars, reference lines) span more
+/// than a factor of 10; `None` for a linear axis.
+fn log_range(chart: &GroupedBars<'_>) -> Option<(f64, f64)> {
+    let errors = chart
+        .errors
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .flat_map(|e| [e.0, e.1]);
+    let (lo, hi) = chart
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .chain(errors)
+        .chain(chart.references.iter().map(|r| r.0))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+    // From the decade below the lowest value (a tenth of a decade above the axis at
+    // least: a bar, not a line) to a little above the highest.
+    (lo.is_finite() && hi / lo > 10.0).then(|| ((lo.log10() - 0.1).floor(), hi.log10() + 0.1))
+}
+
+/// An axis title `what (unit)` as `what (unit, log scale)`.
+fn log_label(label: &str) -> String {
+    match label.strip_suffix(')') {
+        Some(open) => format!("{open}, log scale)"),
+        None => format!("{label} (log scale)"),
+    }
 }
 
 /// Stroke colour and dash pattern of the reference lines, in order.
@@ -580,15 +641,12 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             ty = py + 4.0
         );
     }
-    let _ = writeln!(
-        out,
-        r##"<text class="axis-title" x="{cx}" y="{y}" text-anchor="middle" font-size="13">{t}</text>
-<text class="axis-title" x="18" y="{cy}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {cy})">{l}</text>"##,
-        cx = left + plot_w / 2.0,
-        y = top + plot_h + 42.0,
-        t = escape(chart.x_label),
-        cy = top + plot_h / 2.0,
-        l = escape(chart.y_label)
+    axis_titles(
+        &mut out,
+        (left + plot_w / 2.0, top + plot_h + 42.0),
+        chart.x_label,
+        (18.0, top + plot_h / 2.0),
+        chart.y_label,
     );
     // The lines, then the legend.
     for (s, (name, values)) in chart.series.iter().zip(chart.values).enumerate() {
@@ -626,6 +684,41 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
     }
     out.push_str("</svg>\n");
     out
+}
+
+/// The two axis titles (class `axis-title`): `x_title` centred at `x_at`, `y_title`
+/// turned upright and centred at `y_at`.
+pub fn axis_titles(
+    out: &mut String,
+    x_at: (f64, f64),
+    x_title: &str,
+    y_at: (f64, f64),
+    y_title: &str,
+) {
+    let _ = writeln!(
+        out,
+        r##"<text class="axis-title" x="{}" y="{}" text-anchor="middle" font-size="13">{}</text>
+<text class="axis-title" x="{x}" y="{y}" text-anchor="middle" font-size="13" transform="rotate(-90 {x} {y})">{}</text>"##,
+        x_at.0,
+        x_at.1,
+        escape(x_title),
+        escape(y_title),
+        x = y_at.0,
+        y = y_at.1,
+    );
+}
+
+/// A legend entry (class `legend`) at (`x`, `y`): a line of `colour` and `dash`, then
+/// `text`.
+pub fn legend_entry(out: &mut String, x: f64, y: f64, colour: &str, dash: &str, text: &str) {
+    let _ = writeln!(
+        out,
+        r##"<g class="legend"><line x1="{x}" y1="{y}" x2="{x2}" y2="{y}" stroke="{colour}" stroke-width="2.5" stroke-dasharray="{dash}"/><text x="{tx}" y="{ty}">{}</text></g>"##,
+        escape(text),
+        x2 = x + 24.0,
+        tx = x + 30.0,
+        ty = y + 4.0
+    );
 }
 
 /// Dash patterns of line series, in order (solid first), so that lines differ without
@@ -694,6 +787,48 @@ mod tests {
         });
         assert!(svg.contains("a&lt;b") && svg.contains("x&amp;y") && svg.contains("&quot;q"));
         assert!(!svg.contains("a<b"));
+    }
+
+    fn ratio_chart(values: Vec<Vec<Option<f64>>>) -> String {
+        let groups: Vec<String> = (0..values.len()).map(|g| format!("k{g}")).collect();
+        let series = vec!["a".to_string(), "b".to_string()];
+        grouped_bars(&GroupedBars {
+            title: "t",
+            x_label: "kernel",
+            y_label: "time B / A (x)",
+            groups: &groups,
+            series: &series,
+            legend_title: "configuration",
+            values: &values,
+            errors: None,
+            error_label: "",
+            y_max: None,
+            references: &[(1.0, "as fast".to_string())],
+        })
+    }
+
+    #[test]
+    fn values_spanning_decades_get_a_log_axis() {
+        // Ratios of 0.01 to 0.27 and the reference at 1: two decades, on a log axis
+        // whose ticks reach from 0.001 to 1.
+        let svg = ratio_chart(vec![vec![Some(0.01), Some(0.27)], vec![Some(0.05), None]]);
+        assert!(svg.contains("time B / A (x, log scale)"), "{svg}");
+        for tick in [">0.01</text>", ">0.1</text>", ">1</text>", ">0.02</text>"] {
+            assert!(svg.contains(tick), "{tick}: {svg}");
+        }
+        // The smallest bar is still a bar: taller than a pixel.
+        let heights: Vec<f64> = svg
+            .split("<rect x=")
+            .skip(1)
+            .filter_map(|r| r.split("height=\"").nth(1)?.split('"').next()?.parse().ok())
+            .collect();
+        assert!(heights.iter().all(|&h| h >= 10.0), "{heights:?}");
+        // Within a decade: linear, from 0.
+        let svg = ratio_chart(vec![vec![Some(0.5), Some(1.2)]]);
+        assert!(
+            !svg.contains("log scale") && svg.contains(">0.0</text>"),
+            "{svg}"
+        );
     }
 
     #[test]

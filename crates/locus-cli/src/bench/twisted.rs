@@ -288,7 +288,7 @@ pub fn write_figures(
             title: &title,
             x_label: "number of STREAM iterations",
             y_label: if normalised {
-                "phase-2 time / migrate nothing"
+                "phase-2 time / migrate nothing (x, below 1: faster)"
             } else {
                 "phase-2 time (s)"
             },

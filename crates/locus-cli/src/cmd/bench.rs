@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::args::{config_parser, Engine, Suite};
 use crate::bench::peers;
 use crate::bench::summary::{self, Run, Verdict};
-use crate::bench::{figures, report, summary::Row};
+use crate::bench::{figures, report, summary::Row, timeline};
 
 use crate::cmd::{topology, Failure};
 use crate::progress::Progress;
@@ -281,7 +281,15 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             let config_name = c.to_string();
             for repetition in 1..=plan.repetitions {
                 bar.set_message(format!("{kernel} {config_name} #{repetition}"));
+                // Page faults count on real threads only: the simulator's buffers are
+                // the host's whatever it models.
+                let faults_before = (plan.engine == Engine::Threads)
+                    .then(summary::minor_faults)
+                    .flatten();
                 let outcome = run_one(&plan, kernel, c);
+                let minor_faults = faults_before
+                    .zip(summary::minor_faults())
+                    .map(|(before, after)| after.saturating_sub(before));
                 let object = match &outcome {
                     Ok(o) => run_object(kernel, o),
                     Err(e) => {
@@ -296,6 +304,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
                     kernel,
                     config: config_name.clone(),
                     outcome,
+                    minor_faults,
                 };
                 let at = format!("{kernel} under {config_name} (#{repetition})");
                 // Through `suspend`: `println` drops the line when stderr is no terminal.
@@ -416,25 +425,33 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         },
     )
     .map_err(|e| io(&plan.out, e))?;
+    let mut pictures = pictures;
+    match write_timeline(&plan, &machine) {
+        Ok(written) => pictures.written.extend(written),
+        Err(why) => pictures.not_drawn.push((timeline::NAME, why)),
+    }
     for (name, why) in &pictures.not_drawn {
         println!("{name}.svg not drawn: {why}");
     }
-    let report_path = plan.out.join("report.html");
-    let html = report::html(&report::Report {
-        heading: &heading,
-        stream: stream_line.as_deref(),
-        table: summary::table_cells(&rows, &plan.baseline),
-        notes: &notes,
-        not_drawn: &pictures.not_drawn,
-        dir: &plan.out,
-        pictures: &figures::NAMES,
-    });
-    write_whole(&report_path, &html).map_err(|e| io(&report_path, e))?;
+    let (cells, rule) = summary::table_cells(&rows, &plan.baseline);
+    let mut tables = vec![report::Table::Cells(cells, rule)];
     let peers_failed = if args.peers {
-        run_peers(&plan, args)?
+        let (failed, table) = run_peers(&plan, args)?;
+        tables.push(table);
+        failed
     } else {
         0
     };
+    write_report(&report::Report {
+        title: "locus bench report",
+        heading: &heading,
+        stream: stream_line.as_deref(),
+        tables,
+        notes: &notes,
+        not_drawn: &pictures.not_drawn,
+        dir: &plan.out,
+        pictures: &[figures::NAMES.as_slice(), &[timeline::NAME]].concat(),
+    })?;
     println!();
     println!(
         "{} run reports, summary.json, report.html and {} (each as SVG and PNG) in {}",
@@ -546,13 +563,47 @@ fn home_study(args: &Args) -> Result<(), Failure> {
         "{}, {threads} workers, {engine_name} engine",
         crate::render::machine(&setup.topology, sim)
     );
-    println!("locus bench home: paper 4's SparseLU study on {machine}");
+    let heading = format!("locus bench home: paper 4's SparseLU study on {machine}");
+    let table = home::table(&runs, sim);
+    println!("{heading}");
     println!();
-    print!("{}", home::table(&runs, sim));
+    print!("{table}");
     write_study_json(&out, "home.json", &home::report(&runs, &setup))?;
     let written = home::write_figures(&out, &runs, &machine).map_err(|e| io(&out, e))?;
+    write_study_report(&out, &heading, table, &[], &home::NAMES)?;
     let failed = runs.iter().filter(|m| m.failed()).count();
     end_study(&out, "home.json", written.len(), failed, runs.len())
+}
+
+/// Writes `report.html` into the report's directory.
+pub fn write_report(r: &report::Report<'_>) -> Result<(), Failure> {
+    let path = r.dir.join("report.html");
+    write_whole(&path, &report::html(r))
+        .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))
+}
+
+/// Writes a study suite's `report.html` into `out`: its `heading`, its `table` as
+/// printed, its `notes` and its `pictures`.
+fn write_study_report(
+    out: &Path,
+    heading: &str,
+    table: String,
+    notes: &[String],
+    pictures: &[&'static str],
+) -> Result<(), Failure> {
+    write_report(&report::Report {
+        title: "locus bench report",
+        heading,
+        stream: None,
+        tables: vec![report::Table::Text {
+            heading: String::new(),
+            text: table,
+        }],
+        notes,
+        not_drawn: &[],
+        dir: out,
+        pictures,
+    })
 }
 
 /// Writes a study suite's JSON report `name` into `out`.
@@ -574,7 +625,7 @@ fn end_study(
 ) -> Result<(), Failure> {
     println!();
     println!(
-        "{name} and {} (each as SVG and PNG) in {}",
+        "{name}, report.html and {} (each as SVG and PNG) in {}",
         plural(files / 2, "picture"),
         out.display()
     );
@@ -680,18 +731,25 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
         "{}, {threads} workers, {engine_name} engine",
         crate::render::machine(&setup.topology, sim)
     );
-    println!("locus bench twisted: Twisted-STREAM's phase 2 on {machine}");
+    let heading = format!("locus bench twisted: Twisted-STREAM's phase 2 on {machine}");
+    println!("{heading}");
+    let mut notes = Vec::new();
     if !crate::render::times_show_locality(&setup.topology, sim) {
-        println!(
-            "note: remote and local vectors lie in the same memory on {}: the phases differ by allocation, caching and noise, not by distance",
+        notes.push(format!(
+            "remote and local vectors lie in the same memory on {}: the phases differ by allocation, caching and noise, not by distance",
             crate::render::machine(&setup.topology, sim)
-        );
+        ));
+    }
+    for note in &notes {
+        println!("note: {note}");
     }
     println!();
-    print!("{}", twisted::table(&points, &setup));
+    let table = twisted::table(&points, &setup);
+    print!("{table}");
     write_study_json(&out, "twisted.json", &twisted::report(&points, &setup))?;
     let written =
         twisted::write_figures(&out, &points, &setup, &machine).map_err(|e| io(&out, e))?;
+    write_study_report(&out, &heading, table, &notes, &twisted::NAMES)?;
     let failed = points.iter().filter(|p| p.failed()).count();
     end_study(&out, "twisted.json", written.len(), failed, points.len())
 }
@@ -699,8 +757,9 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
 /// `--peers`: builds the peers (installing their Debian packages when root; a peer that
 /// cannot be built is skipped with a note), runs them alternately with Locus under
 /// `dsa-opt` and the configurations named by `--configs`, prints the peer table and
-/// writes `peers.json`; gives the number of rows that failed.
-fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
+/// writes `peers.json`; gives the number of rows that failed and the table, for the
+/// report.
+fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure> {
     let selected: Vec<&str> = args.kernels.iter().map(|k| k.trim()).collect();
     let kernels = peers::kernels(&selected);
     let mut configs = vec![Config::DsaOpt.to_string()];
@@ -758,18 +817,27 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<usize, Failure> {
             }
         }
     }
-    println!();
-    println!(
+    let heading = format!(
         "Peers against Locus on {} ({threads} threads each), peer median / Locus median over {} alternating runs (above 1: Locus is faster)",
         crate::render::machine(&plan.topology, false),
         plan.repetitions
     );
-    print!("{}", peers::table(&rows, &built));
+    let table = peers::table(&rows, &built);
+    println!();
+    println!("{heading}");
+    print!("{table}");
     let path = plan.out.join("peers.json");
     let report = peers::report(&rows, &built, &plan.out, plan.repetitions, threads);
     write_whole(&path, &format!("{report:#}\n"))
         .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))?;
-    Ok(rows.iter().filter(|r| !r.ok()).count())
+    let failed = rows.iter().filter(|r| !r.ok()).count();
+    Ok((
+        failed,
+        report::Table::Text {
+            heading,
+            text: table,
+        },
+    ))
 }
 
 /// Writes `text` to `path` whole or not at all (a temporary file renamed into place).
@@ -801,6 +869,7 @@ fn owned_by_bench(name: &str) -> bool {
     }
     if let Some((stem, ext)) = name.rsplit_once('.') {
         let picture = figures::NAMES.contains(&stem)
+            || stem == timeline::NAME
             || crate::bench::home::NAMES.contains(&stem)
             || crate::bench::twisted::NAMES.contains(&stem);
         if (ext == "svg" || ext == "png") && picture {
@@ -848,7 +917,7 @@ fn notes(plan: &Plan, rows: &[Row]) -> Vec<String> {
     let simulated = plan.engine == Engine::Sim;
     if !crate::render::times_show_locality(&plan.topology, simulated) {
         notes.push(format!(
-            "on {} every configuration's data lives in the same memory: the speedups over {} measure allocation (page faults, peak memory) and scheduling cost, not locality; run on two or more real nodes, or in the simulator (--engine sim), for locality",
+            "on {} every configuration's data lives in the same memory: the speedups over {} measure allocation (page faults, peak memory) and scheduling cost, not locality (the minor faults and peak columns show allocation); run on two or more real nodes, or in the simulator (--engine sim), for locality",
             crate::render::machine(&plan.topology, simulated),
             plan.baseline
         ));
@@ -910,9 +979,73 @@ fn nearest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
         .map(|(_, n)| n)
 }
 
+/// `timeline.svg` (and `.png`): one more run, traced and not timed, of the first kernel
+/// under the first configuration other than the baseline (the baseline when it ran
+/// alone), its nodes' local and remote bytes and ready tasks over every run of the
+/// kernel ([`timeline`]); gives the files written, or why it was not drawn.
+fn write_timeline(plan: &Plan, machine: &str) -> Result<Vec<PathBuf>, String> {
+    let kernel = plan.kernels.first().ok_or("no kernel ran")?;
+    let config = plan
+        .configs
+        .iter()
+        .find(|c| c.name() != plan.baseline)
+        .or(plan.configs.first())
+        .ok_or("no configuration ran")?;
+    let recorder = std::sync::Arc::new(locus::observe::TraceRecorder::new());
+    let outcome = run_observed(plan, kernel, *config, Some(recorder.clone()))
+        .map_err(|e| format!("the traced run of {kernel} under {config} failed: {e}"))?;
+    if outcome.checked && !outcome.verified {
+        return Err(format!(
+            "the traced run of {kernel} under {config} does not match the sequential reference"
+        ));
+    }
+    let mut json = Vec::new();
+    recorder
+        .write(&mut json)
+        .map_err(|e| format!("the trace of {kernel}: {e}"))?;
+    let trace: Value = serde_json::from_slice(&json).map_err(|e| format!("the trace: {e}"))?;
+    let (nodes, end) = timeline::from_trace(&trace)?;
+    let simulated = plan.engine == Engine::Sim;
+    let note = if plan.topology.num_nodes() == 1 {
+        Some("one node: every byte is local, the remote line stays at 0".to_string())
+    } else if !crate::render::times_show_locality(&plan.topology, simulated) {
+        Some(
+            "virtual nodes: bytes counted by where Locus placed them; all lie in the host's memory"
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let svg = timeline::svg(
+        &format!(
+            "Bytes and ready tasks per node over the runs of {kernel} under {config} ({machine})"
+        ),
+        &nodes,
+        end,
+        note.as_deref(),
+    );
+    let mut written = Vec::new();
+    figures::write_picture(&plan.out, timeline::NAME, &svg, &mut written)
+        .map_err(|e| format!("{}: {e}", plan.out.display()))?;
+    Ok(written)
+}
+
 /// One run on a fresh runtime.
 fn run_one(plan: &Plan, kernel: &str, c: Config) -> Result<KernelOutcome, String> {
+    run_observed(plan, kernel, c, None)
+}
+
+/// One run on a fresh runtime, watched by `observer` if any.
+fn run_observed(
+    plan: &Plan,
+    kernel: &str,
+    c: Config,
+    observer: Option<std::sync::Arc<dyn locus::observe::Observer>>,
+) -> Result<KernelOutcome, String> {
     let mut builder = Runtime::builder().topology(plan.topology.clone()).config(c);
+    if let Some(o) = observer {
+        builder = builder.observer(o);
+    }
     if let Some(t) = plan.threads {
         builder = builder.threads(t);
     }
@@ -942,6 +1075,40 @@ fn run_object(kernel: &str, outcome: &KernelOutcome) -> Value {
     Value::Object(object)
 }
 
+/// The machine the command ran on, for `locus compare` to tell runs of different
+/// machines apart: its host name, its CPU model, its real NUMA nodes and the CPUs
+/// this process may use (whatever `--topology` laid over it). `null` where unknown.
+pub fn host_identity() -> Value {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let name = read("/proc/sys/kernel/hostname").map(|h| h.trim().to_string());
+    // x86 says `model name`; other architectures say `Processor` or `cpu model`.
+    let cpu = read("/proc/cpuinfo").and_then(|info| {
+        info.lines().find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            ["model name", "Processor", "cpu model"]
+                .contains(&key.trim())
+                .then(|| value.trim().to_string())
+        })
+    });
+    let nodes = std::fs::read_dir("/sys/devices/system/node").ok().map(|d| {
+        d.filter(|e| {
+            e.as_ref().is_ok_and(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.strip_prefix("node")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+        .count()
+        .max(1)
+    });
+    let cpus = locus_topo::allowed_cpus()
+        .map(|c| c.len())
+        .ok()
+        .or_else(|| std::thread::available_parallelism().map(usize::from).ok());
+    json!({"name": name, "cpu_model": cpu, "nodes": nodes, "cpus": cpus})
+}
+
 /// `summary.json`: what ran, the STREAM figure and one object per row.
 fn summary_object(
     plan: &Plan,
@@ -961,6 +1128,7 @@ fn summary_object(
             "nodes": plan.topology.num_nodes(),
             "cpus": plan.topology.num_cpus(),
         },
+        "host": host_identity(),
         "repetitions": plan.repetitions,
         "control": "sequential",
         "kernels": plan.kernels,

@@ -26,10 +26,81 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-/// A bench output: its description and rows.
+/// A bench output: its description, rows, engine and machine.
 struct Side {
     label: String,
     rows: Vec<Value>,
+    /// `threads` or `sim`, if the summary says.
+    engine: Option<String>,
+    /// What identifies the machine it ran on, as (what, value): the simulated
+    /// topology in the simulator; the host's name, CPU model, real nodes and CPUs on
+    /// threads. Only what the summary says.
+    machine: Vec<(&'static str, String)>,
+}
+
+/// What the summary `v` says of the machine it ran on (see [`Side::machine`]).
+fn machine_of(v: &Value) -> Vec<(&'static str, String)> {
+    let text = |x: &Value| match x {
+        Value::String(s) => Some(shown(s)),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    if v["engine"] == "sim" {
+        return text(&v["topology"]["name"])
+            .map(|t| ("simulated machine", t))
+            .into_iter()
+            .collect();
+    }
+    let host = &v["host"];
+    [
+        ("host", "name"),
+        ("CPU", "cpu_model"),
+        ("real nodes", "nodes"),
+        ("CPUs", "cpus"),
+    ]
+    .into_iter()
+    .filter_map(|(what, key)| Some((what, text(&host[key])?)))
+    .collect()
+}
+
+/// How A and B differ in what they ran on: the engines, or (on the same engine) the
+/// machines, each fact as `what a vs b`; `None` when nothing known differs.
+fn mismatch(a: &Side, b: &Side) -> Option<String> {
+    if let (Some(ea), Some(eb)) = (&a.engine, &b.engine) {
+        if ea != eb {
+            return Some(format!(
+                "A and B ran on different engines ({} vs {}): the ratios compare the engines, not a change of Locus",
+                shown(ea),
+                shown(eb)
+            ));
+        }
+    }
+    let differ: Vec<String> = a
+        .machine
+        .iter()
+        .filter_map(|(what, va)| {
+            let (_, vb) = b.machine.iter().find(|(w, _)| w == what)?;
+            (va != vb).then(|| format!("{what} {va} vs {vb}"))
+        })
+        .collect();
+    (!differ.is_empty()).then(|| {
+        format!(
+            "A and B ran on different machines ({}): the ratios compare the machines, not a change of Locus",
+            differ.join("; ")
+        )
+    })
+}
+
+/// The unit peak memory is shown in, for values up to `largest` bytes: KiB, MiB or
+/// GiB, as (name, bytes).
+fn memory_unit(largest: f64) -> (&'static str, f64) {
+    if largest >= (1u64 << 30) as f64 {
+        ("GiB", (1u64 << 30) as f64)
+    } else if largest >= (1u64 << 20) as f64 {
+        ("MiB", (1u64 << 20) as f64)
+    } else {
+        ("KiB", 1024.0)
+    }
 }
 
 /// The numeric fields of a row that compare reads: each a number, or `null` when the
@@ -78,7 +149,12 @@ fn load(dir: &Path) -> Result<Side, Failure> {
     } else {
         shown(&format!("{dir} ({})", about.join(", ")))
     };
-    Ok(Side { label, rows })
+    Ok(Side {
+        label,
+        rows,
+        engine: v["engine"].as_str().map(str::to_string),
+        machine: machine_of(&v),
+    })
 }
 
 /// Most bytes of a `summary.json` read (16 MiB): `locus bench` writes a few kilobytes,
@@ -226,6 +302,18 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         .filter(|k| seen.insert(k.clone()))
         .collect();
     let num = |row: Option<&&Value>, field: &str| row.and_then(|r| r[field].as_f64());
+    let largest_peak = keys
+        .iter()
+        .flat_map(|k| {
+            [
+                num(rows_a.get(k), "peak_bytes"),
+                num(rows_b.get(k), "peak_bytes"),
+            ]
+        })
+        .flatten()
+        .fold(0.0, f64::max);
+    let (unit, unit_bytes) = memory_unit(largest_peak);
+    let (peak_a, peak_b) = (format!("A peak ({unit})"), format!("B peak ({unit})"));
     let mut cells = vec![[
         "kernel",
         "config",
@@ -235,13 +323,13 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         "A r_loc_rt",
         "B r_loc_rt",
         "r_loc_rt B/A",
-        "A peak (MiB)",
-        "B peak (MiB)",
+        &peak_a,
+        &peak_b,
         "peak B/A",
     ]
     .map(String::from)
     .to_vec()];
-    let mib = |v: Option<f64>| v.map(|b| b / (1u64 << 20) as f64);
+    let scaled = |v: Option<f64>| v.map(|b| b / unit_bytes);
     for k in &keys {
         let (ra, rb) = (rows_a.get(k), rows_b.get(k));
         let (ta, tb) = (num(ra, "median_s"), num(rb, "median_s"));
@@ -256,14 +344,22 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             cell(la, 3),
             cell(lb, 3),
             cell(ratio(la, lb), 2),
-            cell(mib(pa), 1),
-            cell(mib(pb), 1),
+            cell(scaled(pa), 1),
+            cell(scaled(pb), 1),
             cell(ratio(pa, pb), 2),
         ]);
     }
+    let heading = format!("A: {}; B: {}", a.label, b.label);
+    let legend = "B/A above 1: B took longer, was more local, or held more memory";
+    let mut notes = vec![legend.to_string()];
     println!("A: {}", a.label);
     println!("B: {}", b.label);
-    println!("B/A above 1: B took longer, was more local, or held more memory");
+    println!("{legend}");
+    if let Some(warning) = mismatch(&a, &b) {
+        eprintln!("locus: warning: {warning}");
+        println!("note: {warning}");
+        notes.push(format!("warning: {warning}"));
+    }
     println!();
     let widths: Vec<usize> = (0..cells[0].len())
         .map(|c| {
@@ -301,12 +397,25 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     if let Some(out) = &args.out {
         std::fs::create_dir_all(out)
             .map_err(|e| Failure::Failed(format!("{}: {e}", out.display())))?;
-        let (groups, series, values) = ratio_grid(&keys, |k| {
-            ratio(
-                num(rows_a.get(k), "median_s"),
-                num(rows_b.get(k), "median_s"),
-            )
+        // Each bar B/A of the medians, its error bar from B's shortest over A's longest
+        // time to B's longest over A's shortest.
+        let (groups, series, bars) = ratio_grid(&keys, |k| {
+            let (ra, rb) = (rows_a.get(k), rows_b.get(k));
+            let median = ratio(num(ra, "median_s"), num(rb, "median_s"))?;
+            let range = ratio(num(ra, "max_s"), num(rb, "min_s"))
+                .zip(ratio(num(ra, "min_s"), num(rb, "max_s")))
+                .filter(|(lo, hi)| lo < hi);
+            Some((median, range))
         });
+        let values: Vec<Vec<Option<f64>>> = bars
+            .iter()
+            .map(|line| line.iter().map(|b| b.map(|b| b.0)).collect())
+            .collect();
+        let errors: Vec<Vec<Option<(f64, f64)>>> = bars
+            .iter()
+            .map(|line| line.iter().map(|b| b.and_then(|b| b.1)).collect())
+            .collect();
+        let with_errors = errors.iter().flatten().any(Option::is_some);
         // Each run by its directory's own name (the table's A and B lines give the rest).
         let run_name = |dir: &Path| {
             chart_name(&dir.file_name().map_or(dir.display().to_string(), |n| {
@@ -322,8 +431,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             series: &series,
             legend_title: "configuration",
             values: &values,
-            errors: None,
-            error_label: "",
+            errors: with_errors.then_some(errors.as_slice()),
+            error_label: &format!("{name_b} min / {name_a} max to {name_b} max / {name_a} min"),
             y_max: None,
             references: &[(1.0, format!("as fast as {name_a}"))],
         });
@@ -334,8 +443,18 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         let png_path = out.join("compare.png");
         locus::observe::replace_file(&png_path, |f| std::io::Write::write_all(f, &png))
             .map_err(|e| Failure::Failed(format!("{}: {e}", png_path.display())))?;
+        crate::cmd::bench::write_report(&crate::bench::report::Report {
+            title: "locus compare report",
+            heading: &heading,
+            stream: None,
+            tables: vec![crate::bench::report::Table::Cells(cells, None)],
+            notes: &notes,
+            not_drawn: &[],
+            dir: out,
+            pictures: &["compare"],
+        })?;
         eprintln!(
-            "locus: compare.svg and compare.png written to {}",
+            "locus: compare.svg, compare.png and report.html written to {}",
             out.display()
         );
     }
@@ -344,10 +463,10 @@ pub fn main(args: &Args) -> Result<(), Failure> {
 
 /// The chart's grid: one group per kernel with at least one value, one bar per
 /// configuration, each bar `value` of its kernel and configuration.
-fn ratio_grid(
+fn ratio_grid<T: Copy>(
     keys: &[(String, String)],
-    value: impl Fn(&(String, String)) -> Option<f64>,
-) -> (Vec<String>, Vec<String>, Vec<Vec<Option<f64>>>) {
+    value: impl Fn(&(String, String)) -> Option<T>,
+) -> (Vec<String>, Vec<String>, Vec<Vec<Option<T>>>) {
     let mut kernels: Vec<String> = Vec::new();
     let mut configs: Vec<String> = Vec::new();
     for (k, c) in keys {
@@ -360,10 +479,10 @@ fn ratio_grid(
     }
     // A kernel without a single ratio (the geometric mean of times not recorded) gets no
     // empty group.
-    let (kernels, values): (Vec<String>, Vec<Vec<Option<f64>>>) = kernels
+    let (kernels, values): (Vec<String>, Vec<Vec<Option<T>>>) = kernels
         .into_iter()
         .map(|k| {
-            let line: Vec<Option<f64>> = configs
+            let line: Vec<Option<T>> = configs
                 .iter()
                 .map(|c| value(&(k.clone(), c.clone())))
                 .collect();

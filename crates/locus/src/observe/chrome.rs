@@ -121,6 +121,24 @@ impl<W: Write> ChromeTrace<W> {
         )
     }
 
+    /// A global instant event (`ph: i`, scope `g`): a line across the whole trace at
+    /// `at_ns`, named `name`, with `args`.
+    pub fn global_instant(
+        &mut self,
+        name: &str,
+        at_ns: u64,
+        args: &[(&str, Arg<'_>)],
+    ) -> io::Result<()> {
+        self.separator()?;
+        write!(
+            self.out,
+            "{{\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"name\":{},\"ts\":{}",
+            quote(name),
+            micros(at_ns)
+        )?;
+        self.args(args)
+    }
+
     /// Names row `tid` and fixes its position (rows sort by index).
     pub fn thread_name(&mut self, pid: u32, tid: u32, name: &str) -> io::Result<()> {
         self.sorted_thread_name(pid, tid, tid, name)
@@ -180,6 +198,11 @@ impl<W: Write> ChromeTrace<W> {
         if let Some(c) = colour {
             write!(self.out, ",\"cname\":{}", quote(c))?;
         }
+        self.args(args)
+    }
+
+    /// `,"args":{...}}`: the arguments of an event, and its end.
+    fn args(&mut self, args: &[(&str, Arg<'_>)]) -> io::Result<()> {
         self.out.write_all(b",\"args\":{")?;
         for (i, (key, value)) in args.iter().enumerate() {
             if i > 0 {

@@ -5,31 +5,42 @@
 //! # Tracing a run
 //!
 //! [`RuntimeBuilder::trace`](crate::RuntimeBuilder::trace) writes a Chrome trace of
-//! every run to a file (each run replaces it); `locus run BENCH --trace FILE` does the
-//! same from the command line. The file is replaced whole or not at all
+//! the runtime's runs to a file (each run rewrites it, with that run and every one
+//! before it); `locus run BENCH --trace FILE` does the same from the command line. The file is replaced whole or not at all
 //! ([`replace_file`]): the trace goes to a temporary file beside it, renamed over it once
 //! complete, so a run that is killed or cannot write its trace leaves the previous one. To open it, go to <https://ui.perfetto.dev> and choose
 //! "Open trace file" (or drop the file on the page); `chrome://tracing` opens it too.
 //!
 //! ## What the trace shows
 //!
-//! Loaded in Perfetto, the trace has **one process per NUMA node** (`node N`, in node
-//! order), each holding its workers as threads (`worker W`), and one slice per task.
-//! Perfetto colours slices by name, so a slice is named after its **locality**: `local`
-//! (every byte it accessed was in its worker's node), `remote` (none was), `mixed`, or
-//! `no data`; the task's own name is its category and its `task` argument. **Arrows**
+//! Loaded in Perfetto, the trace keeps **every run** of the runtime, placed one after
+//! another on the time axis (the time between them, outside the runtime, left out),
+//! each start marked by a line across the trace (`run 1`, `run 2`, ...; a global
+//! instant event with the run's `duration_ns`). Memory stays bounded: past 1,048,576
+//! tasks kept, a new run drops the runs before it, and its mark says so (`run 9 (runs
+//! 1 to 8 dropped: ...)`). A process `locus ENGINE on TOPOLOGY, W
+//! workers` names what ran. Then come **one process per NUMA node**
+//! (`node N (W workers)`, in node order), each holding its workers as threads
+//! (`worker W`), and one slice per task, named by the task's **kind**
+//! ([`task_kind`]: `potrf`, `gemm`, `triad`; its name before any index), which
+//! Perfetto colours slices by. Its category is its **locality**: `local` (every byte
+//! it accessed was in its worker's node), `remote` (none was), `mixed`, or `no data`;
+//! the `locality` argument says the same, and the `task` argument is the task's whole
+//! name. **Arrows**
 //! (flow events) lead from each task to the tasks it made ready (its successors whose
 //! last input it produced, and the tasks its body submitted that were ready at once).
-//! Under each node, three **counter tracks**: `memory in use bytes` (the node's pool,
+//! Under each node, four **counter tracks**: `memory in use bytes` (the node's pool,
 //! sampled as each of its tasks ends), `ready tasks` (made ready and not started yet,
-//! counted on the node that ran them) and `remote bytes` (bytes its tasks read or wrote
-//! in other nodes' memory, cumulative).
+//! counted on the node that ran them), `local bytes` and `remote bytes` (bytes its
+//! tasks read or wrote in their own node's / other nodes' memory, cumulative).
 //!
 //! Every slice has the same arguments from both engines:
 //!
 //! | key | meaning |
 //! |---|---|
 //! | `task` | the task's name (`root` for the control program) |
+//! | `run` | the run it belongs to, from 1 |
+//! | `locality` | `local`, `remote`, `mixed` or `no data` (its category too) |
 //! | `task_id` | the task's number in this trace |
 //! | `made_ready_by` | `task_id` of the task that made it ready, or -1 |
 //! | `ready_ns` | when it became ready, ns since the run began |
@@ -90,7 +101,7 @@ mod recorder;
 
 pub use chrome::{node_colour, Arg, ChromeTrace};
 pub use file::{check_replaceable, replace_file};
-pub use recorder::{locality_class, TraceRecorder};
+pub use recorder::{locality_class, task_kind, TraceRecorder};
 
 use std::sync::Arc;
 
