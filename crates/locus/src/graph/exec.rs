@@ -465,7 +465,12 @@ where
                 (Some(slot.clone()), None, None)
             }
             Mode::Write | Mode::ReadWrite => {
-                let next = Version::pending(d.data.bytes(), &run.versions, shared);
+                let next = match shared {
+                    // Kept until `next` is committed: a failed run leaves the datum with
+                    // its last complete version (`data::version`).
+                    None => Version::superseding(d.data.bytes(), &run.versions, slot.clone()),
+                    Some(_) => Version::pending(d.data.bytes(), &run.versions, shared),
+                };
                 // A weak write's version stands for its children's: no buffer of its own.
                 if shared.is_none()
                     && !d.weak
@@ -491,11 +496,6 @@ where
                     }
                 }
                 let previous = std::mem::replace(slot, next.clone());
-                if shared.is_none() {
-                    // Kept until `next` is committed: a failed run leaves the datum
-                    // with its last complete version (`data::version`).
-                    next.keep_fallback(previous.clone());
-                }
                 // In place, a writer follows the previous writer and its readers.
                 let after = shared.is_some().then(|| previous.clone());
                 // A weak write keeps what it supersedes: its children start from it.
@@ -667,7 +667,10 @@ fn close_reduction(
     let group = data.reduction.lock().take()?;
     let name: Cow<'static, str> = format!("reduce({})", data.name).into();
     let shared = data.shared.as_ref();
-    let next = Version::pending(data.bytes(), &run.versions, shared);
+    let next = match shared {
+        None => Version::superseding(data.bytes(), &run.versions, slot.clone()),
+        Some(_) => Version::pending(data.bytes(), &run.versions, shared),
+    };
     if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
         let node = ex.node();
         if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
@@ -679,9 +682,6 @@ fn close_reduction(
         }
     }
     let previous = std::mem::replace(slot, next.clone());
-    if shared.is_none() {
-        next.keep_fallback(previous.clone());
-    }
     let binding = Binding {
         data: data.clone(),
         mode: Mode::ReadWrite,

@@ -319,6 +319,12 @@ impl Queues for &WorkerThread {
     #[inline]
     fn import_mailbox(&mut self) -> usize {
         let mailbox = &self.registry.shared[self.index].mailbox;
+        // Popping an empty `ArrayQueue` costs a SeqCst fence; looking costs two loads.
+        // A task pushed just after the look is found at the next turn, and its push
+        // announced it (the sleep protocol does not rely on this look).
+        if mailbox.is_empty() {
+            return 0;
+        }
         let mut moved = 0;
         while let Some(task) = mailbox.pop() {
             self.deque.push(task);
