@@ -40,13 +40,16 @@ pub(crate) struct WorkerThread {
     /// (mechanism module doc, "Hand-over").
     finishing: Cell<bool>,
     /// The task to run as soon as the one finishing is complete ([`Queues::hold_next`]).
-    /// Empty whenever a body runs on this worker: the loop that ran the finished task
-    /// (`run_task`, or a helping loop) takes it before it runs anything else, and a
-    /// helping loop that stops helping gives it up to the deque.
+    /// The loop that ran the finished task (`run_task`, or a helping loop) takes it
+    /// before it runs anything else, and a helping loop that stops helping gives it up
+    /// to the deque (the only worker of a runtime keeps it); so with other workers it
+    /// is empty whenever a body runs.
     next: Cell<Option<TaskRef>>,
     /// Whether a finishing task pushed successors onto the deque whose announcement is
     /// still due.
     announce_due: Cell<bool>,
+    /// Whether this is the runtime's only worker.
+    alone: bool,
     registry: Arc<Registry>,
 }
 
@@ -74,6 +77,7 @@ impl WorkerThread {
             finishing: Cell::new(false),
             next: Cell::new(None),
             announce_due: Cell::new(false),
+            alone: registry.shared.len() == 1,
             registry,
         }
     }
@@ -96,8 +100,13 @@ impl WorkerThread {
     }
 
     /// A helping worker stops helping: the next task it holds, which it will not run
-    /// now, goes to its deque, where any worker may take it, and is announced.
+    /// now, goes to its deque, where any worker may take it, and is announced. The only
+    /// worker of a runtime keeps it: no other could take it, and the slot is the first
+    /// place it looks when it next helps or when the body returns (`run_task`).
     fn give_up_next(&self) {
+        if self.alone {
+            return;
+        }
         if let Some(task) = self.next.take() {
             self.deque.push(task);
             self.registry.mechanism.announce_batch(&mut &*self);
