@@ -217,11 +217,20 @@ impl WorkerThread {
         self.registry.mechanism.find_work(&mut &*self)
     }
 
-    /// No work was found: spin a little, then sleep (README, "Going to sleep").
+    /// No work was found: spin a little if few enough workers spin already, then sleep
+    /// (README, "Going to sleep").
     fn idle(&self) {
-        for _ in 0..SPIN_ROUNDS {
-            std::thread::yield_now();
-            if let Some(task) = self.find_work() {
+        if self.registry.start_spinning() {
+            let mut found = None;
+            for _ in 0..SPIN_ROUNDS {
+                std::thread::yield_now();
+                found = self.find_work();
+                if found.is_some() {
+                    break;
+                }
+            }
+            self.registry.stop_spinning();
+            if let Some(task) = found {
                 self.run_task(task);
                 return;
             }
