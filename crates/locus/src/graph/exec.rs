@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use locus_mem::pool::Pools;
 
-use super::domain::{Domain, Entry};
+use super::domain::{ChildDomain, Entry};
 use super::hints::Hints;
 use super::run::RunState;
 use super::scope::TaskCtx;
@@ -225,7 +225,7 @@ impl Owner {
     }
 
     /// The owner's domain if it has one already.
-    pub(crate) fn existing_domain(&self) -> Option<&Domain> {
+    pub(crate) fn existing_domain(&self) -> Option<&ChildDomain> {
         self.task().domain.get().map(|d| &**d)
     }
 
@@ -235,12 +235,12 @@ impl Owner {
     }
 
     /// The owner's domain, made on first use.
-    pub(crate) fn domain_or_refusal(&self) -> Result<&Domain, Error> {
+    pub(crate) fn domain_or_refusal(&self) -> Result<&ChildDomain, Error> {
         self.domain().map_err(|r| r.into_error(&self.task().name))
     }
 
     /// The owner's domain, made on first use.
-    fn domain(&self) -> Result<&Domain, Refusal> {
+    fn domain(&self) -> Result<&ChildDomain, Refusal> {
         match self.bindings {
             // SAFETY: the pointer is set by `start` to the bindings of the task whose
             // body is running, and only that body's context reaches it; they live in
@@ -248,7 +248,7 @@ impl Owner {
             Some(bindings) => Ok(self
                 .task()
                 .domain
-                .get_or_init(|| Box::new(Domain::new(unsafe { bindings.as_ref() })))),
+                .get_or_init(|| Box::new(ChildDomain::new(unsafe { bindings.as_ref() })))),
             None => self.task().domain.get().map(|d| &**d).ok_or_else(|| {
                 Refusal::Invalid(format!(
                     "the scope of `{}` has no domain (a runtime bug)",
@@ -333,7 +333,7 @@ where
             return Err(refusal.into_error(&name));
         }
     };
-    let mut entries = domain.map(Domain::entries);
+    let mut entries = domain.map(ChildDomain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
     let checked = validate(run, &declared, entries.is_none()).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover; only then can
