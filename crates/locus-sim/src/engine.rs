@@ -569,7 +569,11 @@ impl Machine {
         st.queues.arrive(queue, task);
         let owner = match queue {
             Queue::NodePrivate(n) => self.shared.mechanism.workers_of_node(n)[0],
-            Queue::Deque(w) | Queue::Mailbox(w) | Queue::Private(w) | Queue::Global(w) => w,
+            Queue::Deque(w)
+            | Queue::Mailbox(w)
+            | Queue::Private(w)
+            | Queue::Global(w)
+            | Queue::Next(w) => w,
         };
         let mut view = st.queues.view(owner, &mut st.rng, &self.shared.charges);
         self.shared
@@ -1028,6 +1032,10 @@ impl Machine {
             allocs: ready.accesses.iter().filter(|a| a.node.is_none()).count() as u64,
         };
         let mut view = st.queues.view(w, &mut st.rng, &shared.charges);
+        if !frame.in_body {
+            // Made ready by a finishing task: it may become `w`'s next task.
+            view = view.finishing();
+        }
         shared
             .mechanism
             .activate_described(&mut view, task, &ready, |task| Queued { task, meta });

@@ -44,6 +44,10 @@ pub(crate) struct WorkerQueues<T> {
     /// Tasks on their way to the deque or the private queue.
     arriving: usize,
     private: VecDeque<T>,
+    /// The worker's next task: a successor it made ready while finishing a task
+    /// (mechanism module doc, "Hand-over"), or one on its way there.
+    next: Option<T>,
+    next_sent: bool,
     last_victim: Option<usize>,
 }
 
@@ -87,6 +91,8 @@ impl<T> Model<T> {
                     mailbox_incoming: 0,
                     arriving: 0,
                     private: VecDeque::new(),
+                    next: None,
+                    next_sent: false,
                     last_victim: None,
                 })
                 .collect(),
@@ -104,6 +110,7 @@ impl<T> Model<T> {
         match queue {
             Queue::Deque(w) | Queue::Private(w) => self.workers[w].arriving += 1,
             Queue::Mailbox(w) => self.workers[w].mailbox_incoming += 1,
+            Queue::Next(w) => self.workers[w].next_sent = true,
             Queue::NodePrivate(_) | Queue::Global(_) => {}
         }
     }
@@ -128,6 +135,12 @@ impl<T> Model<T> {
             }
             Queue::NodePrivate(n) => self.node_private[n].push_back(task),
             Queue::Global(_) => self.global.push_back(task),
+            Queue::Next(w) => {
+                let worker = &mut self.workers[w];
+                worker.next_sent = false;
+                debug_assert!(worker.next.is_none(), "one next task at a time");
+                worker.next = Some(task);
+            }
         }
     }
 
@@ -146,6 +159,7 @@ impl<T> Model<T> {
         View {
             model: self,
             me: w,
+            finishing: false,
             rng,
             charges,
             effects: Effects {
@@ -175,12 +189,21 @@ pub(crate) struct Effects<T> {
 pub(crate) struct View<'a, T> {
     model: &'a mut Model<T>,
     me: usize,
+    /// Whether `me` is finishing a task, so that a successor it keeps may become its
+    /// next task.
+    finishing: bool,
     rng: &'a mut SmallRng,
     charges: &'a Charges,
     effects: Effects<T>,
 }
 
 impl<T> View<'_, T> {
+    /// The view of a worker finishing a task ([`Queues::hold_next`]).
+    pub(crate) fn finishing(mut self) -> Self {
+        self.finishing = true;
+        self
+    }
+
     /// Ends the call: what it left for the event loop.
     pub(crate) fn done(self) -> Effects<T> {
         self.effects
@@ -206,7 +229,12 @@ impl<T> LoadView for View<'_, T> {
         // Tasks already sent count: a burst of activations placed at one instant must
         // see the load the earlier ones add, as the `threads` engine's queues do.
         let s = &self.model.workers[w];
-        s.deque.len() + s.mailbox.len() + s.private.len() + s.mailbox_incoming + s.arriving
+        s.deque.len()
+            + s.mailbox.len()
+            + s.private.len()
+            + s.mailbox_incoming
+            + s.arriving
+            + usize::from(s.next.is_some() || s.next_sent)
     }
 }
 
@@ -254,6 +282,19 @@ impl<T: Recorded> Queues for View<'_, T> {
         let task = self.model.workers[self.me].deque.pop_back()?;
         self.model.in_deques -= 1;
         Some(task)
+    }
+
+    fn hold_next(&mut self, task: T) -> Option<T> {
+        let me = &self.model.workers[self.me];
+        if !self.finishing || me.next.is_some() || me.next_sent {
+            return Some(task);
+        }
+        self.send(Queue::Next(self.me), task);
+        None
+    }
+
+    fn take_next(&mut self) -> Option<T> {
+        self.model.workers[self.me].next.take()
     }
 
     fn pop_private(&mut self) -> Option<T> {

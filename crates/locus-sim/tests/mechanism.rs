@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use locus::observe::{Observer, TaskSpan};
 use locus::{Affinity, Config, Report, Runtime, RuntimeBuilder, Topology};
-use locus_sim::Sim;
+use locus_sim::{Probe, Sim};
 
 /// Simulated computation of every task, in nanoseconds: long enough that every idle
 /// worker has gone to sleep when the producer ends.
@@ -109,4 +109,49 @@ fn steal_half_takes_half_of_the_victims_deque_at_once() {
         batch <= 3,
         "batches: {batch} steals, one task a steal: {one}"
     );
+}
+
+#[test]
+fn a_chain_stays_on_the_worker_that_runs_it() {
+    // A slow first task releases a chain of read-writes, each made ready by its
+    // predecessor's finish: the successor is that worker's next task (hand-over), so the
+    // idle worker steals none of them, and none is announced to wake it.
+    let workers = Arc::new(Workers::default());
+    let probe = Probe::new();
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("1x2").unwrap())
+        .config(Config::DsaOpt)
+        .engine(Sim::new().seed(3).probe(probe.clone()))
+        .observer(workers.clone())
+        .build()
+        .unwrap();
+    let x = rt.data::<u64>("x", 1);
+    let report = rt
+        .run(|s| {
+            s.task("gate", x.write())
+                .cost(COST_NS)
+                .spawn(|_, v| v[0] = 0)
+                .unwrap();
+            for k in 0..200u64 {
+                s.task("step", x.read_write())
+                    .cost(1_000)
+                    .spawn(move |_, v| v[0] = v[0].wrapping_mul(3).wrapping_add(k))
+                    .unwrap();
+            }
+        })
+        .unwrap()
+        .report;
+    let ran = workers.0.lock().unwrap();
+    let gate = ran.iter().find(|(name, _)| name == "gate").unwrap().1;
+    let steps: Vec<usize> = ran
+        .iter()
+        .filter(|(name, _)| name == "step")
+        .map(|&(_, w)| w)
+        .collect();
+    assert_eq!(steps.len(), 200);
+    assert!(steps.iter().all(|&w| w == gate), "{steps:?}");
+    // The gate itself, queued by the control program, may be stolen.
+    assert!(report.steals.same_node <= 1, "{:?}", report.steals);
+    let wakeups = probe.summary().wakeups;
+    assert!(wakeups <= 2, "{wakeups} wake-ups");
 }

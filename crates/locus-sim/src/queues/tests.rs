@@ -492,6 +492,7 @@ fn the_sequences_reach_every_decision() {
                         Queue::Private(_) => "private",
                         Queue::NodePrivate(_) => "node-private",
                         Queue::Global(_) => "global",
+                        Queue::Next(_) => "next",
                     });
                     woke += w.len();
                 }

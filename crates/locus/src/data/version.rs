@@ -155,6 +155,7 @@ impl Version {
         produced: bool,
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
+        fallback: Option<Arc<Version>>,
     ) -> Arc<Self> {
         counts.version_created(shared.is_none());
         let buffer = OnceLock::new();
@@ -168,7 +169,7 @@ impl Version {
             state: Mutex::new(State {
                 produced,
                 abandoned: false,
-                fallback: None,
+                fallback,
                 waiters: Waiters::new(),
                 chained: Vec::new(),
             }),
@@ -186,7 +187,7 @@ impl Version {
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> Arc<Self> {
-        Version::new(bytes, true, counts, shared)
+        Version::new(bytes, true, counts, shared, None)
     }
 
     /// A version that its producer, just submitted, will write; `shared` names the
@@ -196,7 +197,19 @@ impl Version {
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> Arc<Self> {
-        Version::new(bytes, false, counts, shared)
+        Version::new(bytes, false, counts, shared, None)
+    }
+
+    /// A pending version of versioned data that supersedes `previous`, kept as its
+    /// fallback until it is committed (module doc, "Failed producers"): what
+    /// [`pending`](Self::pending) then [`keep_fallback`](Self::keep_fallback) make,
+    /// without taking the new version's lock.
+    pub(crate) fn superseding(
+        bytes: usize,
+        counts: &Arc<VersionCounts>,
+        previous: Arc<Version>,
+    ) -> Arc<Self> {
+        Version::new(bytes, false, counts, None, Some(previous))
     }
 
     /// The runtime's counts of live versions.

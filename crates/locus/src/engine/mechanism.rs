@@ -40,6 +40,22 @@
 //! - the **global queue**, one for the whole engine: under breadth-first scheduling
 //!   every task without a hint goes there, and any worker takes the oldest.
 //!
+//! # Hand-over
+//!
+//! A successor a worker makes ready while it finishes a task, and that the policy
+//! keeps on that worker, becomes the worker's *next task*: the worker runs it as soon
+//! as the finished task is complete, no other worker sees it, and nothing is announced
+//! for it (Taskflow's executor runs the ready successor directly likewise). So a chain
+//! stays on the worker that holds its data, however many workers are idle: an idle
+//! worker that could take the successor would only carry the chain's datum to its own
+//! cache and leave the first worker idle in turn. The slot holds one task; the other
+//! successors of the same task go to the worker's deque, where thieves take the oldest,
+//! and are announced once, after the last of them ([`Mechanism::announce_batch`]). A
+//! worker that has other work thus keeps its next task and lets idle workers take the
+//! rest from its deque. Successors pushed to other queues (a mailbox, a strict queue,
+//! the global queue) are announced as they are pushed, since only their owners may be
+//! the ones to take them.
+//!
 //! # Waking
 //!
 //! New work wakes at most one sleeping worker, the nearest to the work
@@ -92,6 +108,9 @@ pub enum Queue {
     /// The global queue, fed by worker `w`: any worker may run the task, and the
     /// sleeper nearest to `w` is woken for it.
     Global(usize),
+    /// Worker `w`'s next task: a successor `w` made ready while finishing a task, which
+    /// `w` runs next and no other worker sees (module doc, "Hand-over").
+    Next(usize),
 }
 
 impl Queue {
@@ -101,7 +120,7 @@ impl Queue {
     pub fn wakes(self) -> Wake {
         match self {
             Queue::Deque(w) | Queue::Mailbox(w) | Queue::Global(w) => Wake::Near(w),
-            Queue::Private(w) => Wake::Only(w),
+            Queue::Private(w) | Queue::Next(w) => Wake::Only(w),
             Queue::NodePrivate(n) => Wake::Node(n),
         }
     }
@@ -165,6 +184,27 @@ pub trait Queues: LoadView {
 
     /// Takes the newest task of the own deque.
     fn pop_deque(&mut self) -> Option<Self::Task>;
+
+    /// Holds `task`, which the own worker made ready while finishing a task, as the
+    /// task it runs next, unseen by other workers (module doc, "Hand-over"); gives it
+    /// back when the worker is not finishing a task or holds one already. An engine
+    /// without the slot keeps this default, which always gives it back.
+    fn hold_next(&mut self, task: Self::Task) -> Option<Self::Task> {
+        Some(task)
+    }
+
+    /// Takes the task held by [`hold_next`](Self::hold_next), if any.
+    fn take_next(&mut self) -> Option<Self::Task> {
+        None
+    }
+
+    /// Whether the announcement of a task just pushed onto the own deque may wait for
+    /// the end of the finishing task's activations, which are then announced once
+    /// ([`Mechanism::announce_batch`]); the engine remembers that one is due. An engine
+    /// that announces on arrival keeps this default.
+    fn defer_announce(&mut self) -> bool {
+        false
+    }
 
     /// Takes the oldest task of the own private queue.
     fn pop_private(&mut self) -> Option<Self::Task>;
@@ -499,10 +539,24 @@ impl Mechanism {
         }
     }
 
-    /// Keeps a task on the activator's own deque.
+    /// Keeps a task on the activator: as its next task when it is finishing a task and
+    /// holds none yet (module doc, "Hand-over"), else on its own deque.
     fn keep<Q: Queues>(&self, q: &mut Q, task: Q::Task) -> Queue {
+        let Some(task) = q.hold_next(task) else {
+            // Nobody else may take it: nothing to announce.
+            return Queue::Next(q.me());
+        };
         q.push_deque(task);
         self.announce(q, Queue::Deque(q.me()))
+    }
+
+    /// Announces, once, the tasks a finishing worker pushed onto its own deque while it
+    /// deferred their announcements ([`Queues::defer_announce`]), waking the sleeper
+    /// nearest to it if one may be asleep.
+    pub fn announce_batch<Q: Queues>(&self, q: &mut Q) {
+        if q.announce() {
+            self.wake_nearest(q, Wake::Near(q.me()));
+        }
     }
 
     /// Sends a task to worker `w`'s mailbox, or keeps it when the mailbox is full
@@ -536,6 +590,9 @@ impl Mechanism {
     /// Announces work just pushed onto `queue`, waking the nearest sleeper that may
     /// take it if the engine says one may be asleep.
     fn announce<Q: Queues>(&self, q: &mut Q, queue: Queue) -> Queue {
+        if matches!(queue, Queue::Deque(_)) && q.defer_announce() {
+            return queue;
+        }
         if q.announce() {
             self.wake_nearest(q, self.wakes(queue));
         }
@@ -578,6 +635,8 @@ impl Mechanism {
 
     /// The find-work chain of worker `q.me()`, nearest work first:
     ///
+    /// 0. the task it holds as its next ([`Queues::hold_next`]); the `threads` engine
+    ///    runs it before it looks for work, so only the simulator finds it here;
     /// 1. its own deque, newest first (the task it just activated is hot in its cache),
     ///    after moving its mailbox onto it when hierarchical stealing keeps mailboxes
     ///    on their node;
@@ -601,6 +660,9 @@ impl Mechanism {
     /// (the simulator's model of a throttled control program) takes its own queues'
     /// work this way while the rest of the machine runs.
     pub fn find_own_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
+        if let Some(task) = q.take_next() {
+            return Some(task);
+        }
         if self.mailboxes_stay_on_node && q.import_mailbox() > 0 {
             // Within every thief's reach now.
             self.wake_for(q, Wake::Near(q.me()));

@@ -62,8 +62,9 @@ pub(crate) fn position(entries: &[Entry], id: u64) -> Option<usize> {
     entries.binary_search_by_key(&id, |e| e.id).ok()
 }
 
-/// What a task hands to its children (module doc).
-pub(crate) struct Domain {
+/// What a task hands to its children (module doc); not [`crate::sched::Domain`], the
+/// worker or node an affinity hint names.
+pub(crate) struct ChildDomain {
     /// In the order of the data's identifiers ([`find`]).
     entries: Mutex<Vec<Entry>>,
     /// One while the owner's body runs, plus one per child not complete.
@@ -72,7 +73,7 @@ pub(crate) struct Domain {
     deferred: Mutex<Option<(Bindings, super::exec::Completion)>>,
 }
 
-impl Domain {
+impl ChildDomain {
     /// The domain of a task whose body is running, from its bindings.
     pub(crate) fn new(bindings: &[Binding]) -> Self {
         // A reduction is the task's own: its children cannot take it up.
@@ -129,7 +130,7 @@ impl Domain {
             };
             entries.push(entry);
         }
-        Domain {
+        ChildDomain {
             entries: Mutex::new(entries),
             open: AtomicUsize::new(1),
             deferred: Mutex::new(None),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use locus_mem::pool::Pools;
 
-use super::domain::{Domain, Entry};
+use super::domain::{ChildDomain, Entry};
 use super::hints::Hints;
 use super::run::RunState;
 use super::scope::TaskCtx;
@@ -225,7 +225,7 @@ impl Owner {
     }
 
     /// The owner's domain if it has one already.
-    pub(crate) fn existing_domain(&self) -> Option<&Domain> {
+    pub(crate) fn existing_domain(&self) -> Option<&ChildDomain> {
         self.task().domain.get().map(|d| &**d)
     }
 
@@ -235,12 +235,12 @@ impl Owner {
     }
 
     /// The owner's domain, made on first use.
-    pub(crate) fn domain_or_refusal(&self) -> Result<&Domain, Error> {
+    pub(crate) fn domain_or_refusal(&self) -> Result<&ChildDomain, Error> {
         self.domain().map_err(|r| r.into_error(&self.task().name))
     }
 
     /// The owner's domain, made on first use.
-    fn domain(&self) -> Result<&Domain, Refusal> {
+    fn domain(&self) -> Result<&ChildDomain, Refusal> {
         match self.bindings {
             // SAFETY: the pointer is set by `start` to the bindings of the task whose
             // body is running, and only that body's context reaches it; they live in
@@ -248,7 +248,7 @@ impl Owner {
             Some(bindings) => Ok(self
                 .task()
                 .domain
-                .get_or_init(|| Box::new(Domain::new(unsafe { bindings.as_ref() })))),
+                .get_or_init(|| Box::new(ChildDomain::new(unsafe { bindings.as_ref() })))),
             None => self.task().domain.get().map(|d| &**d).ok_or_else(|| {
                 Refusal::Invalid(format!(
                     "the scope of `{}` has no domain (a runtime bug)",
@@ -333,7 +333,7 @@ where
             return Err(refusal.into_error(&name));
         }
     };
-    let mut entries = domain.map(Domain::entries);
+    let mut entries = domain.map(ChildDomain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
     let checked = validate(run, &declared, entries.is_none()).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover; only then can
@@ -465,7 +465,12 @@ where
                 (Some(slot.clone()), None, None)
             }
             Mode::Write | Mode::ReadWrite => {
-                let next = Version::pending(d.data.bytes(), &run.versions, shared);
+                let next = match shared {
+                    // Kept until `next` is committed: a failed run leaves the datum with
+                    // its last complete version (`data::version`).
+                    None => Version::superseding(d.data.bytes(), &run.versions, slot.clone()),
+                    Some(_) => Version::pending(d.data.bytes(), &run.versions, shared),
+                };
                 // A weak write's version stands for its children's: no buffer of its own.
                 if shared.is_none()
                     && !d.weak
@@ -491,11 +496,6 @@ where
                     }
                 }
                 let previous = std::mem::replace(slot, next.clone());
-                if shared.is_none() {
-                    // Kept until `next` is committed: a failed run leaves the datum
-                    // with its last complete version (`data::version`).
-                    next.keep_fallback(previous.clone());
-                }
                 // In place, a writer follows the previous writer and its readers.
                 let after = shared.is_some().then(|| previous.clone());
                 // A weak write keeps what it supersedes: its children start from it.
@@ -667,7 +667,10 @@ fn close_reduction(
     let group = data.reduction.lock().take()?;
     let name: Cow<'static, str> = format!("reduce({})", data.name).into();
     let shared = data.shared.as_ref();
-    let next = Version::pending(data.bytes(), &run.versions, shared);
+    let next = match shared {
+        None => Version::superseding(data.bytes(), &run.versions, slot.clone()),
+        Some(_) => Version::pending(data.bytes(), &run.versions, shared),
+    };
     if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
         let node = ex.node();
         if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
@@ -679,9 +682,6 @@ fn close_reduction(
         }
     }
     let previous = std::mem::replace(slot, next.clone());
-    if shared.is_none() {
-        next.keep_fallback(previous.clone());
-    }
     let binding = Binding {
         data: data.clone(),
         mode: Mode::ReadWrite,

@@ -60,7 +60,7 @@ pub struct Task {
     pub(crate) parent: Option<TaskRef>,
     /// What the task hands to its children, once its body spawns one. Boxed: most
     /// tasks spawn none, and the record of every task stays small.
-    pub(crate) domain: std::sync::OnceLock<Box<super::domain::Domain>>,
+    pub(crate) domain: std::sync::OnceLock<Box<super::domain::ChildDomain>>,
 }
 
 impl Task {

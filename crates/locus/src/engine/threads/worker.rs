@@ -35,6 +35,21 @@ pub(crate) struct WorkerThread {
     /// How deep tasks started while the worker waits inside another's body
     /// (`help_while`) may nest on its stack.
     stack: StackGuard,
+    /// Whether the worker is finishing a task: the successors it makes ready then may
+    /// become its next task, and their announcements wait for the end of the finish
+    /// (mechanism module doc, "Hand-over").
+    finishing: Cell<bool>,
+    /// The task to run as soon as the one finishing is complete ([`Queues::hold_next`]).
+    /// The loop that ran the finished task (`run_task`, or a helping loop) takes it
+    /// before it runs anything else, and a helping loop that stops helping gives it up
+    /// to the deque (the only worker of a runtime keeps it); so with other workers it
+    /// is empty whenever a body runs.
+    next: Cell<Option<TaskRef>>,
+    /// Whether a finishing task pushed successors onto the deque whose announcement is
+    /// still due.
+    announce_due: Cell<bool>,
+    /// Whether this is the runtime's only worker.
+    alone: bool,
     registry: Arc<Registry>,
 }
 
@@ -59,16 +74,43 @@ impl WorkerThread {
             last_victim: Cell::new(None),
             running: Cell::new(None),
             stack,
+            finishing: Cell::new(false),
+            next: Cell::new(None),
+            announce_due: Cell::new(false),
+            alone: registry.shared.len() == 1,
             registry,
         }
     }
 
     /// Runs `task`, found while waiting inside another task's body: it nests on the
     /// stack, so the stack's guard admits it first ([`StackGuard::admit`]).
+    /// Runs only `task`: a successor it leaves as the next task stays in the slot, for
+    /// the helping loop to take after checking whether it still has to help.
     #[inline]
     fn run_nested(&self, task: TaskRef) {
         self.stack.admit(&task, self.index);
-        self.run_task(task);
+        self.run_one(task);
+    }
+
+    /// The task a helping worker runs next: its next task, else what the find-work chain
+    /// finds.
+    #[inline]
+    fn next_or_find(&self) -> Option<TaskRef> {
+        self.next.take().or_else(|| self.find_work())
+    }
+
+    /// A helping worker stops helping: the next task it holds, which it will not run
+    /// now, goes to its deque, where any worker may take it, and is announced. The only
+    /// worker of a runtime keeps it: no other could take it, and the slot is the first
+    /// place it looks when it next helps or when the body returns (`run_task`).
+    fn give_up_next(&self) {
+        if self.alone {
+            return;
+        }
+        if let Some(task) = self.next.take() {
+            self.deque.push(task);
+            self.registry.mechanism.announce_batch(&mut &*self);
+        }
     }
 
     fn next_random(&self) -> u64 {
@@ -81,16 +123,45 @@ impl WorkerThread {
     }
 
     /// Runs a ready task here (`start`, then `finish`), observed when an observer is
-    /// installed (module doc of the engine, "Observation").
+    /// installed (module doc of the engine, "Observation"), then the successor it left
+    /// as this worker's next task, and so on (mechanism module doc, "Hand-over"). The
+    /// next-task slot is empty again when this returns. A helping worker runs one task
+    /// at a time instead ([`run_nested`](Self::run_nested)).
     #[inline]
-    fn run_task(&self, task: TaskRef) {
+    fn run_task(&self, mut task: TaskRef) {
+        loop {
+            self.run_one(task);
+            match self.next.take() {
+                Some(next) => task = next,
+                None => return,
+            }
+        }
+    }
+
+    /// Runs `task` alone, observed when an observer is installed; a successor it makes
+    /// ready may be left in the next-task slot.
+    #[inline]
+    fn run_one(&self, task: TaskRef) {
         match &self.registry.observer {
             None => {
                 if let Some(started) = start(self, task, Bodies::Run) {
-                    finish(self, started);
+                    self.finish(started);
                 }
             }
             Some(observer) => self.run_observed(&**observer, task),
+        }
+    }
+
+    /// Completes a started task ([`finish`]): the first successor this worker keeps
+    /// becomes its next task, the others go to its deque and are announced once, at the
+    /// end.
+    #[inline]
+    fn finish(&self, started: crate::graph::Started) {
+        self.finishing.set(true);
+        finish(self, started);
+        self.finishing.set(false);
+        if self.announce_due.replace(false) {
+            self.registry.mechanism.announce_batch(&mut &*self);
         }
     }
 
@@ -121,7 +192,7 @@ impl WorkerThread {
         if let Err(e) = observed {
             started.task().fail_run_with(e);
         }
-        finish(self, started);
+        self.finish(started);
         self.running.set(outer);
     }
 
@@ -146,11 +217,20 @@ impl WorkerThread {
         self.registry.mechanism.find_work(&mut &*self)
     }
 
-    /// No work was found: spin a little, then sleep (README, "Going to sleep").
+    /// No work was found: spin a little if few enough workers spin already, then sleep
+    /// (README, "Going to sleep").
     fn idle(&self) {
-        for _ in 0..SPIN_ROUNDS {
-            std::thread::yield_now();
-            if let Some(task) = self.find_work() {
+        if self.registry.start_spinning() {
+            let mut found = None;
+            for _ in 0..SPIN_ROUNDS {
+                std::thread::yield_now();
+                found = self.find_work();
+                if found.is_some() {
+                    break;
+                }
+            }
+            self.registry.stop_spinning();
+            if let Some(task) = found {
                 self.run_task(task);
                 return;
             }
@@ -210,6 +290,36 @@ impl Queues for &WorkerThread {
     }
 
     #[inline]
+    fn hold_next(&mut self, task: TaskRef) -> Option<TaskRef> {
+        if !self.finishing.get() {
+            return Some(task);
+        }
+        match self.next.take() {
+            None => {
+                self.next.set(Some(task));
+                None
+            }
+            held => {
+                self.next.set(held);
+                Some(task)
+            }
+        }
+    }
+
+    #[inline]
+    fn take_next(&mut self) -> Option<TaskRef> {
+        self.next.take()
+    }
+
+    #[inline]
+    fn defer_announce(&mut self) -> bool {
+        if self.finishing.get() {
+            self.announce_due.set(true);
+        }
+        self.finishing.get()
+    }
+
+    #[inline]
     fn pop_private(&mut self) -> Option<TaskRef> {
         self.registry.shared[self.index].private.pop()
     }
@@ -227,6 +337,12 @@ impl Queues for &WorkerThread {
     #[inline]
     fn import_mailbox(&mut self) -> usize {
         let mailbox = &self.registry.shared[self.index].mailbox;
+        // Popping an empty `ArrayQueue` costs a SeqCst fence; looking costs two loads.
+        // A task pushed just after the look is found at the next turn, and its push
+        // announced it (the sleep protocol does not rely on this look).
+        if mailbox.is_empty() {
+            return 0;
+        }
         let mut moved = 0;
         while let Some(task) = mailbox.pop() {
             self.deque.push(task);
@@ -349,19 +465,21 @@ impl Executor for WorkerThread {
 
     fn help_while(&self, blocked: &dyn Fn() -> bool) {
         while blocked() {
-            match self.find_work() {
+            match self.next_or_find() {
                 Some(task) => self.run_nested(task),
                 None => std::thread::yield_now(),
             }
         }
+        self.give_up_next();
     }
 
     fn help_while_work(&self, blocked: &dyn Fn() -> bool) {
         while blocked() {
-            match self.find_work() {
+            match self.next_or_find() {
                 Some(task) => self.run_nested(task),
-                None => return,
+                None => break,
             }
         }
+        self.give_up_next();
     }
 }
