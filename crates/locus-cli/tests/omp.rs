@@ -232,3 +232,36 @@ fn tasks_get_the_node_of_their_out_memory_as_home_on_virtual_nodes() {
         assert_eq!(r["openmp"]["tasks_with_home"], 0);
     }
 }
+
+#[test]
+fn omp_display_env_prints_the_settings_at_start() {
+    let Some(bin) = build("tasks") else {
+        return;
+    };
+    let o = locus_env(
+        &[
+            "omp",
+            "--threads",
+            "2",
+            "--config",
+            "home",
+            "--",
+            bin.to_str().unwrap(),
+        ],
+        &[("OMP_DISPLAY_ENV", "verbose")],
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("OPENMP DISPLAY ENVIRONMENT BEGIN"), "{err}");
+    assert!(err.contains("OMP_NUM_THREADS = '2'"), "{err}");
+    assert!(err.contains("LOCUS_CONFIG = 'home'"), "{err}");
+    // A setting the runtime cannot use: one line, status 2.
+    let o = locus_env(
+        &["omp", "--", bin.to_str().unwrap()],
+        &[("OMP_SCHEDULE", "fastest")],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("OMP_SCHEDULE"), "{err}");
+}
