@@ -3,7 +3,8 @@
 # peers/openmp at Locus's default size) on gcc's libgomp, LLVM's libomp and Locus's
 # runtime, alternately (A B C A B C ...), verifying every run; prints the median time of
 # each program on each runtime, the ratios of Locus's median over the others', their
-# geometric means (BOTS, peers, all) and the same as a markdown table. See
+# geometric means (BOTS, peers, all), the programs more than 1.5x slower than the
+# fastest other runtime, and the same as a markdown table. See
 # docs/openmp-tests.md.
 #
 # Usage: scripts/omp/bench.sh [--runtimes gomp,llvm,locus] [--reps 5] [--threads 2]
@@ -136,7 +137,12 @@ report=$(sort -k1,1 -k2,2 -k3,3g "$results" | awk -v rts="${rts[*]}" -v subject=
             }
             cnt[group]++; cnt["all"]++
             print line
+            # More than 1.5x slower than the fastest other runtime: listed below.
+            best = 0
+            for (i = 1; i <= no; i++) if (!best || med[p, O[i]] < best) best = med[p, O[i]]
+            if (best > 0 && med[p, subject] > 1.5 * best) slow = slow sprintf("\n- %s: %.2fx the fastest other runtime", p, med[p, subject] / best)
         }
+        if (slow != "") print "\nMore than 1.5x slower than the faster of the others:" slow
         print ""
         print "| geometric mean | programs |" (no >= 1 ? " " subject "/" O[1] " |" : "") (no >= 2 ? " " subject "/" O[2] " |" : "")
         print "|---|---:|" (no >= 1 ? "---:|" : "") (no >= 2 ? "---:|" : "")

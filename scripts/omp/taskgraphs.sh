@@ -25,7 +25,7 @@ graphs=300
 runs=2
 threads=1,2,4
 topologies=host,4x1
-limit=60
+limit=30
 while [ $# -gt 0 ]; do
     case "$1" in
         --runtime) runtime=${2:?}; shift ;;
