@@ -27,14 +27,6 @@ while [ $# -gt 0 ]; do
 done
 runtime=$(omp_runtimes "$runtime")
 
-# Until Locus's runtime is merged, a locus binary that does not know the omp command
-# (and says so) skips Locus and checks the harness on gcc's libgomp instead; any other
-# failure of `locus omp` fails below. Remove this once crates/locus-omp is in.
-if [ "$runtime" = locus ] && [ -x "$LOCUS" ] &&
-    grep -q "unrecognized subcommand 'omp'" <<<"$("$LOCUS" omp --help 2>&1 || true)"; then
-    echo "locus omp not built: skipped; checking the harness on gcc's libgomp instead" >&2
-    runtime=gomp
-fi
 
 here=$(dirname "$0")
 parts=(

@@ -227,9 +227,8 @@ copy_with_libs() {
 # The OpenMP check (tests/omp/numa_jacobi.c, built by gcc): a blocked Jacobi with
 # `depend` whose blocks are first touched on every node, run in the guest on gcc's libgomp
 # (for comparison) and on Locus's runtime through `locus omp` (at least 95% of its
-# compute tasks on their out block's node). Locus's part needs the locus binary
-# ($LOCUS, default target/release/locus) with its `omp` command; without it the check
-# says so and is skipped.
+# compute tasks on their out block's node with homes as strict hints). Locus's part
+# needs the locus binary ($LOCUS, default target/release/locus) with its `omp` command.
 build_omp_check() {
     local root=$1 libdir
     command -v gcc >/dev/null || die "gcc is needed to build tests/omp/numa_jacobi.c"
@@ -267,9 +266,6 @@ build_omp_check() {
         done
         echo "$locus_bin" >"$root/omp/locus-path"
         log "omp check: numa_jacobi on gcc's libgomp and on $locus_bin omp (library directory ${libdir:-none})"
-    elif [ -x "$locus_bin" ] && grep -q "unrecognized subcommand 'omp'" <<<"$("$locus_bin" omp --help 2>&1 || true)"; then
-        # Until Locus's runtime is merged only. Remove once crates/locus-omp is in.
-        log "omp check: locus omp not built: skipped; numa_jacobi runs on gcc's libgomp only"
     else
         die "omp check: $locus_bin omp --help failed (build the locus binary, or set LOCUS)"
     fi
@@ -319,17 +315,30 @@ else
 fi
 if [ -f /omp/locus-path ]; then
     locus=$(cat /omp/locus-path)
-    out=$("$locus" omp --threads 4 -- /omp/numa_jacobi 95 2>&1)
+    # Homes as non-strict hints (the default): thieves may take a task off its node.
+    out=$("$locus" omp --threads 4 -- /omp/numa_jacobi 0 2>&1)
     status=$?
     echo "$out"
     if [ "$status" = 0 ]; then
-        echo "ok omp.jacobi.locus: locus omp --threads 4: $(omp_line "$out") (at least 95%)"
+        echo "ok omp.jacobi.locus-non-strict: locus omp --threads 4: $(omp_line "$out") (no threshold)"
     else
-        echo "FAIL omp.jacobi.locus: status $status under locus omp --threads 4 (at least 95% of compute tasks on their out block's node, result verified)"
+        echo "FAIL omp.jacobi.locus-non-strict: status $status under locus omp --threads 4 (result verified)"
+        rc=1
+    fi
+    # Homes as strict hints: every compute task's home, found from the kernel's page
+    # placement, must be its out block's node.
+    out=$("$locus" omp --threads 4 --affinity strict -- /omp/numa_jacobi 95 2>&1)
+    status=$?
+    echo "$out"
+    if [ "$status" = 0 ]; then
+        echo "ok omp.jacobi.locus: locus omp --threads 4 --affinity strict: $(omp_line "$out") (at least 95%)"
+    else
+        echo "FAIL omp.jacobi.locus: status $status under locus omp --threads 4 --affinity strict (at least 95% of compute tasks on their out block's node, result verified)"
         rc=1
     fi
 else
-    echo "skip omp.jacobi.locus: locus omp not built: skipped"
+    echo "FAIL omp.jacobi.locus: the locus binary was not copied into the guest"
+    rc=1
 fi
 if [ "$rc" = 0 ]; then
     echo "LOCUS-NUMA-VM: PASS"

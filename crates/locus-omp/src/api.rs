@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 
 use crate::lock::{self, Nest, Nest1};
 use crate::settings::{
-    die, display_env, omp, SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC,
+    die, display_env, omp, MONOTONIC, SCHED_AUTO, SCHED_DYNAMIC, SCHED_GUIDED, SCHED_STATIC,
 };
 use crate::task;
 use crate::team::{barrier, parallel, parallel_end, parallel_start, with_frame, Body};
@@ -691,7 +691,8 @@ unsafe extern "C" fn lomp_omp_get_wtick() -> f64 {
 
 #[no_mangle]
 unsafe extern "C" fn lomp_omp_set_schedule(kind: c_int, chunk: c_int) {
-    let kind = (kind as u32 & 0x7fff_ffff) as u64;
+    let monotonic = kind as u32 as u64 & MONOTONIC;
+    let kind = kind as u32 as u64 & !MONOTONIC;
     let kind = match kind {
         SCHED_STATIC | SCHED_DYNAMIC | SCHED_GUIDED | SCHED_AUTO => kind,
         _ => return,
@@ -703,7 +704,7 @@ unsafe extern "C" fn lomp_omp_set_schedule(kind: c_int, chunk: c_int) {
     };
     omp()
         .run_sched
-        .store((kind << 32) | chunk, Ordering::Relaxed);
+        .store(((kind | monotonic) << 32) | chunk, Ordering::Relaxed);
 }
 
 #[no_mangle]
@@ -750,9 +751,13 @@ constant! {
     lomp_omp_get_device_num => 0;
     lomp_omp_get_num_teams => 1;
     lomp_omp_get_team_num => 0;
-    lomp_omp_get_max_task_priority => 0;
     lomp_omp_get_max_teams => 1;
     lomp_omp_get_teams_thread_limit => 0;
+}
+
+#[no_mangle]
+unsafe extern "C" fn lomp_omp_get_max_task_priority() -> c_int {
+    omp().max_task_priority
 }
 
 #[no_mangle]

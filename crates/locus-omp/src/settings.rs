@@ -16,6 +16,8 @@ pub(crate) const SCHED_STATIC: u64 = 1;
 pub(crate) const SCHED_DYNAMIC: u64 = 2;
 pub(crate) const SCHED_GUIDED: u64 = 3;
 pub(crate) const SCHED_AUTO: u64 = 4;
+/// `omp_sched_monotonic`: the modifier bit of a schedule kind.
+pub(crate) const MONOTONIC: u64 = 0x8000_0000;
 
 /// The process's OpenMP runtime.
 pub(crate) struct Omp {
@@ -37,6 +39,9 @@ pub(crate) struct Omp {
     pub max_active_levels: AtomicUsize,
     /// ICV run-sched-var: kind in the high half, chunk in the low half.
     pub run_sched: AtomicU64,
+    /// ICV max-task-priority-var (`OMP_MAX_TASK_PRIORITY`); priorities are read and
+    /// not acted on.
+    pub max_task_priority: i32,
     /// One run at a time: parallel regions from several threads take turns.
     pub run_lock: Mutex<()>,
     /// The report of every region so far.
@@ -161,6 +166,15 @@ fn build() -> Result<Omp, String> {
         })?,
         None => (SCHED_DYNAMIC << 32) | 1,
     };
+    let max_task_priority = match var("OMP_MAX_TASK_PRIORITY") {
+        Some(s) => s
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|&p| p >= 0)
+            .ok_or_else(|| format!("OMP_MAX_TASK_PRIORITY={s}: expected a number, 0 or more"))?,
+        None => 0,
+    };
     let rt = builder.build().map_err(|e| e.to_string())?;
     let workers = rt.workers();
     let omp = Omp {
@@ -173,6 +187,7 @@ fn build() -> Result<Omp, String> {
         dynamic: AtomicBool::new(false),
         max_active_levels: AtomicUsize::new(1),
         run_sched: AtomicU64::new(run_sched),
+        max_task_priority,
         run_lock: Mutex::new(()),
         report: Mutex::new(None),
         counters: Counters::default(),
@@ -222,10 +237,11 @@ fn parse_stacksize(s: &str) -> Option<usize> {
 /// `OMP_SCHEDULE`: `[monotonic:|nonmonotonic:]kind[,chunk]`, packed as `run_sched`.
 fn parse_schedule(s: &str) -> Option<u64> {
     let s = s.trim().to_ascii_lowercase();
-    let s = s
-        .strip_prefix("monotonic:")
-        .or_else(|| s.strip_prefix("nonmonotonic:"))
-        .unwrap_or(&s);
+    // `omp_sched_monotonic`, kept with the kind so that omp_get_schedule returns it.
+    let (monotonic, s) = match s.strip_prefix("monotonic:") {
+        Some(rest) => (MONOTONIC, rest),
+        None => (0, s.strip_prefix("nonmonotonic:").unwrap_or(&s)),
+    };
     let (kind, chunk) = match s.split_once(',') {
         Some((k, c)) => (k.trim(), c.trim().parse::<u32>().ok().filter(|&c| c > 0)?),
         None => (s.trim(), 0),
@@ -242,13 +258,13 @@ fn parse_schedule(s: &str) -> Option<u64> {
     } else {
         chunk
     };
-    Some((kind << 32) | u64::from(chunk))
+    Some(((kind | monotonic) << 32) | u64::from(chunk))
 }
 
 /// Prints the settings in the format of GNU libgomp's `OMP_DISPLAY_ENV`, then Locus's.
 pub(crate) fn display_env(omp: &Omp, verbose: bool) {
     let sched = omp.run_sched.load(Ordering::Relaxed);
-    let kind = match sched >> 32 {
+    let kind = match (sched >> 32) & !MONOTONIC {
         SCHED_STATIC => "STATIC",
         SCHED_GUIDED => "GUIDED",
         SCHED_AUTO => "AUTO",
@@ -258,11 +274,12 @@ pub(crate) fn display_env(omp: &Omp, verbose: bool) {
     text += &format!(
         "  OMP_DYNAMIC = 'FALSE'\n  OMP_NESTED = 'FALSE'\n  OMP_NUM_THREADS = '{}'\n  \
          OMP_SCHEDULE = '{kind},{}'\n  OMP_PROC_BIND = '{}'\n  OMP_MAX_ACTIVE_LEVELS = '1'\n  \
-         OMP_THREAD_LIMIT = '{}'\n  OMP_CANCELLATION = 'FALSE'\n  OMP_MAX_TASK_PRIORITY = '0'\n",
+         OMP_THREAD_LIMIT = '{}'\n  OMP_CANCELLATION = 'FALSE'\n  OMP_MAX_TASK_PRIORITY = '{}'\n",
         omp.nthreads.load(Ordering::Relaxed),
         sched & 0xffff_ffff,
         var("OMP_PROC_BIND").unwrap_or_else(|| "FALSE".into()),
         omp.workers,
+        omp.max_task_priority,
     );
     if verbose {
         text += &format!(
@@ -343,6 +360,10 @@ mod tests {
         assert_eq!(
             parse_schedule("nonmonotonic:dynamic,4"),
             Some((SCHED_DYNAMIC << 32) | 4)
+        );
+        assert_eq!(
+            parse_schedule("monotonic:dynamic,4"),
+            Some(((SCHED_DYNAMIC | MONOTONIC) << 32) | 4)
         );
         assert_eq!(parse_schedule("fast"), None);
         assert_eq!(parse_schedule("static,0"), None);

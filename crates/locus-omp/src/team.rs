@@ -14,7 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus::{Affinity, TaskCtx};
@@ -228,6 +228,9 @@ pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>
             requested as usize
         };
         let n = wanted.clamp(1, omp.workers);
+        if wanted > n {
+            warn_team_capped(wanted, n);
+        }
         let team = Arc::new(Team::new(
             n,
             Some((outer.team.clone(), outer.thread_num)),
@@ -260,6 +263,20 @@ pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>
             Err(e) => die(&format!("parallel region failed: {}", e.error)),
         }
     });
+}
+
+/// Says once per process that a region got fewer threads than it asked for (OpenMP
+/// leaves the number delivered to the implementation; a program that counts on it
+/// should know).
+fn warn_team_capped(wanted: usize, workers: usize) {
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "locus omp: a team of {wanted} threads was asked for; Locus's OpenMP runtime runs \
+             teams of at most {workers} threads, one per worker (set the workers with \
+             OMP_NUM_THREADS or locus omp --threads)"
+        );
+    }
 }
 
 /// A region run by a team of one: the encountering thread.
