@@ -22,8 +22,9 @@
 #
 # Times are each program's own: BOTS's `Time Program` line, the peers' `wall_s` (the
 # parallel region, thread start-up included); loading the runtime and, for Locus, the
-# `locus omp` process are outside them. A run that does not verify, or fails, stops the
-# script (status 1): no figure comes from an unverified run.
+# `locus omp` process are outside them. A run that does not verify, or fails, is listed
+# with its status, and its program is left out of the table and the means (no figure
+# comes from an unverified run); the script then ends with status 1.
 set -euo pipefail
 # shellcheck source=scripts/omp/common.sh
 source "$(dirname "$0")/common.sh"
@@ -96,12 +97,21 @@ measure() {
 }
 
 results=$omp_scratch/results # NAME RUNTIME SECONDS
+failures=$omp_scratch/failures # NAME: what failed
+: >"$results"
+: >"$failures"
 start=$SECONDS
 for ((rep = 1; rep <= reps; rep++)); do
     while IFS=$'\t' read -r name dir command; do
         for r in "${rts[@]}"; do
-            s=$(measure "$r" "$name" "$dir" "$command") || omp_die "stopped: a run did not verify (above)"
-            [ -n "$s" ] || omp_die "$name on $r printed no time"
+            if ! s=$(measure "$r" "$name" "$dir" "$command" 2>"$omp_scratch/why"); then
+                echo "$name: repetition $rep on $r: $(cat "$omp_scratch/why")" | tee -a "$failures" >&2
+                continue
+            fi
+            if [ -z "$s" ]; then
+                echo "$name: repetition $rep on $r printed no time" | tee -a "$failures" >&2
+                continue
+            fi
             printf '%s %s %s\n' "$name" "$r" "$s" >>"$results"
         done
     done <"$programs"
@@ -111,7 +121,10 @@ done
 # Medians, ratios and geometric means; a plain table on stdout, markdown to $markdown.
 others=()
 for r in "${rts[@]}"; do [ "$r" = "$subject" ] || others+=("$r"); done
-report=$(sort -k1,1 -k2,2 -k3,3g "$results" | awk -v rts="${rts[*]}" -v subject="$subject" \
+# Programs with a failed run are left out.
+kept=$omp_scratch/kept
+awk 'NR == FNR { bad[$0] = 1; next } !($1 in bad)' <(cut -d: -f1 "$failures" | sort -u) "$results" >"$kept"
+report=$(sort -k1,1 -k2,2 -k3,3g "$kept" | awk -v rts="${rts[*]}" -v subject="$subject" \
     -v others="${others[*]}" -v reps="$reps" -v threads="$threads" '
     { key = $1 SUBSEP $2; v[key, ++n[key]] = $3; if (!($1 in seen)) { seen[$1] = 1; sorted[++m] = $1 } }
     function median(key,   c) {
@@ -154,6 +167,10 @@ report=$(sort -k1,1 -k2,2 -k3,3g "$results" | awk -v rts="${rts[*]}" -v subject=
             print line
         }
     }')
+if [ -s "$failures" ]; then
+    report+=$'\n\nLeft out, a run failed or did not verify:\n'$(sed 's/^/- /' "$failures")
+fi
 echo "$report"
 [ -z "$markdown" ] || echo "$report" >"$markdown"
 omp_log "done in $((SECONDS - start)) s"
+[ ! -s "$failures" ] || exit 1
