@@ -265,3 +265,46 @@ fn omp_display_env_prints_the_settings_at_start() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("OMP_SCHEDULE"), "{err}");
 }
+
+#[test]
+fn the_trace_keeps_every_region_with_slices_named_by_kind() {
+    let Some(bin) = build("tasks") else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");
+    let (trace, report) = (
+        dir.join("tasks-trace.json"),
+        dir.join("tasks-trace-report.json"),
+    );
+    let o = run(
+        &bin,
+        &[
+            "--threads",
+            "2",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = t["traceEvents"].as_array().expect("a Chrome trace");
+    let slices = |name: &str| {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["name"] == name)
+            .count() as u64
+    };
+    let omp = &r["openmp"];
+    assert!(omp["regions"].as_u64().unwrap() > 1, "{omp}");
+    assert_eq!(slices("omp-task"), omp["deferred_tasks"].as_u64().unwrap());
+    assert_eq!(
+        slices("omp-implicit-task"),
+        omp["implicit_tasks"].as_u64().unwrap()
+    );
+}

@@ -197,7 +197,7 @@ fn spawn(ctx: &TaskCtx, mut job: Job) {
             }
         })
     };
-    let mut builder = ctx.scope().task("omp task", ());
+    let mut builder = ctx.scope().task("omp-task", ());
     if let Some(a) = affinity {
         builder = builder.affinity(a);
     }

@@ -245,7 +245,7 @@ pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>
             for i in 0..n {
                 let team = team.clone();
                 let spawned = s
-                    .task("omp implicit task", ())
+                    .task("omp-implicit-task", ())
                     .affinity(Affinity::worker(i).strict())
                     .spawn_control(move |ctx| {
                         team.start_gate();
