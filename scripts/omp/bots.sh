@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every BOTS program (Barcelona OpenMP Tasks Suite, ../shared/suites/bots), built once with
+# Every BOTS program (Barcelona OpenMP Tasks Suite, $LOCUS_SUITES/bots), built once with
 # gcc, run unmodified on an OpenMP runtime (gcc's libgomp, LLVM's libomp, or Locus's
 # `locus omp`) on 1, 2 and 4 threads and, for Locus, on the host topology and a virtual
 # 4x1 one; every run must print `Verification = successful`. See docs/openmp-tests.md.

@@ -14,7 +14,8 @@
 # shellcheck shell=bash
 
 omp_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-omp_suites=${LOCUS_SUITES:-$omp_root/../shared/suites}
+# The third-party suites: shared/suites in the checkout's parent directory.
+omp_suites=${LOCUS_SUITES:-$(dirname "$omp_root")/shared/suites}
 omp_libomp=${LOCUS_OMP_LIBOMP:-/usr/lib/llvm-14/lib/libomp.so.5}
 LOCUS=${LOCUS:-$omp_root/target/release/locus}
 

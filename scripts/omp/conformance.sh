@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # OpenMP conformance tests nobody on the project wrote, compiled by gcc and run on an
 # OpenMP runtime: sollve_vv's host tasking and worksharing tests and LLVM libomp's own
-# `tasking/` and `worksharing/` tests (../shared/suites). Every test first runs on gcc's
+# `tasking/` and `worksharing/` tests (from $LOCUS_SUITES). Every test first runs on gcc's
 # libgomp: those that pass there are the expected set. On the runtime under test each
 # expected test must pass too, except those scripts/omp/refused.txt lists for that
 # runtime, which must fail printing the construct it names (a refusal, not a crash). See
