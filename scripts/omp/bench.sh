@@ -123,7 +123,9 @@ others=()
 for r in "${rts[@]}"; do [ "$r" = "$subject" ] || others+=("$r"); done
 # Programs with a failed run are left out.
 kept=$omp_scratch/kept
-awk 'NR == FNR { bad[$0] = 1; next } !($1 in bad)' <(cut -d: -f1 "$failures" | sort -u) "$results" >"$kept"
+awk -v failed="$(cut -d: -f1 "$failures" | sort -u)" \
+    'BEGIN { n = split(failed, f, "\n"); for (i = 1; i <= n; i++) bad[f[i]] = 1 } !($1 in bad)' \
+    "$results" >"$kept"
 report=$(sort -k1,1 -k2,2 -k3,3g "$kept" | awk -v rts="${rts[*]}" -v subject="$subject" \
     -v others="${others[*]}" -v reps="$reps" -v threads="$threads" '
     { key = $1 SUBSEP $2; v[key, ++n[key]] = $3; if (!($1 in seen)) { seen[$1] = 1; sorted[++m] = $1 } }
