@@ -4,7 +4,8 @@
 //! Locus median) and `peers.json`.
 //!
 //! The peers: OpenMP tasks with `depend` built by gcc (libgomp) and by clang (libomp),
-//! oneTBB flow graphs, StarPU, rayon fork-join, and Locus itself through its C API
+//! the gcc-built programs again on Locus's own OpenMP runtime (`locus omp`, under the
+//! row's configuration), oneTBB flow graphs, StarPU, rayon fork-join, and Locus itself through its C API
 //! (`locus-c`: the cost of the binding). Each peer program verifies its own
 //! result against a sequential reference and prints one JSON line (`wall_s`, `tasks`,
 //! `verified`).
@@ -47,6 +48,10 @@ pub enum Peer {
     OpenmpGcc,
     /// `peers/openmp` built by clang: LLVM's libomp.
     OpenmpClang,
+    /// `peers/openmp` built by gcc and run on Locus's OpenMP runtime (crate
+    /// `locus-omp`, as `locus omp` runs it) under the row's configuration: unmodified
+    /// OpenMP programs on Locus, beside the same programs on libgomp.
+    OpenmpLocus,
     /// `peers/tbb`: oneTBB flow graphs.
     Tbb,
     /// `peers/starpu`: StarPU tasks on registered data.
@@ -60,9 +65,10 @@ pub enum Peer {
 
 impl Peer {
     /// Every peer, in table order.
-    pub const ALL: [Peer; 6] = [
+    pub const ALL: [Peer; 7] = [
         Peer::OpenmpGcc,
         Peer::OpenmpClang,
+        Peer::OpenmpLocus,
         Peer::Tbb,
         Peer::Starpu,
         Peer::Rayon,
@@ -74,6 +80,7 @@ impl Peer {
         match self {
             Peer::OpenmpGcc => "openmp-gcc",
             Peer::OpenmpClang => "openmp-clang",
+            Peer::OpenmpLocus => "openmp-locus",
             Peer::Tbb => "tbb",
             Peer::Starpu => "starpu",
             Peer::Rayon => "rayon",
@@ -84,7 +91,7 @@ impl Peer {
     /// The directory of its sources.
     pub fn sources(self) -> PathBuf {
         let dir = match self {
-            Peer::OpenmpGcc | Peer::OpenmpClang => "openmp",
+            Peer::OpenmpGcc | Peer::OpenmpClang | Peer::OpenmpLocus => "openmp",
             Peer::Tbb => "tbb",
             Peer::Starpu => "starpu",
             Peer::Rayon => "rayon",
@@ -97,7 +104,11 @@ impl Peer {
     /// [`sources`](Self::sources).
     pub fn has(self, kernel: &str) -> bool {
         let source = match self {
-            Peer::OpenmpGcc | Peer::OpenmpClang | Peer::Starpu | Peer::LocusC => {
+            Peer::OpenmpGcc
+            | Peer::OpenmpClang
+            | Peer::OpenmpLocus
+            | Peer::Starpu
+            | Peer::LocusC => {
                 format!("{}.c", file_stem(kernel))
             }
             Peer::Tbb => format!("{}.cpp", file_stem(kernel)),
@@ -111,7 +122,7 @@ impl Peer {
     pub fn env(self, threads: usize, home: &Path) -> Vec<(&'static str, String)> {
         let n = threads.to_string();
         match self {
-            Peer::OpenmpGcc | Peer::OpenmpClang => {
+            Peer::OpenmpGcc | Peer::OpenmpClang | Peer::OpenmpLocus => {
                 vec![("OMP_NUM_THREADS", n), ("OMP_PROC_BIND", "true".into())]
             }
             Peer::Tbb => vec![("TBB_NUM_THREADS", n)],
@@ -280,7 +291,10 @@ mod tests {
             }
         }
         for k in KERNELS {
-            assert!(Peer::OpenmpGcc.has(k) && Peer::OpenmpClang.has(k), "{k}");
+            assert!(
+                Peer::OpenmpGcc.has(k) && Peer::OpenmpClang.has(k) && Peer::OpenmpLocus.has(k),
+                "{k}"
+            );
         }
         assert!(Peer::Tbb.has("cholesky") && Peer::Starpu.has("cholesky"));
         assert!(Peer::Starpu.has("spmv") && !Peer::Tbb.has("bicgstab"));

@@ -68,8 +68,9 @@ pub struct Args {
     /// The configuration speedups are measured against.
     #[arg(long, value_parser = config_parser(), default_value = summary::BASELINE, value_name = "CONFIG")]
     pub baseline: Config,
-    /// Also run the peer runtimes (OpenMP tasks with gcc and clang, oneTBB, StarPU, rayon,
-    /// and Locus's own kernels in C through its C API).
+    /// Also run the peer runtimes (OpenMP tasks with gcc and clang, the gcc-built
+    /// programs on Locus's OpenMP runtime too, oneTBB, StarPU, rayon, and Locus's own
+    /// kernels in C through its C API).
     #[arg(long)]
     pub peers: bool,
     /// Directory for the reports (default: bench-out).

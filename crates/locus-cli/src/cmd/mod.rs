@@ -23,6 +23,14 @@ pub enum Failure {
     Failed(String),
 }
 
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(msg) | Failure::Failed(msg) => f.write_str(msg),
+        }
+    }
+}
+
 impl Failure {
     /// Prints the failure as one line on stderr and gives its exit status. Control
     /// characters in the message (a value with a newline, quoted from the command line

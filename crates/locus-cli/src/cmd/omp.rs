@@ -127,7 +127,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
 }
 
 /// The directory holding Locus's `libgomp.so.1` and `liblocus_omp.so`.
-fn library_dir() -> Result<PathBuf, Failure> {
+pub(crate) fn library_dir() -> Result<PathBuf, Failure> {
     let mut candidates = Vec::new();
     if let Some(d) = std::env::var_os("LOCUS_OMP_LIB_DIR") {
         candidates.push(PathBuf::from(d));
@@ -138,6 +138,8 @@ fn library_dir() -> Result<PathBuf, Failure> {
     {
         candidates.push(bin.join("omp"));
         candidates.push(bin.join("../lib/locus"));
+        // A test binary of this crate, in `target/<profile>/deps/`.
+        candidates.push(bin.join("../omp"));
     }
     candidates
         .iter()

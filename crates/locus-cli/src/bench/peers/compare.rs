@@ -21,7 +21,7 @@ pub struct Timed {
 
 /// Runs `built`'s program for `kernel` once at `size` on `threads` threads; `out` is the
 /// output directory (the peers' scratch space is under it); `config` is the row's Locus
-/// configuration, which the `locus-c` peer runs under too.
+/// configuration, which the `locus-c` and `openmp-locus` peers run under too.
 pub fn run_peer(
     built: &Built,
     out: &Path,
@@ -43,9 +43,29 @@ pub fn run_peer(
     if built.peer == Peer::LocusC {
         command.env("LOCUS_CONFIG", config);
     }
+    // The report Locus's OpenMP runtime writes at exit: its presence shows that the
+    // program ran on that runtime, not on a libgomp found elsewhere.
+    let omp_report = program.with_extension("report.json");
+    if built.peer == Peer::OpenmpLocus {
+        // As `locus omp --config CONFIG -- PROGRAM` runs it.
+        let dir = crate::cmd::omp::library_dir().map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(&omp_report);
+        command
+            .env("LD_LIBRARY_PATH", dir)
+            .env(locus_omp::env::CONFIG, config)
+            .env(locus_omp::env::REPORT, &omp_report);
+    }
     let result = command
         .output()
         .map_err(|e| format!("{}: {e}", program.display()))?;
+    if built.peer == Peer::OpenmpLocus && !omp_report.is_file() {
+        return Err(format!(
+            "{} did not run on Locus's OpenMP runtime (it wrote no report to {}); status {}",
+            program.display(),
+            omp_report.display(),
+            result.status
+        ));
+    }
     let stdout = String::from_utf8_lossy(&result.stdout);
     let stderr = String::from_utf8_lossy(&result.stderr);
     // The JSON line is the program's last line on stdout.

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `openmp-gcc` | `gcc` | `gcc -O2 -Wall -ffp-contract=off -falign-loops=64 -fopenmp` |
 //! | `openmp-clang` | `clang libomp-dev` | `clang -O2 -Wall -ffp-contract=off -falign-loops=64 -fopenmp` |
+//! | `openmp-locus` | `gcc`, and Locus's OpenMP runtime built (`cargo build`) | as `openmp-gcc`; run on Locus's runtime |
 //! | `tbb` | `g++ libtbb-dev` | `g++ -O2 -Wall -ffp-contract=off -falign-loops=64 ... -ltbb` |
 //! | `starpu` | `gcc pkg-config libstarpu-dev` | `gcc -O2 -Wall -ffp-contract=off -falign-loops=64 $(pkg-config --cflags --libs starpu-1.x)` |
 //! | `rayon` | (cargo) | `cargo build --release -p locus-peer-rayon` |
@@ -62,7 +63,7 @@ impl Built {
 /// The Debian packages a peer needs.
 pub fn packages(peer: Peer) -> &'static [&'static str] {
     match peer {
-        Peer::OpenmpGcc => &["gcc"],
+        Peer::OpenmpGcc | Peer::OpenmpLocus => &["gcc"],
         Peer::OpenmpClang => &["clang", "libomp-dev"],
         Peer::Tbb => &["g++", "libtbb-dev"],
         Peer::Starpu => &["gcc", "pkg-config", "libstarpu-dev"],
@@ -174,6 +175,11 @@ fn build(
             peer.sources().display()
         ));
     }
+    if peer == Peer::OpenmpLocus {
+        if let Err(e) = crate::cmd::omp::library_dir() {
+            return Prepared::Skipped(e.to_string());
+        }
+    }
     let missing = missing_packages(packages(peer));
     if !missing.is_empty() {
         let list = missing.join(" ");
@@ -207,7 +213,7 @@ fn build(
 fn c_command(peer: Peer) -> Result<(String, Vec<String>, Vec<String>), String> {
     let common = ["-O2", "-Wall", "-ffp-contract=off", "-falign-loops=64"].map(String::from);
     let (compiler, mut before, mut after): (&str, Vec<String>, Vec<String>) = match peer {
-        Peer::OpenmpGcc => ("gcc", vec!["-fopenmp".into()], Vec::new()),
+        Peer::OpenmpGcc | Peer::OpenmpLocus => ("gcc", vec!["-fopenmp".into()], Vec::new()),
         Peer::OpenmpClang => ("clang", vec!["-fopenmp".into()], Vec::new()),
         Peer::Tbb => ("g++", vec!["-std=c++17".into()], vec!["-ltbb".into()]),
         Peer::Starpu => {
