@@ -394,15 +394,20 @@ fn schedule(sched: i32, chunk: i128) -> Option<(Sched, u64)> {
         SCH_GUIDED_CHUNKED
         | SCH_GUIDED_ITERATIVE
         | SCH_GUIDED_ANALYTICAL
-        | SCH_GUIDED_SIMD
         | SCH_TRAPEZOIDAL => (Sched::Guided, chunk.max(1)),
-        SCH_RUNTIME | SCH_RUNTIME_SIMD => runtime_schedule(),
+        SCH_RUNTIME => runtime_schedule(),
         _ => return None,
     })
 }
 
 fn refuse_schedule(sched: i32, entry: &str) -> ! {
     let base = sched & !SCH_MODIFIERS;
+    let entry = entry.strip_prefix("lomp_").unwrap_or(entry);
+    if base == SCH_GUIDED_SIMD || base == SCH_RUNTIME_SIMD {
+        die(&format!(
+            "simd loop schedules (schedule(simd: ...), {entry}) are not supported by Locus's OpenMP runtime"
+        ));
+    }
     if (SCH_ORDERED_FIRST..=SCH_ORDERED_LAST).contains(&base) {
         die(&format!(
             "ordered loops ({entry}) are not supported by Locus's OpenMP runtime"
@@ -1083,5 +1088,6 @@ mod tests {
         );
         assert_eq!(schedule(SCH_GUIDED_CHUNKED, 3), Some((Sched::Guided, 3)));
         assert_eq!(schedule(66, 1), None);
+        assert_eq!(schedule(SCH_RUNTIME_SIMD, 4), None);
     }
 }
