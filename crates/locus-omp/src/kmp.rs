@@ -391,10 +391,9 @@ fn schedule(sched: i32, chunk: i128) -> Option<(Sched, u64)> {
         SCH_STATIC | SCH_STATIC_GREEDY | SCH_STATIC_BALANCED | SCH_AUTO => (Sched::Static, 0),
         SCH_STATIC_CHUNKED | SCH_STATIC_BALANCED_CHUNKED => (Sched::Static, chunk.max(1)),
         SCH_DYNAMIC_CHUNKED | SCH_STATIC_STEAL => (Sched::Dynamic, chunk.max(1)),
-        SCH_GUIDED_CHUNKED
-        | SCH_GUIDED_ITERATIVE
-        | SCH_GUIDED_ANALYTICAL
-        | SCH_TRAPEZOIDAL => (Sched::Guided, chunk.max(1)),
+        SCH_GUIDED_CHUNKED | SCH_GUIDED_ITERATIVE | SCH_GUIDED_ANALYTICAL | SCH_TRAPEZOIDAL => {
+            (Sched::Guided, chunk.max(1))
+        }
         SCH_RUNTIME => runtime_schedule(),
         _ => return None,
     })
