@@ -45,7 +45,8 @@ pub struct Args {
     /// Number of workers, and the default team size (OMP_NUM_THREADS).
     #[arg(long)]
     threads: Option<usize>,
-    /// Whether a task's home node (of its out/inout memory) binds it.
+    /// Whether a task's home node (of its affinity clause's memory, else its out/inout
+    /// memory) binds it.
     #[arg(long, value_enum)]
     affinity: Option<OmpAffinity>,
     /// Writes Locus's JSON report of the whole program there at exit.
