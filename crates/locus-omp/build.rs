@@ -28,6 +28,8 @@ struct Symbol {
     /// `None`: implemented by `lomp_<name>` (`lomp_<name>_1` for a hidden version);
     /// `Some(construct)`: refused, naming the construct.
     refused: Option<String>,
+    /// `impl=FUNC`: the runtime function, when it is not `lomp_<name>`.
+    target: Option<String>,
 }
 
 fn parse(text: &str) -> Vec<Symbol> {
@@ -41,18 +43,26 @@ fn parse(text: &str) -> Vec<Symbol> {
             let default = !rest.contains(&"hidden");
             let kind = rest
                 .iter()
-                .position(|w| *w == "impl" || w.starts_with("refuse:"))
+                .position(|w| w.starts_with("impl") || w.starts_with("refuse:"))
                 .map(|i| rest[i..].join(" "))
                 .expect("symbol kind");
             let refused = kind.strip_prefix("refuse:").map(str::to_string);
+            let target = kind.strip_prefix("impl=").map(str::to_string);
             Symbol {
                 name,
                 version,
                 default,
                 refused,
+                target,
             }
         })
         .collect()
+}
+
+/// The family of a version node (`GOMP` of `GOMP_4.0`; a node without a number, such
+/// as libomp's `VERSION`, is its own family).
+fn family(node: &str) -> &str {
+    node.rsplit_once('_').map_or(node, |(f, _)| f)
 }
 
 /// Version nodes in the order of GNU libgomp's map, each inheriting the previous one of
@@ -60,27 +70,92 @@ fn parse(text: &str) -> Vec<Symbol> {
 fn nodes(symbols: &[Symbol]) -> Vec<String> {
     let mut all: Vec<String> = symbols.iter().map(|s| s.version.clone()).collect();
     all.sort_by_key(|v| {
-        let (family, number) = v.rsplit_once('_').expect("FAMILY_N.N");
+        let number = v.rsplit_once('_').map_or("", |(_, n)| n);
         let parts: Vec<u32> = number.split('.').map(|p| p.parse().unwrap_or(0)).collect();
-        (family.to_string(), parts)
+        (family(v).to_string(), parts)
     });
     all.dedup();
     all
 }
 
+/// One shared object of trampolines: its soname, the symbol list it is built from, a C
+/// file compiled into it (entry points the trampolines cannot express) and the global
+/// names that file defines.
+struct Shim {
+    soname: &'static str,
+    symbols: &'static str,
+    c_file: Option<&'static str>,
+    c_globals: &'static [&'static str],
+    /// Other names the shim is copied to in `target/<profile>/omp/`.
+    aliases: &'static [&'static str],
+}
+
+const SHIMS: [Shim; 2] = [
+    Shim {
+        soname: "libgomp.so.1",
+        symbols: "symbols.txt",
+        c_file: None,
+        c_globals: &[],
+        aliases: &[],
+    },
+    Shim {
+        soname: "libomp.so.5",
+        symbols: "symbols-kmp.txt",
+        c_file: Some("src/kmp_shim.c"),
+        c_globals: &[
+            "__kmpc_fork_call",
+            "omp_null_allocator",
+            "omp_default_mem_alloc",
+            "omp_large_cap_mem_alloc",
+            "omp_const_mem_alloc",
+            "omp_high_bw_mem_alloc",
+            "omp_low_lat_mem_alloc",
+            "omp_cgroup_mem_alloc",
+            "omp_pteam_mem_alloc",
+            "omp_thread_mem_alloc",
+            "omp_default_mem_space",
+            "omp_large_cap_mem_space",
+            "omp_const_mem_space",
+            "omp_high_bw_mem_space",
+            "omp_low_lat_mem_space",
+        ],
+        aliases: &["libomp.so"],
+    },
+];
+
 fn main() {
-    println!("cargo:rerun-if-changed=symbols.txt");
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if arch != "x86_64" || os != "linux" {
         println!(
-            "cargo:warning=libgomp.so.1 is built for x86_64 Linux only; skipped on {arch}-{os}"
+            "cargo:warning=libgomp.so.1 and libomp.so.5 are built for x86_64 Linux only; skipped on {arch}-{os}"
         );
         return;
     }
-    let symbols = parse(&std::fs::read_to_string("symbols.txt").expect("symbols.txt"));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    std::fs::write(out.join("stub.c"), "").unwrap();
+    let stub_dir = out.join("stub");
+    std::fs::create_dir_all(&stub_dir).unwrap();
+    run(Command::new(&cc)
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(stub_dir.join("liblocus_omp.so"))
+        .arg(out.join("stub.c"))
+        .arg("-Wl,-soname,liblocus_omp.so"));
+    for shim in &SHIMS {
+        build_shim(shim, &cc, &out, &stub_dir);
+    }
+}
+
+/// Assembles one shim in `out` and copies it (and its aliases) to `target/<profile>/omp/`.
+fn build_shim(shim: &Shim, cc: &str, out: &Path, stub_dir: &Path) {
+    println!("cargo:rerun-if-changed={}", shim.symbols);
+    if let Some(c) = shim.c_file {
+        println!("cargo:rerun-if-changed={c}");
+    }
+    let symbols = parse(&std::fs::read_to_string(shim.symbols).expect("symbol list"));
+    let tag = shim.soname.replace('.', "_");
 
     let mut asm = String::from("    .text\n");
     for (i, s) in symbols.iter().enumerate() {
@@ -92,10 +167,10 @@ fn main() {
         .unwrap();
         match &s.refused {
             None => {
-                let target = if s.default {
-                    format!("lomp_{}", s.name)
-                } else {
-                    format!("lomp_{}_1", s.name)
+                let target = match &s.target {
+                    Some(t) => t.clone(),
+                    None if s.default => format!("lomp_{}", s.name),
+                    None => format!("lomp_{}_1", s.name),
                 };
                 writeln!(asm, "    jmp {target}@PLT").unwrap();
             }
@@ -122,54 +197,57 @@ fn main() {
     let mut map = String::new();
     let order = nodes(&symbols);
     for (k, node) in order.iter().enumerate() {
-        let family = node.rsplit_once('_').unwrap().0;
-        let parent = order[..k]
-            .iter()
-            .rev()
-            .find(|p| p.rsplit_once('_').unwrap().0 == family);
+        let parent = order[..k].iter().rev().find(|p| family(p) == family(node));
+        // A node that names globals (the C file's) hides every other name: the
+        // trampolines' names bound to it are listed too.
+        let globals: String = if k == 0 && !shim.c_globals.is_empty() {
+            let bound = symbols
+                .iter()
+                .filter(|s| &s.version == node)
+                .map(|s| s.name.as_str());
+            let all: Vec<&str> = shim.c_globals.iter().copied().chain(bound).collect();
+            format!(" global: {};", all.join("; "))
+        } else {
+            String::new()
+        };
         let local = if k == 0 { " local: *;" } else { "" };
         match parent {
-            Some(p) => writeln!(map, "{node} {{{local} }} {p};").unwrap(),
-            None => writeln!(map, "{node} {{{local} }};").unwrap(),
+            Some(p) => writeln!(map, "{node} {{{globals}{local} }} {p};").unwrap(),
+            None => writeln!(map, "{node} {{{globals}{local} }};").unwrap(),
         }
     }
 
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    std::fs::write(out.join("shim.s"), asm).unwrap();
-    std::fs::write(out.join("libgomp.map"), map).unwrap();
-    std::fs::write(out.join("stub.c"), "").unwrap();
-    let stub_dir = out.join("stub");
-    std::fs::create_dir_all(&stub_dir).unwrap();
-    run(Command::new(&cc)
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(stub_dir.join("liblocus_omp.so"))
-        .arg(out.join("stub.c"))
-        .arg("-Wl,-soname,liblocus_omp.so"));
-    let shim = out.join("libgomp.so.1");
-    run(Command::new(&cc)
-        .args(["-shared", "-fPIC", "-nostartfiles", "-o"])
-        .arg(&shim)
-        .arg(out.join("shim.s"))
-        .arg("-Wl,-soname,libgomp.so.1")
-        .arg(format!(
-            "-Wl,--version-script={}",
-            out.join("libgomp.map").display()
-        ))
+    let asm_file = out.join(format!("{tag}.s"));
+    let map_file = out.join(format!("{tag}.map"));
+    std::fs::write(&asm_file, asm).unwrap();
+    std::fs::write(&map_file, map).unwrap();
+    let built = out.join(shim.soname);
+    let mut cmd = Command::new(cc);
+    cmd.args(["-shared", "-fPIC", "-O2", "-nostartfiles", "-o"])
+        .arg(&built)
+        .arg(&asm_file);
+    if let Some(c) = shim.c_file {
+        cmd.arg(c);
+    }
+    run(cmd
+        .arg(format!("-Wl,-soname,{}", shim.soname))
+        .arg(format!("-Wl,--version-script={}", map_file.display()))
         .arg("-Wl,--no-as-needed")
         .arg(format!("-L{}", stub_dir.display()))
         .arg("-llocus_omp")
         .arg("-Wl,-rpath,$ORIGIN/../deps:$ORIGIN")
         .arg("-Wl,-z,now"));
     // target/<profile>/build/locus-omp-<hash>/out -> target/<profile>/omp/: a directory
-    // holding only the shim, which `locus omp` puts on LD_LIBRARY_PATH; the shim finds
+    // holding only the shims, which `locus omp` puts on LD_LIBRARY_PATH; a shim finds
     // the runtime in target/<profile>/deps/, where cargo always writes the cdylib (it
     // copies it up to target/<profile>/ only when this crate itself is built).
     if let Some(profile_dir) = out.ancestors().nth(3) {
         let dir = profile_dir.join("omp");
         std::fs::create_dir_all(&dir).unwrap();
-        copy_if_changed(&shim, &dir.join("libgomp.so.1"));
+        for name in std::iter::once(&shim.soname).chain(shim.aliases) {
+            copy_if_changed(&built, &dir.join(name));
+        }
     }
-    println!("cargo:rustc-env=LOCUS_OMP_SHIM={}", shim.display());
 }
 
 fn run(cmd: &mut Command) {

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Side by side: the same gcc-built OpenMP binaries (BOTS with its medium inputs, and
-# peers/openmp at Locus's default size) on gcc's libgomp, LLVM's libomp and Locus's
-# runtime, alternately (A B C A B C ...), verifying every run; prints the median time of
+# Side by side: the same gcc-built (or clang-built) OpenMP binaries (BOTS with its medium
+# inputs, and peers/openmp at Locus's default size) on gcc's libgomp, LLVM's libomp and
+# Locus's runtime (clang's builds: LLVM's libomp and Locus's), alternately (A B C A B C ...), verifying every run; prints the median time of
 # each program on each runtime, the ratios of Locus's median over the others', their
 # geometric means (BOTS, peers, all), the programs more than 1.5x slower than the
 # fastest other runtime, and the same as a markdown table. See
 # docs/openmp-tests.md.
 #
-# Usage: scripts/omp/bench.sh [--runtimes gomp,llvm,locus] [--reps 5] [--threads 2]
-#            [--only REGEX] [--markdown FILE] [--timeout S]
+# Usage: scripts/omp/bench.sh [--compiler gcc|clang] [--runtimes gomp,llvm,locus]
+#            [--reps 5] [--threads 2] [--only REGEX] [--markdown FILE] [--timeout S]
 #
+#   --compiler  gcc (default) or clang: which compiler builds BOTS and the peers (the
+#               peers' names then end in .clang); clang's default runtimes are llvm,locus
 #   --runtimes  the runtimes, in the order each repetition runs them (default
 #               gomp,llvm,locus); the ratios are locus's (or, without locus, the last
 #               runtime's) median over each other runtime's
@@ -29,7 +31,8 @@ set -euo pipefail
 # shellcheck source=scripts/omp/common.sh
 source "$(dirname "$0")/common.sh"
 
-runtimes=gomp,llvm,locus
+runtimes=
+compiler=gcc
 reps=5
 threads=2
 only='\.(omp-tasks|for-omp-tasks|single-omp-tasks)$|^peers/'
@@ -38,6 +41,7 @@ limit=300
 while [ $# -gt 0 ]; do
     case "$1" in
         --runtimes) runtimes=${2:?}; shift ;;
+        --compiler) compiler=${2:?}; shift ;;
         --reps) reps=${2:?}; shift ;;
         --threads) threads=${2:?}; shift ;;
         --only) only=${2:?}; shift ;;
@@ -48,6 +52,12 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+case "$compiler" in
+    gcc) runtimes=${runtimes:-gomp,llvm,locus} suffix= ;;
+    clang) runtimes=${runtimes:-llvm,locus} suffix=.clang ;;
+    *) omp_die "--compiler: gcc or clang, not '$compiler'" ;;
+esac
+[ "$compiler" != clang ] || [[ ",$runtimes," != *,gomp,* ]] || omp_die "clang-built programs do not run on gcc's libgomp"
 omp_runtimes "$runtimes" >/dev/null # stops on an unknown name
 mapfile -t rts < <(omp_runtimes "$runtimes")
 ((${#rts[@]} >= 2)) || omp_die "--runtimes: at least two runtimes to compare"
@@ -59,14 +69,14 @@ trap 'rm -rf "$omp_scratch"' EXIT
 for r in "${rts[@]}"; do omp_setup "$r"; done
 
 # The programs: "NAME<TAB>DIR<TAB>COMMAND" (DIR: where to run it).
-bots_bin=$("$omp_root/scripts/omp/bots.sh" --build-only)
+bots_bin=$("$omp_root/scripts/omp/bots.sh" --compiler "$compiler" --build-only)
 bots_dir=$(dirname "$bots_bin")
-omp_build_peers "$omp_scratch/peers"
+omp_build_peers "$omp_scratch/peers" "$compiler"
 programs=$omp_scratch/programs
 {
-    "$omp_root/scripts/omp/bots.sh" --list medium | awk -F'\t' -v d="$bots_dir" '{ print "bots/" $1 "\t" d "\t" $2 }'
+    "$omp_root/scripts/omp/bots.sh" --compiler "$compiler" --list medium | awk -F'\t' -v d="$bots_dir" '{ print "bots/" $1 "\t" d "\t" $2 }'
     for name in $(omp_peer_table | awk '{ print $1 }'); do
-        printf 'peers/%s\t%s\t%s %s\n' "$name" "$omp_scratch" "$omp_scratch/peers/$name" "$(omp_peer_args "$name" bench)"
+        printf 'peers/%s%s\t%s\t%s %s\n' "$name" "$suffix" "$omp_scratch" "$omp_scratch/peers/$name" "$(omp_peer_args "$name" bench)"
     done
 } | awk -F'\t' -v re="$only" '$1 ~ re' >"$programs"
 count=$(wc -l <"$programs")

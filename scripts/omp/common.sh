@@ -106,14 +106,17 @@ spmv       -               -
 TABLE
 }
 
-# Builds every program of omp_peer_table from peers/openmp with gcc into directory $1, as
-# `locus bench --peers` builds its openmp-gcc peer (crates/locus-cli/src/bench/peers/toolchain.rs).
+# Builds every program of omp_peer_table from peers/openmp with compiler $2 (gcc by
+# default, or clang) into directory $1, as `locus bench --peers` builds its openmp-gcc
+# peer (crates/locus-cli/src/bench/peers/toolchain.rs). clang's builds carry the
+# programs' affinity clauses (peers/openmp/sparse.h: OpenMP 5.0 and later); gcc 12's
+# do not.
 omp_build_peers() {
-    local out=$1 name
+    local out=$1 cc=${2:-gcc} name
     mkdir -p "$out"
     for name in $(omp_peer_table | awk '{ print $1 }'); do
-        gcc -O2 -Wall -ffp-contract=off -falign-loops=64 -fopenmp -o "$out/$name" \
-            "$omp_root/peers/openmp/$name.c" -lm || omp_die "gcc failed on peers/openmp/$name.c"
+        "$cc" -O2 -Wall -ffp-contract=off -falign-loops=64 -fopenmp -o "$out/$name" \
+            "$omp_root/peers/openmp/$name.c" -lm || omp_die "$cc failed on peers/openmp/$name.c"
     done
 }
 

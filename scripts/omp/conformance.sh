@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# OpenMP conformance tests nobody on the project wrote, compiled by gcc and run on an
-# OpenMP runtime: sollve_vv's host tasking and worksharing tests and LLVM libomp's own
-# `tasking/` and `worksharing/` tests (from $LOCUS_SUITES). Every test first runs on gcc's
-# libgomp: those that pass there are the expected set. On the runtime under test each
-# expected test must pass too, except those scripts/omp/refused.txt lists for that
-# runtime, which must fail printing the construct it names (a refusal, not a crash). See
-# docs/openmp-tests.md.
+# OpenMP conformance tests nobody on the project wrote, compiled by gcc (or clang) and run
+# on an OpenMP runtime: sollve_vv's host tasking and worksharing tests and LLVM libomp's
+# own `tasking/` and `worksharing/` tests (from $LOCUS_SUITES). Every test first runs on
+# the compiler's own runtime (gcc's libgomp; clang's: LLVM's libomp): those that pass
+# there are the expected set. On the runtime under test each expected test must pass too,
+# except those scripts/omp/refused.txt lists for that runtime (`locus` for gcc builds,
+# `locus-clang` for clang builds), which must fail printing the construct it names (a
+# refusal, not a crash). See docs/openmp-tests.md.
 #
-# Usage: scripts/omp/conformance.sh [--runtime gomp|llvm|locus] [--timeout S] [--only REGEX]
-#        scripts/omp/conformance.sh --list      the tests, one id per line
+# Usage: scripts/omp/conformance.sh [--compiler gcc|clang] [--runtime gomp|llvm|locus]
+#            [--timeout S] [--only REGEX]
+#        scripts/omp/conformance.sh [--compiler C] --list      the tests, one id per line
 #
-#   --runtime  the runtime under test (default locus); gomp runs the expected set only
+#   --compiler gcc (default) or clang; with clang the LLVM tests include the `kmp_*`
+#              white-box ones (which call __kmpc_* directly), and the reference runtime
+#              is LLVM's libomp
+#   --runtime  the runtime under test (default locus); the reference one runs the
+#              expected set only
 #   --timeout  seconds per run before it is killed and counted failed (default 30)
 #   --only     only the tests whose id matches REGEX (grep -E)
 #
@@ -18,11 +24,11 @@
 # keyed by the content of the suites and of this script; default target/omp-cache),
 # LOCUS_SUITES.
 #
-# LLVM's tests run as their `RUN:` lines say (the compile step with gcc -fopenmp, then
+# LLVM's tests run as their `RUN:` lines say (the compile step with the compiler, then
 # the program with the environment and arguments given), with `omp_testsuite.h`'s
 # REPETITIONS lowered from 10 to 2 and SLEEPTIME from 1 s to 0.1 s (a copy of the header
 # in the scratch directory, first on the include path), so the sleeping tests take
-# seconds instead of minutes. Tests marked `UNSUPPORTED: gcc` or `XFAIL: gcc` are left
+# seconds instead of minutes. Tests marked `UNSUPPORTED` or `XFAIL` for the compiler are left
 # out. Threads: OMP_NUM_THREADS when a RUN line sets it, else 4. sollve_vv tests are
 # compiled `gcc -fopenmp -O2 -I ompvv` and pass with status 0; those that use target,
 # teams or devices are left out (host-only runtime).
@@ -34,12 +40,14 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 runtime=locus
+compiler=gcc
 limit=30
 only=.
 mode=run
 while [ $# -gt 0 ]; do
     case "$1" in
         --runtime) runtime=${2:?}; shift ;;
+        --compiler) compiler=${2:?}; shift ;;
         --timeout) limit=${2:?}; shift ;;
         --only) only=${2:?}; shift ;;
         --list) mode=list ;;
@@ -49,6 +57,12 @@ while [ $# -gt 0 ]; do
     shift
 done
 runtime=$(omp_runtimes "$runtime")
+case "$compiler" in
+    gcc) reference=gomp cxx=g++ rt_key=$runtime ;;
+    clang) reference=llvm cxx=clang++ rt_key=$runtime-clang ;;
+    *) omp_die "--compiler: gcc or clang, not '$compiler'" ;;
+esac
+[ "$compiler" != clang ] || [ "$runtime" != gomp ] || omp_die "clang-built tests do not run on gcc's libgomp"
 
 sollve=$omp_suites/sollve_vv
 llvm=$omp_suites/llvm-openmp-runtime-test/runtime/test
@@ -77,8 +91,14 @@ collect() {
         done
     done
     for f in "$llvm"/tasking/*.c "$llvm"/tasking/*.cpp "$llvm"/worksharing/*/*.c; do
+        # The white-box tests call clang's ABI: gcc builds without them.
+        [ "$compiler" = clang ] || [[ "$(basename "$f")" != kmp_* ]] || continue
+        # Tests of libomp's own machinery, with no counterpart in another runtime:
+        # omp_fill_taskqueue checks libomp's task throttling (KMP_ENABLE_TASK_THROTTLING=1
+        # must throttle).
+        [ "$compiler" = gcc ] || [[ "$f" != */tasking/omp_fill_taskqueue.c ]] || continue
         [ -f "$f" ] || continue
-        grep -qE '^// (UNSUPPORTED|XFAIL):.*\bgcc\b([^-]|$)' "$f" && continue
+        grep -qE "^// (UNSUPPORTED|XFAIL):.*\\b$compiler\\b([^-]|\$)" "$f" && continue
         printf 'llvm/%s\t%s\n' "${f#"$llvm"/}" "$f" | sed 's/\.c\(pp\)\{0,1\}\t/\t/'
     done
 }
@@ -95,7 +115,9 @@ key=$( (
     omp_tree_hash "$llvm"
     sha256sum "$0"
 ) | sha256sum | cut -c1-16)
+# gcc's builds keep their name of before clang builds existed.
 work=$cache/conformance-$key
+[ "$compiler" = gcc ] || work=$cache/conformance-$compiler-$key
 mkdir -p "$work/bin" "$work/inc" "$work/cmd" "$work/log"
 sed -e 's/^#define REPETITIONS 10 .*/#define REPETITIONS 2/' \
     -e 's/^#define SLEEPTIME 1$/#define SLEEPTIME 0.1/' "$llvm/omp_testsuite.h" >"$work/inc/omp_testsuite.h"
@@ -119,8 +141,8 @@ prepare() {
     [ -f "$cmd" ] && return 0
     [ -f "$work/bin/$name.nobuild" ] && return 1
     [ -f "$work/bin/$name.offload" ] && return 3
-    local compiler=gcc std=()
-    [[ "$src" == *.cpp ]] && compiler=g++ && std=(-std=c++11)
+    local compiler=$compiler std=()
+    [[ "$src" == *.cpp ]] && compiler=$cxx && std=(-std=c++11)
     case "$id" in
         sollve/*)
             if ! "$compiler" -fopenmp -O2 "${std[@]}" -I "$sollve/ompvv" "$src" -o "$bin" -lm >"$work/log/$name.build" 2>&1; then
@@ -153,7 +175,7 @@ prepare() {
     esac
     # A test that reaches an offload entry point (through ompvv.h's device checks) is
     # not host-only.
-    if nm -u "$bin" | grep -qE 'GOMP_(target|teams)'; then
+    if nm -u "$bin" | grep -qE 'GOMP_(target|teams)|__kmpc_(fork_teams|push_num_teams)|__tgt_'; then
         touch "$work/bin/$name.offload"
         return 3
     fi
@@ -169,23 +191,23 @@ run_test() {
 
 # The refusal of test $1 by $runtime in refused.txt: "PATTERN<TAB>WHY", or nothing.
 refusal() {
-    awk -v rt="$runtime" -v id="$1" '
+    awk -v rt="$rt_key" -v id="$1" '
         /^#/ || NF == 0 { next }
         $1 == rt && $2 == id { why = $4; for (i = 5; i <= NF; i++) why = why " " $i; print $3 "\t" why; exit }
     ' "$refused_file"
 }
 
-omp_setup gomp
+omp_setup "$reference"
 omp_setup "$runtime"
 start=$SECONDS
 # Every test refused.txt names exists: a renamed or removed test cannot leave a stale line.
-stale=$(awk '!/^#/ && NF { print $2 }' "$refused_file" | sort -u | comm -23 - <(collect | cut -f1 | sort -u))
+stale=$(awk -v rt="$rt_key" '!/^#/ && NF && $1 == rt { print $2 }' "$refused_file" | sort -u | comm -23 - <(collect | cut -f1 | sort -u))
 [ -z "$stale" ] || omp_die "refused.txt names tests that are not collected: $(echo $stale)"
 tests=$(collect | grep -E "^[^	]*($only)" || true)
 [ -n "$tests" ] || omp_die "no test matches --only '$only'"
 n_total=0 n_offload=0 n_nobuild=0 n_gomp_fail=0 n_pass=0 n_fail=0 n_refused=0
 unexpected=()
-printf '%-62s %-8s %s\n' test gomp "$runtime"
+printf '%-62s %-8s %s\n' test "$reference" "$runtime"
 while IFS=$'\t' read -r id src; do
     n_total=$((n_total + 1))
     name=${id//\//__}
@@ -193,19 +215,19 @@ while IFS=$'\t' read -r id src; do
     prepare "$id" "$src" || status=$?
     if [ "$status" = 3 ]; then
         n_offload=$((n_offload + 1))
-        printf '%-62s %-8s %s\n' "$id" "-" "left out: calls $(nm -u "$work/bin/$name" | grep -oE 'GOMP_(target|teams)[a-z_]*' | head -n 1) (offload)"
+        printf '%-62s %-8s %s\n' "$id" "-" "left out: calls $(nm -u "$work/bin/$name" | grep -oE 'GOMP_(target|teams)[a-z_]*|__kmpc_(fork_teams|push_num_teams)[a-z_0-9]*|__tgt_[a-z_0-9]*' | head -n 1) (offload)"
         continue
     elif [ "$status" != 0 ]; then
         n_nobuild=$((n_nobuild + 1))
-        printf '%-62s %-8s %s\n' "$id" "-" "not built by gcc: $(grep -m1 -E 'error' "$work/log/$name.build" | sed 's|^[^ ]*/||' | cut -c1-70)"
+        printf '%-62s %-8s %s\n' "$id" "-" "not built by $compiler: $(grep -m1 -E 'error' "$work/log/$name.build" | sed 's|^[^ ]*/||' | cut -c1-70)"
         continue
     fi
-    if ! run_test "$id" gomp; then
+    if ! run_test "$id" "$reference"; then
         n_gomp_fail=$((n_gomp_fail + 1))
-        printf '%-62s %-8s %s\n' "$id" fail "(not expected: fails on gcc's libgomp)"
+        printf '%-62s %-8s %s\n' "$id" fail "(not expected: fails on the compiler's own runtime, $reference)"
         continue
     fi
-    [ "$runtime" != gomp ] || { n_pass=$((n_pass + 1)); printf '%-62s %-8s\n' "$id" pass; continue; }
+    [ "$runtime" != "$reference" ] || { n_pass=$((n_pass + 1)); printf '%-62s %-8s\n' "$id" pass; continue; }
     refused=$(refusal "$id")
     t0=$(omp_now_ms)
     status=0
@@ -240,7 +262,7 @@ while IFS=$'\t' read -r id src; do
 done <<<"$tests"
 
 expected=$((n_total - n_offload - n_nobuild - n_gomp_fail))
-echo "conformance on $runtime: $n_total tests, $n_offload left out (offload), $n_nobuild not built by gcc, $n_gomp_fail failing on gcc's libgomp, $expected expected: $n_pass passed, $n_refused refused, $n_fail unexpected; $((SECONDS - start)) s"
+echo "conformance ($compiler) on $runtime: $n_total tests, $n_offload left out (offload), $n_nobuild not built by $compiler, $n_gomp_fail failing on $reference, $expected expected: $n_pass passed, $n_refused refused, $n_fail unexpected; $((SECONDS - start)) s"
 if ((${#unexpected[@]})); then
     printf 'unexpected: %s\n' "${unexpected[@]}" >&2
     exit 1

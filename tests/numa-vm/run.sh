@@ -227,8 +227,14 @@ copy_with_libs() {
 # The OpenMP check (tests/omp/numa_jacobi.c, built by gcc): a blocked Jacobi with
 # `depend` whose blocks are first touched on every node, run in the guest on gcc's libgomp
 # (for comparison) and on Locus's runtime through `locus omp` (at least 95% of its
-# compute tasks on their out block's node with homes as strict hints). Locus's part
-# needs the locus binary ($LOCUS, default target/release/locus) with its `omp` command.
+# compute tasks on their out block's node with homes as strict hints). The same file
+# built by clang with -DNUMA_JACOBI_AFFINITY (compute tasks name their out block in an
+# affinity clause) runs on LLVM's libomp (its share printed beside) and on Locus's
+# runtime (at least 95% with the affinity as a strict hint, every compute task placed by
+# its clause). Locus's part needs the locus binary ($LOCUS, default
+# target/release/locus) with its `omp` command; its library directory (libgomp.so.1 and
+# libomp.so.5, and the runtime they load) is copied into the guest, and LLVM's libomp.so.5
+# at its own path (the clang binary's RUNPATH).
 build_omp_check() {
     local root=$1 libdir
     command -v gcc >/dev/null || die "gcc is needed to build tests/omp/numa_jacobi.c"
@@ -237,6 +243,11 @@ build_omp_check() {
         die "building tests/omp/numa_jacobi.c failed"
     copy_with_libs "$root" "$work/numa_jacobi"
     mv "$root$work/numa_jacobi" "$root/omp/numa_jacobi"
+    command -v clang >/dev/null || die "clang is needed to build tests/omp/numa_jacobi.c with affinity clauses"
+    clang -fopenmp -O2 -Wall -Wextra -Werror -DNUMA_JACOBI_AFFINITY "$repo/tests/omp/numa_jacobi.c" \
+        -o "$work/numa_jacobi_affinity" || die "building tests/omp/numa_jacobi.c with clang failed"
+    copy_with_libs "$root" "$work/numa_jacobi_affinity"
+    mv "$root$work/numa_jacobi_affinity" "$root/omp/numa_jacobi_affinity"
     locus_bin=${LOCUS:-}
     if [ -z "$locus_bin" ]; then
         # The workspace's release build: the locus binary and its OpenMP runtime.
@@ -334,6 +345,39 @@ if [ -f /omp/locus-path ]; then
         echo "ok omp.jacobi.locus: locus omp --threads 4 --affinity strict: $(omp_line "$out") (at least 95%)"
     else
         echo "FAIL omp.jacobi.locus: status $status under locus omp --threads 4 --affinity strict (at least 95% of compute tasks on their out block's node, result verified)"
+        rc=1
+    fi
+    # clang's build, compute tasks with affinity(out block): LLVM's libomp (which ignores
+    # the clause; its share printed beside), then Locus's runtime, the clause as a strict
+    # hint (at least 95%, and the report says every compute task was placed by it).
+    out=$(OMP_NUM_THREADS=4 /omp/numa_jacobi_affinity 0 2>&1)
+    status=$?
+    echo "$out"
+    if [ "$status" = 0 ]; then
+        echo "ok omp.jacobi-affinity.libomp: LLVM's libomp, 4 threads: $(omp_line "$out") (no threshold)"
+    else
+        echo "FAIL omp.jacobi-affinity.libomp: status $status on LLVM's libomp"
+        rc=1
+    fi
+    out=$("$locus" omp --threads 4 -- /omp/numa_jacobi_affinity 0 2>&1)
+    status=$?
+    echo "$out"
+    if [ "$status" = 0 ]; then
+        echo "ok omp.jacobi-affinity.locus-non-strict: locus omp --threads 4: $(omp_line "$out") (no threshold)"
+    else
+        echo "FAIL omp.jacobi-affinity.locus-non-strict: status $status under locus omp --threads 4 (result verified)"
+        rc=1
+    fi
+    out=$("$locus" omp --threads 4 --affinity strict --report /tmp/affinity.json -- /omp/numa_jacobi_affinity 95 2>&1)
+    status=$?
+    echo "$out"
+    total=$(echo "$out" | sed -n "s/.* of \([0-9]*\) compute tasks on their out block's node.*/\1/p")
+    placed=$(grep '"tasks_placed_by_affinity"' /tmp/affinity.json 2>/dev/null | tr -dc 0-9)
+    echo "omp-jacobi: report: $(grep -E '"tasks_(with_affinity|placed_by_affinity|on_affinity_node)"' /tmp/affinity.json 2>/dev/null | tr -d ' ",' | tr '\n' ' ')"
+    if [ "$status" = 0 ] && [ -n "$total" ] && [ "$placed" = "$total" ]; then
+        echo "ok omp.jacobi-affinity.locus: locus omp --threads 4 --affinity strict: $(omp_line "$out") (at least 95%; $placed placed by their affinity clause)"
+    else
+        echo "FAIL omp.jacobi-affinity.locus: status $status under locus omp --threads 4 --affinity strict (at least 95% of compute tasks on their out block's node, result verified, every compute task placed by its affinity clause: ${placed:-none} of ${total:-?})"
         rc=1
     fi
 else

@@ -14,6 +14,10 @@
  * (get_mempolicy MPOL_F_NODE | MPOL_F_ADDR). The result is compared bit for bit with the
  * same sweeps run sequentially.
  *
+ * Built with -DNUMA_JACOBI_AFFINITY (clang; OpenMP 5.0's task affinity clause, which gcc
+ * drops), each compute task also names its out block in an affinity clause:
+ * affinity(dst[b][0 : block length]).
+ *
  * With NUMA_JACOBI_PIN_COMPUTE=1 in the environment, each compute task also pins its
  * thread to its out block's node (as the initialisation does) before it records where it
  * runs: whatever the runtime, every task is then local, which checks the instrument.
@@ -25,8 +29,14 @@
  * task is local.
  *
  * Build: gcc -fopenmp -O2 numa_jacobi.c -o numa_jacobi   (no libnuma: raw system calls)
+ *        clang -fopenmp -O2 -DNUMA_JACOBI_AFFINITY numa_jacobi.c -o numa_jacobi_affinity
  */
 #define _GNU_SOURCE
+#ifdef NUMA_JACOBI_AFFINITY
+#define AFFINITY(...) affinity(__VA_ARGS__)
+#else
+#define AFFINITY(...)
+#endif
 #include <errno.h>
 #include <omp.h>
 #include <sched.h>
@@ -160,9 +170,15 @@ int main(int argc, char **argv) {
         for (long b = 0; b < nb; b++) grid[g][b] = map_block(bytes);
     }
     long total = nb * iters, local = 0, ran = 0, unknown = 0;
-    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %d threads%s\n", nnodes,
+    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %d threads%s%s\n", nnodes,
            nb, block_pages, iters, omp_get_max_threads(),
-           pin_compute ? ", compute tasks pinned to their out block's node" : "");
+           pin_compute ? ", compute tasks pinned to their out block's node" : "",
+#ifdef NUMA_JACOBI_AFFINITY
+           ", compute tasks with affinity(out block)"
+#else
+           ""
+#endif
+    );
 
 #pragma omp parallel
 #pragma omp single
@@ -188,7 +204,7 @@ int main(int argc, char **argv) {
             double **src = grid[it % 2], **dst = grid[(it + 1) % 2];
             for (long b = 0; b < nb; b++) {
                 long l = b > 0 ? b - 1 : b, r = b < nb - 1 ? b + 1 : b;
-#pragma omp task depend(in : src[l][0], src[b][0], src[r][0]) depend(out : dst[b][0])
+#pragma omp task depend(in : src[l][0], src[b][0], src[r][0]) depend(out : dst[b][0]) AFFINITY(dst[b][0 : n])
                 {
                     cpu_set_t saved;
                     int node = (int)(b % nnodes);

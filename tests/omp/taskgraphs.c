@@ -153,6 +153,7 @@ static void make_graph(uint64_t seed, struct graph *g) {
 static void spin(int n) {
     volatile uint64_t x = 0;
     for (int i = 0; i < n; i++) x += (uint64_t)i;
+    (void)x; /* read once: the variable is used (clang -Werror) */
 }
 
 /* The task's own update, after its children (if any) completed. */

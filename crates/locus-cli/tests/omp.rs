@@ -5,45 +5,12 @@
 
 mod common;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::omp::run;
 use common::{locus, locus_env, stderr, stdout};
 
-/// Builds `tests/omp/NAME.c` with `gcc -fopenmp`; `None` without gcc.
 fn build(name: &str) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/omp/{name}.c"));
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = dir.join(name);
-    let out = match Command::new("gcc")
-        .args(["-fopenmp", "-O2", "-Wall", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("gcc is not available ({e}): {name} not tested");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "gcc {name}.c: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(bin)
-}
-
-fn run(bin: &Path, opts: &[&str], args: &[&str]) -> std::process::Output {
-    let mut all = vec!["omp"];
-    all.extend_from_slice(opts);
-    all.push("--");
-    all.push(bin.to_str().unwrap());
-    all.extend_from_slice(args);
-    // LD_BIND_NOW: every symbol the program needs is resolved at load, so a missing one
-    // fails the test even where the program never calls it.
-    locus_env(&all, &[("LD_BIND_NOW", "1")])
+    common::omp::build("gcc", name)
 }
 
 #[test]
@@ -116,15 +83,7 @@ fn a_refused_construct_stops_the_program_with_one_line() {
     let Some(bin) = build("refused") else {
         return;
     };
-    let o = run(&bin, &[], &[]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("taskloop") && err.contains("Locus's OpenMP runtime"),
-        "{err}"
-    );
-    assert!(!stdout(&o).contains("ran"), "the construct must not run");
+    common::omp::refused_in_one_line(&bin, "taskloop");
 }
 
 #[test]
@@ -132,16 +91,7 @@ fn misuse_is_reported_in_one_line() {
     let Some(bin) = build("misuse") else {
         return;
     };
-    for (case, needle) in [
-        ("destroyed-lock", "destroyed lock"),
-        ("barrier-in-task", "barrier inside an explicit task"),
-    ] {
-        let o = run(&bin, &["--threads", "2"], &[case]);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{case}: {err}");
-        assert_eq!(err.lines().count(), 1, "{case}: {err}");
-        assert!(err.contains(needle), "{case}: {err}");
-    }
+    common::omp::misuse_in_one_line(&bin);
 }
 
 #[test]
@@ -165,19 +115,6 @@ fn bad_arguments_get_one_line_and_status_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
-}
-
-#[test]
-fn a_program_built_for_libomp_is_refused() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");
-    std::fs::create_dir_all(&dir).unwrap();
-    let fake = dir.join("clang-built");
-    // An ELF header and the name of clang's runtime in its string table.
-    std::fs::write(&fake, b"\x7fELF....\0libomp.so.5\0").unwrap();
-    let o = locus(&["omp", "--", fake.to_str().unwrap()]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("libomp.so"), "{err}");
 }
 
 #[test]

@@ -866,3 +866,54 @@ unsafe extern "C" fn lomp_omp_get_default_allocator() -> usize {
     // omp_default_mem_alloc
     1
 }
+
+// ---- clang's runtime allocation (`__kmpc_alloc` and friends: depobj storage, the
+// allocate directive) --------------------------------------------------------------------
+
+#[no_mangle]
+unsafe extern "C" fn lomp___kmpc_alloc(
+    _gtid: c_int,
+    size: usize,
+    _allocator: usize,
+) -> *mut c_void {
+    aligned(16, size)
+}
+
+#[no_mangle]
+unsafe extern "C" fn lomp___kmpc_aligned_alloc(
+    _gtid: c_int,
+    align: usize,
+    size: usize,
+    _allocator: usize,
+) -> *mut c_void {
+    aligned(align, size)
+}
+
+#[no_mangle]
+unsafe extern "C" fn lomp___kmpc_calloc(
+    _gtid: c_int,
+    n: usize,
+    size: usize,
+    allocator: usize,
+) -> *mut c_void {
+    // SAFETY: passes on the same arguments.
+    unsafe { lomp_omp_aligned_calloc(16, n, size, allocator) }
+}
+
+#[no_mangle]
+unsafe extern "C" fn lomp___kmpc_realloc(
+    _gtid: c_int,
+    ptr: *mut c_void,
+    size: usize,
+    allocator: usize,
+    free_allocator: usize,
+) -> *mut c_void {
+    // SAFETY: passes on the same arguments.
+    unsafe { lomp_omp_realloc(ptr, size, allocator, free_allocator) }
+}
+
+#[no_mangle]
+unsafe extern "C" fn lomp___kmpc_free(_gtid: c_int, ptr: *mut c_void, allocator: usize) {
+    // SAFETY: passes on the same arguments.
+    unsafe { lomp_omp_free(ptr, allocator) }
+}

@@ -4,6 +4,10 @@
 
 /// The file name gcc-compiled programs load (the soname of GNU libgomp).
 pub const LIBRARY_FILE: &str = "libgomp.so.1";
+/// The file name clang-compiled programs load (the soname of LLVM's libomp); the shim
+/// is also copied as `libomp.so`, the name a program linked against an unversioned
+/// libomp needs.
+pub const KMP_LIBRARY_FILE: &str = "libomp.so.5";
 /// The Rust runtime `libgomp.so.1` forwards to, found beside it.
 pub const RUNTIME_FILE: &str = "liblocus_omp.so";
 

@@ -23,6 +23,7 @@
 
 mod api;
 pub mod env;
+mod kmp;
 mod lock;
 mod place;
 mod settings;

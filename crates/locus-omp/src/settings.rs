@@ -64,6 +64,18 @@ pub(crate) struct Counters {
     pub on_home: AtomicU64,
     /// Dependences declared (addresses).
     pub dependences: AtomicU64,
+    /// Deferred tasks with an affinity clause; of those, placed by it (a node of its
+    /// memory was known), and run on that node.
+    pub with_affinity: AtomicU64,
+    pub affinity_placed: AtomicU64,
+    pub on_affinity_node: AtomicU64,
+    /// Bytes named by the affinity clauses of deferred tasks (of pages whose node is
+    /// known), and of those, on the node that ran the task.
+    pub affinity_bytes: AtomicU64,
+    pub affinity_bytes_local: AtomicU64,
+    /// The same for dependences whose length the compiler gives (clang's).
+    pub dependence_bytes: AtomicU64,
+    pub dependence_bytes_local: AtomicU64,
 }
 
 static OMP: OnceLock<Omp> = OnceLock::new();
@@ -335,6 +347,13 @@ fn write_report() {
                 "dependences": load(&c.dependences),
                 "tasks_with_home": load(&c.with_home),
                 "tasks_on_home": load(&c.on_home),
+                "tasks_with_affinity": load(&c.with_affinity),
+                "tasks_placed_by_affinity": load(&c.affinity_placed),
+                "tasks_on_affinity_node": load(&c.on_affinity_node),
+                "affinity_bytes": load(&c.affinity_bytes),
+                "affinity_bytes_local": load(&c.affinity_bytes_local),
+                "dependence_bytes": load(&c.dependence_bytes),
+                "dependence_bytes_local": load(&c.dependence_bytes_local),
                 "process_s": omp.started.elapsed().as_secs_f64(),
             }),
         );

@@ -29,6 +29,27 @@ const FLAG_DETACH: c_uint = 1 << 13;
 /// `GOMP_DEPEND_IN` in a depobj.
 const DEPEND_IN: usize = 1;
 
+/// A dependence: a storage location, the bytes named from it (0 when the compiler does
+/// not say: gcc's depend arrays hold addresses only), and whether the task writes it
+/// (out, inout, mutexinoutset, inoutset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Dep {
+    pub addr: usize,
+    pub len: usize,
+    pub writes: bool,
+}
+
+impl Dep {
+    /// A dependence on the address `addr`, of unknown length.
+    pub fn at(addr: usize, writes: bool) -> Dep {
+        Dep {
+            addr,
+            len: 0,
+            writes,
+        }
+    }
+}
+
 /// A taskgroup: its tasks and their descendants not yet complete.
 #[derive(Default)]
 pub(crate) struct Group {
@@ -103,9 +124,9 @@ impl TaskNode {
 
     /// Registers `self`'s dependences among its siblings, children of `parent`; with
     /// `record` false only waits (taskwait with depend), leaving the records.
-    fn depend_on(self: &Arc<Self>, parent: &TaskNode, deps: &[(usize, bool)], record: bool) {
+    fn depend_on(self: &Arc<Self>, parent: &TaskNode, deps: &[Dep], record: bool) {
         let mut map = parent.deps.lock().unwrap_or_else(|p| p.into_inner());
-        for &(addr, writes) in deps {
+        for &Dep { addr, writes, .. } in deps {
             let entry = map.entry(addr).or_default();
             if let Some(w) = &entry.writer {
                 self.after(w);
@@ -140,25 +161,37 @@ impl TaskNode {
     }
 }
 
-/// A program function and its argument: `fn(arg)`.
-struct Call {
-    f: unsafe extern "C" fn(*mut c_void),
-    arg: *mut c_void,
-    /// The argument's copy, freed after the call.
-    layout: Option<std::alloc::Layout>,
+/// What a task runs.
+pub(crate) enum Call {
+    /// gcc's task: `f(arg)`, then the argument's copy (of `layout`) freed.
+    Gomp {
+        f: unsafe extern "C" fn(*mut c_void),
+        arg: *mut c_void,
+        layout: Option<std::alloc::Layout>,
+    },
+    /// clang's task: a `kmp_task_t` allocated by `__kmpc_omp_task_alloc`, run and freed
+    /// by `crate::kmp::run_task`.
+    Kmp(crate::kmp::KmpTask),
 }
 
-// SAFETY: the task's function and its private copy of the argument, handed to the
-// worker that runs it; OpenMP makes the program responsible for what they share.
+// SAFETY: the task's function and its private copy of the argument (or clang's task
+// record), handed to the worker that runs it; OpenMP makes the program responsible for
+// what they share.
 unsafe impl Send for Call {}
 
 impl Call {
     fn run(self) {
-        // SAFETY: the function and argument the program gave `GOMP_task`.
-        unsafe { (self.f)(self.arg) };
-        if let Some(layout) = self.layout {
-            // SAFETY: allocated with this layout by `GOMP_task`, used by nobody else.
-            unsafe { std::alloc::dealloc(self.arg.cast(), layout) };
+        match self {
+            Call::Gomp { f, arg, layout } => {
+                // SAFETY: the function and argument the program gave `GOMP_task`.
+                unsafe { f(arg) };
+                if let Some(layout) = layout {
+                    // SAFETY: allocated with this layout by `GOMP_task`, used by nobody
+                    // else.
+                    unsafe { std::alloc::dealloc(arg.cast(), layout) };
+                }
+            }
+            Call::Kmp(t) => crate::kmp::run_task(t),
         }
     }
 }
@@ -172,23 +205,33 @@ struct Job {
     /// The creator's team index and worker (a small team's tasks stay there).
     thread_num: usize,
     worker: usize,
-    /// The task's dependences, `(address, writes)`: its home is looked up when it is
-    /// ready (its predecessors, which may first-touch its memory, are complete).
-    deps: Vec<(usize, bool)>,
-    home: Option<usize>,
+    /// The task's dependences and its affinity clause's `(address, bytes)` ranges: its
+    /// home is looked up when it is ready (its predecessors, which may first-touch its
+    /// memory, are complete).
+    deps: Vec<Dep>,
+    affinity: Vec<(usize, usize)>,
+    /// Where the task should run, found at its submission.
+    placed: crate::place::Placement,
 }
 
 /// Spawns `job` as a Locus task from the body whose context is `ctx`.
 fn spawn(ctx: &TaskCtx, mut job: Job) {
     let omp = omp();
-    job.home = crate::place::home(omp, &job.deps);
-    if job.home.is_some() {
+    job.placed = crate::place::place(omp, &job.deps, &job.affinity);
+    let placed = &job.placed;
+    if placed.home.is_some() {
         omp.counters.with_home.fetch_add(1, Ordering::Relaxed);
+    }
+    if !job.affinity.is_empty() {
+        omp.counters.with_affinity.fetch_add(1, Ordering::Relaxed);
+        if placed.by_affinity {
+            omp.counters.affinity_placed.fetch_add(1, Ordering::Relaxed);
+        }
     }
     let affinity = if job.team.small {
         Some(Affinity::worker(job.worker).strict())
     } else {
-        job.home.map(|n| {
+        placed.home.map(|n| {
             let a = Affinity::node(n);
             if omp.strict_home {
                 a.strict()
@@ -247,14 +290,11 @@ fn run_job(ctx: &TaskCtx, job: Job) {
         thread_num,
         worker: _,
         deps,
-        home,
+        affinity,
+        placed,
     } = job;
-    if let Some(h) = home {
-        if h == ctx.node() {
-            omp.counters.on_home.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    crate::place::touched(omp, &deps, ctx.node());
+    crate::place::ran(omp, &placed, ctx.node());
+    crate::place::touched(omp, &deps, &affinity, ctx.node());
     let thread_num = if team.small { thread_num } else { ctx.worker() };
     let frame = Frame::new(ctx, team.clone(), thread_num, node.clone(), false);
     enter(&frame, || call.run());
@@ -283,19 +323,19 @@ fn counted_complete(node: &TaskNode, parent: &TaskNode, team: &Team) {
 
 /// Reads a `depend` array in either of gcc's layouts: `[n, nout, addr...]` (out and
 /// inout first), or `[0, n, nout, nmutexinoutset, nin, addr..., depobj...]` where a
-/// depobj points to `{addr, kind}`. Returns `(address, writes)` pairs.
+/// depobj points to `{addr, kind}`.
 ///
 /// # Safety
 ///
 /// `depend` is an array in one of those layouts, as gcc emits it.
-unsafe fn read_depend(depend: *mut *mut c_void) -> Vec<(usize, bool)> {
+unsafe fn read_depend(depend: *mut *mut c_void) -> Vec<Dep> {
     // SAFETY: (1) the layouts above, by the caller's contract: every index read is
     // within the array gcc built; (2) a depobj entry points to a two-word object.
     unsafe {
         let word = |i: usize| *depend.add(i) as usize;
         if word(0) != 0 {
             let (n, nout) = (word(0), word(1));
-            (0..n).map(|i| (word(2 + i), i < nout)).collect()
+            (0..n).map(|i| Dep::at(word(2 + i), i < nout)).collect()
         } else {
             let n = word(1);
             let (nout, nmtx, nin) = (word(2), word(3), word(4));
@@ -303,10 +343,10 @@ unsafe fn read_depend(depend: *mut *mut c_void) -> Vec<(usize, bool)> {
             (0..n)
                 .map(|i| {
                     if i < direct {
-                        (word(5 + i), i < nout + nmtx)
+                        Dep::at(word(5 + i), i < nout + nmtx)
                     } else {
                         let obj = word(5 + i) as *const usize;
-                        (*obj, *obj.add(1) != DEPEND_IN)
+                        Dep::at(*obj, *obj.add(1) != DEPEND_IN)
                     }
                 })
                 .collect()
@@ -335,30 +375,63 @@ pub(crate) unsafe fn task(
     if flags & FLAG_DETACH != 0 {
         die("task detach events (GOMP_task with detach) are not supported by Locus's OpenMP runtime");
     }
-    let omp = omp();
     let deps = if flags & FLAG_DEPEND != 0 && !depend.is_null() {
         // SAFETY: gcc's layout, by the caller's contract.
         unsafe { read_depend(depend) }
     } else {
         Vec::new()
     };
+    let undeferred = !if_clause || with_frame(|f| f.task.final_ || f.ctx.is_null());
+    // The argument: a private copy, built now.
+    let call = if undeferred && cpyfn.is_none() {
+        Call::Gomp {
+            f,
+            arg: data,
+            layout: None,
+        }
+    } else {
+        // SAFETY: the size, alignment, copy function and source gcc gave.
+        unsafe { copy_arg(f, data, cpyfn, arg_size, arg_align) }
+    };
+    submit(NewTask {
+        call,
+        deps,
+        affinity: Vec::new(),
+        if_clause,
+        final_: flags & FLAG_FINAL != 0,
+    });
+}
+
+/// A task the program creates, as either ABI describes it.
+pub(crate) struct NewTask {
+    pub call: Call,
+    pub deps: Vec<Dep>,
+    /// The affinity clause's `(address, bytes)` ranges.
+    pub affinity: Vec<(usize, usize)>,
+    /// The if clause (false: undeferred).
+    pub if_clause: bool,
+    /// The final clause.
+    pub final_: bool,
+}
+
+/// Creates a task: deferred (a Locus task once its predecessors are complete), or run
+/// at once by its creator when undeferred (if(0), created by a final task, or outside
+/// any region).
+pub(crate) fn submit(t: NewTask) {
+    let NewTask {
+        call,
+        deps,
+        affinity,
+        if_clause,
+        final_,
+    } = t;
+    let omp = omp();
     omp.counters
         .dependences
         .fetch_add(deps.len() as u64, Ordering::Relaxed);
     with_frame(|frame| {
-        let final_ = flags & FLAG_FINAL != 0 || frame.task.final_;
+        let final_ = final_ || frame.task.final_;
         let undeferred = !if_clause || frame.task.final_ || frame.ctx.is_null();
-        // The argument: a private copy, built now.
-        let call = if undeferred && cpyfn.is_none() {
-            Call {
-                f,
-                arg: data,
-                layout: None,
-            }
-        } else {
-            // SAFETY: the size, alignment, copy function and source gcc gave.
-            unsafe { copy_arg(f, data, cpyfn, arg_size, arg_align) }
-        };
         let group = frame.group();
         let node = Arc::new(TaskNode::new(final_, group.clone()));
         if undeferred {
@@ -388,6 +461,7 @@ pub(crate) unsafe fn task(
         if let Some(g) = &group {
             g.pending.fetch_add(1, Ordering::AcqRel);
         }
+        let has_deps = !deps.is_empty();
         let job = Job {
             call,
             node: node.clone(),
@@ -395,10 +469,12 @@ pub(crate) unsafe fn task(
             team: frame.team.clone(),
             thread_num: frame.thread_num,
             worker: frame.worker().unwrap_or(0),
-            deps: deps.clone(),
-            home: None,
+            deps,
+            affinity,
+            placed: Default::default(),
         };
-        if !deps.is_empty() {
+        if has_deps {
+            let deps = job.deps.clone();
             *node.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
             node.depend_on(&frame.task, &deps, true);
             if node.preds.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -415,6 +491,46 @@ pub(crate) unsafe fn task(
     });
 }
 
+thread_local! {
+    /// Frames of undeferred tasks the program runs itself (clang's `if(0)` tasks,
+    /// between `__kmpc_omp_task_begin_if0` and `__kmpc_omp_task_complete_if0`). Boxed:
+    /// the current frame is pointed to, so it must not move as the stack grows.
+    #[allow(clippy::vec_box)]
+    static UNDEFERRED: std::cell::RefCell<Vec<Box<Frame>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Enters an undeferred task the program runs itself: its frame becomes current until
+/// [`end_undeferred`].
+pub(crate) fn begin_undeferred(final_: bool) {
+    omp()
+        .counters
+        .undeferred_tasks
+        .fetch_add(1, Ordering::Relaxed);
+    let frame = with_frame(|outer| {
+        let node = Arc::new(TaskNode::new(final_ || outer.task.final_, outer.group()));
+        Box::new(Frame::new(
+            outer.ctx,
+            outer.team.clone(),
+            outer.thread_num,
+            node,
+            false,
+        ))
+    });
+    crate::team::push_frame(&frame);
+    UNDEFERRED.with(|u| u.borrow_mut().push(frame));
+}
+
+/// Leaves the undeferred task entered last; it is complete.
+pub(crate) fn end_undeferred() {
+    let Some(frame) = UNDEFERRED.with(|u| u.borrow_mut().pop()) else {
+        die("__kmpc_omp_task_complete_if0 without __kmpc_omp_task_begin_if0");
+    };
+    crate::team::pop_frame(&frame);
+    // Its children are waited for by whoever waits for its parent's.
+    let _ = frame.task.complete();
+}
+
 /// The task's private copy of its argument.
 ///
 /// # Safety
@@ -428,7 +544,7 @@ unsafe fn copy_arg(
     arg_align: c_long,
 ) -> Call {
     if arg_size <= 0 {
-        return Call {
+        return Call::Gomp {
             f,
             arg: data,
             layout: None,
@@ -451,7 +567,7 @@ unsafe fn copy_arg(
         // SAFETY: `data` holds `arg_size` bytes (the caller's contract); `arg` is new.
         None => unsafe { std::ptr::copy_nonoverlapping(data.cast::<u8>(), arg, layout.size()) },
     }
-    Call {
+    Call::Gomp {
         f,
         arg: arg.cast(),
         layout: Some(layout),
@@ -474,10 +590,18 @@ pub(crate) fn taskwait() {
 /// `depend` is in gcc's layout.
 pub(crate) unsafe fn taskwait_depend(depend: *mut *mut c_void) {
     // SAFETY: the caller's contract.
-    let deps = unsafe { read_depend(depend) };
+    wait_deps(&unsafe { read_depend(depend) });
+}
+
+/// Waits for the sibling tasks that `deps` depend on (`taskwait depend`, and the
+/// predecessors of an undeferred task the program runs itself).
+pub(crate) fn wait_deps(deps: &[Dep]) {
+    if deps.is_empty() {
+        return;
+    }
     with_frame(|frame| {
         let waiter = Arc::new(TaskNode::new(false, None));
-        waiter.depend_on(&frame.task, &deps, false);
+        waiter.depend_on(&frame.task, deps, false);
         waiter.preds.fetch_sub(1, Ordering::AcqRel);
         frame.help_while(&|| waiter.preds.load(Ordering::Acquire) > 0);
     });
@@ -509,7 +633,7 @@ mod tests {
         assert_eq!(
             // SAFETY: a well-formed old layout.
             unsafe { read_depend(old.as_mut_ptr()) },
-            vec![(a, true), (b, false)]
+            vec![Dep::at(a, true), Dep::at(b, false)]
         );
         let obj = [c, DEPEND_IN];
         let mut new = [
@@ -526,7 +650,12 @@ mod tests {
         assert_eq!(
             // SAFETY: a well-formed 5.0 layout with one depobj.
             unsafe { read_depend(new.as_mut_ptr()) },
-            vec![(a, true), (b, true), (c, false), (c, false)]
+            vec![
+                Dep::at(a, true),
+                Dep::at(b, true),
+                Dep::at(c, false),
+                Dep::at(c, false)
+            ]
         );
     }
 }

@@ -14,7 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus::{Affinity, TaskCtx};
@@ -66,6 +66,9 @@ pub(crate) struct Team {
     pub small: bool,
     /// The construct the region starts with (a combined parallel loop or sections).
     first: Option<Arc<WorkShare>>,
+    /// `__kmpc_copyprivate`: the data of the member that ran the single region, between
+    /// the two barriers of the copy.
+    pub copy: AtomicPtr<c_void>,
 }
 
 impl Team {
@@ -87,6 +90,7 @@ impl Team {
             ws: Mutex::new(ws0.clone().map(|w| (0, w)).into_iter().collect()),
             small: n < workers,
             first: ws0,
+            copy: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 }
@@ -210,8 +214,30 @@ pub(crate) fn enter<R>(frame: &Frame, f: impl FnOnce() -> R) -> R {
 }
 
 thread_local! {
-    /// Frames pushed by `GOMP_parallel_start` until `GOMP_parallel_end`.
-    static STARTED: RefCell<Vec<(Box<Frame>, *const Frame)>> = const { RefCell::new(Vec::new()) };
+    /// Frames pushed by `GOMP_parallel_start` until `GOMP_parallel_end` (boxed: the
+    /// current frame is pointed to, so it must not move as the stack grows).
+    #[allow(clippy::vec_box)]
+    static STARTED: RefCell<Vec<Box<Frame>>> = const { RefCell::new(Vec::new()) };
+    /// The frames current before each frame made current by `push_frame`.
+    static PUSHED: RefCell<Vec<*const Frame>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Makes `frame` the thread's current frame until [`pop_frame`], for constructs whose
+/// start and end are separate calls of the program (the caller keeps `frame` alive and
+/// in place until then).
+pub(crate) fn push_frame(frame: &Frame) {
+    let previous = CURRENT.with(|c| c.replace(frame));
+    PUSHED.with(|p| p.borrow_mut().push(previous));
+}
+
+/// Restores the frame current before `frame` was pushed.
+pub(crate) fn pop_frame(frame: &Frame) {
+    let previous = PUSHED.with(|p| p.borrow_mut().pop());
+    let current = CURRENT.with(Cell::get);
+    match previous {
+        Some(p) if std::ptr::eq(current, frame) => CURRENT.with(|c| c.set(p)),
+        _ => die("a construct ended on a thread where it did not start, or out of order"),
+    }
 }
 
 /// A parallel region: `body` run by a team of `requested` threads (0: the default).
@@ -305,40 +331,31 @@ fn end_serialised(frame: &Frame) {
 /// `GOMP_parallel_start`: the old entry point, after which the caller runs the body
 /// itself and calls `GOMP_parallel_end`. The region is serialised (a team of one).
 pub(crate) fn parallel_start(ws0: Option<Arc<WorkShare>>) {
-    let (frame, previous) = with_frame(|outer| {
+    let frame = with_frame(|outer| {
         let team = Arc::new(Team::new(
             1,
             Some((outer.team.clone(), outer.thread_num)),
             ws0,
         ));
-        let frame = Box::new(Frame::new(
+        Box::new(Frame::new(
             outer.ctx,
             team,
             0,
             Arc::new(TaskNode::new(false, None)),
             true,
-        ));
-        (frame, outer as *const Frame)
+        ))
     });
-    let previous = CURRENT.with(|c| {
-        let p = c.get();
-        c.set(&*frame);
-        if p.is_null() {
-            std::ptr::null()
-        } else {
-            previous
-        }
-    });
-    STARTED.with(|s| s.borrow_mut().push((frame, previous)));
+    push_frame(&frame);
+    STARTED.with(|s| s.borrow_mut().push(frame));
 }
 
 /// `GOMP_parallel_end`.
 pub(crate) fn parallel_end() {
-    let Some((frame, previous)) = STARTED.with(|s| s.borrow_mut().pop()) else {
-        die("GOMP_parallel_end without GOMP_parallel_start");
+    let Some(frame) = STARTED.with(|s| s.borrow_mut().pop()) else {
+        die("the end of a serialised parallel region that was not started");
     };
     end_serialised(&frame);
-    CURRENT.with(|c| c.set(previous));
+    pop_frame(&frame);
 }
 
 /// A barrier of the current team: every member arrives, and every explicit task of

@@ -77,6 +77,34 @@ impl Loop {
         )
     }
 
+    /// A loop from `lb` to `ub` inclusive by `st` (clang's dispatch loops; the values of
+    /// any of its integer types, widened).
+    pub fn inclusive(lb: i128, ub: i128, st: i128, sched: Sched, chunk: u64) -> Loop {
+        let niters = if st > 0 && ub >= lb {
+            (ub - lb) / st + 1
+        } else if st < 0 && lb >= ub {
+            (lb - ub) / -st + 1
+        } else {
+            0
+        };
+        let niters = niters.min(i128::from(u64::MAX)) as u64;
+        let end = (lb as u64).wrapping_add(niters.wrapping_mul(st as u64));
+        Loop::new(lb as u64, end, st as u64, niters, sched, chunk)
+    }
+
+    /// The first and last loop values of iterations `[a, b)` (b > a), and whether the
+    /// chunk holds the loop's last iteration.
+    pub fn inclusive_bounds(&self, a: u64, b: u64) -> (u64, u64, bool) {
+        let from = self.start.wrapping_add(a.wrapping_mul(self.incr));
+        let to = self.start.wrapping_add((b - 1).wrapping_mul(self.incr));
+        (from, to, b >= self.niters)
+    }
+
+    /// The loop's increment (two's complement).
+    pub fn incr(&self) -> u64 {
+        self.incr
+    }
+
     fn new(start: u64, end: u64, incr: u64, niters: u64, sched: Sched, chunk: u64) -> Loop {
         let chunk = if sched == Sched::Static {
             chunk
@@ -207,6 +235,12 @@ pub(crate) fn leave_ws(frame: &Frame) {
 
 /// The next chunk of the current loop for this member, as loop values.
 pub(crate) fn next_chunk(frame: &Frame) -> Option<(u64, u64)> {
+    next_iterations(frame).map(|(lp, a, b)| lp.bounds(a, b))
+}
+
+/// The next chunk of the current loop for this member: the loop and the chunk's
+/// iteration numbers `[a, b)`.
+pub(crate) fn next_iterations(frame: &Frame) -> Option<(Loop, u64, u64)> {
     let mut st = frame.ws.borrow_mut();
     let taken = st.static_taken;
     let Some((_, ws)) = &st.current else {
@@ -256,7 +290,7 @@ pub(crate) fn next_chunk(frame: &Frame) -> Option<(u64, u64)> {
         return None;
     }
     st.static_taken = taken + 1;
-    Some(lp.bounds(a, b))
+    Some((lp, a, b.min(lp.niters)))
 }
 
 /// Writes a chunk to gcc's `istart`/`iend` (`long` or `unsigned long long`: 64 bits

@@ -1,17 +1,19 @@
 //! `locus omp [--config C] [--topology SPEC] [--threads N] [--affinity strict|non-strict]
-//! [--report FILE] [--trace FILE] -- PROGRAM ARGS...`: runs a gcc-compiled OpenMP
-//! program on Locus's OpenMP runtime (crate `locus-omp`, its README).
+//! [--report FILE] [--trace FILE] -- PROGRAM ARGS...`: runs a gcc- or clang-compiled
+//! OpenMP program on Locus's OpenMP runtime (crate `locus-omp`, its README).
 //!
-//! The command finds the directory holding Locus's `libgomp.so.1` (and the
-//! `liblocus_omp.so` it forwards to), puts it first on `LD_LIBRARY_PATH`, passes the
-//! settings as environment variables (`locus_omp::env`; a program run without the
-//! command reads them too), runs the program and exits with its status (128 + the
-//! signal's number when a signal ended it).
+//! The command reads the program's NEEDED entries to know which runtime it loads
+//! (`libgomp.so.1`: gcc's ABI; `libomp.so.5` or `libomp.so`: clang's), finds the
+//! directory holding Locus's library of that name (and the `liblocus_omp.so` both
+//! forward to), puts it first on `LD_LIBRARY_PATH` (which ld.so searches before a clang
+//! binary's RUNPATH), passes the settings as environment variables (`locus_omp::env`; a
+//! program run without the command reads them too), runs the program and exits with its
+//! status (128 + the signal's number when a signal ended it).
 //!
-//! The library is looked for in `$LOCUS_OMP_LIB_DIR`, then in `omp/` beside the `locus`
-//! binary (`target/<profile>/omp/`, where `cargo build` puts it; the runtime it loads
-//! is then `target/<profile>/deps/liblocus_omp.so`), then in `../lib/locus/` from the
-//! binary (an installation under a prefix, both files side by side).
+//! The libraries are looked for in `$LOCUS_OMP_LIB_DIR`, then in `omp/` beside the
+//! `locus` binary (`target/<profile>/omp/`, where `cargo build` puts them; the runtime
+//! they load is then `target/<profile>/deps/liblocus_omp.so`), then in `../lib/locus/`
+//! from the binary (an installation under a prefix, the files side by side).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -43,7 +45,8 @@ pub struct Args {
     /// Number of workers, and the default team size (OMP_NUM_THREADS).
     #[arg(long)]
     threads: Option<usize>,
-    /// Whether a task's home node (of its out/inout memory) binds it.
+    /// Whether a task's home node (of its affinity clause's memory, else its out/inout
+    /// memory) binds it.
     #[arg(long, value_enum)]
     affinity: Option<OmpAffinity>,
     /// Writes Locus's JSON report of the whole program there at exit.
@@ -73,8 +76,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         .program
         .split_first()
         .ok_or_else(|| Failure::Usage("no program to run (give it after --)".into()))?;
-    refuse_other_runtimes(Path::new(program))?;
-    let dir = library_dir()?;
+    let library = runtime_of(Path::new(program))?;
+    let dir = library_dir(library)?;
     let mut cmd = Command::new(program);
     cmd.args(rest);
     let mut path = dir.into_os_string();
@@ -126,8 +129,9 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     std::process::exit(code)
 }
 
-/// The directory holding Locus's `libgomp.so.1` and `liblocus_omp.so`.
-pub(crate) fn library_dir() -> Result<PathBuf, Failure> {
+/// The directory holding Locus's `library` (`libgomp.so.1` or `libomp.so.5`) and
+/// `liblocus_omp.so`.
+pub(crate) fn library_dir(library: &str) -> Result<PathBuf, Failure> {
     let mut candidates = Vec::new();
     if let Some(d) = std::env::var_os("LOCUS_OMP_LIB_DIR") {
         candidates.push(PathBuf::from(d));
@@ -144,7 +148,7 @@ pub(crate) fn library_dir() -> Result<PathBuf, Failure> {
     candidates
         .iter()
         .find(|d| {
-            d.join(env::LIBRARY_FILE).is_file()
+            d.join(library).is_file()
                 && (d.join(env::RUNTIME_FILE).is_file()
                     || d.join("../deps").join(env::RUNTIME_FILE).is_file())
         })
@@ -152,18 +156,19 @@ pub(crate) fn library_dir() -> Result<PathBuf, Failure> {
         .ok_or_else(|| {
             let looked: Vec<String> = candidates.iter().map(|d| d.display().to_string()).collect();
             Failure::Failed(format!(
-                "Locus's OpenMP runtime ({} and {}) is not in {}; build it with `cargo build` \
-                 or name its directory in LOCUS_OMP_LIB_DIR",
-                env::LIBRARY_FILE,
+                "Locus's OpenMP runtime ({library} and {}) is not in {}; build it with `cargo \
+                 build` or name its directory in LOCUS_OMP_LIB_DIR",
                 env::RUNTIME_FILE,
                 looked.join(", ")
             ))
         })
 }
 
-/// Refuses programs built for another OpenMP runtime (clang's `libomp.so.5`, Intel's
-/// `libiomp5.so`): Locus's runtime for them is not built yet.
-fn refuse_other_runtimes(program: &Path) -> Result<(), Failure> {
+/// The OpenMP library `program` loads, by its NEEDED entries: Locus's `libomp.so.5` for
+/// clang's (`libomp.so.5`, `libomp.so`), else `libgomp.so.1` (gcc's, and any program
+/// that is not a dynamically linked ELF file, such as a script that runs one: the
+/// directory on `LD_LIBRARY_PATH` holds both). Intel's `libiomp5.so` is refused.
+fn runtime_of(program: &Path) -> Result<&'static str, Failure> {
     let resolved = if program.components().count() > 1 {
         Some(program.to_path_buf())
     } else {
@@ -173,24 +178,75 @@ fn refuse_other_runtimes(program: &Path) -> Result<(), Failure> {
                 .find(|p| p.is_file())
         })
     };
-    let Some(path) = resolved else {
-        return Ok(());
+    let Some(bytes) = resolved.as_ref().and_then(|p| std::fs::read(p).ok()) else {
+        return Ok(env::LIBRARY_FILE);
     };
-    let Ok(bytes) = std::fs::read(&path) else {
-        return Ok(());
-    };
-    if !bytes.starts_with(b"\x7fELF") {
-        return Ok(());
+    let needed = elf_needed(&bytes).unwrap_or_default();
+    if needed.iter().any(|n| n == "libiomp5.so") {
+        return Err(Failure::Usage(format!(
+            "{} is linked with Intel's libiomp5.so, which Locus's OpenMP runtime does not \
+             replace; build it with gcc -fopenmp or clang -fopenmp",
+            program.display()
+        )));
     }
-    for other in [&b"\0libomp.so"[..], b"\0libiomp5.so"] {
-        if bytes.windows(other.len()).any(|w| w == other) {
-            return Err(Failure::Usage(format!(
-                "{} is linked with {}, an OpenMP runtime whose ABI Locus does not provide \
-                 yet (clang's `__kmpc_*`); build it with gcc -fopenmp to run it on Locus",
-                path.display(),
-                String::from_utf8_lossy(&other[1..])
-            )));
+    if needed
+        .iter()
+        .any(|n| n == "libomp.so.5" || n == "libomp.so")
+    {
+        Ok(env::KMP_LIBRARY_FILE)
+    } else {
+        Ok(env::LIBRARY_FILE)
+    }
+}
+
+/// The NEEDED entries of a 64-bit little-endian ELF file's dynamic section; `None` when
+/// `bytes` is not one (or is malformed: every read is bounds-checked).
+pub(crate) fn elf_needed(bytes: &[u8]) -> Option<Vec<String>> {
+    let u16_at = |o: usize| Some(u16::from_le_bytes(bytes.get(o..o + 2)?.try_into().ok()?));
+    let u64_at = |o: usize| Some(u64::from_le_bytes(bytes.get(o..o + 8)?.try_into().ok()?));
+    // ELFCLASS64, ELFDATA2LSB.
+    if bytes.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let phoff = usize::try_from(u64_at(0x20)?).ok()?;
+    let (phentsize, phnum) = (usize::from(u16_at(0x36)?), usize::from(u16_at(0x38)?));
+    // (p_type, p_offset, p_vaddr, p_filesz) of each program header.
+    let headers: Vec<(u32, u64, u64, u64)> = (0..phnum)
+        .map(|i| {
+            let h = phoff.checked_add(i.checked_mul(phentsize)?)?;
+            let kind = u32::from_le_bytes(bytes.get(h..h + 4)?.try_into().ok()?);
+            Some((kind, u64_at(h + 8)?, u64_at(h + 16)?, u64_at(h + 32)?))
+        })
+        .collect::<Option<_>>()?;
+    const PT_LOAD: u32 = 1;
+    const PT_DYNAMIC: u32 = 2;
+    let &(_, dyn_off, _, dyn_size) = headers.iter().find(|h| h.0 == PT_DYNAMIC)?;
+    // The file offset of a virtual address, through the loaded segments.
+    let offset_of = |vaddr: u64| {
+        headers
+            .iter()
+            .find(|h| h.0 == PT_LOAD && vaddr >= h.2 && vaddr - h.2 < h.3)
+            .map(|h| h.1 + (vaddr - h.2))
+    };
+    let (mut strtab, mut needed) = (None, Vec::new());
+    for i in 0..usize::try_from(dyn_size / 16).ok()? {
+        let e = usize::try_from(dyn_off).ok()?.checked_add(i * 16)?;
+        let (tag, val) = (u64_at(e)?, u64_at(e + 8)?);
+        match tag {
+            0 => break,
+            1 => needed.push(val),
+            5 => strtab = Some(val),
+            _ => {}
         }
     }
-    Ok(())
+    let strtab = usize::try_from(offset_of(strtab?)?).ok()?;
+    needed
+        .into_iter()
+        .map(|at| {
+            let start = strtab.checked_add(usize::try_from(at).ok()?)?;
+            let rest = bytes.get(start..)?;
+            let end = rest.iter().position(|&b| b == 0)?;
+            Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+        })
+        .collect()
 }

@@ -132,3 +132,4 @@ pub fn assert_refused_within_bounds(
     assert!(fastest < REFUSAL_SECONDS, "{args:?}: {fastest} s at best");
     line
 }
+pub mod omp;

@@ -48,7 +48,8 @@ pub fn run_peer(
     let omp_report = program.with_extension("report.json");
     if built.peer == Peer::OpenmpLocus {
         // As `locus omp --config CONFIG -- PROGRAM` runs it.
-        let dir = crate::cmd::omp::library_dir().map_err(|e| e.to_string())?;
+        let dir = crate::cmd::omp::library_dir(locus_omp::env::LIBRARY_FILE)
+            .map_err(|e| e.to_string())?;
         let _ = std::fs::remove_file(&omp_report);
         command
             .env("LD_LIBRARY_PATH", dir)

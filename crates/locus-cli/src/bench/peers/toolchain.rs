@@ -176,7 +176,7 @@ fn build(
         ));
     }
     if peer == Peer::OpenmpLocus {
-        if let Err(e) = crate::cmd::omp::library_dir() {
+        if let Err(e) = crate::cmd::omp::library_dir(locus_omp::env::LIBRARY_FILE) {
             return Prepared::Skipped(e.to_string());
         }
     }
