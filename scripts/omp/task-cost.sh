@@ -7,7 +7,8 @@
 set -u
 # shellcheck source=scripts/omp/common.sh
 source "$(dirname "$0")/common.sh"
-dir=$1 LOCUS=$2
+dir=$1
+LOCUS=$(realpath "$2") # the programs run in BOTS_DIR
 shift 2
 omp_scratch=$(mktemp -d)
 trap 'rm -rf "$omp_scratch"' EXIT

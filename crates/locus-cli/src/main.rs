@@ -45,12 +45,12 @@ enum Command {
     Omp(cmd::omp::Args),
 }
 
-/// Task records are allocated by the worker that submits them and freed by the one that
-/// runs them; mimalloc's thread-free lists make that cheap, where the system allocator
-/// serialises both threads on one arena lock.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The binary's allocator (feature `mimalloc`, default) is declared by crate locus-omp,
+// which this binary links: a library built both as an rlib and as a cdylib (the OpenMP
+// runtime) cannot declare one for the cdylib alone, and a program may have only one.
+// Task records are allocated by the worker that submits them and freed by the one that
+// runs them; mimalloc's thread-free lists make that cheap, where the system allocator
+// serialises both threads on one arena lock.
 
 fn main() -> ExitCode {
     // Like other Unix tools, end quietly when the reader of stdout goes away

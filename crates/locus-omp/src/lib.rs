@@ -21,6 +21,11 @@
 
 #![allow(non_snake_case)]
 
+/// The runtime's allocator (the `mimalloc` feature in `Cargo.toml`).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod api;
 pub mod env;
 mod kmp;
