@@ -31,7 +31,7 @@ pub use reduce::Reduce;
 
 pub(crate) use access::{declarations, Bindings};
 #[doc(hidden)]
-pub use access::{Binding, Declarations, Declared};
+pub use access::{Binding, Declarations, Declared, RawView};
 pub(crate) use access::{Gather, Mode};
 pub(crate) use handle::{lock as lock_mutex, DataInner};
 
