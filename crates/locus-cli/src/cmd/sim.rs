@@ -78,6 +78,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             control: args.control,
             size: &args.size,
             json: args.json,
+            // Replay runs on the threads engine only.
+            replay: false,
         },
         Some(locus_sim::Sim::new()),
         args.trace.as_deref(),
