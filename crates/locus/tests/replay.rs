@@ -461,3 +461,51 @@ fn iteration_indices_count_every_replayed_iteration() {
     assert_eq!(rt.replay(&mut empty, 4).unwrap().tasks, 0);
     assert_eq!(empty.replayed(), 4);
 }
+
+#[test]
+fn placement_follows_the_data_flow_and_spreads_over_the_nodes() {
+    // A 1-D three-point sweep over 8 blocks, back and forth between two sets: every
+    // task reads its block and its neighbours' (whole, for simplicity).
+    let rt = runtime("2x1", Config::DsaOpt);
+    let blocks: usize = 8;
+    let a: Vec<Data<f64>> = (0..blocks)
+        .map(|b| rt.data_from(format!("a{b}"), &[b as f64; 512]).unwrap())
+        .collect();
+    let b: Vec<Data<f64>> = (0..blocks).map(|k| rt.data(format!("b{k}"), 512)).collect();
+    let mut g = rt
+        .record("sweep", |r| {
+            for (src, dst) in [(&a, &b), (&b, &a)] {
+                for k in 0..blocks {
+                    let around: Vec<_> = [k.wrapping_sub(1), k + 1]
+                        .into_iter()
+                        .filter(|&n| n < blocks)
+                        .map(|n| src[n].read_range(0..1))
+                        .collect();
+                    r.spawn(
+                        "sweep",
+                        (src[k].read(), around, dst[k].write()),
+                        |_, (mid, around, out)| {
+                            let side: f64 = around.iter().map(|v| v[0]).sum();
+                            for (o, m) in out.iter_mut().zip(mid) {
+                                *o = (m + side) / 3.0;
+                            }
+                        },
+                    )?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    g.set_placement(ReplayPlacement::Strict);
+    let report = rt.replay(&mut g, 4).unwrap();
+    let homes = g.homes();
+    let nodes: Vec<usize> = homes.iter().map(|&w| rt.worker_nodes()[w]).collect();
+    // Both nodes get half the tasks, and each block's two tasks the same node.
+    assert_eq!(nodes.iter().filter(|&&n| n == 0).count(), blocks);
+    for k in 0..blocks {
+        assert_eq!(nodes[k], nodes[blocks + k], "block {k}: {nodes:?}");
+    }
+    // Only halos cross nodes: most bytes are local.
+    assert!(report.locality.r_loc_rt > 0.9, "{:?}", report.locality);
+    assert_eq!(rt.node_of(&a[0]).unwrap(), Some(nodes[0]));
+}

@@ -525,10 +525,7 @@ impl Graph {
         let worker_node = rt.worker_nodes().to_vec();
         let workers = worker_node.len();
         let pools = rt.pools();
-        let n = self.core.tasks.len();
-        // Contiguous runs of tasks in recording order per worker: neighbouring tasks of
-        // a sweep share data.
-        let homes: Box<[u32]> = (0..n).map(|t| (t * workers / n.max(1)) as u32).collect();
+        let homes = self.place(&worker_node);
         let node_of_task = |t: u32| worker_node[homes[t as usize] as usize];
         let mut rotations = Vec::with_capacity(self.data.len());
         for d in &self.data {
@@ -626,6 +623,106 @@ impl Graph {
         self.buffers = Some(rotations);
         self.parity = 0;
         Ok(())
+    }
+
+    /// Placement decided once, from the whole recorded data flow: each task goes to
+    /// the node holding most of the bytes it reads (and of the shared data it writes in
+    /// place), where the version a task reads lies on its producer's node, and an
+    /// iteration's input on the node of the previous iteration's last writer (so the
+    /// decision is made twice: the second time from where the first put the outputs,
+    /// as after a first iteration). A node takes at most its share (its workers over
+    /// all workers) of each level of the graph (tasks whose longest path from a root is
+    /// as long, which may run at once); past it, or with no data placed yet, a task goes to
+    /// the node it reads most of among those with room, or the least loaded one. Within
+    /// its node a task goes to the worker with the fewest tasks.
+    fn place(&self, worker_node: &[usize]) -> Box<[u32]> {
+        let n = self.core.tasks.len();
+        let workers = worker_node.len();
+        let nodes = worker_node.iter().max().map_or(1, |&m| m + 1);
+        let mut node_workers: Vec<Vec<usize>> = vec![Vec::new(); nodes];
+        for (w, &node) in worker_node.iter().enumerate() {
+            node_workers[node].push(w);
+        }
+        // Tasks of one level of the graph (the longest path to them) can run at once:
+        // each level is spread over the nodes by their workers.
+        let mut level = vec![0usize; n];
+        for (t, task) in self.core.tasks.iter().enumerate() {
+            for &s in &self.core.succ[task.succ.start as usize..task.succ.end as usize] {
+                level[s as usize] = level[s as usize].max(level[t] + 1);
+            }
+        }
+        let levels = level.iter().max().map_or(0, |&l| l + 1);
+        let mut at_level = vec![0usize; levels];
+        for &l in &level {
+            at_level[l] += 1;
+        }
+        let cap =
+            |l: usize, m: usize| (at_level[l] * node_workers[m].len()).div_ceil(workers.max(1));
+        // The node of each task, by pass; the first pass sees the data where they are.
+        let mut task_node: Vec<Option<usize>> = vec![None; n];
+        for _pass in 0..2 {
+            let previous = task_node.clone();
+            let mut load = vec![vec![0usize; nodes]; levels];
+            for (t, task) in self.core.tasks.iter().enumerate() {
+                let load = &mut load[level[t]];
+                let mut bytes = vec![0u64; nodes];
+                for a in &self.accesses[task.accesses.start as usize..task.accesses.end as usize] {
+                    let d = &self.data[a.datum as usize];
+                    let reads = a.mode.reads() || (d.is_shared() && a.mode.writes());
+                    if !reads {
+                        continue;
+                    }
+                    // The version read: a read-write of versioned data reads the one
+                    // before the one it writes.
+                    let read = if a.mode == Mode::ReadWrite && !d.is_shared() {
+                        a.version - 1
+                    } else {
+                        a.version
+                    };
+                    let k = d.producers.len() as u32;
+                    let node = if d.is_shared() || k == 0 {
+                        d.snapshot.node()
+                    } else if read == 0 {
+                        // The previous iteration's output, once there is one.
+                        previous[d.producers[k as usize - 1] as usize].or(d.snapshot.node())
+                    } else {
+                        task_node[d.producers[read as usize - 1] as usize]
+                    };
+                    if let Some(node) = node.filter(|&m| m < nodes) {
+                        bytes[node] += a.bytes as u64;
+                    }
+                }
+                let chosen = (0..nodes)
+                    .filter(|&m| !node_workers[m].is_empty() && load[m] < cap(level[t], m))
+                    .max_by(|&a, &b| {
+                        // Most bytes, then the least loaded relative to its workers,
+                        // then the lowest index.
+                        bytes[a]
+                            .cmp(&bytes[b])
+                            .then(
+                                (load[b] * node_workers[a].len())
+                                    .cmp(&(load[a] * node_workers[b].len())),
+                            )
+                            .then(b.cmp(&a))
+                    })
+                    .unwrap_or(worker_node[0]);
+                load[chosen] += 1;
+                task_node[t] = Some(chosen);
+            }
+        }
+        let mut per_worker = vec![0usize; workers];
+        task_node
+            .iter()
+            .map(|node| {
+                let ws = &node_workers[node.unwrap_or(worker_node[0])];
+                let &w = ws
+                    .iter()
+                    .min_by_key(|&&w| (per_worker[w], w))
+                    .expect("a chosen node has workers");
+                per_worker[w] += 1;
+                w as u32
+            })
+            .collect()
     }
 
     /// The replay's counters in the report, in place of the drivers' (which touch no
