@@ -11,6 +11,42 @@ pub const REPLAYABLE: &[&str] = &[
     "seidel-2d",
 ];
 
+/// Where a kernel's tasks go: a run's scope (the dynamic run) or a recorder (the
+/// replay), so that both submit the very same tasks. Bodies that need neither the
+/// task's context nor the iteration run either way.
+pub(crate) trait Spawn {
+    /// Spawns (or records) a task declaring `accesses`.
+    fn spawn_task<L, F>(
+        &self,
+        name: &'static str,
+        accesses: L,
+        body: F,
+    ) -> Result<(), locus::Error>
+    where
+        L: locus::AccessList + Sync,
+        F: for<'a> Fn(L::Views<'a>) + Send + Sync + 'static;
+}
+
+impl Spawn for locus::Scope {
+    fn spawn_task<L, F>(&self, name: &'static str, accesses: L, body: F) -> Result<(), locus::Error>
+    where
+        L: locus::AccessList + Sync,
+        F: for<'a> Fn(L::Views<'a>) + Send + Sync + 'static,
+    {
+        self.spawn(name, accesses, move |_, views| body(views))
+    }
+}
+
+impl Spawn for locus::Recorder {
+    fn spawn_task<L, F>(&self, name: &'static str, accesses: L, body: F) -> Result<(), locus::Error>
+    where
+        L: locus::AccessList + Sync,
+        F: for<'a> Fn(L::Views<'a>) + Send + Sync + 'static,
+    {
+        self.spawn(name, accesses, move |_, views| body(views))
+    }
+}
+
 /// Refuses a parallel control program: a recorded graph is one control program's
 /// tasks, recorded in order.
 pub(crate) fn sequential_only(control: crate::Control) -> Result<(), crate::Error> {
@@ -46,6 +82,8 @@ impl crate::Workload {
             W::Jacobi2d(p) => crate::jacobi_2d::run_replay(rt, p),
             W::Jacobi3d(p) => crate::jacobi_3d::run_replay(rt, p),
             W::Seidel2d(p) => crate::seidel_2d::run_replay(rt, p),
+            W::Kmeans(p) => crate::kmeans::run_replay(rt, p),
+            W::Spmv(p) => crate::spmv::run_replay(rt, p),
             other => Err(crate::Error::Params(format!(
                 "--replay: {} does not run as a recorded graph; these do: {}",
                 other.name(),

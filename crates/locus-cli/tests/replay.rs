@@ -33,7 +33,7 @@ fn replay_runs_verify_and_are_marked_in_the_report() {
 #[test]
 fn what_cannot_replay_is_a_usage_error() {
     for args in [
-        &["run", "kmeans", "--param", "size=tiny", "--replay"][..],
+        &["run", "bitonic", "--param", "size=tiny", "--replay"][..],
         &[
             "run",
             "jacobi-2d",

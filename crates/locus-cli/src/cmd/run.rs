@@ -67,8 +67,8 @@ pub struct Args {
     pub size: Size,
     /// Run the kernel as a recorded graph: its tasks recorded once and replayed once
     /// per iteration, with no dependence analysis per task (overhead, jacobi-1d,
-    /// jacobi-2d, jacobi-3d, seidel-2d; sequential control; docs/guide.md, "Recorded
-    /// graphs"). The report's settings say `replay` and `replayed_iterations`.
+    /// jacobi-2d, jacobi-3d, seidel-2d, kmeans, spmv; sequential control;
+    /// docs/guide.md, "Recorded graphs"). The report's settings say `replay` and `replayed_iterations`.
     #[arg(long)]
     pub replay: bool,
     /// Print one JSON report on stdout.
