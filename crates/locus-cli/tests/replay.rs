@@ -1,5 +1,5 @@
 //! `locus run KERNEL --replay`: the kernel runs as a recorded graph, verifies, and its
-//! report says so; kernels that cannot replay, parallel control, and a distributed run
+//! report and trace say so; kernels that cannot replay, parallel control, and a distributed run
 //! are refused with status 2.
 
 mod common;
@@ -28,6 +28,33 @@ fn replay_runs_verify_and_are_marked_in_the_report() {
             "{report}"
         );
     }
+}
+
+#[test]
+fn a_trace_shows_every_replayed_task() {
+    let path = std::env::temp_dir().join(format!("locus-replay-trace-{}.json", std::process::id()));
+    let out = locus(&[
+        "run",
+        "jacobi-2d",
+        "--param",
+        "size=tiny",
+        "--topology",
+        "2x1",
+        "--replay",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let events = trace["traceEvents"].as_array().expect("trace events");
+    let slices = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "jacobi-2d")
+        .count();
+    // 8 blocks, 3 sweeps: two replayed, the last one dynamic.
+    assert_eq!(slices, 24, "{trace}");
 }
 
 #[test]

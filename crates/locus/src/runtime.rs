@@ -414,6 +414,8 @@ impl RuntimeBuilder {
             }
             (None, None) => None,
         };
+        // Replayed tasks reach the observer too, on the engine's clock.
+        let (observer, replay_observer) = crate::graph::ReplayObserver::tap(observer);
         let factory: Box<dyn EngineFactory + Send> = match self.engine {
             Some(factory) => factory,
             None => Box::new(Threads),
@@ -526,6 +528,7 @@ impl RuntimeBuilder {
             run_lock: Mutex::new(()),
             running: std::sync::atomic::AtomicBool::new(false),
             migration,
+            replay_observer,
         })
     }
 }
@@ -611,6 +614,8 @@ pub struct Runtime {
         Migration,
         Option<Arc<crate::sched::migrate::MigrationCosts>>,
     ),
+    /// The observer, for replays to show their tasks to (module `graph::replay`).
+    replay_observer: Option<crate::graph::ReplayObserver>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -1071,7 +1076,12 @@ impl Runtime {
     /// replayed tasks and their bytes, and its settings name the graph
     /// (`replay`, `replayed_iterations`).
     pub fn replay(&self, graph: &mut Graph, iterations: u64) -> Result<Report, RunError> {
-        graph.replay(self, &self.versions, iterations)
+        graph.replay(
+            self,
+            &self.versions,
+            self.replay_observer.clone(),
+            iterations,
+        )
     }
 
     /// [`run`](Self::run) for a control program that can fail: its error and the run's

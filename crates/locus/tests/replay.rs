@@ -509,3 +509,45 @@ fn placement_follows_the_data_flow_and_spreads_over_the_nodes() {
     assert!(report.locality.r_loc_rt > 0.9, "{:?}", report.locality);
     assert_eq!(rt.node_of(&a[0]).unwrap(), Some(nodes[0]));
 }
+
+/// Counts the tasks an observer sees, by name.
+#[derive(Default)]
+struct Seen(std::sync::Mutex<Vec<(String, u64, u64, u64)>>);
+
+impl locus::observe::Observer for Seen {
+    fn task(&self, span: &locus::observe::TaskSpan<'_>) {
+        let bytes = span.bytes.total();
+        self.0
+            .lock()
+            .unwrap()
+            .push((span.name.to_string(), span.start_ns, span.end_ns, bytes));
+    }
+}
+
+#[test]
+fn replayed_tasks_reach_the_observer_on_the_engines_clock() {
+    let seen = std::sync::Arc::new(Seen::default());
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x1").unwrap())
+        .observer(seen.clone())
+        .build()
+        .unwrap();
+    let a = rt.data_from("a", &[1.0f64; 4]).unwrap();
+    let b = rt.data::<f64>("b", 4);
+    let mut g = ping_pong(&rt, &a, &b);
+    rt.run(|s| s.spawn("before", a.read(), |_, _| ()).unwrap())
+        .unwrap();
+    rt.replay(&mut g, 3).unwrap();
+    let seen = seen.0.lock().unwrap();
+    let before = seen.iter().find(|s| s.0 == "before").unwrap().2;
+    let replayed: Vec<_> = seen
+        .iter()
+        .filter(|s| s.0 == "to-b" || s.0 == "to-a")
+        .collect();
+    assert_eq!(replayed.len(), 6, "{seen:?}");
+    for (_, start, end, bytes) in replayed {
+        // After the earlier run's task, in order, with their bytes.
+        assert!(*start >= before && end >= start, "{seen:?}");
+        assert_eq!(*bytes, 64);
+    }
+}

@@ -19,6 +19,7 @@ mod team;
 
 pub use hints::{Affinity, AffinityTarget};
 pub use record::Recorder;
+pub(crate) use replay::ReplayObserver;
 pub use replay::{Graph, Iteration, ReplayPlacement};
 pub use scope::{Scope, TaskBuilder, TaskCtx};
 pub use team::{Attach, Team};

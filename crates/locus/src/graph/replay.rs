@@ -54,6 +54,8 @@ use crate::data::version::{Version, VersionCounts};
 use crate::data::{lock_mutex, DataInner, Mode, RawView};
 use crate::error::{Error, RunError};
 use crate::metrics::{Report, RunCounters};
+use crate::observe::{Both, Observer, TaskBytes, TaskSpan};
+use crate::sched::AccessInfo;
 use crate::Runtime;
 
 /// How long a strict replay waits for its drivers to start before it serves their
@@ -84,6 +86,56 @@ impl Iteration {
         self.node
     }
 }
+
+/// The runtime's observer, for replays: replayed tasks are shown to it as the engine
+/// shows its own ([`Observer::task`]), with times on the engine's clock, read from a
+/// tap that notes the clock and the instant at each run's start.
+#[derive(Clone)]
+pub(crate) struct ReplayObserver {
+    observer: Arc<dyn Observer>,
+    clock: Arc<RunClock>,
+}
+
+/// Notes the engine's clock at each run's start ([`Observer::run_started`]).
+#[derive(Default)]
+struct RunClock(Mutex<Option<(u64, std::time::Instant)>>);
+
+impl Observer for RunClock {
+    fn run_started(&self, at_ns: u64) {
+        *lock_mutex(&self.0) = Some((at_ns, std::time::Instant::now()));
+    }
+
+    fn task(&self, _span: &TaskSpan<'_>) {}
+}
+
+impl ReplayObserver {
+    /// The observer the engine gets (the runtime's, with the clock's tap) and the one
+    /// replays use; none without an observer.
+    pub(crate) fn tap(
+        observer: Option<Arc<dyn Observer>>,
+    ) -> (Option<Arc<dyn Observer>>, Option<ReplayObserver>) {
+        match observer {
+            None => (None, None),
+            Some(observer) => {
+                let clock = Arc::new(RunClock::default());
+                let engine: Arc<dyn Observer> = Arc::new(Both(observer.clone(), clock.clone()));
+                (Some(engine), Some(ReplayObserver { observer, clock }))
+            }
+        }
+    }
+
+    /// Now, on the engine's clock (0 before any run).
+    fn now_ns(&self) -> u64 {
+        match *lock_mutex(&self.clock.0) {
+            Some((at_ns, at)) => at_ns + at.elapsed().as_nanos() as u64,
+            None => 0,
+        }
+    }
+}
+
+/// Keys of replayed tasks for the observer: apart from the engine's (addresses, or
+/// small numbers in the simulator).
+const REPLAY_KEY: u64 = 1 << 63;
 
 /// Whether a replayed task runs only on its home worker or may be taken by another.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -205,6 +257,8 @@ struct Core {
     victims: Box<[Box<[u32]>]>,
     worker_node: Box<[usize]>,
     strict: bool,
+    /// Who sees the replayed tasks, if anyone.
+    observer: Option<ReplayObserver>,
     // The current replay.
     queues: Box<[ArrayQueue<u32>]>,
     /// Whether each worker's driver serves the replay.
@@ -282,6 +336,7 @@ impl Graph {
                 victims: Box::new([]),
                 worker_node: Box::new([]),
                 strict: false,
+                observer: None,
                 queues: Box::new([]),
                 attached: Box::new([]),
                 counters: RunCounters::new(0, 0),
@@ -389,6 +444,7 @@ impl Graph {
         &mut self,
         rt: &Runtime,
         versions: &Arc<VersionCounts>,
+        observer: Option<ReplayObserver>,
         iterations: u64,
     ) -> Result<Report, RunError> {
         let skeleton = |error: Error| RunError {
@@ -432,6 +488,7 @@ impl Graph {
                 )));
             };
             core.strict = self.placement == ReplayPlacement::Strict;
+            core.observer = observer;
             let mut per_home = vec![0usize; workers];
             for &h in core.homes.iter() {
                 per_home[h as usize] += 1;
@@ -962,8 +1019,12 @@ impl Core {
             worker: w,
             node,
         };
+        let start_ns = self.observer.as_ref().map(ReplayObserver::now_ns);
         match catch_unwind(AssertUnwindSafe(|| (task.body)(&it, views))) {
             Ok(()) => {
+                if let (Some(o), Some(start_ns)) = (&self.observer, start_ns) {
+                    self.observe(o, t, w, node, start_ns);
+                }
                 let c = self.counters.worker(w);
                 for (v, m) in views.iter().zip(meta) {
                     if let Some(n) = m.read_node {
@@ -1001,6 +1062,40 @@ impl Core {
                 };
                 self.fail_with(error);
             }
+        }
+    }
+
+    /// Shows task `t`, run by worker `w` from `start_ns` to now, to the observer.
+    fn observe(&self, o: &ReplayObserver, t: u32, w: usize, node: usize, start_ns: u64) {
+        let task = &self.tasks[t as usize];
+        let parity = self.parity.load(Ordering::Relaxed);
+        let range = task.accesses.start as usize..task.accesses.end as usize;
+        let accesses = self.views[parity][range.clone()]
+            .iter()
+            .zip(&self.meta[parity][range])
+            .flat_map(|(v, m)| {
+                let at = |n: Option<u32>, input| {
+                    n.map(|n| AccessInfo {
+                        bytes: v.bytes as u64,
+                        node: Some(n as usize),
+                        input,
+                    })
+                };
+                at(m.read_node, true)
+                    .into_iter()
+                    .chain(at(m.write_node, false))
+            });
+        let span = TaskSpan {
+            id: REPLAY_KEY | u64::from(t),
+            name: &task.name,
+            worker: w,
+            node,
+            start_ns,
+            end_ns: o.now_ns(),
+            bytes: TaskBytes::of(node, accesses),
+        };
+        if let Err(error) = crate::observe::guarded("task", || o.observer.task(&span)) {
+            self.fail_with(error);
         }
     }
 
