@@ -551,3 +551,27 @@ fn replayed_tasks_reach_the_observer_on_the_engines_clock() {
         assert_eq!(*bytes, 64);
     }
 }
+
+#[test]
+fn a_replay_from_inside_a_task_is_refused_and_changes_nothing() {
+    let rt = std::sync::Arc::new(runtime("2x1", Config::DsaOpt));
+    let a = rt.data_from("a", &[1.0f64; 4]).unwrap();
+    let b = rt.data::<f64>("b", 4);
+    let g = std::sync::Arc::new(std::sync::Mutex::new(ping_pong(&rt, &a, &b)));
+    let (rt2, g2) = (rt.clone(), g.clone());
+    let refused = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let out = refused.clone();
+    rt.run(move |s| {
+        s.spawn("nested", (), move |_, ()| {
+            let e = rt2.replay(&mut g2.lock().unwrap(), 1).unwrap_err();
+            *out.lock().unwrap() = Some(e.error.to_string());
+        })
+        .unwrap();
+    })
+    .unwrap();
+    let message = refused.lock().unwrap().take().unwrap();
+    assert!(message.contains("inside a task"), "{message}");
+    // The graph is still good.
+    rt.replay(&mut g.lock().unwrap(), 1).unwrap();
+    assert_eq!(rt.fetch(&a).unwrap(), vec![4.0; 4]);
+}

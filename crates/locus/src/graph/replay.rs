@@ -463,9 +463,16 @@ impl Graph {
                 rt.engine_name()
             ))));
         }
-        self.check_valid().map_err(skeleton)?;
-        if self.buffers.is_none() {
-            self.prepare(rt, versions).map_err(skeleton)?;
+        if super::current_executor(|_| ()).is_some() {
+            return Err(skeleton(Error::NestedRun));
+        }
+        {
+            // No run may write the data while they are checked and copied.
+            let _serialised = rt.no_run_in_progress("replay").map_err(skeleton)?;
+            self.check_valid().map_err(skeleton)?;
+            if self.buffers.is_none() {
+                self.prepare(rt, versions).map_err(skeleton)?;
+            }
         }
         if iterations == 0 || self.core.tasks.is_empty() {
             // Nothing to run: an empty run, for its report.
@@ -508,44 +515,78 @@ impl Graph {
             *core.failed.get_mut() = false;
             *lock_mutex(&core.error) = None;
         }
-        let core = &self.core;
+        let (core, data, buffers) = (&self.core, &self.data, &self.buffers);
+        let parity = self.parity;
+        // Complete iterations, once the root has served the replay.
+        let served: Mutex<Option<u64>> = Mutex::new(None);
         let finished = rt.run(|s| {
+            let mut spawned = Ok(());
             for w in 1..workers {
                 let driver = core.clone();
-                let spawned = s
+                spawned = s
                     .task("replay-driver", ())
                     .affinity(Affinity::worker(w).strict())
                     .spawn(move |ctx, ()| driver.drive(w, ctx.node()));
-                if let Err(error) = spawned {
-                    // Nothing has started: the replay fails as it is.
-                    core.fail_with(error);
-                    core.done.store(true, Ordering::Release);
-                    return;
+                if spawned.is_err() {
+                    break;
                 }
             }
-            core.attached[0].store(true, Ordering::Release);
-            if core.strict {
-                core.wait_for_drivers();
+            match spawned {
+                Err(error) => {
+                    // Nothing has started: the replay fails as it is, and the drivers
+                    // already spawned return.
+                    core.fail_with(error);
+                    core.done.store(true, Ordering::Release);
+                }
+                Ok(()) => {
+                    core.attached[0].store(true, Ordering::Release);
+                    if core.strict {
+                        core.wait_for_drivers();
+                    }
+                    core.start_iteration();
+                    core.drive(0, core.worker_node[0]);
+                }
             }
-            core.start_iteration();
-            core.drive(0, core.worker_node[0]);
+            // Every iteration is over (the last task of the last one set `done`).
+            let done = core.iteration.load(Ordering::Acquire);
+            let complete = if core.failed.load(Ordering::Acquire) {
+                done.saturating_sub(1)
+            } else {
+                done
+            };
+            // Published within the run, so that no other run binds to the data
+            // meanwhile. Each complete iteration moved the contents to the other buffer.
+            for (d, current) in current_versions(data, buffers, parity ^ (complete & 1) as usize) {
+                d.inner.follow(current.clone());
+            }
+            *lock_mutex(&served) = Some(complete);
         });
-        let done_iterations = self.core.iteration.load(Ordering::Acquire);
-        let error = lock_mutex(&self.core.error).take();
-        let complete = if error.is_some() {
-            done_iterations.saturating_sub(1)
-        } else {
-            done_iterations
+        let Some(complete) = *lock_mutex(&served) else {
+            // The run refused to start (a run in progress, from inside a task):
+            // nothing changed.
+            return Err(match finished {
+                Err(run_error) => run_error,
+                Ok(_) => {
+                    skeleton(self.refuse("the replay's root did not run (a runtime bug)".into()))
+                }
+            });
         };
-        // Each complete iteration moved the contents to the other buffer.
         self.parity ^= (complete & 1) as usize;
         self.replayed += complete;
-        self.publish();
+        if let Some(buffers) = &self.buffers {
+            for (rotation, expected) in buffers.iter().zip(&mut self.expected) {
+                if let Some(current) = rotation.alternating.get(self.parity) {
+                    *expected = current.clone();
+                }
+            }
+        }
+        let error = lock_mutex(&self.core.error).take();
         let mut report = match finished {
             Ok(finished) => finished.report,
             Err(run_error) => {
-                let message = format!("the replay's run failed: {}", run_error.error);
-                self.invalidate(message);
+                if error.is_some() {
+                    self.invalidate(format!("the replay's run failed: {}", run_error.error));
+                }
                 return Err(run_error);
             }
         };
@@ -558,20 +599,6 @@ impl Graph {
                     error,
                     report: Box::new(report),
                 })
-            }
-        }
-    }
-
-    /// Makes each rotated datum's current version the graph's buffer holding its
-    /// contents, and remembers it.
-    fn publish(&mut self) {
-        let Some(buffers) = &self.buffers else {
-            return;
-        };
-        for ((d, rotation), expected) in self.data.iter().zip(buffers).zip(&mut self.expected) {
-            if let Some(current) = rotation.alternating.get(self.parity) {
-                d.inner.follow(current.clone());
-                *expected = current.clone();
             }
         }
     }
@@ -806,6 +833,20 @@ impl Graph {
             .settings
             .push("replay_placement", self.placement.name());
     }
+}
+
+/// Each rotated datum with the graph's version holding its contents when they are in
+/// alternating buffer `parity` (module doc, "Buffers").
+fn current_versions<'g>(
+    data: &'g [RecordedDatum],
+    buffers: &'g Option<Vec<Rotation>>,
+    parity: usize,
+) -> impl Iterator<Item = (&'g RecordedDatum, &'g Arc<Version>)> {
+    buffers
+        .iter()
+        .flatten()
+        .zip(data)
+        .filter_map(move |(rotation, d)| rotation.alternating.get(parity).map(|v| (d, v)))
 }
 
 /// A version of `bytes` bytes owning a zeroed block on `node`.
