@@ -543,6 +543,52 @@ impl AccessList for Weak {
     unsafe fn raw_views<'a>(&self, _raw: &mut std::slice::Iter<'a, RawView>) {}
 }
 
+/// A recorded task's accesses submitted again through the dynamic path, whose body
+/// gets raw views (a replay on an engine other than `threads`, module `graph::replay`).
+#[derive(Clone)]
+pub(crate) struct RecordedList(pub(crate) Vec<(Arc<DataInner>, Mode, Range<usize>)>);
+
+impl sealed::Sealed for RecordedList {}
+
+impl AccessList for RecordedList {
+    type Views<'a> = Vec<RawView>;
+
+    fn declare(&self, out: &mut Declarations) {
+        for (data, mode, range) in &self.0 {
+            out.push(Declared {
+                data: data.clone(),
+                mode: *mode,
+                weak: false,
+                range: range.clone(),
+                reducer: None,
+            });
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Vec<RawView> {
+        self.0
+            .iter()
+            .map(|(_, mode, _)| {
+                let b = next_binding(bindings);
+                RawView {
+                    // A recorded datum is neither partitioned nor reduced: the view is
+                    // the version's buffer at the access's offset.
+                    ptr: b.view_ptr::<u8>(mode.writes()),
+                    bytes: b.bytes,
+                }
+            })
+            .collect()
+    }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> Vec<RawView> {
+        self.0.iter().map(|_| next_raw(raw)).collect()
+    }
+}
+
 impl sealed::Sealed for () {}
 
 impl AccessList for () {

@@ -457,14 +457,11 @@ impl Graph {
                 self.name
             ))));
         }
-        if rt.engine_name() != "threads" {
-            return Err(skeleton(self.refuse(format!(
-                "replay runs on the threads engine, not on `{}`",
-                rt.engine_name()
-            ))));
-        }
         if super::current_executor(|_| ()).is_some() {
             return Err(skeleton(Error::NestedRun));
+        }
+        if rt.engine_name() != "threads" {
+            return self.replay_submitted(rt, iterations);
         }
         {
             // No run may write the data while they are checked and copied.
@@ -598,6 +595,106 @@ impl Graph {
                 Err(RunError {
                     error,
                     report: Box::new(report),
+                })
+            }
+        }
+    }
+
+    /// A replay on an engine other than `threads` (the simulator): each iteration's
+    /// tasks are submitted through the dynamic path, in recorded order, each bound to
+    /// its home worker by an affinity hint (strict under strict placement), so that
+    /// the engine models where the recorded placement puts tasks and buffers (deferred
+    /// allocation puts each version on its producer's node). What the dynamic path
+    /// costs per task is still paid: this evaluates the placement, not the replay's
+    /// lower cost per task.
+    fn replay_submitted(&mut self, rt: &Runtime, iterations: u64) -> Result<Report, RunError> {
+        let skeleton = |error: Error| RunError {
+            error,
+            report: Box::new(rt.report_skeleton()),
+        };
+        {
+            let _serialised = rt.no_run_in_progress("replay").map_err(skeleton)?;
+            self.check_valid().map_err(skeleton)?;
+        }
+        if self.core.homes.is_empty() {
+            let homes = self.place(rt.worker_nodes());
+            let Some(core) = Arc::get_mut(&mut self.core) else {
+                return Err(skeleton(self.refuse(
+                    "the graph is still held by a replay (a runtime bug)".into(),
+                )));
+            };
+            core.homes = homes;
+        }
+        let lists: Vec<crate::data::RecordedList> = self
+            .core
+            .tasks
+            .iter()
+            .map(|task| {
+                self.accesses[task.accesses.start as usize..task.accesses.end as usize]
+                    .iter()
+                    .map(|a| {
+                        let inner = &self.data[a.datum as usize].inner;
+                        let elem = inner.elem_size;
+                        (
+                            inner.clone(),
+                            a.mode,
+                            a.offset / elem..(a.offset + a.bytes) / elem,
+                        )
+                    })
+                    .collect()
+            })
+            .map(crate::data::RecordedList)
+            .collect();
+        let (core, base, strict) = (
+            &self.core,
+            self.replayed,
+            self.placement == ReplayPlacement::Strict,
+        );
+        let finished = rt.run(|s| -> Result<(), Error> {
+            for i in 0..iterations {
+                for (t, task) in core.tasks.iter().enumerate() {
+                    let home = Affinity::worker(core.homes[t] as usize);
+                    let c = core.clone();
+                    s.task(task.name.clone(), lists[t].clone())
+                        .affinity(if strict { home.strict() } else { home })
+                        .spawn(move |ctx, raw| {
+                            let it = Iteration {
+                                index: base + i,
+                                worker: ctx.worker(),
+                                node: ctx.node(),
+                            };
+                            (c.tasks[t].body)(&it, &raw)
+                        })?;
+                }
+            }
+            Ok(())
+        });
+        // The graph wrote its data: their current versions are its own.
+        for (d, expected) in self.data.iter().zip(&mut self.expected) {
+            *expected = d.inner.current();
+        }
+        let finished = match finished {
+            Ok(finished) => finished,
+            Err(run_error) => {
+                self.invalidate(format!("a replay failed ({})", run_error.error));
+                return Err(run_error);
+            }
+        };
+        match finished.value {
+            Ok(()) => {
+                self.replayed += iterations;
+                let mut report = finished.report;
+                self.mark_report(&mut report, iterations);
+                report
+                    .settings
+                    .push("replay_mode", "submitted with the recorded placement");
+                Ok(report)
+            }
+            Err(error) => {
+                self.invalidate(format!("a replay failed ({error})"));
+                Err(RunError {
+                    error,
+                    report: Box::new(finished.report),
                 })
             }
         }
