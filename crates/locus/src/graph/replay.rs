@@ -811,11 +811,14 @@ impl Graph {
     /// place), where the version a task reads lies on its producer's node, and an
     /// iteration's input on the node of the previous iteration's last writer (so the
     /// decision is made twice: the second time from where the first put the outputs,
-    /// as after a first iteration). A node takes at most its share (its workers over
-    /// all workers) of each level of the graph (tasks whose longest path from a root is
-    /// as long, which may run at once); past it, or with no data placed yet, a task goes to
-    /// the node it reads most of among those with room, or the least loaded one. Within
-    /// its node a task goes to the worker with the fewest tasks.
+    /// as after a first iteration). The first time, a node takes at most its share (its
+    /// workers over all workers) of each level of the graph (tasks whose longest path
+    /// from a root is as long, which may run at once), so that the data, placed by
+    /// their producers, spread; the second time, tasks follow those data and a node
+    /// takes at most its share of all the tasks. Past its node's share, or with no data
+    /// placed yet, a task goes to the node it reads most of among those with room, or
+    /// the least loaded one. Within its node a task goes to the worker with the fewest
+    /// tasks.
     fn place(&self, worker_node: &[usize]) -> Box<[u32]> {
         let n = self.core.tasks.len();
         let workers = worker_node.len();
@@ -841,11 +844,21 @@ impl Graph {
             |l: usize, m: usize| (at_level[l] * node_workers[m].len()).div_ceil(workers.max(1));
         // The node of each task, by pass; the first pass sees the data where they are.
         let mut task_node: Vec<Option<usize>> = vec![None; n];
-        for _pass in 0..2 {
+        for pass in 0..2 {
             let previous = task_node.clone();
-            let mut load = vec![vec![0usize; nodes]; levels];
+            // The first pass spreads each level; the second follows the data the first
+            // spread, each node taking its share of all the tasks.
+            let (buckets, bucket) = match pass {
+                0 => (levels, &level[..]),
+                _ => (1, &[][..]),
+            };
+            let share = |t: usize, m: usize| match pass {
+                0 => cap(level[t], m),
+                _ => (n * node_workers[m].len()).div_ceil(workers.max(1)),
+            };
+            let mut load = vec![vec![0usize; nodes]; buckets];
             for (t, task) in self.core.tasks.iter().enumerate() {
-                let load = &mut load[level[t]];
+                let load = &mut load[bucket.get(t).copied().unwrap_or(0)];
                 let mut bytes = vec![0u64; nodes];
                 for a in &self.accesses[task.accesses.start as usize..task.accesses.end as usize] {
                     let d = &self.data[a.datum as usize];
@@ -874,7 +887,7 @@ impl Graph {
                     }
                 }
                 let chosen = (0..nodes)
-                    .filter(|&m| !node_workers[m].is_empty() && load[m] < cap(level[t], m))
+                    .filter(|&m| !node_workers[m].is_empty() && load[m] < share(t, m))
                     .max_by(|&a, &b| {
                         // Most bytes, then the least loaded relative to its workers,
                         // then the lowest index.
