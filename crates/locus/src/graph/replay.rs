@@ -19,14 +19,15 @@
 //! bound to it) serve the graph until every iteration is done. Each task has a counter
 //! of unfinished predecessors and a list of successors; an iteration starts by pushing
 //! its roots to the queues of their home workers. A worker finishing a task decrements
-//! its successors' counters and runs one ready successor directly (one of its own, when
-//! placement is strict), queueing the others on their home workers. An idle driver
-//! takes from its own queue, then (stealable placement) from the others', nearest node
-//! first. A strict replay starts once every driver serves it (or after a grace second,
-//! after which a queue whose driver has not started is served by the others, so a
-//! replay never waits forever for a worker the engine did not give it). A task restores its own counter
-//! when it starts, and the last task of an iteration starts the next one, after every
-//! task of the iteration is done: iterations do not overlap.
+//! its successors' counters and runs one ready successor directly (one of its own when
+//! placement is strict, one of its node's otherwise), queueing the others on their home
+//! workers. An idle driver takes from its own queue, then (stealable placement) from
+//! its node's workers', and, once idle for a while, from other nodes' nearest first. A
+//! strict replay starts once every driver serves it (or after a grace second, after
+//! which a queue whose driver has not started is served by the others, so a replay
+//! never waits forever for a worker the engine did not give it). A task restores its
+//! own counter when it starts, and the last task of an iteration starts the next one,
+//! after every task of the iteration is done: iterations do not overlap.
 //!
 //! # Invalidation
 //!
@@ -1066,7 +1067,9 @@ impl Core {
         self.attached[w].store(true, Ordering::Release);
         let backoff = Backoff::new();
         loop {
-            if let Some(t) = self.find(w) {
+            // Tasks of other nodes are taken only by a worker idle for a while: a
+            // stolen task reads and writes remote memory.
+            if let Some(t) = self.find(w, backoff.is_completed()) {
                 self.run_from(t, w, node);
                 backoff.reset();
                 continue;
@@ -1082,15 +1085,22 @@ impl Core {
         }
     }
 
-    /// A ready task for worker `w`: its own, then (stealable) the others' nearest
-    /// first, or those of workers whose driver has not started.
-    fn find(&self, w: usize) -> Option<u32> {
+    /// A ready task for worker `w`: its own, then (stealable) those of the workers of
+    /// its node, then, with `remote`, of the other nodes nearest first; under strict
+    /// placement only those of workers whose driver has not started.
+    fn find(&self, w: usize, remote: bool) -> Option<u32> {
         if let Some(t) = self.queues[w].pop() {
             return Some(t);
         }
+        let node = self.worker_node[w];
         self.victims[w].iter().find_map(|&v| {
             let v = v as usize;
-            if !self.strict || !self.attached[v].load(Ordering::Acquire) {
+            let allowed = if self.strict {
+                !self.attached[v].load(Ordering::Acquire)
+            } else {
+                remote || self.worker_node[v] == node
+            };
+            if allowed {
                 self.queues[v].pop()
             } else {
                 None
@@ -1108,7 +1118,13 @@ impl Core {
                 // AcqRel: the decrement reaching zero acquires every predecessor's
                 // writes (each released them with its own decrement).
                 if self.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                    if next.is_none() && (!self.strict || self.homes[s as usize] as usize == w) {
+                    // Run directly: a task of this worker (strict), or of its node.
+                    let home = self.homes[s as usize] as usize;
+                    let here = match self.strict {
+                        true => home == w,
+                        false => self.worker_node[home] == self.worker_node[w],
+                    };
+                    if next.is_none() && here {
                         next = Some(s);
                     } else {
                         self.push(s);
