@@ -6,7 +6,8 @@ Usage:
     scripts/task-cost.py BINARY [BENCH[:CONFIG] ...] [--tasks N]
 
 BINARY is the `tasks` benchmark of crates/locus/benches/tasks.rs. For each BENCH
-(default: empty chain fan churn nested) it runs `LOCUS_TASKS_ONCE=BENCH:N[:CONFIG]` and
+(default: empty chain fan churn nested, and
+replay-empty replay-chain replay-fan: the first three recorded once and replayed) it runs `LOCUS_TASKS_ONCE=BENCH:N[:CONFIG]` and
 `LOCUS_TASKS_ONCE=BENCH:2N[:CONFIG]` under `valgrind --tool=callgrind --dump-instr=yes`
 and divides the difference of the two runs by N, which cancels the runtime's start and
 end. Two figures per task:
@@ -29,7 +30,8 @@ import sys
 import tempfile
 from collections import defaultdict
 
-DEFAULT_BENCHES = ["empty", "chain", "fan", "churn", "nested"]
+DEFAULT_BENCHES = ["empty", "chain", "fan", "churn", "nested",
+                  "replay-empty", "replay-chain", "replay-fan"]
 # A lock prefix, or an xchg with a memory operand (xchg between registers, such as the
 # two-byte no-op `xchg %ax,%ax`, is not atomic).
 ATOMIC = re.compile(r"^lock\b|^xchg\w*\s.*\(")

@@ -27,7 +27,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use locus::{Affinity, Data, Read, Runtime, Scope};
+use locus::{Affinity, Data, Read, Runtime, Scope, Write};
 
 use crate::affinity::{hinted, owner_of, worker_nodes, AffinityMode};
 
@@ -342,24 +342,52 @@ impl Placed {
         x: &[Data<f64>],
         out: &Data<f64>,
     ) -> Result<(), locus::Error> {
-        let d = &self.parts[p];
         let start = self.plan.halo_start(p);
         hinted(
-            s.task(
-                "spmv",
-                (
-                    d.row_ptr.read(),
-                    d.cols.read(),
-                    d.vals.read(),
-                    self.plan.halo_reads(p, x),
-                    out.write(),
-                ),
-            ),
+            s.task("spmv", self.product_accesses(p, x, out)),
             mode.compute(self.owner(p)),
         )
         .spawn(move |_, (row_ptr, cols, vals, halo, y)| {
             product_rows(row_ptr, cols, vals, &halo, start, y)
         })
+    }
+
+    /// Records the product of partition `p` into a graph (no hint: a recorded graph
+    /// places its tasks itself).
+    pub fn record_product(
+        &self,
+        r: &locus::Recorder,
+        p: usize,
+        x: &[Data<f64>],
+        out: &Data<f64>,
+    ) -> Result<(), locus::Error> {
+        let start = self.plan.halo_start(p);
+        r.spawn(
+            "spmv",
+            self.product_accesses(p, x, out),
+            move |_, (row_ptr, cols, vals, halo, y)| {
+                product_rows(row_ptr, cols, vals, &halo, start, y)
+            },
+        )
+    }
+
+    /// What the product of partition `p` declares: its rows, the slices of `x` its
+    /// columns reach, its slice of the result.
+    #[allow(clippy::type_complexity)]
+    fn product_accesses(
+        &self,
+        p: usize,
+        x: &[Data<f64>],
+        out: &Data<f64>,
+    ) -> (Read<u64>, Read<u32>, Read<f64>, Vec<Read<f64>>, Write<f64>) {
+        let d = &self.parts[p];
+        (
+            d.row_ptr.read(),
+            d.cols.read(),
+            d.vals.read(),
+            self.plan.halo_reads(p, x),
+            out.write(),
+        )
     }
 }
 

@@ -226,3 +226,15 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     stencil::run_placed(rt, &p.grid(), p.affinity, || reference(p))
 }
+
+/// [`run`] as a recorded graph (`--replay`): sequential control only.
+pub fn run_replay(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    p.validate().map_err(crate::Error::Params)?;
+    crate::replay::sequential_only(p.control)?;
+    if p.affinity.is_some() {
+        return Err(crate::Error::Params(
+            "--replay: affinity hints are not recorded; run without --affinity".into(),
+        ));
+    }
+    stencil::run_replay(rt, &p.grid(), || reference(p))
+}

@@ -215,3 +215,10 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     stencil::run(rt, &p.grid(), || reference(p))
 }
+
+/// [`run`] as a recorded graph (`--replay`): sequential control only.
+pub fn run_replay(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    p.validate().map_err(crate::Error::Params)?;
+    crate::replay::sequential_only(p.control)?;
+    stencil::run_replay(rt, &p.grid(), || reference(p))
+}

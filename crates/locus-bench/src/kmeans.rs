@@ -36,10 +36,11 @@
 
 use std::sync::Arc;
 
-use locus::{Data, Read, Runtime, Scope};
+use locus::{Data, Read, Runtime};
 use serde::{Deserialize, Serialize};
 
 use crate::control::{spawn_creator, split, BandTokens, Control, MAX_CREATORS};
+use crate::replay::Spawn;
 use crate::size::{kernel_params, Axis, KernelParams, Options};
 
 /// Size of the problem and control program.
@@ -343,7 +344,7 @@ struct Handles {
 }
 
 fn submit_block(
-    s: &Scope,
+    s: &impl Spawn,
     p: &Params,
     h: &Handles,
     i: usize,
@@ -351,7 +352,7 @@ fn submit_block(
 ) -> Result<(), locus::Error> {
     let (src, dst) = (&h.points[i % 2][b], &h.points[(i + 1) % 2][b]);
     let params = p.clone();
-    s.spawn(
+    s.spawn_task(
         "kmeans",
         (
             src.read(),
@@ -360,20 +361,20 @@ fn submit_block(
             h.assign[b].write(),
             h.partial[b].write(),
         ),
-        move |_, (pts, centroids, next, assign, partial)| {
+        move |(pts, centroids, next, assign, partial)| {
             next.copy_from_slice(pts);
             assign_block(&params, pts, centroids, assign, partial);
         },
     )
 }
 
-fn submit_reduce(s: &Scope, p: &Params, h: &Handles) -> Result<(), locus::Error> {
+fn submit_reduce(s: &impl Spawn, p: &Params, h: &Handles) -> Result<(), locus::Error> {
     let partials: Vec<Read<f32>> = h.partial.iter().map(Data::read).collect();
     let params = p.clone();
-    s.spawn(
+    s.spawn_task(
         "kmeans-reduce",
         (partials, h.centroids.read_write()),
-        move |_, (partials, centroids)| reduce(&params, &partials, centroids),
+        move |(partials, centroids)| reduce(&params, &partials, centroids),
     )
 }
 
@@ -389,29 +390,8 @@ pub(crate) fn run_against(
     want: impl FnOnce() -> Result<(Vec<f32>, Vec<u32>), crate::Error>,
 ) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
+    let h = Arc::new(handles(rt, p)?);
     let nb = p.blocks();
-    let points0 = (0..nb)
-        .map(|b| {
-            crate::initial(rt, format!("points0.{b}"), p.dims * p.block_points, || {
-                initial_block(p, b)
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let points1 = (0..nb)
-        .map(|b| rt.data::<f32>(format!("points1.{b}"), p.dims * p.block_points))
-        .collect();
-    let h = Arc::new(Handles {
-        points: [points0, points1],
-        assign: (0..nb)
-            .map(|b| rt.data(format!("assign{b}"), p.block_points))
-            .collect(),
-        partial: (0..nb)
-            .map(|b| rt.data(format!("partial{b}"), p.partial_len()))
-            .collect(),
-        centroids: crate::initial(rt, "centroids", p.clusters * p.dims, || {
-            initial_centroids(p)
-        })?,
-    });
     let bands = split(nb, MAX_CREATORS);
     let tokens = BandTokens::new(rt, bands.len());
     let centroid_token = rt.data::<u64>("centroid-token", 1);
@@ -448,6 +428,74 @@ pub(crate) fn run_against(
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    verify(rt, p, &h, report, want)
+}
+
+/// [`run`] as a recorded graph (`--replay`): two iterations recorded once (the point
+/// sets swap roles every iteration), replayed `iterations / 2` times; an odd last
+/// iteration runs as a dynamic run after the replay, its report added to the replay's.
+pub fn run_replay(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    p.validate().map_err(crate::Error::Params)?;
+    crate::replay::sequential_only(p.control)?;
+    let h = handles(rt, p)?;
+    let mut graph = rt.record("kmeans", |r| {
+        for i in 0..2 {
+            for b in 0..p.blocks() {
+                submit_block(r, p, &h, i, b)?;
+            }
+            submit_reduce(r, p, &h)?;
+        }
+        Ok(())
+    })?;
+    let mut report = rt.replay(&mut graph, (p.iterations / 2) as u64)?;
+    if p.iterations % 2 == 1 {
+        let finished = rt.run(|s| -> Result<(), locus::Error> {
+            for b in 0..p.blocks() {
+                submit_block(s, p, &h, p.iterations - 1, b)?;
+            }
+            submit_reduce(s, p, &h)
+        })?;
+        let ((), tail) = crate::finished(finished)?;
+        report.then(&tail);
+    }
+    verify(rt, p, &h, report, || reference(p))
+}
+
+/// The data of one run: the first point set, the centroids' initial values.
+fn handles(rt: &Runtime, p: &Params) -> Result<Handles, crate::Error> {
+    let nb = p.blocks();
+    let points0 = (0..nb)
+        .map(|b| {
+            crate::initial(rt, format!("points0.{b}"), p.dims * p.block_points, || {
+                initial_block(p, b)
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let points1 = (0..nb)
+        .map(|b| rt.data::<f32>(format!("points1.{b}"), p.dims * p.block_points))
+        .collect();
+    Ok(Handles {
+        points: [points0, points1],
+        assign: (0..nb)
+            .map(|b| rt.data(format!("assign{b}"), p.block_points))
+            .collect(),
+        partial: (0..nb)
+            .map(|b| rt.data(format!("partial{b}"), p.partial_len()))
+            .collect(),
+        centroids: crate::initial(rt, "centroids", p.clusters * p.dims, || {
+            initial_centroids(p)
+        })?,
+    })
+}
+
+/// Compares the centroids and the assignments with `want()`.
+fn verify(
+    rt: &Runtime,
+    p: &Params,
+    h: &Handles,
+    report: locus::Report,
+    want: impl FnOnce() -> Result<(Vec<f32>, Vec<u32>), crate::Error>,
+) -> Result<crate::Outcome, crate::Error> {
     if rt.skips_bodies() {
         return Ok(crate::Outcome::unchecked(report));
     }

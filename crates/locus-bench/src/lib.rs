@@ -54,6 +54,7 @@ pub mod mtx;
 pub mod nested_stream;
 pub mod overhead;
 pub mod random_dag;
+pub mod replay;
 pub mod seidel_1d;
 pub mod seidel_2d;
 pub mod seidel_3d;
@@ -434,6 +435,17 @@ impl Workload {
     /// control, the same blocks, halos and arithmetic through the stencil engine of the
     /// other stencils, with creators per band of blocks.
     pub fn run(&self, rt: &Runtime) -> Result<KernelOutcome, Error> {
+        self.run_as(rt, false)
+    }
+
+    /// Runs the workload as a recorded graph (module [`replay`]) and verifies it
+    /// against the same reference as [`run`](Self::run); workloads not in
+    /// [`replay::REPLAYABLE`] give [`Error::Params`].
+    pub fn run_replay(&self, rt: &Runtime) -> Result<KernelOutcome, Error> {
+        self.run_as(rt, true)
+    }
+
+    fn run_as(&self, rt: &Runtime, replay: bool) -> Result<KernelOutcome, Error> {
         // The tasks a run described, when only the run can tell (a solve to a tolerance,
         // sets of vectors per node).
         let mut described = None;
@@ -443,6 +455,7 @@ impl Workload {
             mismatch,
             report,
         } = match self {
+            _ if replay => self.replayed(rt)?,
             Workload::RandomDag(p) => {
                 let out = random_dag::run(rt, p)?;
                 Outcome {

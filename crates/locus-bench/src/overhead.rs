@@ -14,7 +14,7 @@
 //! `--blocks` and `--block-len` are refused; `--param FIELD=N` sets any field of
 //! [`Params`] (`chains`, `fan`, ...).
 
-use locus::{Read, Runtime};
+use locus::{Data, Read, Runtime};
 use serde::{Deserialize, Serialize};
 
 use crate::size::{kernel_params, KernelParams, Options};
@@ -144,12 +144,52 @@ pub fn run(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
     run_against(rt, p, || reference(p))
 }
 
-/// [`run`], comparing the result with `want()`.
-pub(crate) fn run_against(
-    rt: &Runtime,
-    p: &Params,
-    want: impl FnOnce() -> Result<(Vec<u64>, u64), crate::Error>,
-) -> Result<Outcome, crate::Error> {
+/// [`run`] as a recorded graph (`--replay`): one iteration is `length / rounds`
+/// steps of every chain and one fan-out/fan-in round, replayed `rounds` times; the
+/// steps' constants and the round's number come from the iteration's index. The same
+/// tasks compute the same values as the dynamic run's, so the same reference checks
+/// them. `length` must be a multiple of `rounds`.
+pub fn run_replay(rt: &Runtime, p: &Params) -> Result<Outcome, crate::Error> {
+    p.validate().map_err(crate::Error::Params)?;
+    if p.length % p.rounds != 0 {
+        return Err(crate::Error::Params(format!(
+            "--replay: overhead needs length ({}) to be a multiple of rounds ({}), one \
+             round per replayed iteration",
+            p.length, p.rounds
+        )));
+    }
+    let every = p.length / p.rounds;
+    let (chains, source, fan, total) = data(rt, p);
+    let length = p.length;
+    let mut graph = rt.record("overhead", |r| {
+        for s in 0..every {
+            for (c, d) in chains.iter().enumerate() {
+                r.spawn("chain", d.read_write(), move |it, x| {
+                    let i = it.index() as usize * every + s;
+                    x[0] = step(x[0], (c * length + i) as u64)
+                })?;
+            }
+        }
+        r.spawn("source", source.write(), |it, x| x[0] = it.index() + 1)?;
+        for (k, f) in fan.iter().enumerate() {
+            r.spawn("fan", (source.read(), f.write()), move |_, (x, y)| {
+                y[0] = step(x[0], k as u64)
+            })?;
+        }
+        let reads: Vec<Read<u64>> = fan.iter().map(|f| f.read()).collect();
+        r.spawn("join", (reads, total.read_write()), |_, (ys, t)| {
+            t[0] = t[0].wrapping_add(ys.iter().map(|y| y[0]).fold(0, u64::wrapping_add));
+        })
+    })?;
+    let report = rt.replay(&mut graph, p.rounds as u64)?;
+    check(rt, report, &chains, &total, || reference(p))
+}
+
+/// The data of the graph: the chains' words, the source, the fan's words, the total.
+type Graph = (Vec<Data<u64>>, Data<u64>, Vec<Data<u64>>, Data<u64>);
+
+/// The data of the graph.
+fn data(rt: &Runtime, p: &Params) -> Graph {
     let chains: Vec<_> = (0..p.chains)
         .map(|c| rt.data::<u64>(format!("chain{c}"), 1))
         .collect();
@@ -158,6 +198,16 @@ pub(crate) fn run_against(
         .map(|i| rt.data::<u64>(format!("fan{i}"), 1))
         .collect();
     let total = rt.data::<u64>("total", 1);
+    (chains, source, fan, total)
+}
+
+/// [`run`], comparing the result with `want()`.
+pub(crate) fn run_against(
+    rt: &Runtime,
+    p: &Params,
+    want: impl FnOnce() -> Result<(Vec<u64>, u64), crate::Error>,
+) -> Result<Outcome, crate::Error> {
+    let (chains, source, fan, total) = data(rt, p);
     let finished = rt.run(|s| -> Result<(), locus::Error> {
         let submit_round = |r: u64| -> Result<(), locus::Error> {
             s.spawn("source", source.write(), move |_, x| x[0] = r)?;
@@ -192,6 +242,17 @@ pub(crate) fn run_against(
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    check(rt, report, &chains, &total, want)
+}
+
+/// Compares the chains and the total with `want()`.
+fn check(
+    rt: &Runtime,
+    report: locus::Report,
+    chains: &[Data<u64>],
+    total: &Data<u64>,
+    want: impl FnOnce() -> Result<(Vec<u64>, u64), crate::Error>,
+) -> Result<Outcome, crate::Error> {
     if rt.skips_bodies() {
         let (tasks, wall_s) = (report.tasks, report.wall_s);
         return Ok(Outcome {
@@ -212,7 +273,7 @@ pub(crate) fn run_against(
     for (c, d) in chains.iter().enumerate() {
         check.block("chains", &rt.fetch(d)?, &want_chains, |_| c);
     }
-    check.all("total", &rt.fetch(&total)?, &[want_total]);
+    check.all("total", &rt.fetch(total)?, &[want_total]);
     let mismatch = check.finish();
     let (tasks, wall_s) = (report.tasks, report.wall_s);
     Ok(Outcome {

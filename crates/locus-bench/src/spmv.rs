@@ -304,27 +304,11 @@ pub(crate) fn run_against(
     let plan = Arc::new(Plan::new(Arc::new(scaled(&a)?), p.partitions));
     drop(a);
     let placed = Placed::new(rt, "spmv", plan.clone());
-    let xs: [Vec<Data<f64>>; 2] = [0, 1].map(|k| {
-        plan.parts
-            .iter()
-            .enumerate()
-            .map(|(q, r)| rt.data::<f64>(format!("spmv.x{k}.{q}"), r.len()))
-            .collect()
-    });
+    let xs = vectors(rt, &plan);
     let mode = p.affinity;
     let products = p.products;
     let finished = rt.run(|s| -> Result<(), locus::Error> {
-        for (q, x0) in xs[0].iter().enumerate() {
-            placed.init(s, mode, q)?;
-            let rows = plan.parts[q].clone();
-            hinted(s.task("init-x", x0.write()), mode.init(placed.owner(q))).spawn(
-                move |_, x| {
-                    for (o, i) in x.iter_mut().zip(rows) {
-                        *o = initial(i);
-                    }
-                },
-            )?;
-        }
+        init(s, mode, &placed, &xs[0])?;
         for k in 0..products {
             for q in 0..plan.parts.len() {
                 placed.product(s, mode, q, &xs[k % 2], &xs[(k + 1) % 2][q])?;
@@ -333,12 +317,93 @@ pub(crate) fn run_against(
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    verify(rt, &plan, &xs[products % 2], report, want)
+}
+
+/// The two vectors, each cut into slices like the rows.
+fn vectors(rt: &Runtime, plan: &Plan) -> [Vec<Data<f64>>; 2] {
+    [0, 1].map(|k| {
+        plan.parts
+            .iter()
+            .enumerate()
+            .map(|(q, r)| rt.data::<f64>(format!("spmv.x{k}.{q}"), r.len()))
+            .collect()
+    })
+}
+
+/// Submits the tasks writing the matrix's partitions and the first vector.
+fn init(
+    s: &locus::Scope,
+    mode: crate::affinity::AffinityMode,
+    placed: &Placed,
+    x0: &[Data<f64>],
+) -> Result<(), locus::Error> {
+    for (q, x0) in x0.iter().enumerate() {
+        placed.init(s, mode, q)?;
+        let rows = placed.plan.parts[q].clone();
+        hinted(s.task("init-x", x0.write()), mode.init(placed.owner(q))).spawn(move |_, x| {
+            for (o, i) in x.iter_mut().zip(rows) {
+                *o = initial(i);
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// [`run`] as a recorded graph (`--replay`): the initialisation runs dynamically, then
+/// two products (the vectors swap roles every product) are recorded once and replayed
+/// `products / 2` times; an odd last product runs dynamically after the replay. The
+/// report adds the three up. No affinity hints.
+pub fn run_replay(rt: &Runtime, problem: &Problem) -> Result<crate::Outcome, crate::Error> {
+    let p = &problem.params;
+    p.validate().map_err(crate::Error::Params)?;
+    if p.affinity != crate::affinity::AffinityMode::None {
+        return Err(crate::Error::Params(
+            "--replay: affinity hints are not recorded; run without --affinity".into(),
+        ));
+    }
+    let a = problem.matrix()?;
+    let want = || reference(&a, p.products);
+    let plan = Arc::new(Plan::new(Arc::new(scaled(&a)?), p.partitions));
+    let placed = Placed::new(rt, "spmv", plan.clone());
+    let xs = vectors(rt, &plan);
+    let mode = p.affinity;
+    let finished = rt.run(|s| init(s, mode, &placed, &xs[0]))?;
+    let ((), mut report) = crate::finished(finished)?;
+    let mut graph = rt.record("spmv", |r| {
+        for k in 0..2 {
+            for q in 0..plan.parts.len() {
+                placed.record_product(r, q, &xs[k % 2], &xs[(k + 1) % 2][q])?;
+            }
+        }
+        Ok(())
+    })?;
+    report.then(&rt.replay(&mut graph, (p.products / 2) as u64)?);
+    if p.products % 2 == 1 {
+        let k = p.products - 1;
+        let finished = rt.run(|s| -> Result<(), locus::Error> {
+            (0..plan.parts.len())
+                .try_for_each(|q| placed.product(s, mode, q, &xs[k % 2], &xs[(k + 1) % 2][q]))
+        })?;
+        report.then(&crate::finished(finished)?.1);
+    }
+    verify(rt, &plan, &xs[p.products % 2], report, want)
+}
+
+/// Compares the result vector, cut as `plan` cuts it, with `want()`.
+fn verify(
+    rt: &Runtime,
+    plan: &Plan,
+    result: &[Data<f64>],
+    report: locus::Report,
+    want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
+) -> Result<crate::Outcome, crate::Error> {
     if rt.skips_bodies() {
         return Ok(crate::Outcome::unchecked(report));
     }
     let want = want()?;
     let mut check = crate::verify::Check::new();
-    for (q, d) in xs[products % 2].iter().enumerate() {
+    for (q, d) in result.iter().enumerate() {
         let start = plan.parts[q].start;
         check.block("x", &rt.fetch(d)?, &want, |i| start + i);
     }

@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use locus::{Affinity, Data, Read, Runtime, Scope, Write};
+use locus::{Affinity, Data, Read, Recorder, Runtime, Scope, Write};
 
 use crate::affinity::{hinted, owner_of, AffinityMode};
 use crate::control::{opt, spawn_creator, split, BandTokens, Control, MAX_CREATORS};
@@ -466,15 +466,12 @@ fn submit_init(
     )
 }
 
-/// Submits the task of block `blk` for iteration `t`, hinted by `hint`.
-fn submit_block(
-    s: &Scope,
-    g: &Grid,
-    sets: &[Set; 2],
-    t: usize,
-    blk: usize,
-    hint: Option<Affinity>,
-) -> Result<(), locus::Error> {
+/// What the task of block `blk` for iteration `t` declares: its block, its halos,
+/// its block's next version and its separate faces.
+type BlockAccesses = (Read<f64>, Vec<Vec<Read<f64>>>, Write<f64>, Vec<Write<f64>>);
+
+/// The accesses of the task of block `blk` for iteration `t`.
+fn block_accesses(g: &Grid, sets: &[Set; 2], t: usize, blk: usize) -> BlockAccesses {
     let (src, dst) = (&sets[t % 2], &sets[(t + 1) % 2]);
     let nb = g.nb();
     let bst = strides(nb);
@@ -507,20 +504,43 @@ fn submit_block(
         .filter(|&a| g.has_faces(a))
         .flat_map(|a| [dst.faces[a][0][blk].write(), dst.faces[a][1][blk].write()])
         .collect();
-    let grid = *g;
-    hinted(
-        s.task(
-            g.name,
-            (
-                src.blocks[blk].read(),
-                halos,
-                dst.blocks[blk].write(),
-                faces,
-            ),
-        ),
-        hint,
+    (
+        src.blocks[blk].read(),
+        halos,
+        dst.blocks[blk].write(),
+        faces,
     )
-    .spawn(move |_, (cur, halos, out, mut faces)| step_block(&grid, cur, &halos, out, &mut faces))
+}
+
+/// Submits the task of block `blk` for iteration `t`, hinted by `hint`.
+fn submit_block(
+    s: &Scope,
+    g: &Grid,
+    sets: &[Set; 2],
+    t: usize,
+    blk: usize,
+    hint: Option<Affinity>,
+) -> Result<(), locus::Error> {
+    let grid = *g;
+    hinted(s.task(g.name, block_accesses(g, sets, t, blk)), hint).spawn(
+        move |_, (cur, halos, out, mut faces)| step_block(&grid, cur, &halos, out, &mut faces),
+    )
+}
+
+/// Records the task of block `blk` for iteration `t` into a graph.
+fn record_block(
+    r: &Recorder,
+    g: &Grid,
+    sets: &[Set; 2],
+    t: usize,
+    blk: usize,
+) -> Result<(), locus::Error> {
+    let grid = *g;
+    r.spawn(
+        g.name,
+        block_accesses(g, sets, t, blk),
+        move |_, (cur, halos, out, mut faces)| step_block(&grid, cur, &halos, out, &mut faces),
+    )
 }
 
 /// The problem of [`crate::jacobi_1d`] as a grid (same blocks, same one-element halo
@@ -606,9 +626,53 @@ pub(crate) fn run_placed(
         Ok(())
     })?;
     let ((), report) = crate::finished(finished)?;
+    verify(rt, g, &sets, report, want)
+}
+
+/// [`run`] as a recorded graph (`--replay`): two sweeps recorded once (the sets swap
+/// roles every sweep), replayed `iterations / 2` times; an odd last sweep runs as a
+/// dynamic run after the replay, its report added to the replay's. Sequential control
+/// only, no affinity hints (refused by the kernels before).
+pub(crate) fn run_replay(
+    rt: &Runtime,
+    g: &Grid,
+    want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
+) -> Result<crate::Outcome, crate::Error> {
+    g.check();
+    let sets = [Set::new(rt, g, 0, false)?, Set::new(rt, g, 1, false)?];
+    let grid = *g;
+    let mut graph = rt.record(g.name, |r| {
+        for t in 0..2 {
+            for blk in 0..grid.blocks() {
+                record_block(r, &grid, &sets, t, blk)?;
+            }
+        }
+        Ok(())
+    })?;
+    let mut report = rt.replay(&mut graph, (g.iterations / 2) as u64)?;
+    if g.iterations % 2 == 1 {
+        let last = g.iterations - 1;
+        let finished = rt.run(|s| -> Result<(), locus::Error> {
+            (0..grid.blocks()).try_for_each(|blk| submit_block(s, &grid, &sets, last, blk, None))
+        })?;
+        let ((), tail) = crate::finished(finished)?;
+        report.then(&tail);
+    }
+    verify(rt, g, &sets, report, want)
+}
+
+/// Compares the sweep's result with `want()` bit for bit.
+fn verify(
+    rt: &Runtime,
+    g: &Grid,
+    sets: &[Set; 2],
+    report: locus::Report,
+    want: impl FnOnce() -> Result<Vec<f64>, crate::Error>,
+) -> Result<crate::Outcome, crate::Error> {
     if rt.skips_bodies() {
         return Ok(crate::Outcome::unchecked(report));
     }
+    let nb = g.nb();
     let result = &sets[g.iterations % 2];
     let want = want()?;
     let gst = strides(g.n);

@@ -499,6 +499,28 @@ typedef struct locus_task {
 } locus_task;
 
 /**
+ * The recording a program of `locus_graph_record` records into, valid until the
+ * program returns, on its thread.
+ */
+typedef struct locus_recorder {
+  /**
+   * Opaque: names the recording in progress.
+   */
+  uint64_t bits;
+} locus_recorder;
+
+/**
+ * A recorded graph (`locus_graph_record`), freed by `locus_graph_free`. The all-zero
+ * value is the null handle.
+ */
+typedef struct locus_graph {
+  /**
+   * Opaque: a slot and its generation in Locus's table of graphs.
+   */
+  uint64_t bits;
+} locus_graph;
+
+/**
  * A task body (and the run's root): returns 0 on success; anything else fails the run,
  * naming the task (and the message given to `locus_ctx_fail`, if any). `views`
  * holds one view per declared access, in declaration order; `arg` is the task's
@@ -520,7 +542,7 @@ extern "C" {
 
 /**
  * Writes to `*count` the number of live handles of every kind (runtimes, data,
- * teams, reports, settings): a program that freed everything it made sees 0, which makes
+ * teams, reports, settings, graphs): a program that freed everything it made sees 0, which makes
  * handle leaks easy to test for.
  *
  * # Safety
@@ -1203,6 +1225,78 @@ enum locus_status locus_attach_team(struct locus_runtime runtime,
  * memory lies again. Freeing a datum's handle detaches it too.
  */
 enum locus_status locus_detach(struct locus_runtime runtime, struct locus_data data);
+
+/**
+ * Records the graph `name` (copied; NULL: "graph") of runtime `runtime`: calls
+ * `program(recorder, arg)`, which records tasks with `locus_graph_spawn`, and writes
+ * the graph to `*out`; the program returns 0 (anything else fails the recording).
+ * Nothing runs. Fails with the first refused task
+ * (`LOCUS_E_DECLARATION`, `LOCUS_E_ARGUMENT`, ... as `locus_graph_spawn` says) or
+ * when the program returns non-zero (`LOCUS_E_RUN_FAILED`); no graph is made then,
+ * and the arguments of the tasks recorded so far are freed. Called from inside a body:
+ * `LOCUS_E_STATE`.
+ *
+ * # Safety
+ *
+ * `name` is NULL or NUL-terminated; `program` is a valid function; `out` is valid for
+ * a write.
+ */
+enum locus_status locus_graph_record(struct locus_runtime runtime,
+                                     const char *name,
+                                     int32_t (*program)(struct locus_recorder recorder, void *arg),
+                                     void *arg,
+                                     struct locus_graph *out);
+
+/**
+ * Records a task into the graph `recorder` records, described as for `locus_spawn`:
+ * its accesses (no weak ones), its body, its argument (kept with the graph, and given
+ * to `arg_free` when the graph is freed, or at once when the task is refused). Its
+ * `affinity` and `team` must be unset: a recorded graph places its tasks itself.
+ * Errors: a recorder not the running program's (`LOCUS_E_CONTEXT`); what
+ * `locus_spawn` refuses; weak accesses, partitioned data (`LOCUS_E_DECLARATION`).
+ * Any refusal also fails the recording.
+ *
+ * # Safety
+ *
+ * As for `locus_spawn`.
+ */
+enum locus_status locus_graph_spawn(struct locus_recorder recorder, const struct locus_task *task);
+
+/**
+ * Replays `graph` `iterations` times on `runtime` (the one it was recorded with), as
+ * one run. If `report` is not NULL the run's report is written there, also for a
+ * failed replay (free it with `locus_report_free`). Errors: a graph of another runtime
+ * (`LOCUS_E_WRONG_RUNTIME`); a graph whose data changed since it was recorded or last
+ * replayed (a datum freed, partitioned, written outside the graph) or whose earlier
+ * replay failed (`LOCUS_E_STATE`, for good: record it again); a body returning
+ * non-zero (`LOCUS_E_RUN_FAILED`, naming the task; each datum keeps the contents of
+ * the last complete iteration); from inside a body (`LOCUS_E_STATE`).
+ *
+ * # Safety
+ *
+ * `report` is NULL or valid for a write.
+ */
+enum locus_status locus_graph_replay(struct locus_runtime runtime,
+                                     struct locus_graph graph,
+                                     uint64_t iterations,
+                                     struct locus_report *report);
+
+/**
+ * Writes to `*iteration` the index of the iteration a replayed body runs for (counting
+ * every iteration the graph has replayed, from 0). `LOCUS_E_CONTEXT` for the context
+ * of anything but a replayed body.
+ *
+ * # Safety
+ *
+ * `iteration` is NULL (an error) or valid for a write.
+ */
+enum locus_status locus_ctx_iteration(struct locus_ctx ctx, uint64_t *iteration);
+
+/**
+ * Frees a graph, its buffers and the arguments of its tasks (each task's `arg_free`).
+ * A freed, null or made-up handle: `LOCUS_E_HANDLE`.
+ */
+enum locus_status locus_graph_free(struct locus_graph graph);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -308,6 +308,47 @@ std::int32_t call_body(locus_ctx ctx, F &&f) noexcept {
     }
     return -1;
 }
+
+// A task named `name` declaring `raw` (which must outlive its spawn), whose body is a
+// heap copy of `body` that `trampoline` calls and that is deleted once, when Locus is
+// done with it (also if the spawn fails).
+template <class F>
+locus_task boxed_task(const std::string &name, const std::vector<locus_access> &raw, F &&body,
+                      locus_task_fn trampoline) {
+    using Fn = typename std::decay<F>::type;
+    locus_task t{};
+    t.name = name.c_str();
+    t.body = trampoline;
+    t.arg = new Fn(std::forward<F>(body));
+    t.arg_free = [](void *arg) { delete static_cast<Fn *>(arg); };
+    t.accesses = raw.data();
+    t.naccesses = raw.size();
+    return t;
+}
+
+// Calls the body `arg` (an `Fn`) with a `Ctx` made of the body's context and its views.
+template <class Fn, class Ctx>
+std::int32_t trampoline(locus_ctx c, const locus_view *v, std::size_t n, void *arg) {
+    Fn *f = static_cast<Fn *>(arg);
+    return call_body(c, [&] {
+        Ctx ctx(c);
+        (*f)(ctx, views(v, n));
+    });
+}
+
+// The worker (`node`: its node) running the body of `c`.
+inline std::size_t where(locus_ctx c, bool node) {
+    std::size_t w = 0, n = 0;
+    check(locus_ctx_where(c, &w, &n));
+    return node ? n : w;
+}
+
+inline std::vector<locus_access> raw_accesses(std::initializer_list<access> accesses) {
+    std::vector<locus_access> raw;
+    raw.reserve(accesses.size());
+    for (const access &a : accesses) raw.push_back(a.raw);
+    return raw;
+}
 } // namespace detail
 
 // What a body (or the control program) gets: spawn children, wait, data of its scope,
@@ -321,16 +362,9 @@ class context {
     void spawn(const std::string &name, std::initializer_list<access> accesses, F &&body,
                const hints &h = hints()) {
         using Fn = typename std::decay<F>::type;
-        std::vector<locus_access> raw;
-        raw.reserve(accesses.size());
-        for (const access &a : accesses) raw.push_back(a.raw);
-        locus_task t{};
-        t.name = name.c_str();
-        t.body = &trampoline<Fn>;
-        t.arg = new Fn(std::forward<F>(body));
-        t.arg_free = &destroy<Fn>; // called once, also if the spawn fails
-        t.accesses = raw.data();
-        t.naccesses = raw.size();
+        std::vector<locus_access> raw = detail::raw_accesses(accesses);
+        locus_task t =
+            detail::boxed_task(name, raw, std::forward<F>(body), &detail::trampoline<Fn, context>);
         t.cost_ns = h.cost_ns;
         t.affinity = h.affinity;
         t.affinity_index = h.index;
@@ -357,16 +391,8 @@ class context {
         return out;
     }
 
-    std::size_t worker() const {
-        std::size_t w = 0;
-        check(locus_ctx_where(c_, &w, nullptr));
-        return w;
-    }
-    std::size_t node() const {
-        std::size_t n = 0;
-        check(locus_ctx_where(c_, nullptr, &n));
-        return n;
-    }
+    std::size_t worker() const { return detail::where(c_, false); }
+    std::size_t node() const { return detail::where(c_, true); }
     // Submits a migration task: in submission order, the shared datum's pages move
     // to `node` (locus_scope_migrate).
     template <class T> void migrate(const locus::data<T> &d, std::size_t node) {
@@ -376,17 +402,68 @@ class context {
     locus_ctx handle() const noexcept { return c_; }
 
   private:
-    template <class Fn>
-    static std::int32_t trampoline(locus_ctx c, const locus_view *v, std::size_t n, void *arg) {
-        Fn *f = static_cast<Fn *>(arg);
-        return detail::call_body(c, [&] {
-            context ctx(c);
-            (*f)(ctx, views(v, n));
-        });
-    }
-    template <class Fn> static void destroy(void *arg) { delete static_cast<Fn *>(arg); }
-
     locus_ctx c_;
+};
+
+// ---- recorded graphs ----
+
+// What a replayed body gets: its iteration (counting every iteration its graph has
+// replayed) and where it runs.
+class iteration {
+  public:
+    explicit iteration(locus_ctx c) : c_(c) {}
+    std::uint64_t index() const {
+        std::uint64_t i = 0;
+        check(locus_ctx_iteration(c_, &i));
+        return i;
+    }
+    std::size_t worker() const { return detail::where(c_, false); }
+    std::size_t node() const { return detail::where(c_, true); }
+
+  private:
+    locus_ctx c_;
+};
+
+// Where runtime::record's program records tasks: nothing runs until runtime::replay.
+class recorder {
+  public:
+    explicit recorder(locus_recorder r) : r_(r) {}
+
+    // Records a task whose body is `body(iteration &, views)`, called once per replayed
+    // iteration (the graph keeps it until it is destroyed).
+    template <class F>
+    void spawn(const std::string &name, std::initializer_list<access> accesses, F &&body) {
+        using Fn = typename std::decay<F>::type;
+        std::vector<locus_access> raw = detail::raw_accesses(accesses);
+        // The body is deleted with the graph, or at once if the task is refused.
+        locus_task t = detail::boxed_task(name, raw, std::forward<F>(body),
+                                          &detail::trampoline<Fn, iteration>);
+        check(locus_graph_spawn(r_, &t));
+    }
+
+  private:
+    locus_recorder r_;
+};
+
+// A recorded graph (runtime::record), freed with its buffers when destroyed.
+class graph {
+  public:
+    graph() = default;
+    explicit graph(locus_graph g) : g_(g) {}
+    graph(const graph &) = delete;
+    graph &operator=(const graph &) = delete;
+    graph(graph &&o) noexcept : g_(o.g_) { o.g_ = locus_graph{}; }
+    graph &operator=(graph &&o) noexcept {
+        std::swap(g_, o.g_);
+        return *this;
+    }
+    ~graph() {
+        if (g_.bits) locus_graph_free(g_);
+    }
+    locus_graph handle() const noexcept { return g_; }
+
+  private:
+    locus_graph g_{};
 };
 
 // ---- reports ----
@@ -593,9 +670,38 @@ class runtime {
         check(s);
         return rep;
     }
+    // Records `program(recorder &)` into a graph; nothing runs. Throws locus::error
+    // with the first refused task, or if the program throws.
+    template <class F> locus::graph record(const std::string &name, F &&program) {
+        using Fn = typename std::remove_reference<F>::type;
+        locus_graph g{};
+        check(locus_graph_record(h_, name.c_str(), &record_trampoline<Fn>, &program, &g));
+        return locus::graph(g);
+    }
+
+    // Replays `g` `iterations` times as one run; returns its report, or throws
+    // locus::error (LOCUS_E_STATE for a graph whose data changed since it last ran,
+    // LOCUS_E_RUN_FAILED naming a failed task).
+    locus::report replay(const locus::graph &g, std::uint64_t iterations) {
+        locus_report r{};
+        locus_status s = locus_graph_replay(h_, g.handle(), iterations, &r);
+        locus::report rep(r);
+        check(s);
+        return rep;
+    }
+
     locus_runtime handle() const noexcept { return h_; }
 
   private:
+    template <class Fn> static std::int32_t record_trampoline(locus_recorder r, void *arg) {
+        try {
+            recorder rec(r);
+            (*static_cast<Fn *>(arg))(rec);
+            return 0;
+        } catch (...) {
+            return -1;
+        }
+    }
     template <class Fn>
     static std::int32_t root_trampoline(locus_ctx c, const locus_view *, std::size_t, void *arg) {
         Fn *f = static_cast<Fn *>(arg);

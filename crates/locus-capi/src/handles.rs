@@ -21,7 +21,7 @@ struct Slot<T> {
 
 /// The kinds of handles, one per table: a handle's top byte is its kind's position
 /// here plus one.
-const KINDS: [&str; 5] = ["settings", "runtime", "data", "report", "team"];
+const KINDS: [&str; 6] = ["settings", "runtime", "data", "report", "team", "graph"];
 
 /// Bits of a handle's generation.
 const GENERATION_BITS: u32 = 24;

@@ -40,10 +40,16 @@ mod runtime;
 mod status;
 mod task;
 mod team;
+// Last: its items come last in the generated header.
+mod graph;
 
 pub use data::{
     locus_data, locus_data_create, locus_data_free, locus_data_from, locus_data_register,
     locus_data_shared, locus_data_size, locus_fetch, locus_node_of, locus_policy,
+};
+pub use graph::{
+    locus_ctx_iteration, locus_graph, locus_graph_free, locus_graph_record, locus_graph_replay,
+    locus_graph_spawn, locus_recorder,
 };
 pub use memory::{
     locus_free_memory, locus_migrate, locus_migrate_on_next_touch, locus_migrate_range,
@@ -73,7 +79,7 @@ pub use team::{
 };
 
 /// Writes to `*count` the number of live handles of every kind (runtimes, data,
-/// teams, reports, settings): a program that freed everything it made sees 0, which makes
+/// teams, reports, settings, graphs): a program that freed everything it made sees 0, which makes
 /// handle leaks easy to test for.
 ///
 /// # Safety
@@ -86,7 +92,8 @@ pub unsafe extern "C" fn locus_live_handles(count: *mut usize) -> locus_status {
             + data::DATA.live()
             + team::TEAMS.live()
             + report::REPORTS.live()
-            + runtime::SETTINGS.live();
+            + runtime::SETTINGS.live()
+            + graph::GRAPHS.live();
         // SAFETY: forwarded from the caller.
         unsafe { status::put(count, n, "count") }
     })

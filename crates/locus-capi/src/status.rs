@@ -153,7 +153,7 @@ impl Fail {
             | E::ObserverPanicked { .. } => locus_status::LOCUS_E_RUN_FAILED,
             E::OutOfMemory { .. } => locus_status::LOCUS_E_OUT_OF_MEMORY,
             E::Size { .. } => locus_status::LOCUS_E_SIZE,
-            E::Poisoned { .. } | E::NestedRun | E::RunInProgress { .. } => {
+            E::Poisoned { .. } | E::NestedRun | E::RunInProgress { .. } | E::Replay { .. } => {
                 locus_status::LOCUS_E_STATE
             }
             _ => locus_status::LOCUS_E_INTERNAL,

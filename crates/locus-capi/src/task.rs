@@ -185,6 +185,9 @@ enum Frame {
     Root(*const Scope),
     /// A task body: its context.
     Task(*const TaskCtx),
+    /// A replayed body of a recorded graph (module `graph`): the iteration's index.
+    /// It can say where it runs and which iteration it is, not spawn or wait.
+    Replay(u64),
 }
 
 /// A body running on this thread.
@@ -331,7 +334,7 @@ pub(crate) fn with_scope<R>(
 ) -> CResult<R> {
     let cur = current(ctx)?;
     // SAFETY: `cur` was just checked by `current`; the scope is used during this call.
-    f(unsafe { scope_of(&cur) }, cur.runtime)
+    f(unsafe { scope_of(&cur) }?, cur.runtime)
 }
 
 /// The scope a body spawns into: the run's for the root, the task's own for a task.
@@ -341,12 +344,32 @@ pub(crate) fn with_scope<R>(
 /// `cur` comes from [`current`] in the running entry point, so its frame is the
 /// innermost on this thread and its scope lives until that body returns; the result
 /// must not outlive the entry point's call.
-unsafe fn scope_of<'a>(cur: &Current) -> &'a Scope {
+unsafe fn scope_of<'a>(cur: &Current) -> CResult<&'a Scope> {
     match cur.frame {
         // SAFETY: the caller's contract.
-        Frame::Root(s) => unsafe { &*s },
+        Frame::Root(s) => Ok(unsafe { &*s }),
         // SAFETY: as above, for the task's context.
-        Frame::Task(c) => unsafe { &*c }.scope(),
+        Frame::Task(c) => Ok(unsafe { &*c }.scope()),
+        Frame::Replay(_) => Err(replayed_body("spawning")),
+    }
+}
+
+/// What a replayed body cannot do (`what`): it has no scope of its own.
+fn replayed_body(what: &str) -> Fail {
+    Fail::new(
+        locus_status::LOCUS_E_CONTEXT,
+        format!("{what}: a replayed body of a recorded graph cannot spawn, wait or fetch"),
+    )
+}
+
+/// The iteration of the replayed body whose context `ctx` is (module `graph`).
+pub(crate) fn replay_iteration(ctx: locus_ctx) -> CResult<u64> {
+    match current(ctx)?.frame {
+        Frame::Replay(i) => Ok(i),
+        _ => Err(Fail::new(
+            locus_status::LOCUS_E_CONTEXT,
+            "not the context of a replayed body (locus_graph_replay)",
+        )),
     }
 }
 
@@ -620,6 +643,19 @@ struct Body {
 
 impl Body {
     fn run(self, ctx: &TaskCtx, views: Views<'_>) {
+        let failed = self.call(ctx.worker(), ctx.node(), Frame::Task(ctx), views);
+        drop(self.arg);
+        if let Some(message) = failed {
+            // Fails the run naming the task: the runtime catches the unwind at the
+            // task boundary. `resume_unwind` skips the panic hook, so nothing is
+            // printed.
+            std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
+        }
+    }
+
+    /// Calls the C body in `frame` with the views in declaration order; returns why
+    /// it failed, if it did.
+    fn call(&self, worker: usize, node: usize, frame: Frame, views: Views<'_>) -> Option<String> {
         let (reads, writes, read_writes, _weak) = views;
         let (mut r, mut w, mut rw) = (
             reads.into_iter(),
@@ -643,22 +679,93 @@ impl Body {
                 mode: slot.mode,
             });
         }
-        let frame = FrameGuard::push(self.runtime, ctx.worker(), ctx.node(), Frame::Task(ctx));
+        let frame = FrameGuard::push(self.runtime, worker, node, frame);
         // SAFETY: the user's body, called with the arguments its contract names; the
         // views stay valid until it returns (they borrow the task's buffers).
         let status = unsafe { (self.f)(frame.ctx(), out.as_ptr(), out.len(), self.arg.ptr()) };
         let (failure, refused) = frame.take_failures();
         drop(frame);
-        drop(self.arg);
         out.clear();
         VIEWS.with(|v| v.set(out));
-        if let Some(message) = body_failure("body", status, failure, refused) {
-            // Fails the run naming the task: the runtime catches the unwind at the
-            // task boundary. `resume_unwind` skips the panic hook, so nothing is
-            // printed.
-            std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
-        }
+        body_failure("body", status, failure, refused)
     }
+}
+
+/// A body kept by a recorded graph, called once per replayed iteration.
+struct ReplayedBody(Body);
+
+// SAFETY: the body's only field that is not `Sync` is its argument's pointer, which
+// Locus never dereferences: it hands it to the C body, which runs on one thread at a
+// time (a recorded task runs once per iteration and iterations do not overlap), and
+// the C caller promised it usable from any thread (`locus_task::arg_size`).
+unsafe impl Sync for ReplayedBody {}
+
+/// Records `task` into the graph `recorder` is recording (module `graph`), for
+/// runtime `runtime` (handle bits). The task's argument is kept, and freed when the
+/// graph is (or now, if the task is refused); its affinity and team are refused, since
+/// a recorded graph places its tasks itself.
+///
+/// # Safety
+///
+/// As for [`locus_spawn`].
+pub(crate) unsafe fn record_task(
+    recorder: &locus::Recorder,
+    runtime: u64,
+    task: *const locus_task,
+) -> CResult {
+    if task.is_null() {
+        return Err(crate::status::null("task"));
+    }
+    // SAFETY: non-NULL and valid by the caller's contract.
+    let task = unsafe { &*task };
+    let name = if task.name.is_null() {
+        Cow::Borrowed("task")
+    } else {
+        // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
+        task_name(unsafe { c_str(task.name, "name") }?)
+    };
+    // SAFETY: forwarded from the caller.
+    let arg = unsafe { take_arg(task) }?;
+    let f = task.body.ok_or_else(|| {
+        Fail::new(
+            locus_status::LOCUS_E_NULL,
+            format!("task `{name}`: body is NULL"),
+        )
+    })?;
+    if task.affinity != 0 || task.team.bits != 0 {
+        return Err(Fail::new(
+            locus_status::LOCUS_E_ARGUMENT,
+            format!(
+                "task `{name}`: a recorded task takes no affinity or team: the graph \
+                 places its tasks itself"
+            ),
+        ));
+    }
+    // SAFETY: forwarded from the caller.
+    let (list, order) = unsafe { accesses(task, runtime) }.map_err(|f| Fail {
+        message: format!("task `{name}`: {}", f.message),
+        ..f
+    })?;
+    let body = ReplayedBody(Body {
+        f,
+        arg,
+        order,
+        runtime,
+    });
+    recorder.spawn(
+        name,
+        list,
+        move |it: &locus::Iteration, views: Views<'_>| {
+            // The whole body is captured (a path into it would capture the field alone).
+            let ReplayedBody(body) = &body;
+            let frame = Frame::Replay(it.index());
+            if let Some(message) = body.call(it.worker(), it.node(), frame, views) {
+                // Fails the replay naming the task (as `Body::run` fails a run).
+                std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
+            }
+        },
+    )?;
+    Ok(())
 }
 
 /// Why a body (`who`: "body" or "the root") that returned `status` fails its task, if
@@ -770,7 +877,7 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
         runtime: cur.runtime,
     };
     // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
-    let mut builder = unsafe { scope_of(&cur) }.task(name, list);
+    let mut builder = unsafe { scope_of(&cur) }?.task(name, list);
     if task.cost_ns > 0 {
         builder = builder.cost(task.cost_ns);
     }
@@ -828,6 +935,7 @@ fn task_ctx<'a>(cur: Current, what: &str) -> CResult<&'a TaskCtx> {
                  have); spawn a task that spawns and waits instead"
             ),
         )),
+        Frame::Replay(_) => Err(replayed_body(what)),
     }
 }
 

@@ -16,12 +16,15 @@
 //! - `churn`: version churn, write-after-read on one datum: a writer, then four
 //!   readers, again and again (each writer renames the datum);
 //! - `nested`: nested spawn with join, fib(12) in tasks that each spawn two children
-//!   and fetch their results.
+//!   and fetch their results;
+//! - `replay-empty`, `replay-chain`, `replay-fan`: the graphs of `empty`, `chain` and
+//!   `fan`, 64 tasks each, recorded once (`Runtime::record`, outside the measurement)
+//!   and replayed as many iterations as make the tasks asked for (`Runtime::replay`).
 
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
-use locus::{Config, Runtime, TaskCtx};
+use locus::{Config, Error, Recorder, Runtime, TaskCtx};
 
 const CONFIGS: [Config; 2] = [Config::DsaOpt, Config::ShmBase];
 
@@ -191,12 +194,73 @@ fn nested(rt: &Runtime, tasks: u64) -> Duration {
     time.mul_f64(tasks as f64 / ran as f64)
 }
 
+/// Tasks of each recorded graph: one iteration of a replay.
+const GRAPH: u64 = 64;
+
+/// Records `graph` once, then times the replay of `tasks` tasks of it (whole
+/// iterations of [`GRAPH`] tasks), and checks the report counted every one.
+fn replayed(
+    rt: &Runtime,
+    tasks: u64,
+    record: impl FnOnce(&Recorder) -> Result<(), Error>,
+) -> (Duration, u64) {
+    let mut graph = rt.record("bench", record).expect("record");
+    assert_eq!(graph.tasks() as u64, GRAPH);
+    let iterations = tasks.div_ceil(GRAPH);
+    let start = Instant::now();
+    let report = rt.replay(&mut graph, iterations).expect("replay");
+    let elapsed = start.elapsed();
+    assert_eq!(report.tasks, iterations * GRAPH, "every task ran");
+    (elapsed, iterations)
+}
+
+fn replay_empty(rt: &Runtime, tasks: u64) -> Duration {
+    replayed(rt, tasks, |r| {
+        (0..GRAPH).try_for_each(|_| r.spawn("empty", (), |_, ()| {}))
+    })
+    .0
+}
+
+fn replay_chain(rt: &Runtime, tasks: u64) -> Duration {
+    let d = rt.data::<u64>("counter", 1);
+    let (elapsed, iterations) = replayed(rt, tasks, |r| {
+        (0..GRAPH).try_for_each(|_| r.spawn("inc", d.read_write(), |_, x| x[0] += 1))
+    });
+    assert_eq!(rt.fetch(&d).expect("fetch")[0], iterations * GRAPH);
+    elapsed
+}
+
+fn replay_fan(rt: &Runtime, tasks: u64) -> Duration {
+    let src = rt.data::<u64>("src", 1);
+    let outs: Vec<_> = (0..FAN).map(|_| rt.data::<u64>("out", 1)).collect();
+    let sum = rt.data::<u64>("sum", 1);
+    let (elapsed, rounds) = replayed(rt, tasks, |r| {
+        r.spawn("source", src.write(), |it, x| x[0] = it.index())?;
+        for (i, out) in outs.iter().enumerate() {
+            let i = i as u64;
+            r.spawn("spread", (src.read(), out.write()), move |_, (x, o)| {
+                o[0] = x[0] + i
+            })?;
+        }
+        let reads: Vec<_> = outs.iter().map(|o| o.read()).collect();
+        r.spawn("gather", (reads, sum.read_write()), |_, (ins, acc)| {
+            acc[0] += ins.iter().map(|x| x[0]).sum::<u64>();
+        })
+    });
+    let want: u64 = (0..rounds).map(|r| FAN * r + FAN * (FAN - 1) / 2).sum();
+    assert_eq!(rt.fetch(&sum).expect("fetch")[0], want);
+    elapsed
+}
+
 fn benches(c: &mut Criterion) {
     each_setting(c, "empty", empty);
     each_setting(c, "chain", chain);
     each_setting(c, "fan", fan);
     each_setting(c, "churn", churn);
     each_setting(c, "nested", nested);
+    each_setting(c, "replay-empty", replay_empty);
+    each_setting(c, "replay-chain", replay_chain);
+    each_setting(c, "replay-fan", replay_fan);
 }
 
 // The macro's function has no documentation of its own.
@@ -234,6 +298,9 @@ fn once(spec: &str) {
         "fan" => fan,
         "churn" => churn,
         "nested" => nested,
+        "replay-empty" => replay_empty,
+        "replay-chain" => replay_chain,
+        "replay-fan" => replay_fan,
         other => panic!("no benchmark `{other}`"),
     };
     let rt = runtime(config, 1);

@@ -131,6 +131,16 @@ pub enum Error {
         /// The refused call.
         op: String,
     },
+    /// A recorded graph cannot be replayed: what it depends on changed since it was
+    /// recorded (a datum freed, partitioned, written outside the graph, poisoned), or
+    /// an earlier replay failed ([`Runtime::replay`](crate::Runtime::replay)).
+    #[error("replay of graph `{graph}`: {message}")]
+    Replay {
+        /// The graph's name.
+        graph: String,
+        /// Why it cannot be replayed.
+        message: String,
+    },
     /// `Runtime::run` was called from inside a task.
     #[error("Runtime::run cannot be called from inside a task; spawn into the task's scope")]
     NestedRun,

@@ -109,7 +109,10 @@ pub use {
     config::{AllocMode, Config, Migration, ProcBind, StealKind},
     data::{AccessList, Data, Element, Partition, Parts, Read, ReadWrite, Reduce, Weak, Write},
     error::{Error, RunError, TaskFailure},
-    graph::{Affinity, AffinityTarget, Attach, Scope, TaskBuilder, TaskCtx, Team},
+    graph::{
+        Affinity, AffinityTarget, Attach, Graph, Iteration, Recorder, ReplayPlacement, Scope,
+        TaskBuilder, TaskCtx, Team,
+    },
     metrics::Report,
     runtime::{
         Finished, Migrated, MigrationCounts, Runtime, RuntimeBuilder, DEFAULT_WINDOW_MIN,

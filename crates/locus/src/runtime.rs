@@ -16,7 +16,7 @@ use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
 use crate::engine::threads::MAILBOX_CAPACITY;
 use crate::engine::{Engine, EngineFactory, EngineSetup, Threads};
 use crate::error::{Error, RunError};
-use crate::graph::{current_executor, RunState, Scope, Task, TaskCtx};
+use crate::graph::{current_executor, Graph, Recorder, RunState, Scope, Task, TaskCtx};
 use crate::metrics::{
     MemoryReport, MigrationReport, Report, RunCounters, Settings, TopologySummary, VersionsReport,
 };
@@ -414,6 +414,8 @@ impl RuntimeBuilder {
             }
             (None, None) => None,
         };
+        // Replayed tasks reach the observer too, on the engine's clock.
+        let (observer, replay_observer) = crate::graph::ReplayObserver::tap(observer);
         let factory: Box<dyn EngineFactory + Send> = match self.engine {
             Some(factory) => factory,
             None => Box::new(Threads),
@@ -526,6 +528,7 @@ impl RuntimeBuilder {
             run_lock: Mutex::new(()),
             running: std::sync::atomic::AtomicBool::new(false),
             migration,
+            replay_observer,
         })
     }
 }
@@ -611,6 +614,8 @@ pub struct Runtime {
         Migration,
         Option<Arc<crate::sched::migrate::MigrationCosts>>,
     ),
+    /// The observer, for replays to show their tasks to (module `graph::replay`).
+    replay_observer: Option<crate::graph::ReplayObserver>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -1023,6 +1028,62 @@ impl Runtime {
         partition::partition(data, &partition, &maker)
     }
 
+    /// The runtime's identifier: data handles and recorded graphs carry it.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Records a control program into a [`Graph`] to replay many times
+    /// ([`replay`](Self::replay)): `program` spawns tasks into the [`Recorder`] as it
+    /// would into a run's scope, but nothing runs. Dependences are resolved now, once:
+    /// a replay runs the tasks in the same order constraints, with no analysis and no
+    /// allocation per task. Fails with the first refused task (docs/guide.md, "Recorded
+    /// graphs", says what can be recorded) or `program`'s own error.
+    ///
+    /// ```
+    /// # use locus::Runtime;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let rt = Runtime::builder().build()?;
+    /// let (a, b) = (rt.data_from("a", &[1.0f64; 8])?, rt.data::<f64>("b", 8));
+    /// let mut sweep = rt.record("sweep", |r| {
+    ///     r.spawn("half", (a.read(), b.write()), |_, (a, b)| {
+    ///         b.iter_mut().zip(a).for_each(|(b, a)| *b = a / 2.0)
+    ///     })?;
+    ///     r.spawn("back", (b.read(), a.write()), |_, (b, a)| a.copy_from_slice(b))
+    /// })?;
+    /// rt.replay(&mut sweep, 3)?;
+    /// assert_eq!(rt.fetch(&a)?, vec![0.125; 8]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn record<F>(&self, name: impl Into<String>, program: F) -> Result<Graph, Error>
+    where
+        F: FnOnce(&Recorder) -> Result<(), Error>,
+    {
+        let recorder = Recorder::new(self.id);
+        program(&recorder)?;
+        recorder.finish(name.into())
+    }
+
+    /// Replays a recorded graph `iterations` times, as one run (module doc of
+    /// `graph::replay`): each iteration runs every recorded task once, after the
+    /// previous iteration; bodies get the iteration's index. The data the graph writes
+    /// end with the last iteration's contents. Fails with [`Error::Replay`] when what
+    /// the graph depends on changed since it was recorded or last replayed (a datum
+    /// freed, partitioned, written outside the graph, poisoned) or an earlier replay
+    /// failed; a body that panics fails the replay with the task's name and leaves each
+    /// datum with the contents of the last complete iteration. The report counts the
+    /// replayed tasks and their bytes, and its settings name the graph
+    /// (`replay`, `replayed_iterations`).
+    pub fn replay(&self, graph: &mut Graph, iterations: u64) -> Result<Report, RunError> {
+        graph.replay(
+            self,
+            &self.versions,
+            self.replay_observer.clone(),
+            iterations,
+        )
+    }
+
     /// [`run`](Self::run) for a control program that can fail: its error and the run's
     /// come back as one `Result`, so that `rt.try_run(|s| ...)?` is all a program
     /// needs (the report is in [`RunError::report`] on failure).
@@ -1229,7 +1290,7 @@ impl Runtime {
     }
 
     /// A report with the run-independent fields filled in.
-    fn report_skeleton(&self) -> Report {
+    pub(crate) fn report_skeleton(&self) -> Report {
         let mut settings = Settings::default();
         settings.push("allocation", format!("{:?}", self.alloc).to_lowercase());
         settings.push(

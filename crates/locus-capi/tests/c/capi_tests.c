@@ -2065,6 +2065,155 @@ typedef struct {
     void (*run)(void);
 } test_case;
 
+/* ---- recorded graphs ---- */
+
+/* x[i] += step[0] + iteration: a read-write that depends on the iteration. */
+static int32_t add_step(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    uint64_t it = 99;
+    int *calls = arg;
+    if (n != 2 || locus_ctx_iteration(ctx, &it) != LOCUS_OK) return 7;
+    /* A replayed body cannot spawn or wait. */
+    if (locus_wait(ctx) != LOCUS_E_CONTEXT) return 8;
+    const double *step = views[0].ptr;
+    double *x = views[1].ptr;
+    for (size_t i = 0; i < views[1].count; i++) x[i] += step[0] + (double)it;
+    (*calls)++;
+    return 0;
+}
+
+/* Zeroes its one view. */
+static int32_t zero_all(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    (void)ctx;
+    (void)arg;
+    if (n != 1) return 7;
+    memset(views[0].ptr, 0, views[0].count * views[0].elem_size);
+    return 0;
+}
+
+/* Fails at iteration 3. */
+static int32_t fail_at_three(locus_ctx ctx, const locus_view *views, size_t n, void *arg) {
+    uint64_t it = 0;
+    (void)views;
+    (void)n;
+    (void)arg;
+    OK(locus_ctx_iteration(ctx, &it));
+    if (it == 3) {
+        locus_ctx_fail(ctx, "three");
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    locus_task tasks[2];
+    size_t ntasks;
+    locus_status spawned[2];
+} record_state;
+
+static int32_t record_tasks(locus_recorder rec, void *arg) {
+    record_state *st = arg;
+    for (size_t i = 0; i < st->ntasks; i++) st->spawned[i] = locus_graph_spawn(rec, &st->tasks[i]);
+    return 0;
+}
+
+static int32_t record_nothing_and_fail(locus_recorder rec, void *arg) {
+    (void)rec;
+    (void)arg;
+    return 5;
+}
+
+static void add_thousand(void *arg) { (*(int *)arg) += 1000; }
+
+static void test_recorded_graphs(void) {
+    locus_runtime rt = make_runtime("dsa-opt");
+    double zeros[4] = {0, 0, 0, 0}, one = 1.0;
+    locus_data x = {0}, step = {0};
+    OK(locus_data_from(rt, "x", sizeof(double), 4, zeros, &x));
+    OK(locus_data_from(rt, "step", sizeof(double), 1, &one, &step));
+    int calls = 0;
+    locus_access acc[2] = {{step, LOCUS_READ, 0, 0}, {x, LOCUS_READ_WRITE, 0, 0}};
+    record_state st;
+    memset(&st, 0, sizeof st);
+    st.ntasks = 1;
+    st.tasks[0].name = "add";
+    st.tasks[0].body = add_step;
+    st.tasks[0].arg = &calls;
+    st.tasks[0].arg_free = add_thousand;
+    st.tasks[0].accesses = acc;
+    st.tasks[0].naccesses = 2;
+    locus_graph g = {0};
+    EXPECT(locus_graph_record(rt, "g", record_tasks, &st, NULL), LOCUS_E_NULL, "out");
+    EXPECT(locus_graph_record(rt, "g", NULL, &st, &g), LOCUS_E_NULL, "program");
+    OK(locus_graph_record(rt, "g", record_tasks, &st, &g));
+    OK(st.spawned[0]);
+    CHECK(calls == 0); /* recording runs nothing */
+    locus_report rep = {0};
+    OK(locus_graph_replay(rt, g, 3, &rep));
+    locus_figures f;
+    OK(locus_report_figures(rep, &f));
+    CHECK(f.tasks == 3);
+    OK(locus_report_free(rep));
+    OK(locus_graph_replay(rt, g, 2, NULL));
+    CHECK(calls == 5);
+    double back[4];
+    OK(locus_fetch(rt, x, back, 4));
+    /* 5 steps of 1 plus iterations 0 + 1 + 2 + 3 + 4. */
+    CHECK(back[0] == 15.0 && back[3] == 15.0);
+    /* A recorder outside its program, a context that is not a replayed body's. */
+    locus_recorder stale = {1};
+    EXPECT(locus_graph_spawn(stale, &st.tasks[0]), LOCUS_E_CONTEXT, "recorder");
+    uint64_t it = 0;
+    locus_ctx none = {0};
+    EXPECT(locus_ctx_iteration(none, &it), LOCUS_E_CONTEXT, "context");
+    /* Written outside the graph: the next replay fails, for good. */
+    locus_access whole[1] = {{x, LOCUS_WRITE, 0, 0}};
+    locus_task poke = {0};
+    poke.name = "poke";
+    poke.body = zero_all;
+    poke.accesses = whole;
+    poke.naccesses = 1;
+    root_state rs = {LOCUS_E_INTERNAL, &poke, {0}};
+    OK(locus_run(rt, spawn_one, &rs, NULL));
+    OK(rs.status);
+    EXPECT(locus_graph_replay(rt, g, 1, NULL), LOCUS_E_STATE, "`x` was written outside the graph");
+    locus_runtime other = make_runtime("dsa-opt");
+    EXPECT(locus_graph_replay(other, g, 1, NULL), LOCUS_E_WRONG_RUNTIME, "another runtime");
+    OK(locus_runtime_destroy(other));
+    OK(locus_graph_free(g));
+    CHECK(calls == 1005); /* the argument is freed with the graph */
+    EXPECT(locus_graph_free(g), LOCUS_E_HANDLE, "freed");
+    EXPECT(locus_graph_replay(rt, g, 1, NULL), LOCUS_E_HANDLE, "freed");
+
+    /* A failing body fails the replay naming the task, and the graph for good. */
+    locus_access one_rw[1] = {{x, LOCUS_READ_WRITE, 0, 0}};
+    memset(&st, 0, sizeof st);
+    st.ntasks = 1;
+    st.tasks[0].name = "fails";
+    st.tasks[0].body = fail_at_three;
+    st.tasks[0].accesses = one_rw;
+    st.tasks[0].naccesses = 1;
+    OK(locus_graph_record(rt, "failing", record_tasks, &st, &g));
+    EXPECT(locus_graph_replay(rt, g, 5, &rep), LOCUS_E_RUN_FAILED, "fails");
+    OK(locus_report_free(rep));
+    EXPECT(locus_graph_replay(rt, g, 1, NULL), LOCUS_E_STATE, "failed");
+    OK(locus_graph_free(g));
+
+    /* Refusals: a weak access, an affinity, a program returning non-zero. */
+    locus_access weak[1] = {{x, LOCUS_WEAK_READ, 0, 0}};
+    st.tasks[0].accesses = weak;
+    EXPECT(locus_graph_record(rt, "weak", record_tasks, &st, &g), LOCUS_E_DECLARATION, "weak");
+    CHECK(st.spawned[0] == LOCUS_E_DECLARATION);
+    st.tasks[0].accesses = one_rw;
+    st.tasks[0].affinity = LOCUS_AFFINITY_NODE;
+    EXPECT(locus_graph_record(rt, "placed", record_tasks, &st, &g), LOCUS_E_ARGUMENT, "affinity");
+    EXPECT(locus_graph_record(rt, "fails", record_nothing_and_fail, NULL, &g), LOCUS_E_RUN_FAILED,
+           "returned 5");
+    CHECK(g.bits == 0 || locus_graph_free(g) == LOCUS_E_HANDLE);
+    OK(locus_data_free(step));
+    OK(locus_data_free(x));
+    OK(locus_runtime_destroy(rt));
+}
+
 static const test_case TESTS[] = {
     {"status_and_version", test_status_and_version},
     {"settings_errors", test_settings_errors},
@@ -2090,6 +2239,7 @@ static const test_case TESTS[] = {
     {"handle_kinds", test_handle_kinds},
     {"failed_tasks_leave_the_last_complete_version",
      test_failed_tasks_leave_the_last_complete_version},
+    {"recorded_graphs", test_recorded_graphs},
     {"arguments_and_destructors", test_arguments_and_destructors},
     {"contexts", test_contexts},
     {"nested_fib", test_nested_fib},

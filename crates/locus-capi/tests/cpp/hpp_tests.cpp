@@ -208,6 +208,46 @@ static void teams_and_attached_data() {
                  "another runtime");
 }
 
+static void recorded_graphs() {
+    locus::runtime rt("dsa-opt", "2x1", 2);
+    auto x = rt.data_from<double>("x", {0, 0, 0});
+    auto step = rt.data_from<double>("step", {1});
+    {
+        locus::graph g = rt.record("add", [&](locus::recorder &r) {
+            r.spawn("add", {locus::read(step), locus::read_write(x)},
+                    [](locus::iteration &it, locus::views v) {
+                        double s = v.get<const double>(0)[0] + double(it.index());
+                        for (double &e : v.get<double>(1)) e += s;
+                    });
+        });
+        CHECK(rt.replay(g, 4).figures().tasks == 4);
+        // 4 steps of 1 plus iterations 0 + 1 + 2 + 3.
+        CHECK((rt.fetch(x) == std::vector<double>{10, 10, 10}));
+        // Written outside the graph: the graph is stale, for good.
+        rt.run([&](locus::context &ctx) {
+            ctx.spawn("poke", {locus::write(x)}, [](locus::context &, locus::views v) {
+                for (double &e : v.get<double>(0)) e = 0;
+            });
+        });
+        expect_error([&] { rt.replay(g, 1); }, LOCUS_E_STATE, "written outside the graph");
+    }
+    // A body that throws fails the replay naming its task.
+    locus::graph bad = rt.record("bad", [&](locus::recorder &r) {
+        r.spawn("thrower", {locus::read_write(x)}, [](locus::iteration &, locus::views) {
+            throw std::runtime_error("not this one");
+        });
+    });
+    expect_error([&] { rt.replay(bad, 2); }, LOCUS_E_RUN_FAILED, "not this one");
+    // A refused task fails the recording.
+    expect_error(
+        [&] {
+            rt.record("weak", [&](locus::recorder &r) {
+                r.spawn("weak", {locus::weak_read(x)}, [](locus::iteration &, locus::views) {});
+            });
+        },
+        LOCUS_E_DECLARATION, "weak");
+}
+
 int main() {
     const std::pair<const char *, std::function<void()>> tests[] = {
         {"errors_are_exceptions", errors_are_exceptions},
@@ -216,6 +256,7 @@ int main() {
         {"nested_and_hints", nested_and_hints},
         {"memory_api", memory_api},
         {"teams_and_attached_data", teams_and_attached_data},
+        {"recorded_graphs", recorded_graphs},
     };
     int passed = 0, failed = 0;
     for (const auto &t : tests) {

@@ -27,6 +27,8 @@ pub struct Job<'a> {
     pub control: Control,
     pub size: &'a Size,
     pub json: bool,
+    /// `--replay`: the kernel runs as a recorded graph.
+    pub replay: bool,
 }
 
 /// The name of a benchmark as the bench crate and reports spell it.
@@ -332,7 +334,12 @@ pub fn execute_traced(
         crate::render::plural(rt.workers(), "worker"),
         rt.engine_name()
     );
-    let outcome = workload.run(&rt).map_err(|e| match e {
+    let outcome = if job.replay {
+        workload.run_replay(&rt)
+    } else {
+        workload.run(&rt)
+    };
+    let outcome = outcome.map_err(|e| match e {
         // Parameters only the runtime can refuse (more nodes than elements): a bad
         // argument all the same.
         locus_bench::Error::Params(message) => Failure::Usage(message),

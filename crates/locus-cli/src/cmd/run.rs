@@ -65,6 +65,12 @@ pub struct Args {
     /// Problem size.
     #[command(flatten)]
     pub size: Size,
+    /// Run the kernel as a recorded graph: its tasks recorded once and replayed once
+    /// per iteration, with no dependence analysis per task (overhead, jacobi-1d,
+    /// jacobi-2d, jacobi-3d, seidel-2d, kmeans, spmv; sequential control;
+    /// docs/guide.md, "Recorded graphs"). The report's settings say `replay` and `replayed_iterations`.
+    #[arg(long)]
+    pub replay: bool,
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -99,6 +105,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             control: args.control,
             size: &args.size,
             json: args.json,
+            replay: args.replay,
         },
         None,
         args.trace.as_deref(),
@@ -117,6 +124,9 @@ fn distributed(args: &Args) -> Result<(), Failure> {
     let s = &args.size;
     if args.trace.is_some() {
         return refused("--trace");
+    }
+    if args.replay {
+        return refused("--replay");
     }
     if args.bind != crate::args::Bind::Spread {
         return refused("--bind");

@@ -52,6 +52,12 @@ pub struct Args {
     /// Problem size.
     #[command(flatten)]
     pub size: Size,
+    /// Run the kernel as a recorded graph whose placement is decided once: each
+    /// replayed iteration's tasks are submitted bound to their recorded homes, so the
+    /// simulator models that placement (as `locus run --replay`; docs/guide.md,
+    /// "Recorded graphs").
+    #[arg(long)]
+    pub replay: bool,
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -78,6 +84,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             control: args.control,
             size: &args.size,
             json: args.json,
+            replay: args.replay,
         },
         Some(locus_sim::Sim::new()),
         args.trace.as_deref(),

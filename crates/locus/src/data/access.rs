@@ -106,6 +106,47 @@ pub(crate) struct Gather {
     pub(crate) block: OnceLock<Block>,
 }
 
+/// The memory of one view of a replayed task (`graph::replay`): its first byte and its
+/// length in bytes. A recorded graph resolves its accesses to buffers once, so a
+/// replayed body's views are built from these, with no binding (opaque outside the
+/// crate).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct RawView {
+    pub(crate) ptr: *mut u8,
+    pub(crate) bytes: usize,
+}
+
+fn next_raw(raw: &mut std::slice::Iter<'_, RawView>) -> RawView {
+    *raw.next()
+        .expect("one raw view per declared access (runtime invariant)")
+}
+
+/// A read view over `raw`'s next memory.
+///
+/// # Safety
+///
+/// As [`AccessList::raw_views`].
+unsafe fn raw_read<'a, T: Element>(raw: &mut std::slice::Iter<'a, RawView>) -> &'a [T] {
+    let v = next_raw(raw);
+    // SAFETY: the caller guarantees the memory holds `bytes` initialised bytes aligned
+    // for `T` (pool blocks are 64-byte aligned, shared buffers page-aligned, offsets are
+    // multiples of the element size) that nobody writes during `'a`; `T: Pod`, not
+    // zero-sized (checked when its handle was made).
+    unsafe { std::slice::from_raw_parts(v.ptr.cast::<T>(), v.bytes / std::mem::size_of::<T>()) }
+}
+
+/// A mutable view over `raw`'s next memory.
+///
+/// # Safety
+///
+/// As [`AccessList::raw_views`]: nobody else touches the memory during `'a`.
+unsafe fn raw_write<'a, T: Element>(raw: &mut std::slice::Iter<'a, RawView>) -> &'a mut [T] {
+    let v = next_raw(raw);
+    // SAFETY: as `raw_read`, and the caller guarantees exclusive use for `'a`.
+    unsafe { std::slice::from_raw_parts_mut(v.ptr.cast::<T>(), v.bytes / std::mem::size_of::<T>()) }
+}
+
 impl Binding {
     /// The bindings to versions this access stands for: itself, or for a gathered
     /// access the bindings of the segments it covers.
@@ -286,6 +327,20 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
     /// of written versions, and nobody may write the buffers of read versions.
     #[doc(hidden)]
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a>;
+
+    /// Builds the views of a replayed task (`graph::replay`) from the memory of each
+    /// access, consuming one raw view per access in the order of
+    /// [`declare`](Self::declare) (a weak access, which a recording refuses, consumes
+    /// none).
+    ///
+    /// # Safety
+    ///
+    /// The raw views must be made by the recorded graph from this list's declarations,
+    /// in order: each covers initialised memory of at least its length, aligned for the
+    /// element type; for the lifetime `'a` no other thread may access the memory of
+    /// written views, and nobody may write the memory of read views.
+    #[doc(hidden)]
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> Self::Views<'a>;
 }
 
 /// The declarations of `accesses`, made with room for all of them at once.
@@ -342,6 +397,11 @@ impl<T: Element> AccessList for Read<T> {
             )
         }
     }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> &'a [T] {
+        // SAFETY: forwarded from the caller.
+        unsafe { raw_read(raw) }
+    }
 }
 
 /// Builds the mutable view of a binding's output version. The view is mutable though
@@ -390,6 +450,11 @@ impl<T: Element> AccessList for Write<T> {
         // SAFETY: forwarded from the caller.
         unsafe { output_view(next_binding(bindings)) }
     }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> &'a mut [T] {
+        // SAFETY: forwarded from the caller.
+        unsafe { raw_write(raw) }
+    }
 }
 
 impl<T: Element> AccessList for ReadWrite<T> {
@@ -412,6 +477,11 @@ impl<T: Element> AccessList for ReadWrite<T> {
     unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
         unsafe { output_view(next_binding(bindings)) }
+    }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> &'a mut [T] {
+        // SAFETY: forwarded from the caller.
+        unsafe { raw_write(raw) }
     }
 }
 
@@ -439,6 +509,11 @@ impl<T: Element> AccessList for Reduce<T> {
         // which no other task holds while the body runs (module `reduce`).
         unsafe { output_view(next_binding(bindings)) }
     }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> &'a mut [T] {
+        // SAFETY: forwarded from the caller.
+        unsafe { raw_write(raw) }
+    }
 }
 
 impl sealed::Sealed for Weak {}
@@ -464,6 +539,54 @@ impl AccessList for Weak {
         // The task sees nothing of a weak access: its binding is skipped.
         next_binding(bindings);
     }
+
+    unsafe fn raw_views<'a>(&self, _raw: &mut std::slice::Iter<'a, RawView>) {}
+}
+
+/// A recorded task's accesses submitted again through the dynamic path, whose body
+/// gets raw views (a replay on an engine other than `threads`, module `graph::replay`).
+#[derive(Clone)]
+pub(crate) struct RecordedList(pub(crate) Vec<(Arc<DataInner>, Mode, Range<usize>)>);
+
+impl sealed::Sealed for RecordedList {}
+
+impl AccessList for RecordedList {
+    type Views<'a> = Vec<RawView>;
+
+    fn declare(&self, out: &mut Declarations) {
+        for (data, mode, range) in &self.0 {
+            out.push(Declared {
+                data: data.clone(),
+                mode: *mode,
+                weak: false,
+                range: range.clone(),
+                reducer: None,
+            });
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Vec<RawView> {
+        self.0
+            .iter()
+            .map(|(_, mode, _)| {
+                let b = next_binding(bindings);
+                RawView {
+                    // A recorded datum is neither partitioned nor reduced: the view is
+                    // the version's buffer at the access's offset.
+                    ptr: b.view_ptr::<u8>(mode.writes()),
+                    bytes: b.bytes,
+                }
+            })
+            .collect()
+    }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> Vec<RawView> {
+        self.0.iter().map(|_| next_raw(raw)).collect()
+    }
 }
 
 impl sealed::Sealed for () {}
@@ -478,6 +601,8 @@ impl AccessList for () {
     }
 
     unsafe fn views<'a>(&self, _bindings: &mut std::slice::Iter<'a, Binding>) {}
+
+    unsafe fn raw_views<'a>(&self, _raw: &mut std::slice::Iter<'a, RawView>) {}
 }
 
 impl<A: AccessList> sealed::Sealed for Vec<A> {}
@@ -499,6 +624,13 @@ impl<A: AccessList> AccessList for Vec<A> {
         self.iter()
             // SAFETY: forwarded from the caller, element by element in declaration order.
             .map(|a| unsafe { a.views(bindings) })
+            .collect()
+    }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> Self::Views<'a> {
+        self.iter()
+            // SAFETY: forwarded from the caller, element by element in declaration order.
+            .map(|a| unsafe { a.raw_views(raw) })
             .collect()
     }
 }
@@ -525,6 +657,11 @@ impl<A: AccessList> AccessList for Option<A> {
         // SAFETY: forwarded from the caller; `None` declared nothing and consumes nothing.
         self.as_ref().map(|a| unsafe { a.views(bindings) })
     }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> Self::Views<'a> {
+        // SAFETY: forwarded from the caller; `None` declared nothing and consumes nothing.
+        self.as_ref().map(|a| unsafe { a.raw_views(raw) })
+    }
 }
 
 impl<A: AccessList, const N: usize> sealed::Sealed for [A; N] {}
@@ -548,6 +685,18 @@ impl<A: AccessList, const N: usize> AccessList for [A; N] {
             .iter()
             // SAFETY: forwarded from the caller, element by element in declaration order.
             .map(|a| unsafe { a.views(bindings) })
+            .collect();
+        match views.try_into() {
+            Ok(array) => array,
+            Err(_) => unreachable!("one view per element of the array"),
+        }
+    }
+
+    unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> Self::Views<'a> {
+        let views: Vec<A::Views<'a>> = self
+            .iter()
+            // SAFETY: forwarded from the caller, element by element in declaration order.
+            .map(|a| unsafe { a.raw_views(raw) })
             .collect();
         match views.try_into() {
             Ok(array) => array,
@@ -584,6 +733,17 @@ macro_rules! tuple_access_list {
                 // SAFETY: forwarded from the caller, element by element in declaration
                 // order (tuple fields are evaluated left to right).
                 unsafe { ($($name.views(bindings),)+) }
+            }
+
+            #[allow(non_snake_case)]
+            unsafe fn raw_views<'a>(
+                &self,
+                raw: &mut std::slice::Iter<'a, RawView>,
+            ) -> Self::Views<'a> {
+                let ($($name,)+) = self;
+                // SAFETY: forwarded from the caller, element by element in declaration
+                // order (tuple fields are evaluated left to right).
+                unsafe { ($($name.raw_views(raw),)+) }
             }
         }
     };

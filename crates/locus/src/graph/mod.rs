@@ -9,6 +9,8 @@ mod completion;
 mod domain;
 mod exec;
 mod hints;
+mod record;
+mod replay;
 mod run;
 mod scope;
 mod task;
@@ -16,6 +18,9 @@ mod task_state;
 mod team;
 
 pub use hints::{Affinity, AffinityTarget};
+pub use record::Recorder;
+pub(crate) use replay::ReplayObserver;
+pub use replay::{Graph, Iteration, ReplayPlacement};
 pub use scope::{Scope, TaskBuilder, TaskCtx};
 pub use team::{Attach, Team};
 pub(crate) use team::{Owned, TeamInner};
