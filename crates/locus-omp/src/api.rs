@@ -702,14 +702,13 @@ unsafe extern "C" fn lomp_omp_set_schedule(kind: c_int, chunk: c_int) {
     } else {
         chunk as u64
     };
-    omp()
-        .run_sched
-        .store(((kind | monotonic) << 32) | chunk, Ordering::Relaxed);
+    let packed = ((kind | monotonic) << 32) | chunk;
+    crate::team::with_frame(|f| f.task.set_run_sched(packed));
 }
 
 #[no_mangle]
 unsafe extern "C" fn lomp_omp_get_schedule(kind: *mut c_int, chunk: *mut c_int) {
-    let packed = omp().run_sched.load(Ordering::Relaxed);
+    let packed = crate::team::with_frame(|f| f.task.run_sched());
     if !kind.is_null() && !chunk.is_null() {
         // SAFETY: the program's out-parameters.
         unsafe {

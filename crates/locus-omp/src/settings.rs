@@ -176,6 +176,9 @@ fn build() -> Result<Omp, String> {
         Some(s) => parse_schedule(&s).ok_or_else(|| {
             format!("OMP_SCHEDULE={s}: expected static, dynamic, guided or auto, with an optional chunk")
         })?,
+        // def-sched-var, which OpenMP leaves to the implementation: that of the runtime
+        // the program was built for, so that it reads what it would there.
+        None if loaded_as_libomp() => SCHED_STATIC << 32,
         None => (SCHED_DYNAMIC << 32) | 1,
     };
     let max_task_priority = match var("OMP_MAX_TASK_PRIORITY") {
@@ -244,6 +247,22 @@ fn parse_stacksize(s: &str) -> Option<usize> {
         _ => return None,
     };
     digits.parse::<usize>().ok()?.checked_mul(1 << shift)
+}
+
+/// Whether the program loaded this runtime as LLVM's `libomp.so.5` (clang's ABI), not as
+/// gcc's `libgomp.so.1`.
+fn loaded_as_libomp() -> bool {
+    // SAFETY: RTLD_NOLOAD only looks the library up among those loaded; the reference
+    // it takes when found is given back at once.
+    unsafe {
+        let handle = libc::dlopen(c"libomp.so.5".as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
+        if handle.is_null() {
+            false
+        } else {
+            libc::dlclose(handle);
+            true
+        }
+    }
 }
 
 /// `OMP_SCHEDULE`: `[monotonic:|nonmonotonic:]kind[,chunk]`, packed as `run_sched`.

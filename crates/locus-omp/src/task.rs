@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long, c_uint, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus::{Affinity, TaskCtx};
@@ -71,6 +71,9 @@ pub(crate) struct TaskNode {
     succ: Mutex<Successors>,
     /// What to spawn once the predecessors are complete (none for undeferred tasks).
     job: Mutex<Option<Job>>,
+    /// ICV run-sched-var of this task's data environment (`omp_set_schedule`), packed
+    /// as `Omp::run_sched`; inherited from the generating task.
+    run_sched: AtomicU64,
 }
 
 #[derive(Default)]
@@ -86,7 +89,8 @@ struct DepEntry {
 }
 
 impl TaskNode {
-    pub fn new(final_: bool, group: Option<Arc<Group>>) -> TaskNode {
+    /// A task generated with run-sched-var `run_sched` (its generating task's).
+    pub fn new(final_: bool, group: Option<Arc<Group>>, run_sched: u64) -> TaskNode {
         TaskNode {
             children: AtomicUsize::new(0),
             deps: Mutex::new(HashMap::new()),
@@ -95,7 +99,19 @@ impl TaskNode {
             preds: AtomicUsize::new(1),
             succ: Mutex::new(Successors::default()),
             job: Mutex::new(None),
+            run_sched: AtomicU64::new(run_sched),
         }
+    }
+
+    /// The task's run-sched-var. Only the thread running the task reads or sets it.
+    pub fn run_sched(&self) -> u64 {
+        self.run_sched.load(Ordering::Relaxed)
+    }
+
+    /// Sets the task's run-sched-var (`omp_set_schedule`: it changes the data
+    /// environment of the calling task only).
+    pub fn set_run_sched(&self, packed: u64) {
+        self.run_sched.store(packed, Ordering::Relaxed);
     }
 
     /// Drops the dependence records of children that are all complete.
@@ -433,7 +449,7 @@ pub(crate) fn submit(t: NewTask) {
         let final_ = final_ || frame.task.final_;
         let undeferred = !if_clause || frame.task.final_ || frame.ctx.is_null();
         let group = frame.group();
-        let node = Arc::new(TaskNode::new(final_, group.clone()));
+        let node = Arc::new(TaskNode::new(final_, group.clone(), frame.task.run_sched()));
         if undeferred {
             omp.counters
                 .undeferred_tasks
@@ -508,7 +524,11 @@ pub(crate) fn begin_undeferred(final_: bool) {
         .undeferred_tasks
         .fetch_add(1, Ordering::Relaxed);
     let frame = with_frame(|outer| {
-        let node = Arc::new(TaskNode::new(final_ || outer.task.final_, outer.group()));
+        let node = Arc::new(TaskNode::new(
+            final_ || outer.task.final_,
+            outer.group(),
+            outer.task.run_sched(),
+        ));
         Box::new(Frame::new(
             outer.ctx,
             outer.team.clone(),
@@ -600,7 +620,7 @@ pub(crate) fn wait_deps(deps: &[Dep]) {
         return;
     }
     with_frame(|frame| {
-        let waiter = Arc::new(TaskNode::new(false, None));
+        let waiter = Arc::new(TaskNode::new(false, None, frame.task.run_sched()));
         waiter.depend_on(&frame.task, deps, false);
         waiter.preds.fetch_sub(1, Ordering::AcqRel);
         frame.help_while(&|| waiter.preds.load(Ordering::Acquire) > 0);

@@ -185,7 +185,8 @@ thread_local! {
     static CURRENT: Cell<*const Frame> = const { Cell::new(std::ptr::null()) };
     static INITIAL: Frame = {
         let team = Arc::new(Team::new(1, None, None));
-        Frame::new(std::ptr::null(), team, 0, Arc::new(TaskNode::new(false, None)), true)
+        let sched = omp().run_sched.load(Ordering::Relaxed);
+        Frame::new(std::ptr::null(), team, 0, Arc::new(TaskNode::new(false, None, sched)), true)
     };
 }
 
@@ -267,6 +268,8 @@ pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>
         omp.counters
             .implicit_tasks
             .fetch_add(n as u64, Ordering::Relaxed);
+        // Each implicit task inherits the encountering task's data environment.
+        let sched = outer.task.run_sched();
         let finished = omp.rt.run(|s| {
             for i in 0..n {
                 let team = team.clone();
@@ -275,7 +278,7 @@ pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>
                     .affinity(Affinity::worker(i).strict())
                     .spawn_control(move |ctx| {
                         team.start_gate();
-                        let task = Arc::new(TaskNode::new(false, None));
+                        let task = Arc::new(TaskNode::new(false, None, sched));
                         let frame = Frame::new(ctx, team, i, task, true);
                         enter(&frame, || body.call());
                     });
@@ -316,7 +319,7 @@ fn serialised(outer: &Frame, body: Body, ws0: Option<Arc<WorkShare>>) {
         outer.ctx,
         team,
         0,
-        Arc::new(TaskNode::new(false, None)),
+        Arc::new(TaskNode::new(false, None, outer.task.run_sched())),
         true,
     );
     enter(&frame, || body.call());
@@ -341,7 +344,7 @@ pub(crate) fn parallel_start(ws0: Option<Arc<WorkShare>>) {
             outer.ctx,
             team,
             0,
-            Arc::new(TaskNode::new(false, None)),
+            Arc::new(TaskNode::new(false, None, outer.task.run_sched())),
             true,
         ))
     });

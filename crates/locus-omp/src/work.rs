@@ -12,7 +12,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::settings::{die, omp, SCHED_DYNAMIC, SCHED_GUIDED};
+use crate::settings::{die, SCHED_DYNAMIC, SCHED_GUIDED};
 use crate::team::{barrier, with_frame, Frame};
 
 /// How a loop's iterations are handed out.
@@ -133,9 +133,9 @@ impl Loop {
     }
 }
 
-/// The schedule of `schedule(runtime)`: the run-sched-var ICV.
+/// The schedule of `schedule(runtime)`: the run-sched-var ICV of the calling task.
 pub(crate) fn runtime_schedule() -> (Sched, u64) {
-    let packed = omp().run_sched.load(Ordering::Relaxed);
+    let packed = crate::team::with_frame(|f| f.task.run_sched());
     (sched_of(packed >> 32), packed & 0xffff_ffff)
 }
 
