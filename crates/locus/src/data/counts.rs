@@ -25,9 +25,17 @@ impl VersionCounts {
     /// Counts a version just created; `renamed` says whether it is a new version of
     /// versioned data (a renaming: counted in `created`), or an ordering point of
     /// shared data updated in place (alive, but no new contents).
+    ///
+    /// The peak is raised only when `live` is above what it holds: in a steady state
+    /// (a chain of tasks, each version replacing one) creating a version costs the
+    /// increment of `live` alone. A peak read at or above `live` is exact: the peak
+    /// only grows between resets, and [`reset_peak`](Self::reset_peak) is ordered with
+    /// this read by its read-modify-write of `live` (its doc).
     pub fn version_created(&self, renamed: bool) {
         let live = self.live.fetch_add(1, Ordering::AcqRel) + 1;
-        self.peak.fetch_max(live, Ordering::AcqRel);
+        if self.peak.load(Ordering::Acquire) < live {
+            self.peak.fetch_max(live, Ordering::AcqRel);
+        }
         if renamed {
             self.created.fetch_add(1, Ordering::Relaxed);
         }
@@ -58,12 +66,17 @@ impl VersionCounts {
     /// Not a plain store of `live`: a version created on another thread between the
     /// read of `live` and the store would leave the peak below the versions alive (the
     /// loom model `version_counts_reset_racing_with_creation` finds it). The peak is
-    /// zeroed first, then raised to `live`. A creation whose `fetch_max` comes after the
-    /// swap raises the peak itself; one whose `fetch_max` comes before is read by the
-    /// `AcqRel` swap, so its increment of `live` happens before the read of `live`.
+    /// zeroed first, then raised to `live`, read by a read-modify-write (`fetch_add`
+    /// of 0), which reads the latest value of `live`. A creation whose increment of
+    /// `live` comes after that read in `live`'s order reads it (`AcqRel` on both), so
+    /// its read of the peak comes after the swap: it finds the peak below its count
+    /// and raises it. A creation whose increment comes before is in the value read.
+    /// A creation that read the peak before the swap and skipped `fetch_max` is thus
+    /// counted by the reset itself.
     pub fn reset_peak(&self) {
         self.peak.swap(0, Ordering::AcqRel);
-        self.peak.fetch_max(self.live(), Ordering::AcqRel);
+        let live = self.live.fetch_add(0, Ordering::AcqRel);
+        self.peak.fetch_max(live, Ordering::AcqRel);
     }
 }
 

@@ -15,7 +15,7 @@ use locus_mem::pool::Pools;
 
 use super::domain::{ChildDomain, Entry};
 use super::hints::Hints;
-use super::run::RunState;
+use super::run::{RunRef, RunState};
 use super::scope::TaskCtx;
 use super::task::{Activated, Body, Job, Task, TaskRef};
 use crate::config::AllocMode;
@@ -309,7 +309,7 @@ fn validate_nested(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn submit<L, F>(
     ex: &dyn Executor,
-    run: &Arc<RunState>,
+    run: RunRef,
     throttle: Throttle,
     owner: Option<&Owner>,
     name: Cow<'static, str>,
@@ -335,7 +335,7 @@ where
     };
     let mut entries = domain.map(ChildDomain::entries);
     let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
-    let checked = validate(run, &declared, entries.is_none()).and_then(|()| {
+    let checked = validate(&run, &declared, entries.is_none()).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover; only then can
         // two declarations meet on one segment (`partition::check_leaves`).
         let names: SmallVec<[String; 4]> = if declared.iter().any(|d| d.data.is_partitioned()) {
@@ -589,7 +589,7 @@ where
     };
     let task = Task::new(
         name,
-        run.clone(),
+        run,
         Job {
             bindings,
             body,
@@ -659,7 +659,7 @@ fn register(task: &TaskRef) {
 /// once the submission's bindings are made; it is counted in the run already.
 fn close_reduction(
     ex: &dyn Executor,
-    run: &Arc<RunState>,
+    run: RunRef,
     data: &Arc<DataInner>,
     slot: &mut Arc<Version>,
     alloc_failed: &mut Option<Error>,
@@ -713,7 +713,7 @@ fn close_reduction(
     });
     let task = Task::new(
         name,
-        run.clone(),
+        run,
         Job {
             bindings: smallvec::smallvec![binding],
             body,

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use super::hints::Hints;
-use super::run::RunState;
+use super::run::RunRef;
 use super::scope::TaskCtx;
 use super::task_state::TaskState;
 use crate::data::Binding;
@@ -50,7 +50,8 @@ pub(crate) struct Job {
 /// records on it, and the placement decision it carries.
 pub struct Task {
     pub(crate) name: Cow<'static, str>,
-    pub(crate) run: Arc<RunState>,
+    /// The run, borrowed for the task's life ([`RunRef`]).
+    pub(crate) run: RunRef,
     /// The node the placement policy chose at activation ([`NO_PREFERENCE`] if none).
     preferred: AtomicUsize,
     /// Unsatisfied dependences and the job, handed to one worker (module `task_state`).
@@ -67,7 +68,7 @@ impl Task {
     /// A task waiting for `inputs` dependences plus the submitter's guard.
     pub(crate) fn new(
         name: Cow<'static, str>,
-        run: Arc<RunState>,
+        run: RunRef,
         job: Job,
         inputs: usize,
         parent: Option<TaskRef>,
