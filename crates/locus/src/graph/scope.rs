@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::exec::{current_executor, submit, Owner, TaskBody, Throttle};
 use super::hints::{Affinity, Hints};
 use super::run::RunRef;
+use crate::data::version::VersionRef;
 use crate::data::{AccessList, Data, DataInner, Element};
 use crate::error::Error;
 
@@ -534,7 +535,7 @@ impl TaskCtx {
                 if entry
                     .start
                     .as_ref()
-                    .is_some_and(|s| Arc::ptr_eq(s, &entry.current))
+                    .is_some_and(|s| VersionRef::ptr_eq(s, &entry.current))
                 {
                     return Err(refuse(format!(
                         "`{}` is this task's own output and no child wrote it: read it \

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use super::hints::Hints;
 use super::run::RunRef;
@@ -17,7 +16,9 @@ use crate::sched::{AccessInfos, Domain};
 const NO_PREFERENCE: usize = usize::MAX;
 
 /// A shared reference to a task; queues, waiter lists and the executing worker hold it.
-pub type TaskRef = Arc<Task>;
+/// A reference count without a weak count: freeing a task is one atomic decrement,
+/// not two (no `Weak` of a task is ever made).
+pub type TaskRef = triomphe::Arc<Task>;
 
 /// The body of a task, with the views of its bindings built inside, borrowing for `'a`
 /// (`'static` but for the root of a run).
@@ -73,7 +74,7 @@ impl Task {
         inputs: usize,
         parent: Option<TaskRef>,
     ) -> TaskRef {
-        Arc::new(Task {
+        triomphe::Arc::new(Task {
             name,
             run,
             preferred: AtomicUsize::new(NO_PREFERENCE),
