@@ -50,7 +50,7 @@
 //! segments only once the body has returned, so a segment it updates in place needs
 //! no copy.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use locus_mem::pool::Block;
@@ -89,6 +89,87 @@ struct Fallback(std::cell::UnsafeCell<Option<VersionRef>>);
 // previous one's accesses (program order for the producer; the `abandoned` flag for the
 // readers after it), as a lock would; the contents are `Send`.
 unsafe impl Sync for Fallback {}
+
+/// A version's buffer, set at most once: a `OnceLock` of one read-modify-write per set
+/// (the `OnceLock` takes two, to start and to end its initialisation), which every
+/// version written pays once.
+///
+/// `state` goes from `EMPTY` to `WRITING` (one compare-and-swap: the one setter) to
+/// `READY` (a `Release` store, after the buffer is written); readers read the buffer
+/// only after reading `READY` (`Acquire`). A setter that loses the race waits for the
+/// winner's `READY`, as `OnceLock::set` does, and gets its buffer back. `take` needs
+/// `&mut`, so no reader is left.
+struct BufferCell {
+    state: AtomicU8,
+    value: std::cell::UnsafeCell<std::mem::MaybeUninit<Buffer>>,
+}
+
+const EMPTY: u8 = 0;
+const WRITING: u8 = 1;
+const READY: u8 = 2;
+
+// SAFETY: the buffer is written once, by the one setter that won `state`, before its
+// `Release` store of `READY`, and read only after an `Acquire` load of `READY` (or
+// through `&mut`): no access races with the write, and readers only share it. A
+// `Buffer` is `Send` and `Sync`.
+unsafe impl Sync for BufferCell {}
+
+impl Default for BufferCell {
+    fn default() -> Self {
+        BufferCell {
+            state: AtomicU8::new(EMPTY),
+            value: std::cell::UnsafeCell::new(std::mem::MaybeUninit::uninit()),
+        }
+    }
+}
+
+impl BufferCell {
+    fn get(&self) -> Option<&Buffer> {
+        (self.state.load(Ordering::Acquire) == READY)
+            // SAFETY: `READY` is stored after the buffer is written (type doc).
+            .then(|| unsafe { (*self.value.get()).assume_init_ref() })
+    }
+
+    /// Sets the buffer unless one is set (or being set): then `buffer` comes back.
+    fn set(&self, buffer: Buffer) -> Result<(), Buffer> {
+        match self
+            .state
+            .compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => {
+                // SAFETY: this call won `state`: nobody else writes or reads the value
+                // until `READY` is stored below.
+                unsafe { (*self.value.get()).write(buffer) };
+                self.state.store(READY, Ordering::Release);
+                Ok(())
+            }
+            Err(_) => {
+                // The winner's buffer is being written: wait for it, as `OnceLock`.
+                while self.state.load(Ordering::Acquire) != READY {
+                    std::hint::spin_loop();
+                }
+                Err(buffer)
+            }
+        }
+    }
+
+    fn take(&mut self) -> Option<Buffer> {
+        let state = self.state.get_mut();
+        if *state != READY {
+            return None;
+        }
+        *state = EMPTY;
+        // SAFETY: the value was written (`READY`) and, `state` now `EMPTY`, is read
+        // out once; `&mut self` excludes every other access.
+        Some(unsafe { (*self.value.get()).assume_init_read() })
+    }
+}
+
+impl Drop for BufferCell {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
 
 /// The memory of a version: a block of its own, or the buffer of a shared datum, which
 /// all its versions name.
@@ -146,7 +227,7 @@ impl Buffer {
 pub(crate) struct Version {
     /// Size of the version's buffer in bytes.
     pub(crate) bytes: usize,
-    buffer: OnceLock<Buffer>,
+    buffer: BufferCell,
     /// The version whose contents this one stands for, when it holds none of its own:
     /// a task's version of a datum its children wrote after it, or the starting point
     /// of a task's children on the task's own output (nested tasks, `graph::domain`).
@@ -174,7 +255,7 @@ impl Version {
         fallback: Option<VersionRef>,
     ) -> VersionRef {
         counts.version_created(shared.is_none());
-        let buffer = OnceLock::new();
+        let buffer = BufferCell::default();
         if let Some(s) = shared {
             let _ = buffer.set(Buffer::Shared(s.clone()));
         }

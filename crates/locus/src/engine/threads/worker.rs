@@ -390,8 +390,14 @@ impl Queues for &WorkerThread {
         task.fail_run(message);
     }
 
+    /// The runtime's only worker announces nothing: the one worker that could sleep
+    /// is itself, awake as it pushes (the root, pushed by the thread starting the
+    /// run, is announced there).
     #[inline]
     fn announce(&mut self) -> bool {
+        if self.alone {
+            return false;
+        }
         self.registry.sleep.announce()
     }
 
