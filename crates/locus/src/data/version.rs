@@ -51,13 +51,12 @@
 //! no copy.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use locus_mem::pool::Block;
 
 use super::counts::Readers;
 pub(crate) use super::counts::VersionCounts;
-use super::handle::lock;
 use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
 
@@ -65,6 +64,9 @@ use crate::graph::TaskRef;
 /// freeing a version is one atomic decrement, and [`Version::take_over`]'s check that
 /// nobody else holds one is a load (no `Weak` of a version is ever made).
 pub(crate) type VersionRef = triomphe::Arc<Version>;
+
+/// The lock of a version's [`State`].
+type StateLock = spin::mutex::SpinMutex<State, spin::relax::Yield>;
 
 /// The tasks waiting for a version: inline for the one or two most versions have.
 pub(crate) type Waiters = smallvec::SmallVec<[TaskRef; 2]>;
@@ -232,7 +234,12 @@ pub(crate) struct Version {
     /// a task's version of a datum its children wrote after it, or the starting point
     /// of a task's children on the task's own output (nested tasks, `graph::domain`).
     forward: OnceLock<VersionRef>,
-    state: Mutex<State>,
+    /// Its producer's state and waiters, under a spin lock: every section under it is
+    /// a few instructions that never block, and its release is a store, where a
+    /// `Mutex`'s release is a read-modify-write (it must learn whether a thread sleeps
+    /// on it). A thread finding it held yields its processor until it is free, so a
+    /// holder preempted mid-section is not spun against.
+    state: StateLock,
     /// The version this one superseded, until this one is committed.
     fallback: Fallback,
     /// Shared data: tasks bound to read this version and not finished, and the next
@@ -263,7 +270,7 @@ impl Version {
             bytes,
             buffer,
             forward: OnceLock::new(),
-            state: Mutex::new(State {
+            state: StateLock::new(State {
                 produced,
                 waiters: Waiters::new(),
                 chained: Vec::new(),
@@ -315,7 +322,7 @@ impl Version {
 
     /// Whether tasks wait for this version to be produced.
     pub(crate) fn has_waiters(&self) -> bool {
-        !lock(&self.state).waiters.is_empty()
+        !self.state.lock().waiters.is_empty()
     }
 
     /// The fallback, for its producer to change before it publishes the version.
@@ -445,7 +452,7 @@ impl Version {
     /// Registers `task` as waiting for this version unless it is already produced.
     /// Returns whether the task must wait.
     pub(crate) fn add_waiter(&self, task: &TaskRef) -> bool {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.produced {
             false
         } else {
@@ -468,7 +475,7 @@ impl Version {
             self.abandoned.store(true, Ordering::Release);
             None
         };
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         state.produced = true;
         let mut waiters = std::mem::take(&mut state.waiters);
         let chained = std::mem::take(&mut state.chained);
@@ -486,7 +493,7 @@ impl Version {
     /// once, or when that one is.
     pub(crate) fn publish_after_forward(this: &VersionRef, complete: bool) -> Waiters {
         if let Some(target) = this.forward.get() {
-            let mut state = lock(&target.state);
+            let mut state = target.state.lock();
             if !state.produced {
                 state.chained.push((this.clone(), complete));
                 return Waiters::new();
@@ -497,7 +504,7 @@ impl Version {
 
     /// Whether the producer has finished.
     pub(crate) fn is_produced(&self) -> bool {
-        lock(&self.state).produced
+        self.state.lock().produced
     }
 
     /// The version holding this one's contents: itself, or where its forwards lead.
