@@ -121,9 +121,10 @@ impl RunState {
 /// dropping a task touches no run-wide count.
 ///
 /// The run's state is owned by the thread that started the run (`Runtime::run`), which
-/// keeps its `Arc` until every task of the run has finished (`wait_done`): a task reads
-/// its run only from its submission to its end ([`RunRef::task_finished`] is the last
-/// use), and while one task is unfinished the run cannot end. The one use that could
+/// keeps its `Arc` until the engine's `run` has returned, after every task of the run
+/// has finished (the engine contract): the engine may use the root's reference until
+/// then, and a task reads its run only from its submission to its end
+/// ([`RunRef::task_finished`] is the last use), while the run cannot end. The one use that could
 /// outlive the owner's `Arc` is the end of the last task itself, which wakes the owner
 /// and then unlocks the run's lock: [`RunRef::task_finished`] takes a reference count
 /// for it, and only for it.
