@@ -14,7 +14,11 @@ fn build(name: &str) -> Option<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/omp/{name}.c"));
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");
     std::fs::create_dir_all(&dir).unwrap();
-    let bin = dir.join(name);
+    // A binary per call: tests that build the same program run at once, and one must
+    // not run the file another's gcc is rewriting.
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let bin = dir.join(format!("{name}-{n}"));
     let out = match Command::new("gcc")
         .args(["-fopenmp", "-O2", "-Wall", "-o"])
         .arg(&bin)
