@@ -1194,9 +1194,12 @@ impl Runtime {
         // finished, whether the body ran or was skipped. So nothing borrowed is used
         // after the borrow ends.
         let body: crate::graph::Body = unsafe { std::mem::transmute(body) };
+        // SAFETY: `run` is kept until this function returns, after `wait_done`: every
+        // task of the run has finished by then (the `Engine` contract, checked below).
+        let run_ref = unsafe { crate::graph::RunRef::new(&run) };
         let task = Task::new(
             Cow::Borrowed("root"),
-            run.clone(),
+            run_ref,
             crate::graph::Job {
                 bindings: Default::default(),
                 body,

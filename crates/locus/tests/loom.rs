@@ -165,6 +165,48 @@ fn concurrent_failures_keep_one_error() {
     });
 }
 
+/// Two tasks finish at once while a third submits a child before finishing, as tasks
+/// holding no reference count on their run do: exactly one of them, the last, is
+/// asked to keep the run alive, and before its decrement (the waiter has not woken
+/// yet); the waiter wakes once every task has finished.
+#[test]
+fn only_the_last_finisher_keeps_the_run_alive() {
+    model(|| {
+        let run = Arc::new(Completion::<()>::default());
+        run.task_submitted();
+        run.task_submitted();
+        let kept = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<_> = (0..2)
+            .map(|i| {
+                let (run, kept) = (run.clone(), kept.clone());
+                thread::spawn(move || {
+                    if i == 0 {
+                        // A running task submits a child, which finishes after it.
+                        run.task_submitted();
+                    }
+                    let last = run.task_finished_with(|| {
+                        assert_ne!(run.outstanding(), 0, "kept before the last decrement");
+                        kept.fetch_add(1, Ordering::Relaxed);
+                    });
+                    if i == 0 {
+                        // The child.
+                        return last
+                            | run.task_finished_with(|| {
+                                kept.fetch_add(1, Ordering::Relaxed);
+                            });
+                    }
+                    last
+                })
+            })
+            .collect();
+        run.wait_done();
+        assert_eq!(run.outstanding(), 0);
+        let last: Vec<bool> = tasks.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(last.iter().filter(|&&l| l).count(), 1, "{last:?}");
+        assert_eq!(kept.load(Ordering::Relaxed), 1);
+    });
+}
+
 // ---- Sleeping and waking workers (engine/threads/sleep.rs) ----
 
 /// One queued task: a producer publishes it, a worker takes it.
@@ -318,13 +360,18 @@ fn version_counts_live_and_peak() {
     });
 }
 
-/// A run starts (resetting the peak) while another thread creates a version: the peak
-/// never ends below the versions alive.
-#[test]
-fn version_counts_reset_racing_with_creation() {
-    model(|| {
+/// A run starts (resetting the peak) while another thread creates a version, with one
+/// version alive and the peak at `peak` before: the peak never ends below the versions
+/// alive.
+fn reset_racing_with_creation(peak: usize) {
+    model(move || {
         let counts = Arc::new(VersionCounts::default());
-        counts.version_created(true);
+        for _ in 0..peak {
+            counts.version_created(true);
+        }
+        for _ in 1..peak {
+            counts.version_dropped();
+        }
         let creator = {
             let counts = counts.clone();
             thread::spawn(move || counts.version_created(true))
@@ -334,6 +381,19 @@ fn version_counts_reset_racing_with_creation() {
         assert_eq!(counts.live(), 2);
         assert!(counts.peak() >= 2, "peak {} below live 2", counts.peak());
     });
+}
+
+/// The creation raises the peak (one version alive, peak one).
+#[test]
+fn version_counts_reset_racing_with_creation() {
+    reset_racing_with_creation(1);
+}
+
+/// The old peak already covers the creation, which skips raising it: the reset still
+/// leaves the peak at the versions alive.
+#[test]
+fn version_counts_reset_racing_with_creation_below_peak() {
+    reset_racing_with_creation(2);
 }
 
 /// The last readers of a shared version finish while the writer that supersedes it is

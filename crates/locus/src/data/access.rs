@@ -17,7 +17,7 @@ use super::handle::{DataInner, Element};
 use super::partition::Piece;
 use super::reduce::{Reduce, ReduceBinding, Reducer};
 use super::shared::SharedBuffer;
-use super::version::Version;
+use super::version::VersionRef;
 
 /// How a task accesses one datum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,12 +79,12 @@ pub struct Binding {
     pub(crate) weak: bool,
     /// The version read (reads and read-writes; for a weak write, the version it
     /// supersedes, which its children start from).
-    pub(crate) input: Option<Arc<Version>>,
+    pub(crate) input: Option<VersionRef>,
     /// The version written (writes and read-writes).
-    pub(crate) output: Option<Arc<Version>>,
+    pub(crate) output: Option<VersionRef>,
     /// Shared data written in place: the version it supersedes, whose writer and
     /// readers the task waits for.
-    pub(crate) after: Option<Arc<Version>>,
+    pub(crate) after: Option<VersionRef>,
     /// First byte of the accessed part.
     pub(crate) offset: usize,
     /// Bytes accessed.

@@ -14,33 +14,56 @@ use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::{lock, Mutex};
 
 /// Counts of live versions, shared by all versions of a runtime.
+///
+/// Live versions and versions created share one word, so that creating a version is
+/// one read-modify-write: the low 32 bits count live versions (fewer than 2^32: each
+/// holds a heap record), the high 32 bits versions created, modulo 2^32; the rare
+/// creation that wraps them counts the wrap in `created_wraps`.
 #[derive(Default)]
 pub struct VersionCounts {
-    live: AtomicUsize,
+    word: AtomicU64,
     peak: AtomicUsize,
-    created: AtomicU64,
+    created_wraps: AtomicU64,
 }
+
+/// One live version in [`VersionCounts::word`].
+const LIVE: u64 = 1;
+/// One version created in [`VersionCounts::word`].
+const CREATED: u64 = 1 << 32;
 
 impl VersionCounts {
     /// Counts a version just created; `renamed` says whether it is a new version of
     /// versioned data (a renaming: counted in `created`), or an ordering point of
     /// shared data updated in place (alive, but no new contents).
+    ///
+    /// The peak is raised only when `live` is above what it holds: in a steady state
+    /// (a chain of tasks, each version replacing one) creating a version costs the
+    /// increment of the counts alone. A peak read at or above `live` is exact: the peak
+    /// only grows between resets, and [`reset_peak`](Self::reset_peak) is ordered with
+    /// this read by its read-modify-write of the counts (its doc).
     pub fn version_created(&self, renamed: bool) {
-        let live = self.live.fetch_add(1, Ordering::AcqRel) + 1;
-        self.peak.fetch_max(live, Ordering::AcqRel);
-        if renamed {
-            self.created.fetch_add(1, Ordering::Relaxed);
+        let add = if renamed { LIVE + CREATED } else { LIVE };
+        let before = self.word.fetch_add(add, Ordering::AcqRel);
+        debug_assert!(before as u32 != u32::MAX, "fewer than 2^32 live versions");
+        if renamed && before >> 32 == u64::from(u32::MAX) {
+            // The created half wrapped (the carry left the word).
+            self.created_wraps.fetch_add(1, Ordering::Relaxed);
+        }
+        let live = (before as u32) as usize + 1;
+        if self.peak.load(Ordering::Acquire) < live {
+            self.peak.fetch_max(live, Ordering::AcqRel);
         }
     }
 
     /// Counts a version dropped.
     pub fn version_dropped(&self) {
-        self.live.fetch_sub(1, Ordering::AcqRel);
+        // A live version is counted: the low half does not borrow from the high one.
+        self.word.fetch_sub(LIVE, Ordering::AcqRel);
     }
 
     /// Versions currently alive (held by a handle or a task).
     pub fn live(&self) -> usize {
-        self.live.load(Ordering::Acquire)
+        (self.word.load(Ordering::Acquire) as u32) as usize
     }
 
     /// Highest number of live versions since the last [`reset_peak`](Self::reset_peak).
@@ -48,9 +71,12 @@ impl VersionCounts {
         self.peak.load(Ordering::Acquire)
     }
 
-    /// Versions created since the runtime started.
+    /// Versions created since the runtime started (read while a creation wraps the
+    /// word's half, the count may lack 2^32 for that moment; runs read it before and
+    /// after, when their own creations are done).
     pub fn created(&self) -> u64 {
-        self.created.load(Ordering::Acquire)
+        let low = self.word.load(Ordering::Acquire) >> 32;
+        (self.created_wraps.load(Ordering::Acquire) << 32) | low
     }
 
     /// Starts a new peak from the versions alive now.
@@ -58,12 +84,17 @@ impl VersionCounts {
     /// Not a plain store of `live`: a version created on another thread between the
     /// read of `live` and the store would leave the peak below the versions alive (the
     /// loom model `version_counts_reset_racing_with_creation` finds it). The peak is
-    /// zeroed first, then raised to `live`. A creation whose `fetch_max` comes after the
-    /// swap raises the peak itself; one whose `fetch_max` comes before is read by the
-    /// `AcqRel` swap, so its increment of `live` happens before the read of `live`.
+    /// zeroed first, then raised to `live`, read by a read-modify-write (`fetch_add`
+    /// of 0) of the counts, which reads their latest value. A creation whose increment
+    /// comes after that read in the counts' order reads it (`AcqRel` on both), so
+    /// its read of the peak comes after the swap: it finds the peak below its count
+    /// and raises it. A creation whose increment comes before is in the value read.
+    /// A creation that read the peak before the swap and skipped `fetch_max` is thus
+    /// counted by the reset itself.
     pub fn reset_peak(&self) {
         self.peak.swap(0, Ordering::AcqRel);
-        self.peak.fetch_max(self.live(), Ordering::AcqRel);
+        let live = (self.word.fetch_add(0, Ordering::AcqRel) as u32) as usize;
+        self.peak.fetch_max(live, Ordering::AcqRel);
     }
 }
 
@@ -121,5 +152,29 @@ impl<T> Readers<T> {
             state.release_waiters.push(task.clone());
             true
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_counts_past_the_wrap_of_its_half_word() {
+        let counts = VersionCounts::default();
+        counts.version_created(true);
+        counts.version_created(false);
+        assert_eq!((counts.live(), counts.created(), counts.peak()), (2, 1, 2));
+        // The created half at its last value before wrapping, one version alive.
+        counts
+            .word
+            .store((u64::from(u32::MAX) << 32) | 1, Ordering::Relaxed);
+        counts.version_created(true);
+        assert_eq!(counts.live(), 2);
+        assert_eq!(counts.created(), 1 << 32);
+        counts.version_created(true);
+        counts.version_dropped();
+        counts.version_dropped();
+        assert_eq!((counts.live(), counts.created()), (1, (1 << 32) + 1));
     }
 }

@@ -12,7 +12,7 @@ use super::access::{Mode, Read, ReadWrite, Weak, Write};
 use super::partition::{PartOf, Table};
 use super::reduce::{Group, Reduce};
 use super::shared::{SharedBuffer, SharedSetup};
-use super::version::{Version, VersionCounts};
+use super::version::{Version, VersionCounts, VersionRef};
 use crate::error::Error;
 
 /// The element type of versioned data: plain old data, so that any bytes are a valid
@@ -72,7 +72,7 @@ pub(crate) struct DataInner {
     /// exist, which is `unavailable`).
     bytes: usize,
     /// The version the next submitted task binds to.
-    pub(crate) current: Mutex<Arc<Version>>,
+    pub(crate) current: Mutex<VersionRef>,
     /// The buffer every version names, for shared data (updated in place).
     pub(crate) shared: Option<Arc<SharedBuffer>>,
     /// Why the datum's memory could not be made, if it could not: tasks declaring it
@@ -227,10 +227,10 @@ impl DataInner {
 
     /// The current version, locked, resolved to the last committed one when its
     /// producer did not complete (a failed run: `data::version`, "Failed producers").
-    pub(crate) fn lock_current(&self) -> std::sync::MutexGuard<'_, Arc<Version>> {
+    pub(crate) fn lock_current(&self) -> std::sync::MutexGuard<'_, VersionRef> {
         let mut current = lock(&self.current);
         if current.is_abandoned() {
-            let committed = current.committed();
+            let committed = Version::committed(&current);
             *current = committed;
         }
         current
@@ -271,7 +271,7 @@ impl DataInner {
 
     /// Makes `version` the current one: a datum created in a task's scope follows
     /// what the task's children wrote, once the task is complete.
-    pub(crate) fn follow(&self, version: Arc<Version>) {
+    pub(crate) fn follow(&self, version: VersionRef) {
         *lock(&self.current) = version;
     }
 
@@ -290,7 +290,7 @@ impl DataInner {
     }
 
     /// The version the next task binds to.
-    pub(crate) fn current(&self) -> Arc<Version> {
+    pub(crate) fn current(&self) -> VersionRef {
         self.lock_current().clone()
     }
 }

@@ -6,7 +6,7 @@
 //! wait in its list of waiters; the producer's completion hands them back to the engine.
 //! Its buffer is allocated either at submission (immediate allocation) or by the
 //! producer's worker right before the body runs (deferred allocation), and returns to its
-//! node's pool when the last `Arc<Version>` is dropped.
+//! node's pool when the last [`VersionRef`] to it is dropped.
 //!
 //! Every version of a shared datum names the datum's one buffer instead; readers are
 //! then counted, so that the next writer can wait for them (write after read).
@@ -50,30 +50,127 @@
 //! segments only once the body has returned, so a segment it updates in place needs
 //! no copy.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use locus_mem::pool::Block;
 
 use super::counts::Readers;
 pub(crate) use super::counts::VersionCounts;
-use super::handle::lock;
 use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
+
+/// A shared reference to a version: a reference count without a weak count, so that
+/// freeing a version is one atomic decrement, and [`Version::take_over`]'s check that
+/// nobody else holds one is a load (no `Weak` of a version is ever made).
+pub(crate) type VersionRef = triomphe::Arc<Version>;
+
+/// The lock of a version's [`State`].
+type StateLock = spin::mutex::SpinMutex<State, spin::relax::Yield>;
 
 /// The tasks waiting for a version: inline for the one or two most versions have.
 pub(crate) type Waiters = smallvec::SmallVec<[TaskRef; 2]>;
 
 struct State {
     produced: bool,
-    /// Published by a producer that did not complete (see the module doc).
-    abandoned: bool,
-    /// The version this one superseded, until this one is committed.
-    fallback: Option<Arc<Version>>,
     waiters: Waiters,
     /// Versions that forward to this one and wait for it to be produced, with whether
     /// their own producer completed: published with it.
-    chained: Vec<(Arc<Version>, bool)>,
+    chained: Vec<(VersionRef, bool)>,
+}
+
+/// The version a pending version superseded (module doc, "Failed producers"), in a
+/// cell that takes no lock: only the version's producer writes it, before it publishes
+/// the version (at creation, [`Version::take_over`], [`Version::publish`]), and others
+/// read it only once the version is abandoned, which its publication says last (the
+/// `Release` store of `Version::abandoned`, read with `Acquire`). So no two threads
+/// touch it at once, and a reader sees the producer's last write.
+struct Fallback(std::cell::UnsafeCell<Option<VersionRef>>);
+
+// SAFETY: the protocol of the type doc gives the cell one user at a time, each after the
+// previous one's accesses (program order for the producer; the `abandoned` flag for the
+// readers after it), as a lock would; the contents are `Send`.
+unsafe impl Sync for Fallback {}
+
+/// A version's buffer, set at most once: a `OnceLock` of one read-modify-write per set
+/// (the `OnceLock` takes two, to start and to end its initialisation), which every
+/// version written pays once.
+///
+/// `state` goes from `EMPTY` to `WRITING` (one compare-and-swap: the one setter) to
+/// `READY` (a `Release` store, after the buffer is written); readers read the buffer
+/// only after reading `READY` (`Acquire`). A setter that loses the race waits for the
+/// winner's `READY`, as `OnceLock::set` does, and gets its buffer back. `take` needs
+/// `&mut`, so no reader is left.
+struct BufferCell {
+    state: AtomicU8,
+    value: std::cell::UnsafeCell<std::mem::MaybeUninit<Buffer>>,
+}
+
+const EMPTY: u8 = 0;
+const WRITING: u8 = 1;
+const READY: u8 = 2;
+
+// SAFETY: the buffer is written once, by the one setter that won `state`, before its
+// `Release` store of `READY`, and read only after an `Acquire` load of `READY` (or
+// through `&mut`): no access races with the write, and readers only share it. A
+// `Buffer` is `Send` and `Sync`.
+unsafe impl Sync for BufferCell {}
+
+impl Default for BufferCell {
+    fn default() -> Self {
+        BufferCell {
+            state: AtomicU8::new(EMPTY),
+            value: std::cell::UnsafeCell::new(std::mem::MaybeUninit::uninit()),
+        }
+    }
+}
+
+impl BufferCell {
+    fn get(&self) -> Option<&Buffer> {
+        (self.state.load(Ordering::Acquire) == READY)
+            // SAFETY: `READY` is stored after the buffer is written (type doc).
+            .then(|| unsafe { (*self.value.get()).assume_init_ref() })
+    }
+
+    /// Sets the buffer unless one is set (or being set): then `buffer` comes back.
+    fn set(&self, buffer: Buffer) -> Result<(), Buffer> {
+        match self
+            .state
+            .compare_exchange(EMPTY, WRITING, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => {
+                // SAFETY: this call won `state`: nobody else writes or reads the value
+                // until `READY` is stored below.
+                unsafe { (*self.value.get()).write(buffer) };
+                self.state.store(READY, Ordering::Release);
+                Ok(())
+            }
+            Err(_) => {
+                // The winner's buffer is being written: wait for it, as `OnceLock`.
+                while self.state.load(Ordering::Acquire) != READY {
+                    std::hint::spin_loop();
+                }
+                Err(buffer)
+            }
+        }
+    }
+
+    fn take(&mut self) -> Option<Buffer> {
+        let state = self.state.get_mut();
+        if *state != READY {
+            return None;
+        }
+        *state = EMPTY;
+        // SAFETY: the value was written (`READY`) and, `state` now `EMPTY`, is read
+        // out once; `&mut self` excludes every other access.
+        Some(unsafe { (*self.value.get()).assume_init_read() })
+    }
+}
+
+impl Drop for BufferCell {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
 }
 
 /// The memory of a version: a block of its own, or the buffer of a shared datum, which
@@ -132,18 +229,25 @@ impl Buffer {
 pub(crate) struct Version {
     /// Size of the version's buffer in bytes.
     pub(crate) bytes: usize,
-    buffer: OnceLock<Buffer>,
+    buffer: BufferCell,
     /// The version whose contents this one stands for, when it holds none of its own:
     /// a task's version of a datum its children wrote after it, or the starting point
     /// of a task's children on the task's own output (nested tasks, `graph::domain`).
-    forward: OnceLock<Arc<Version>>,
-    state: Mutex<State>,
+    forward: OnceLock<VersionRef>,
+    /// Its producer's state and waiters, under a spin lock: every section under it is
+    /// a few instructions that never block, and its release is a store, where a
+    /// `Mutex`'s release is a read-modify-write (it must learn whether a thread sleeps
+    /// on it). A thread finding it held yields its processor until it is free, so a
+    /// holder preempted mid-section is not spun against.
+    state: StateLock,
+    /// The version this one superseded, until this one is committed.
+    fallback: Fallback,
     /// Shared data: tasks bound to read this version and not finished, and the next
     /// writer, waiting for them (module `counts`).
     readers: Readers<TaskRef>,
     counts: Arc<VersionCounts>,
-    /// `state.abandoned`, readable without the lock: set once, never cleared, so that
-    /// the common case (a version that is not abandoned) takes no lock to say so.
+    /// Published by a producer that did not complete (see the module doc): set once,
+    /// after the last write of `fallback`, never cleared.
     abandoned: AtomicBool,
     /// Immediate allocation: the node the buffer goes to when made at execution.
     placement: OnceLock<usize>,
@@ -155,24 +259,23 @@ impl Version {
         produced: bool,
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
-        fallback: Option<Arc<Version>>,
-    ) -> Arc<Self> {
+        fallback: Option<VersionRef>,
+    ) -> VersionRef {
         counts.version_created(shared.is_none());
-        let buffer = OnceLock::new();
+        let buffer = BufferCell::default();
         if let Some(s) = shared {
             let _ = buffer.set(Buffer::Shared(s.clone()));
         }
-        Arc::new(Version {
+        VersionRef::new(Version {
             bytes,
             buffer,
             forward: OnceLock::new(),
-            state: Mutex::new(State {
+            state: StateLock::new(State {
                 produced,
-                abandoned: false,
-                fallback,
                 waiters: Waiters::new(),
                 chained: Vec::new(),
             }),
+            fallback: Fallback(std::cell::UnsafeCell::new(fallback)),
             readers: Readers::default(),
             counts: counts.clone(),
             abandoned: AtomicBool::new(false),
@@ -186,7 +289,7 @@ impl Version {
         bytes: usize,
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
-    ) -> Arc<Self> {
+    ) -> VersionRef {
         Version::new(bytes, true, counts, shared, None)
     }
 
@@ -196,7 +299,7 @@ impl Version {
         bytes: usize,
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
-    ) -> Arc<Self> {
+    ) -> VersionRef {
         Version::new(bytes, false, counts, shared, None)
     }
 
@@ -207,8 +310,8 @@ impl Version {
     pub(crate) fn superseding(
         bytes: usize,
         counts: &Arc<VersionCounts>,
-        previous: Arc<Version>,
-    ) -> Arc<Self> {
+        previous: VersionRef,
+    ) -> VersionRef {
         Version::new(bytes, false, counts, None, Some(previous))
     }
 
@@ -219,18 +322,31 @@ impl Version {
 
     /// Whether tasks wait for this version to be produced.
     pub(crate) fn has_waiters(&self) -> bool {
-        !lock(&self.state).waiters.is_empty()
+        !self.state.lock().waiters.is_empty()
     }
 
-    /// Keeps `previous`, the version this pending one supersedes, until this one is
-    /// committed (module doc, "Failed producers").
-    pub(crate) fn keep_fallback(&self, previous: Arc<Version>) {
-        lock(&self.state).fallback = Some(previous);
+    /// The fallback, for its producer to change before it publishes the version.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the version's producer, before its publication (`Fallback`), and
+    /// holds no other borrow of the fallback.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn fallback_mut(&self) -> &mut Option<VersionRef> {
+        // SAFETY: the caller's contract: nobody else touches the cell meanwhile.
+        unsafe { &mut *self.fallback.0.get() }
     }
 
-    /// Takes back the version kept by [`keep_fallback`](Self::keep_fallback).
-    fn take_fallback(&self) -> Option<Arc<Version>> {
-        lock(&self.state).fallback.take()
+    /// The fallback of an abandoned version (which no one changes any more); `None`
+    /// if the version is not abandoned.
+    fn abandoned_fallback(&self) -> Option<&VersionRef> {
+        if !self.is_abandoned() {
+            return None;
+        }
+        // SAFETY: the version is abandoned: its producer's last write of the fallback
+        // happened before the `Release` store of `abandoned` read above (`Acquire`),
+        // and nobody writes it after (`Fallback`).
+        unsafe { (*self.fallback.0.get()).as_ref() }
     }
 
     /// Update in place (module doc): makes `input`, the version this pending one
@@ -242,27 +358,27 @@ impl Version {
     ///
     /// Called by the producer's worker before its body runs, once `input` is produced.
     pub(crate) fn take_over(
-        self: &Arc<Self>,
-        input: &mut Arc<Version>,
+        this: &VersionRef,
+        input: &mut VersionRef,
         node: Option<usize>,
     ) -> bool {
-        if self.buffer.get().is_some() || self.forward.get().is_some() {
+        if this.buffer.get().is_some() || this.forward.get().is_some() {
             return false;
         }
-        // The fallback is `input` itself: set aside while its holders are counted. Only
-        // this pending version's producer (the caller) publishes it, so nobody looks
-        // for the fallback meanwhile.
-        let fallback = self.take_fallback();
-        if fallback.as_ref().is_some_and(|f| !Arc::ptr_eq(f, input)) {
-            if let Some(f) = fallback {
-                self.keep_fallback(f);
-            }
+        // The fallback is `input` itself: set aside while its holders are counted.
+        // SAFETY: the caller is the producer of this pending version (the doc above),
+        // and the borrow ends within this function.
+        let fallback = unsafe { this.fallback_mut() };
+        if fallback
+            .as_ref()
+            .is_some_and(|f| !VersionRef::ptr_eq(f, input))
+        {
             return false;
         }
-        drop(fallback);
+        drop(fallback.take());
         // `get_mut` succeeds only if no other `Arc` exists: no task can bind to
         // `input` any more (it is superseded), so none can appear either.
-        let taken = match Arc::get_mut(input) {
+        let taken = match VersionRef::get_mut(input) {
             Some(old)
                 if old.forward.get().is_none()
                     && matches!(old.buffer.get(), Some(Buffer::Private(b))
@@ -274,12 +390,12 @@ impl Version {
         };
         match taken {
             Some(buffer) => {
-                let _ = self.buffer.set(buffer);
-                *input = self.clone();
+                let _ = this.buffer.set(buffer);
+                *input = this.clone();
                 true
             }
             None => {
-                self.keep_fallback(input.clone());
+                *fallback = Some(input.clone());
                 false
             }
         }
@@ -299,20 +415,13 @@ impl Version {
     /// The last committed version: this one, or, for a version whose producer did not
     /// complete, its fallback's last committed version. A version still pending is its
     /// own answer (its producer may yet complete).
-    pub(crate) fn committed(self: &Arc<Self>) -> Arc<Version> {
-        let mut v = self.clone();
-        if !self.is_abandoned() {
+    pub(crate) fn committed(this: &VersionRef) -> VersionRef {
+        let mut v = this.clone();
+        if !this.is_abandoned() {
             return v;
         }
-        loop {
-            let next = {
-                let state = lock(&v.state);
-                match (&state.fallback, state.abandoned) {
-                    (Some(previous), true) => previous.clone(),
-                    _ => break,
-                }
-            };
-            v = next;
+        while let Some(previous) = v.abandoned_fallback() {
+            v = previous.clone();
         }
         v
     }
@@ -343,7 +452,7 @@ impl Version {
     /// Registers `task` as waiting for this version unless it is already produced.
     /// Returns whether the task must wait.
     pub(crate) fn add_waiter(&self, task: &TaskRef) -> bool {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.produced {
             false
         } else {
@@ -356,15 +465,18 @@ impl Version {
     /// `complete` says whether its producer's body ran to its end: the version is then
     /// committed and lets its fallback go, or else abandoned (module doc).
     pub(crate) fn publish(&self, complete: bool) -> Waiters {
-        let mut state = lock(&self.state);
-        state.produced = true;
+        // SAFETY: the caller is the producer, publishing (or the publisher of the
+        // version this one is chained to, which its producer has finished with).
+        let fallback = unsafe { self.fallback_mut() };
         let fallback = if complete {
-            state.fallback.take()
+            fallback.take()
         } else {
-            state.abandoned = true;
+            // After the last write of the fallback: readers may look at it now.
             self.abandoned.store(true, Ordering::Release);
             None
         };
+        let mut state = self.state.lock();
+        state.produced = true;
         let mut waiters = std::mem::take(&mut state.waiters);
         let chained = std::mem::take(&mut state.chained);
         drop(state);
@@ -379,20 +491,20 @@ impl Version {
     /// Publishes this version, which its producer has finished with (`complete`: its
     /// body ran to its end), once the version it forwards to is produced too: at
     /// once, or when that one is.
-    pub(crate) fn publish_after_forward(self: &Arc<Self>, complete: bool) -> Waiters {
-        if let Some(target) = self.forward.get() {
-            let mut state = lock(&target.state);
+    pub(crate) fn publish_after_forward(this: &VersionRef, complete: bool) -> Waiters {
+        if let Some(target) = this.forward.get() {
+            let mut state = target.state.lock();
             if !state.produced {
-                state.chained.push((self.clone(), complete));
+                state.chained.push((this.clone(), complete));
                 return Waiters::new();
             }
         }
-        self.publish(complete)
+        this.publish(complete)
     }
 
     /// Whether the producer has finished.
     pub(crate) fn is_produced(&self) -> bool {
-        lock(&self.state).produced
+        self.state.lock().produced
     }
 
     /// The version holding this one's contents: itself, or where its forwards lead.
@@ -407,7 +519,7 @@ impl Version {
     /// Makes this version stand for `target`'s contents (see `forward`). A version
     /// forwards at most once; a target that already stands for this version's own
     /// contents (its forwards lead back here) leaves it as it is.
-    pub(crate) fn forward_to(&self, target: Arc<Version>) {
+    pub(crate) fn forward_to(&self, target: VersionRef) {
         if self.forward.get().is_none() && !std::ptr::eq(target.holder(), self) {
             let _ = self.forward.set(target);
         }

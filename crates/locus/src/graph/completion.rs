@@ -51,18 +51,50 @@ impl<E> Completion<E> {
     }
 
     /// Counts a finished task; the last one wakes the thread waiting in
-    /// [`wait_done`](Self::wait_done) and returns `true`.
+    /// [`wait_done`](Self::wait_done) and returns `true`. (Tasks finish through
+    /// [`task_finished_with`](Self::task_finished_with); the loom models use both.)
+    #[cfg_attr(not(loom), allow(dead_code))]
     pub fn task_finished(&self) -> bool {
-        // AcqRel: everything the finishing worker did for this task (its counters, the
-        // release of its versions, a failure it recorded) happens before the waiter sees
-        // zero; every decrement reads the previous ones, so the last acquires them all.
-        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut done = lock(&self.done);
-            *done = true;
-            self.done_cv.notify_all();
-            true
-        } else {
-            false
+        self.task_finished_with(|| ())
+    }
+
+    /// As [`task_finished`](Self::task_finished), calling `keep_alive` before the last
+    /// decrement only, and dropping what it returns after the waiting thread is woken:
+    /// the caller that holds no reference count on `self` takes one there, since the
+    /// woken thread may free `self` while that call still unlocks its lock.
+    ///
+    /// A decrement that leaves the count above zero is a compare-and-swap from a count
+    /// above one: it cannot be the last, and touches nothing after. A count read at one
+    /// is this task's alone (every other task has finished, and only an unfinished
+    /// task submits): that caller is the last.
+    pub fn task_finished_with<K>(&self, keep_alive: impl FnOnce() -> K) -> bool {
+        let mut n = self.outstanding.load(Ordering::Acquire);
+        loop {
+            if n == 1 {
+                let alive = keep_alive();
+                // AcqRel: everything the finishing worker did for this task (its
+                // counters, the release of its versions, a failure it recorded) happens
+                // before the waiter sees zero; every decrement reads the previous ones,
+                // so the last acquires them all.
+                let before = self.outstanding.fetch_sub(1, Ordering::AcqRel);
+                debug_assert_eq!(before, 1, "a count at one is the last task's");
+                let mut done = lock(&self.done);
+                *done = true;
+                self.done_cv.notify_all();
+                drop(done);
+                drop(alive);
+                return true;
+            }
+            // AcqRel as above; a failed exchange reads the current count.
+            match self.outstanding.compare_exchange_weak(
+                n,
+                n - 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return false,
+                Err(now) => n = now,
+            }
         }
     }
 

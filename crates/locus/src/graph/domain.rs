@@ -28,7 +28,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::data::version::Version;
+use crate::data::version::{Version, VersionRef};
 use crate::data::{lock_mutex, Binding, Bindings, DataInner, Mode};
 
 /// One datum of a domain.
@@ -38,13 +38,13 @@ pub(crate) struct Entry {
     id: u64,
     pub(crate) data: Arc<DataInner>,
     /// The version the next child binds to.
-    pub(crate) current: Arc<Version>,
+    pub(crate) current: VersionRef,
     /// Whether children may write the datum.
     pub(crate) writable: bool,
     /// The owner's output version of the datum, which its successors bind to.
-    pub(crate) output: Option<Arc<Version>>,
+    pub(crate) output: Option<VersionRef>,
     /// The start version made for the children on the owner's strong output.
-    pub(crate) start: Option<Arc<Version>>,
+    pub(crate) start: Option<VersionRef>,
     /// A datum created in the owner's scope: its run-wide version follows the
     /// children's writes at completion.
     pub(crate) local: bool,
@@ -176,7 +176,7 @@ impl ChildDomain {
         bindings: Bindings,
         completion: super::exec::Completion,
     ) -> Vec<crate::graph::TaskRef> {
-        let starts: Vec<Arc<Version>> = self
+        let starts: Vec<VersionRef> = self
             .entries()
             .iter()
             .filter_map(|e| e.start.clone())
@@ -197,10 +197,13 @@ impl ChildDomain {
         for e in entries {
             // The last complete write of the children (a failed run abandons the
             // writes of the children that panicked or never ran).
-            let last = e.current.committed();
+            let last = Version::committed(&e.current);
             if let Some(output) = &e.output {
-                let is_start = e.start.as_ref().is_some_and(|s| Arc::ptr_eq(s, &last));
-                if !is_start && !Arc::ptr_eq(output, &last) && e.data.shared.is_none() {
+                let is_start = e
+                    .start
+                    .as_ref()
+                    .is_some_and(|s| VersionRef::ptr_eq(s, &last));
+                if !is_start && !VersionRef::ptr_eq(output, &last) && e.data.shared.is_none() {
                     output.forward_to(last.clone());
                 }
             }

@@ -15,13 +15,13 @@ use locus_mem::pool::Pools;
 
 use super::domain::{ChildDomain, Entry};
 use super::hints::Hints;
-use super::run::RunState;
+use super::run::{RunRef, RunState};
 use super::scope::TaskCtx;
 use super::task::{Activated, Body, Job, Task, TaskRef};
 use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
 use crate::data::reduce::{combine_order, Group, ReduceBinding};
-use crate::data::version::{Buffer, Version};
+use crate::data::version::{Buffer, Version, VersionRef};
 use crate::data::{AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode};
 use crate::error::Error;
 use crate::sched::{AccessInfo, AccessInfos};
@@ -309,7 +309,7 @@ fn validate_nested(
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn submit<L, F>(
     ex: &dyn Executor,
-    run: &Arc<RunState>,
+    run: RunRef,
     throttle: Throttle,
     owner: Option<&Owner>,
     name: Cow<'static, str>,
@@ -334,8 +334,13 @@ where
         }
     };
     let mut entries = domain.map(ChildDomain::entries);
-    let mut resolved: SmallVec<[Resolved; 1]> = crate::data::small_vec_for(declared.len());
-    let checked = validate(run, &declared, entries.is_none()).and_then(|()| {
+    // Each binding takes its declaration's datum, without a count: the declarations
+    // are kept from dropping theirs (`forget_data` below), and are dropped whole only
+    // if the task is refused. (Should a panic leave `submit` before the bindings are
+    // made, they leak rather than release a count a binding may hold.)
+    let mut resolved: std::mem::ManuallyDrop<SmallVec<[Resolved; 1]>> =
+        std::mem::ManuallyDrop::new(crate::data::small_vec_for(declared.len()));
+    let checked = validate(&run, &declared, entries.is_none()).and_then(|()| {
         // Accesses to partitioned data bind to the segments they cover; only then can
         // two declarations meet on one segment (`partition::check_leaves`).
         let names: SmallVec<[String; 4]> = if declared.iter().any(|d| d.data.is_partitioned()) {
@@ -363,6 +368,9 @@ where
         _ => Ok(()),
     });
     if let Err(refusal) = checked {
+        drop(declared);
+        // Nothing was bound: the declarations keep their data's counts.
+        drop(std::mem::ManuallyDrop::into_inner(resolved));
         // The run fails too, so that a misuse cannot go unnoticed.
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
@@ -391,7 +399,7 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, Arc<Version>>); 4]> = SmallVec::new();
+    let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, VersionRef>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
         // One datum: one lock, no order to keep.
@@ -421,7 +429,7 @@ where
         }
         // The version the task binds to: the run-wide current one, or its parent's
         // domain's.
-        let slot: &mut Arc<Version> = match entries.as_mut() {
+        let slot: &mut VersionRef = match entries.as_mut() {
             Some(e) => &mut e[positions[leaf] as usize].current,
             None => {
                 let k = locked
@@ -507,7 +515,11 @@ where
         let es = d.data.elem_size;
         let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
         let binding = Binding {
-            data: d.data.clone(),
+            // SAFETY: the declaration's count moves to the binding: `resolved`, which
+            // holds the declaration, never drops this `Arc` (it is `ManuallyDrop`, and
+            // `forget_data` forgets it), and reads through it (`declared`) end below,
+            // while the binding, kept in `leaves`, holds the datum alive.
+            data: unsafe { std::ptr::read(&d.data) },
             mode: d.mode,
             weak: d.weak,
             input,
@@ -525,22 +537,35 @@ where
     drop(declared);
     // One binding per declared access: a gathered one holds its segments' bindings.
     // Without partitioned data, the leaves are those bindings already.
+    let resolved = std::mem::ManuallyDrop::into_inner(resolved);
     let gathered = resolved
         .iter()
         .any(|r| matches!(r, Resolved::Gathered { .. }));
     let bindings: Bindings = if !gathered {
-        drop(resolved);
+        for r in resolved {
+            if let Resolved::Plain(d) = r {
+                forget_data(d);
+            }
+        }
         leaves
     } else {
         let mut leaves = leaves.into_iter();
         resolved
             .into_iter()
             .map(|r| match r {
-                Resolved::Plain(_) => leaves.next().expect("one binding per leaf"),
+                Resolved::Plain(d) => {
+                    forget_data(d);
+                    leaves.next().expect("one binding per leaf")
+                }
                 Resolved::Gathered { outer, leaves: l } => {
                     let bytes = outer.range.len() * outer.data.elem_size;
-                    let (count, pieces): (Vec<()>, Vec<Vec<Piece>>) =
-                        l.into_iter().map(|(_, p)| ((), p)).unzip();
+                    let pieces: Vec<Vec<Piece>> = l
+                        .into_iter()
+                        .map(|(d, p)| {
+                            forget_data(d);
+                            p
+                        })
+                        .collect();
                     Binding {
                         data: outer.data,
                         mode: outer.mode,
@@ -552,7 +577,7 @@ where
                         bytes,
                         reduce: None,
                         gather: Some(Box::new(Gather {
-                            leaves: leaves.by_ref().take(count.len()).collect(),
+                            leaves: leaves.by_ref().take(pieces.len()).collect(),
                             pieces,
                             block: std::sync::OnceLock::new(),
                         })),
@@ -589,7 +614,7 @@ where
     };
     let task = Task::new(
         name,
-        run.clone(),
+        run,
         Job {
             bindings,
             body,
@@ -619,6 +644,14 @@ where
         }
     }
     Ok(())
+}
+
+/// Drops a declaration whose binding took its datum's count (`submit`), but for that
+/// count.
+fn forget_data(declared: Declared) {
+    let Declared { data, reducer, .. } = declared;
+    std::mem::forget(data);
+    drop(reducer);
 }
 
 /// Registers a task just made with the versions it waits for.
@@ -659,9 +692,9 @@ fn register(task: &TaskRef) {
 /// once the submission's bindings are made; it is counted in the run already.
 fn close_reduction(
     ex: &dyn Executor,
-    run: &Arc<RunState>,
+    run: RunRef,
     data: &Arc<DataInner>,
-    slot: &mut Arc<Version>,
+    slot: &mut VersionRef,
     alloc_failed: &mut Option<Error>,
 ) -> Option<(TaskRef, Arc<Group>)> {
     let group = data.reduction.lock().take()?;
@@ -713,7 +746,7 @@ fn close_reduction(
     });
     let task = Task::new(
         name,
-        run.clone(),
+        run,
         Job {
             bindings: smallvec::smallvec![binding],
             body,
@@ -822,7 +855,7 @@ fn prepare_buffers(
         }
 
         if let (Mode::ReadWrite, Some(output), Some(input)) = (b.mode, &b.output, &mut b.input) {
-            if output.take_over(input, in_place_node) {
+            if Version::take_over(output, input, in_place_node) {
                 task.run
                     .counters
                     .worker(ex.worker())
@@ -1156,7 +1189,7 @@ fn for_each_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo)) {
 /// What one access of a binding's leaf touches.
 enum Touched<'a> {
     /// The version it reads or writes (none yet for some outputs).
-    Version(Option<&'a Arc<Version>>),
+    Version(Option<&'a VersionRef>),
     /// The private copy of a reduction, read and written.
     Reduction(&'a crate::data::reduce::ReduceBinding),
 }
@@ -1192,7 +1225,7 @@ fn for_each_leaf_access<'a>(
 fn for_each_keyed_access(bindings: &[Binding], mut f: impl FnMut(AccessInfo, MemoryKey)) {
     for_each_leaf_access(bindings, |b, touched, input| match touched {
         Touched::Version(version) => {
-            let key = version.map_or(0, |v| Arc::as_ptr(v) as usize);
+            let key = version.map_or(0, |v| VersionRef::as_ptr(v) as usize);
             match version.and_then(|v| v.buffer()) {
                 Some(Buffer::Shared(s)) => {
                     let mut offset = b.offset;
@@ -1561,7 +1594,7 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
         let published = b
             .output
             .as_ref()
-            .map(|o| o.publish_after_forward(completion == Completion::Done))
+            .map(|o| Version::publish_after_forward(o, completion == Completion::Done))
             .unwrap_or_default();
         if completion != Completion::Done && b.output.is_some() && shared.is_none() {
             // The datum goes back to its last committed version now, so that the

@@ -27,6 +27,6 @@ pub(crate) use team::{Owned, TeamInner};
 
 pub(crate) use exec::{current_executor, drop_payload, panic_message, policy_access_infos};
 pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, MemoryKey, Started};
-pub(crate) use run::RunState;
+pub(crate) use run::{RunRef, RunState};
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
 pub(crate) use task::{Body, BodyFor, Job};

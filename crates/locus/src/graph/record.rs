@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::data::version::Version;
+use crate::data::version::VersionRef;
 use crate::data::{AccessList, DataInner, Declared, Mode, RawView};
 use crate::error::Error;
 
@@ -53,7 +53,7 @@ pub(crate) struct RecordedDatum {
     pub(crate) inner: Arc<DataInner>,
     /// Its version when the graph was recorded: a replay finding another fails
     /// (the datum was written outside the graph).
-    pub(crate) snapshot: Arc<Version>,
+    pub(crate) snapshot: VersionRef,
     /// Versions the graph writes per iteration (`k`: versions `1..=k`), with the task
     /// producing each (`producers[j - 1]` writes version `j`).
     pub(crate) producers: Vec<u32>,

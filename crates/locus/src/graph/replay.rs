@@ -51,7 +51,7 @@ use locus_mem::pool::Pools;
 
 use super::record::{RecordedAccess, RecordedDatum, RecordedTask, ReplayBody};
 use super::Affinity;
-use crate::data::version::{Version, VersionCounts};
+use crate::data::version::{Version, VersionCounts, VersionRef};
 use crate::data::{lock_mutex, DataInner, Mode, RawView};
 use crate::error::{Error, RunError};
 use crate::metrics::{Report, RunCounters};
@@ -197,7 +197,7 @@ pub struct Graph {
     /// Which of each rotated datum's two alternating buffers holds its contents.
     parity: usize,
     /// Per datum, the version the graph expects to find current.
-    expected: Vec<Arc<Version>>,
+    expected: Vec<VersionRef>,
 }
 
 impl std::fmt::Debug for Graph {
@@ -215,9 +215,9 @@ impl std::fmt::Debug for Graph {
 #[derive(Default)]
 struct Rotation {
     /// Versions 0 and `k` alternate between these.
-    alternating: Vec<Arc<Version>>,
+    alternating: Vec<VersionRef>,
     /// Versions `1..k`, each its own.
-    middle: Vec<Arc<Version>>,
+    middle: Vec<VersionRef>,
 }
 
 /// One task as replays run it.
@@ -422,7 +422,7 @@ impl Graph {
                 Some(format!("`{name}` was freed"))
             } else if d.inner.is_partitioned() {
                 Some(format!("`{name}` was partitioned"))
-            } else if !Arc::ptr_eq(&d.inner.current(), expected) {
+            } else if !VersionRef::ptr_eq(&d.inner.current(), expected) {
                 Some(format!("`{name}` was written outside the graph"))
             } else {
                 d.inner
@@ -952,7 +952,7 @@ fn current_versions<'g>(
     data: &'g [RecordedDatum],
     buffers: &'g Option<Vec<Rotation>>,
     parity: usize,
-) -> impl Iterator<Item = (&'g RecordedDatum, &'g Arc<Version>)> {
+) -> impl Iterator<Item = (&'g RecordedDatum, &'g VersionRef)> {
     buffers
         .iter()
         .flatten()
@@ -966,7 +966,7 @@ fn new_version(
     versions: &Arc<VersionCounts>,
     node: usize,
     bytes: usize,
-) -> Result<Arc<Version>, locus_mem::pool::AllocError> {
+) -> Result<VersionRef, locus_mem::pool::AllocError> {
     let v = Version::initial(bytes, versions, None);
     v.buffer_or_alloc(|| pools.alloc_zeroed(node, bytes))?;
     Ok(v)

@@ -1,5 +1,6 @@
 //! The state of one run: outstanding tasks, the first error, and the metrics.
 
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::completion::Completion;
@@ -88,9 +89,11 @@ impl RunState {
     }
 
     /// Counts a finished task; the last one wakes the thread waiting in
-    /// [`wait_done`](Self::wait_done).
-    pub(crate) fn task_finished(&self) {
-        self.completion.task_finished();
+    /// [`wait_done`](Self::wait_done). `keep_alive` is called by the last one only,
+    /// before its decrement, and what it returns is dropped once the waiting thread
+    /// is woken (see [`RunRef::task_finished`]).
+    fn task_finished<K>(&self, keep_alive: impl FnOnce() -> K) {
+        self.completion.task_finished_with(keep_alive);
     }
 
     /// Blocks until every task of the run has finished.
@@ -111,5 +114,68 @@ impl RunState {
     /// Takes the first error, if any.
     pub(crate) fn take_error(&self) -> Option<Error> {
         self.completion.take_error()
+    }
+}
+
+/// A task's reference to its run: a pointer, not a reference count, so that making and
+/// dropping a task touches no run-wide count.
+///
+/// The run's state is owned by the thread that started the run (`Runtime::run`), which
+/// keeps its `Arc` until the engine's `run` has returned, after every task of the run
+/// has finished (the engine contract): the engine may use the root's reference until
+/// then, and a task reads its run only from its submission to its end
+/// ([`RunRef::task_finished`] is the last use), while the run cannot end. The one use that could
+/// outlive the owner's `Arc` is the end of the last task itself, which wakes the owner
+/// and then unlocks the run's lock: [`RunRef::task_finished`] takes a reference count
+/// for it, and only for it.
+#[derive(Clone, Copy)]
+pub(crate) struct RunRef(NonNull<RunState>);
+
+// SAFETY: a `RunRef` is a shared reference to a `RunState` (`Sync`: atomics, locks and
+// per-worker counters with their own single-writer rules), valid as the type doc says.
+unsafe impl Send for RunRef {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for RunRef {}
+
+impl RunRef {
+    /// A reference to `run` for its tasks.
+    ///
+    /// # Safety
+    ///
+    /// `run` (the `Arc`) is kept until every task made with the reference has finished
+    /// ([`RunState::wait_done`] returned), and no task uses its run after its own
+    /// [`task_finished`](Self::task_finished).
+    pub(crate) unsafe fn new(run: &Arc<RunState>) -> Self {
+        RunRef(NonNull::from(&**run))
+    }
+
+    /// Counts the task finished: its last use of the run.
+    pub(crate) fn task_finished(self) {
+        let ptr = self.0.as_ptr().cast_const();
+        self.task_finished_keeping(|| {
+            // SAFETY: `ptr` is the data of the owner's `Arc` (`RunRef::new`), which is
+            // alive: this task has not finished, so the run has not ended. The count
+            // taken here keeps the state alive until the owner, woken by this last
+            // decrement, is done with it and this call has unlocked the run's lock.
+            unsafe {
+                Arc::increment_strong_count(ptr);
+                Arc::from_raw(ptr)
+            }
+        });
+    }
+
+    fn task_finished_keeping<K>(self, keep_alive: impl FnOnce() -> K) {
+        // SAFETY: this task has not finished yet (the type doc).
+        unsafe { self.0.as_ref() }.task_finished(keep_alive);
+    }
+}
+
+impl std::ops::Deref for RunRef {
+    type Target = RunState;
+
+    fn deref(&self) -> &RunState {
+        // SAFETY: only a task that has not finished uses its run (the type doc), and
+        // the run lives until every task has.
+        unsafe { self.0.as_ref() }
     }
 }

@@ -2,12 +2,12 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::exec::{current_executor, submit, Owner, TaskBody, Throttle};
 use super::hints::{Affinity, Hints};
-use super::run::RunState;
+use super::run::RunRef;
+use crate::data::version::VersionRef;
 use crate::data::{AccessList, Data, DataInner, Element};
 use crate::error::Error;
 
@@ -21,7 +21,7 @@ use crate::error::Error;
 pub struct Scope {
     /// The run, borrowed from the task whose body holds the scope (see
     /// [`TaskCtx::new`]): no reference count is taken per task run.
-    run: NonNull<Arc<RunState>>,
+    run: RunRef,
     /// The task whose domain the scope's tasks bind in; `None` for the run's control
     /// program, whose tasks bind to the run-wide current versions.
     owner: Option<Owner>,
@@ -39,13 +39,13 @@ impl Scope {
     ///
     /// `run` outlives the scope.
     unsafe fn new(
-        run: &Arc<RunState>,
+        run: RunRef,
         throttle: Throttle,
         owner: Option<Owner>,
         team: Option<super::Team>,
     ) -> Self {
         Scope {
-            run: NonNull::from(run),
+            run,
             owner,
             throttle,
             team,
@@ -54,9 +54,9 @@ impl Scope {
     }
 
     /// The run the scope submits to.
-    fn run(&self) -> &Arc<RunState> {
-        // SAFETY: `Scope::new`'s contract: the run outlives the scope.
-        unsafe { self.run.as_ref() }
+    fn run(&self) -> RunRef {
+        // `Scope::new`'s contract: the run outlives the scope.
+        self.run
     }
 
     /// Starts a task declaring `accesses`; add hints, then [`spawn`](TaskBuilder::spawn).
@@ -395,7 +395,7 @@ impl TaskCtx {
     ) -> Self {
         TaskCtx {
             // SAFETY: the caller's contract.
-            scope: unsafe { Scope::new(&task.run, throttle, owner, team) },
+            scope: unsafe { Scope::new(task.run, throttle, owner, team) },
             worker,
             node,
             task: std::ptr::NonNull::from(task),
@@ -535,7 +535,7 @@ impl TaskCtx {
                 if entry
                     .start
                     .as_ref()
-                    .is_some_and(|s| Arc::ptr_eq(s, &entry.current))
+                    .is_some_and(|s| VersionRef::ptr_eq(s, &entry.current))
                 {
                     return Err(refuse(format!(
                         "`{}` is this task's own output and no child wrote it: read it \

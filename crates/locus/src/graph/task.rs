@@ -2,10 +2,9 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use super::hints::Hints;
-use super::run::RunState;
+use super::run::RunRef;
 use super::scope::TaskCtx;
 use super::task_state::TaskState;
 use crate::data::Binding;
@@ -17,7 +16,9 @@ use crate::sched::{AccessInfos, Domain};
 const NO_PREFERENCE: usize = usize::MAX;
 
 /// A shared reference to a task; queues, waiter lists and the executing worker hold it.
-pub type TaskRef = Arc<Task>;
+/// A reference count without a weak count: freeing a task is one atomic decrement,
+/// not two (no `Weak` of a task is ever made).
+pub type TaskRef = triomphe::Arc<Task>;
 
 /// The body of a task, with the views of its bindings built inside, borrowing for `'a`
 /// (`'static` but for the root of a run).
@@ -50,7 +51,8 @@ pub(crate) struct Job {
 /// records on it, and the placement decision it carries.
 pub struct Task {
     pub(crate) name: Cow<'static, str>,
-    pub(crate) run: Arc<RunState>,
+    /// The run, borrowed for the task's life ([`RunRef`]).
+    pub(crate) run: RunRef,
     /// The node the placement policy chose at activation ([`NO_PREFERENCE`] if none).
     preferred: AtomicUsize,
     /// Unsatisfied dependences and the job, handed to one worker (module `task_state`).
@@ -67,12 +69,12 @@ impl Task {
     /// A task waiting for `inputs` dependences plus the submitter's guard.
     pub(crate) fn new(
         name: Cow<'static, str>,
-        run: Arc<RunState>,
+        run: RunRef,
         job: Job,
         inputs: usize,
         parent: Option<TaskRef>,
     ) -> TaskRef {
-        Arc::new(Task {
+        triomphe::Arc::new(Task {
             name,
             run,
             preferred: AtomicUsize::new(NO_PREFERENCE),

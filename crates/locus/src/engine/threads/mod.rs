@@ -276,7 +276,7 @@ unsafe impl Engine for ThreadsEngine {
     /// Hands the root task to worker 0, strictly (the control program runs on a
     /// worker, as the root task of paper 1 section 2.1, on a known node), and waits.
     fn run(&self, root: TaskRef) -> f64 {
-        let run = root.run.clone();
+        let run = root.run;
         let observer = self.registry.observer.as_deref();
         let start = Instant::now();
         if let Some(o) = observer {

@@ -55,7 +55,7 @@ pub(crate) struct WorkerThread {
 
 /// A task's key for observers: its address, unique among live tasks.
 fn key(task: &TaskRef) -> u64 {
-    Arc::as_ptr(task) as usize as u64
+    triomphe::Arc::as_ptr(task) as usize as u64
 }
 
 impl WorkerThread {
@@ -390,8 +390,14 @@ impl Queues for &WorkerThread {
         task.fail_run(message);
     }
 
+    /// The runtime's only worker announces nothing: the one worker that could sleep
+    /// is itself, awake as it pushes (the root, pushed by the thread starting the
+    /// run, is announced there).
     #[inline]
     fn announce(&mut self) -> bool {
+        if self.alone {
+            return false;
+        }
         self.registry.sleep.announce()
     }
 
