@@ -8,7 +8,7 @@ use common::{locus, stderr, stdout};
 
 #[test]
 fn replay_runs_verify_and_are_marked_in_the_report() {
-    for bench in ["overhead", "jacobi-2d", "seidel-2d"] {
+    for bench in ["overhead", "jacobi-2d", "seidel-2d", "cholesky"] {
         let out = locus(&[
             "run",
             bench,

@@ -67,7 +67,8 @@ pub struct Args {
     pub size: Size,
     /// Run the kernel as a recorded graph: its tasks recorded once and replayed once
     /// per iteration, with no dependence analysis per task (overhead, jacobi-1d,
-    /// jacobi-2d, jacobi-3d, seidel-2d, kmeans, spmv; sequential control;
+    /// jacobi-2d, jacobi-3d, seidel-2d, kmeans, spmv, bicgstab, cholesky; sequential
+    /// control; no affinity hints;
     /// docs/guide.md, "Recorded graphs"). The report's settings say `replay` and `replayed_iterations`.
     #[arg(long)]
     pub replay: bool,
