@@ -85,3 +85,43 @@ fn what_cannot_replay_is_a_usage_error() {
         assert!(stderr(&out).contains("--replay"), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn replay_placement_is_a_setting_of_run_and_sim() {
+    for (command, placement) in [("run", "strict"), ("sim", "strict"), ("sim", "stealable")] {
+        let out = locus(&[
+            command,
+            "seidel-2d",
+            "--param",
+            "size=tiny",
+            "--topology",
+            "2x1",
+            "--replay",
+            "--replay-placement",
+            placement,
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(report["verified"], true, "{command}");
+        assert_eq!(
+            report["settings"]["replay_placement"], placement,
+            "{command}: {report}"
+        );
+    }
+    // Only with --replay, and only the two placements.
+    for args in [
+        &["sim", "seidel-2d", "--replay-placement", "strict"][..],
+        &[
+            "run",
+            "seidel-2d",
+            "--replay",
+            "--replay-placement",
+            "loose",
+        ],
+    ] {
+        let out = locus(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    }
+}

@@ -267,6 +267,30 @@ fn replays_continue_where_the_last_left_and_keep_their_buffers() {
 }
 
 #[test]
+fn the_runtime_sets_the_placement_of_the_graphs_it_records() {
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x1").unwrap())
+        .replay_placement(ReplayPlacement::Strict)
+        .build()
+        .unwrap();
+    let x = rt.data::<u64>("x", 1);
+    let mut g = rt
+        .record("one", |r| r.spawn("t", x.read_write(), |_, v| v[0] += 1))
+        .unwrap();
+    assert_eq!(g.placement(), ReplayPlacement::Strict);
+    let report = rt.replay(&mut g, 2).unwrap();
+    let placement = report
+        .settings
+        .0
+        .iter()
+        .find(|(k, _)| k == "replay_placement");
+    assert_eq!(placement.map(|(_, v)| v.as_str()), Some("strict"));
+    let plain = runtime("2x1", Config::DsaOpt);
+    let g = plain.record("none", |_| Ok(())).unwrap();
+    assert_eq!(g.placement(), ReplayPlacement::Stealable);
+}
+
+#[test]
 fn strict_placement_keeps_every_task_on_its_home_worker() {
     let rt = runtime("2x1", Config::DsaOpt);
     let out = rt.data::<u64>("out", 8);
