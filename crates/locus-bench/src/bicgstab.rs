@@ -42,10 +42,12 @@
 use std::sync::Arc;
 
 use locus::{Data, Runtime, Scope};
+
 use serde::{Deserialize, Serialize};
 
 use crate::affinity::{hinted, AffinityMode};
 use crate::csr::{laplacian_nnz, Csr, Placed, Plan};
+use crate::replay::{Hints, Spawn};
 use crate::size::{kernel_params, KernelParams, Options};
 use crate::spmv::{check_mesh, read_square};
 
@@ -411,38 +413,44 @@ impl Solver {
         self.b.len()
     }
 
-    /// A task of partition `q` hinted towards its owner.
-    fn task<'s, L: locus::AccessList>(
+    /// Spawns (or records) a task of partition `q`, hinted towards its owner.
+    fn task<L, F>(
         &self,
-        s: &'s Scope,
+        s: &impl Spawn,
         name: &'static str,
         q: usize,
         accesses: L,
-    ) -> locus::TaskBuilder<'s, L> {
-        hinted(
-            s.task(name, accesses),
-            self.mode.compute(self.placed.owner(q)),
-        )
+        body: F,
+    ) -> Result<(), locus::Error>
+    where
+        L: locus::AccessList + Sync,
+        F: for<'a> Fn(L::Views<'a>) + Send + Sync + 'static,
+    {
+        let hint = self.mode.compute(self.placed.owner(q));
+        s.spawn_hinted(name, accesses, Hints::affinity(hint), body)
     }
 
     /// The combine task: the partial sums of every partition, added in partition
     /// order, then `then(scalars, sums)`.
     fn combine(
         &self,
-        s: &Scope,
+        s: &impl Spawn,
         name: &'static str,
         then: fn(&mut [f64], [f64; 2]),
     ) -> Result<(), locus::Error> {
         let partials: Vec<_> = self.partial.iter().map(Data::read).collect();
-        s.task(name, (partials, self.sc.read_write()))
-            .spawn(move |_, (partials, sc)| {
+        s.spawn_task(
+            name,
+            (partials, self.sc.read_write()),
+            move |(partials, sc)| {
                 let mut sums = [0.0; 2];
                 for part in partials {
                     sums[0] += part[0];
                     sums[1] += part[1];
                 }
                 then(sc, sums);
-            })
+            },
+        )
     }
 
     /// The initialisation: the matrix, `b = A x*`, `x = 0`, `r = r̂ = p = b`, the
@@ -498,8 +506,8 @@ impl Solver {
         })
     }
 
-    /// Submits one iteration.
-    fn iteration(&self, s: &Scope) -> Result<(), locus::Error> {
+    /// Submits (or records) one iteration.
+    fn iteration(&self, s: &impl Spawn) -> Result<(), locus::Error> {
         let (parts, placed, mode) = (self.parts(), &self.placed, self.mode);
         for q in 0..parts {
             placed.product(s, mode, q, &self.p, &self.v[q])?;
@@ -512,8 +520,8 @@ impl Solver {
                     self.v[q].read(),
                     self.partial[q].write(),
                 ),
-            )
-            .spawn(|_, (rhat, v, partial)| partial.copy_from_slice(&[dot(rhat, v), 0.0]))?;
+                |(rhat, v, partial)| partial.copy_from_slice(&[dot(rhat, v), 0.0]),
+            )?;
         }
         self.combine(s, "alpha", |sc, [rv, _]| sc[ALPHA] = sc[RHO] / rv)?;
         for q in 0..parts {
@@ -527,12 +535,12 @@ impl Solver {
                     self.v[q].read(),
                     self.s[q].write(),
                 ),
-            )
-            .spawn(|_, (sc, r, v, out)| {
-                for ((o, r), v) in out.iter_mut().zip(r).zip(v) {
-                    *o = r - sc[ALPHA] * v;
-                }
-            })?;
+                |(sc, r, v, out)| {
+                    for ((o, r), v) in out.iter_mut().zip(r).zip(v) {
+                        *o = r - sc[ALPHA] * v;
+                    }
+                },
+            )?;
         }
         for q in 0..parts {
             placed.product(s, mode, q, &self.s, &self.t[q])?;
@@ -541,8 +549,8 @@ impl Solver {
                 "dot",
                 q,
                 (self.t[q].read(), self.s[q].read(), self.partial[q].write()),
-            )
-            .spawn(|_, (t, s, partial)| partial.copy_from_slice(&[dot(t, s), dot(t, t)]))?;
+                |(t, s, partial)| partial.copy_from_slice(&[dot(t, s), dot(t, t)]),
+            )?;
         }
         self.combine(s, "omega", |sc, [ts, tt]| sc[OMEGA] = omega(ts, tt))?;
         for q in 0..parts {
@@ -559,14 +567,14 @@ impl Solver {
                         self.partial[q].write(),
                     ),
                 ),
-            )
-            .spawn(|_, ((sc, p, s), (t, rhat), (x, r, partial))| {
-                for i in 0..x.len() {
-                    x[i] = x[i] + sc[ALPHA] * p[i] + sc[OMEGA] * s[i];
-                    r[i] = s[i] - sc[OMEGA] * t[i];
-                }
-                partial.copy_from_slice(&[dot(rhat, r), dot(r, r)]);
-            })?;
+                |((sc, p, s), (t, rhat), (x, r, partial))| {
+                    for i in 0..x.len() {
+                        x[i] = x[i] + sc[ALPHA] * p[i] + sc[OMEGA] * s[i];
+                        r[i] = s[i] - sc[OMEGA] * t[i];
+                    }
+                    partial.copy_from_slice(&[dot(rhat, r), dot(r, r)]);
+                },
+            )?;
         }
         self.combine(s, "beta", |sc, [rho, rr]| {
             sc[RR] = rr;
@@ -584,12 +592,12 @@ impl Solver {
                     self.v[q].read(),
                     self.p[q].read_write(),
                 ),
-            )
-            .spawn(|_, (sc, r, v, p)| {
-                for i in 0..p.len() {
-                    p[i] = r[i] + sc[BETA] * (p[i] - sc[OMEGA] * v[i]);
-                }
-            })?;
+                |(sc, r, v, p)| {
+                    for i in 0..p.len() {
+                        p[i] = r[i] + sc[BETA] * (p[i] - sc[OMEGA] * v[i]);
+                    }
+                },
+            )?;
         }
         Ok(())
     }
@@ -671,9 +679,62 @@ pub(crate) fn run_against(
     let iterations = rt.fetch(&done)?[0] as usize;
     let tasks = problem.tasks(iterations, true);
     let want = want(&a, &plan.parts)?;
+    let mismatch = verify(rt, &a, &solver, &want, iterations, tol)?;
+    Ok((crate::Outcome::checked(report, mismatch), tasks))
+}
+
+/// [`run`] as a recorded graph (`--replay`): the initialisation runs dynamically, then
+/// one iteration is recorded and replayed one iteration at a time, the control program
+/// testing the residual before each replay as the solver task of [`run`] does between
+/// its iterations; the same operations in the same order, so the same bits. When the
+/// engine skips task bodies, [`ITERATIONS_WITHOUT_BODIES`] iterations (at most
+/// `max_iterations`) are replayed at once. No affinity hints.
+pub fn run_replay(rt: &Runtime, problem: &Problem) -> Result<(crate::Outcome, u64), crate::Error> {
+    let params = &problem.params;
+    params.validate().map_err(crate::Error::Params)?;
+    crate::replay::no_hints(params.affinity)?;
+    let a = problem.matrix()?;
+    let plan = Arc::new(Plan::new(a.clone(), params.partitions));
+    let solver = Solver::new(rt, plan.clone(), params.affinity);
+    let (tol, max_iterations) = (params.tolerance(), params.max_iterations);
+    let finished = rt.run(|s| solver.init(s))?;
+    let ((), mut report) = crate::finished(finished)?;
+    let mut graph = rt.record("bicgstab", |r| solver.iteration(r))?;
+    if rt.skips_bodies() {
+        let iterations = ITERATIONS_WITHOUT_BODIES.min(max_iterations);
+        crate::replay::then_replayed(&mut report, &rt.replay(&mut graph, iterations as u64)?);
+        return Ok((
+            crate::Outcome::unchecked(report),
+            problem.tasks(iterations, false),
+        ));
+    }
+    let mut iterations = 0;
+    while iterations < max_iterations && !converged(&rt.fetch(&solver.sc)?, tol) {
+        crate::replay::then_replayed(&mut report, &rt.replay(&mut graph, 1)?);
+        iterations += 1;
+    }
+    let want = reference(&a, &plan.parts, tol, max_iterations)?;
+    let mismatch = verify(rt, &a, &solver, &want, iterations, tol)?;
+    Ok((
+        crate::Outcome::checked(report, mismatch),
+        problem.tasks(iterations, false),
+    ))
+}
+
+/// Compares the solution and the iteration count with `want`'s, and checks the true
+/// residual (see the [module docs](self)).
+fn verify(
+    rt: &Runtime,
+    a: &Csr,
+    solver: &Solver,
+    want: &Solved,
+    iterations: usize,
+    tol: f64,
+) -> Result<Option<crate::Mismatch>, crate::Error> {
+    let parts = &solver.placed.plan.parts;
     let mut check = crate::verify::Check::new();
     for (q, d) in solver.x.iter().enumerate() {
-        let start = plan.parts[q].start;
+        let start = parts[q].start;
         check.block("x", &rt.fetch(d)?, &want.x, |i| start + i);
     }
     let mut mismatch = check.finish();
@@ -688,7 +749,7 @@ pub(crate) fn run_against(
     if mismatch.is_none() {
         // The true residual must be what the solver believes it reached (to the
         // tolerance, or where `max_iterations` stopped it), within a factor of ten.
-        let residual = true_residual(&a, &want.x);
+        let residual = true_residual(a, &want.x);
         let bound = 10.0 * want.residual.max(tol);
         if residual.is_nan() || residual > bound {
             mismatch = Some(crate::Mismatch {
@@ -699,5 +760,5 @@ pub(crate) fn run_against(
             });
         }
     }
-    Ok((crate::Outcome::checked(report, mismatch), tasks))
+    Ok(mismatch)
 }

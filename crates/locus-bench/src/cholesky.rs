@@ -16,6 +16,12 @@
 //! diagonal a deterministic value in `[0, 1)`, symmetric, and `n` plus such a value on
 //! it.
 //!
+//! With `repetitions` above 1 the same matrix is factorised that many times, one run
+//! per factorisation, each verified: a factorisation starts with one `reset` task per
+//! tile writing the initial values again (a new version of the tile). `--replay`
+//! records one factorisation (resets included) and replays it once per repetition,
+//! verifying each.
+//!
 //! With [`Control::Parallel`], step `k` has one creator for its `potrf` and `trsm`
 //! tasks and up to 16 for its updates (one per group of tile rows), ordered by tile
 //! tokens (see [`crate::control`]).
@@ -36,7 +42,7 @@
 //! - `--size N`: `n` = N;
 //! - `--block-len L`: `tile` = L;
 //! - `--blocks B`: `tile` = `n / B`;
-//! - `--iterations`: refused.
+//! - `--iterations N`: `repetitions` = N.
 
 use std::os::raw::c_long;
 use std::sync::Arc;
@@ -45,6 +51,7 @@ use locus::{Data, Read, ReadWrite, Runtime, Scope};
 use serde::{Deserialize, Serialize};
 
 use crate::control::{spawn_creator, split, Control, MAX_CREATORS};
+use crate::replay::{Hints, Spawn};
 use crate::size::{kernel_params, Axis, KernelParams, Options};
 
 /// Size of the problem and control program.
@@ -56,6 +63,13 @@ pub struct Params {
     pub tile: usize,
     /// Who submits the tasks.
     pub control: Control,
+    /// Factorisations of the same matrix, each verified.
+    #[serde(default = "one")]
+    pub repetitions: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl Default for Params {
@@ -65,6 +79,7 @@ impl Default for Params {
             n: 512,
             tile: 64,
             control: Control::Sequential,
+            repetitions: 1,
         }
     }
 }
@@ -77,6 +92,7 @@ impl Params {
             n: 32768,
             tile: 512,
             control: Control::Sequential,
+            repetitions: 1,
         }
     }
 
@@ -91,6 +107,7 @@ impl Params {
             n: 24,
             tile: 6,
             control: Control::Sequential,
+            repetitions: 1,
         }
     }
 
@@ -98,6 +115,7 @@ impl Params {
     pub fn validate(&self) -> Result<(), String> {
         let o = <Self as KernelParams>::OPTIONS;
         o.divides(("n", self.n), ("tile", self.tile))?;
+        o.positive("repetitions", self.repetitions)?;
         o.elements::<f64>(&[("n", self.n), ("n", self.n)])?;
         o.blocks(&[
             ("n", self.n, "tile", self.tile),
@@ -138,7 +156,7 @@ kernel_params!(
         name: "cholesky",
         axes: &[Axis::Extent("n", "tile")],
         size: None,
-        iterations: None,
+        iterations: Some("repetitions"),
     },
     bytes: |p| {
         let nt = (p.n / p.tile.max(1)) as u64;
@@ -247,14 +265,20 @@ fn steps(nt: usize) -> Vec<Vec<Task>> {
         .collect()
 }
 
-/// Tasks the factorisation submits, creators excluded.
+/// Tasks the factorisations submit, creators excluded.
 pub(crate) fn tasks(p: &Params) -> u64 {
     let nt = p.tiles() as u64;
     // Per step k with m = nt - 1 - k tiles below: 1 + m + m + m (m - 1) / 2.
-    (0..nt)
+    let factorisation: u64 = (0..nt)
         .map(|k| nt - 1 - k)
         .map(|m| 1 + 2 * m + m * m.saturating_sub(1) / 2)
-        .sum()
+        .sum();
+    let resets = if p.repetitions > 1 {
+        nt * (nt + 1) / 2
+    } else {
+        0
+    };
+    (factorisation + resets).saturating_mul(p.repetitions as u64)
 }
 
 /// Index of tile `(i, j)`, `j <= i`, among the lower triangle's tiles.
@@ -303,30 +327,51 @@ pub fn reference(p: &Params) -> Result<Vec<f64>, crate::Error> {
 /// The tiles of the lower triangle, by [`slot`].
 type Tiles = Vec<Data<f64>>;
 
-fn submit(s: &Scope, tiles: &Tiles, b: usize, task: Task) -> Result<(), locus::Error> {
+fn submit(s: &impl Spawn, tiles: &Tiles, b: usize, task: Task) -> Result<(), locus::Error> {
     let at = |i: usize, j: usize| &tiles[slot(i, j)];
-    let cost = (task.flops(b as f64) / 2.6).round() as u64;
+    let hints = Hints {
+        affinity: None,
+        cost: Some((task.flops(b as f64) / 2.6).round() as u64),
+    };
     match task {
-        Task::Potrf { k } => s
-            .task("potrf", at(k, k).read_write())
-            .cost(cost)
-            .spawn(move |_, a| tiles::potrf(b, a)),
-        Task::Trsm { k, i } => s
-            .task("trsm", (at(k, k).read(), at(i, k).read_write()))
-            .cost(cost)
-            .spawn(move |_, (l, a)| tiles::trsm(b, l, a)),
-        Task::Syrk { k, i } => s
-            .task("syrk", (at(i, k).read(), at(i, i).read_write()))
-            .cost(cost)
-            .spawn(move |_, (a, c)| tiles::syrk(b, a, c)),
-        Task::Gemm { k, i, j } => s
-            .task(
-                "gemm",
-                (at(i, k).read(), at(j, k).read(), at(i, j).read_write()),
-            )
-            .cost(cost)
-            .spawn(move |_, (a, bt, c)| tiles::gemm(b, a, bt, c)),
+        Task::Potrf { k } => s.spawn_hinted("potrf", at(k, k).read_write(), hints, move |a| {
+            tiles::potrf(b, a)
+        }),
+        Task::Trsm { k, i } => s.spawn_hinted(
+            "trsm",
+            (at(k, k).read(), at(i, k).read_write()),
+            hints,
+            move |(l, a)| tiles::trsm(b, l, a),
+        ),
+        Task::Syrk { k, i } => s.spawn_hinted(
+            "syrk",
+            (at(i, k).read(), at(i, i).read_write()),
+            hints,
+            move |(a, c)| tiles::syrk(b, a, c),
+        ),
+        Task::Gemm { k, i, j } => s.spawn_hinted(
+            "gemm",
+            (at(i, k).read(), at(j, k).read(), at(i, j).read_write()),
+            hints,
+            move |(a, bt, c)| tiles::gemm(b, a, bt, c),
+        ),
     }
+}
+
+/// Submits (or records) the tasks writing every tile's initial values again, before a
+/// repeated factorisation.
+fn reset(s: &impl Spawn, tiles: &Tiles, p: &Params) -> Result<(), locus::Error> {
+    let (nt, b, n) = (p.tiles(), p.tile, p.n);
+    for i in 0..nt {
+        for j in 0..=i {
+            s.spawn_task("reset", tiles[slot(i, j)].write(), move |a| {
+                for (q, o) in a.iter_mut().enumerate() {
+                    *o = tiles::initial(n, i * b + q / b, j * b + q % b);
+                }
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Spawns a creator submitting `group`: it reads the tokens of the tiles the group only
@@ -375,9 +420,23 @@ pub fn initial_tile(p: &Params, ti: usize, tj: usize) -> Result<Vec<f64>, crate:
     )
 }
 
-/// Builds, runs and verifies the factorisation against [`reference()`].
+/// Builds, runs and verifies the factorisations against [`reference()`].
 pub fn run(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
     run_against(rt, p, || reference(p))
+}
+
+/// The tiles of the lower triangle, with their initial values.
+fn initial_tiles(rt: &Runtime, p: &Params) -> Result<Arc<Tiles>, crate::Error> {
+    let (nt, b) = (p.tiles(), p.tile);
+    let mut tiles = Vec::with_capacity(nt * (nt + 1) / 2);
+    for i in 0..nt {
+        for j in 0..=i {
+            tiles.push(crate::initial(rt, format!("tile{i}.{j}"), b * b, || {
+                initial_tile(p, i, j)
+            })?);
+        }
+    }
+    Ok(Arc::new(tiles))
 }
 
 /// [`run`], comparing the result with `want()` (the whole matrix, row-major).
@@ -388,15 +447,7 @@ pub(crate) fn run_against(
 ) -> Result<crate::Outcome, crate::Error> {
     p.validate().map_err(crate::Error::Params)?;
     let (nt, b) = (p.tiles(), p.tile);
-    let mut tiles = Vec::with_capacity(nt * (nt + 1) / 2);
-    for i in 0..nt {
-        for j in 0..=i {
-            tiles.push(crate::initial(rt, format!("tile{i}.{j}"), b * b, || {
-                initial_tile(p, i, j)
-            })?);
-        }
-    }
-    let tiles = Arc::new(tiles);
+    let tiles = initial_tiles(rt, p)?;
     let tokens: Vec<Data<u64>> = match p.control {
         Control::Sequential => Vec::new(),
         Control::Parallel => (0..tiles.len())
@@ -404,62 +455,139 @@ pub(crate) fn run_against(
             .collect(),
     };
     let steps = steps(nt);
-    let finished = rt.run(|s| -> Result<(), locus::Error> {
-        for tasks in &steps {
-            match p.control {
-                Control::Sequential => {
-                    for &t in tasks {
-                        submit(s, &tiles, b, t)?;
+    let mut check = Repetitions::new(rt, p, want);
+    for _ in 0..p.repetitions {
+        let finished = rt.run(|s| -> Result<(), locus::Error> {
+            if p.repetitions > 1 {
+                reset(s, &tiles, p)?;
+            }
+            for tasks in &steps {
+                match p.control {
+                    Control::Sequential => {
+                        for &t in tasks {
+                            submit(s, &tiles, b, t)?;
+                        }
                     }
-                }
-                Control::Parallel => {
-                    let panel = tasks
-                        .iter()
-                        .take_while(|t| matches!(t, Task::Potrf { .. } | Task::Trsm { .. }))
-                        .count();
-                    spawn_group(s, &tiles, &tokens, b, tasks[..panel].to_vec())?;
-                    let updates = &tasks[panel..];
-                    let row = |t: &Task| match *t {
-                        Task::Syrk { i, .. } | Task::Gemm { i, .. } => i,
-                        _ => unreachable!("updates are syrk and gemm tasks"),
-                    };
-                    let mut rows: Vec<usize> = updates.iter().map(row).collect();
-                    rows.dedup();
-                    // Groups of whole tile rows, so no two creators write one tile.
-                    for r in split(rows.len(), MAX_CREATORS) {
-                        let chosen = &rows[r];
-                        let group: Vec<Task> = updates
+                    Control::Parallel => {
+                        let panel = tasks
                             .iter()
-                            .filter(|t| chosen.contains(&row(t)))
-                            .copied()
-                            .collect();
-                        spawn_group(s, &tiles, &tokens, b, group)?;
+                            .take_while(|t| matches!(t, Task::Potrf { .. } | Task::Trsm { .. }))
+                            .count();
+                        spawn_group(s, &tiles, &tokens, b, tasks[..panel].to_vec())?;
+                        let updates = &tasks[panel..];
+                        let row = |t: &Task| match *t {
+                            Task::Syrk { i, .. } | Task::Gemm { i, .. } => i,
+                            _ => unreachable!("updates are syrk and gemm tasks"),
+                        };
+                        let mut rows: Vec<usize> = updates.iter().map(row).collect();
+                        rows.dedup();
+                        // Groups of whole tile rows, so no two creators write one tile.
+                        for r in split(rows.len(), MAX_CREATORS) {
+                            let chosen = &rows[r];
+                            let group: Vec<Task> = updates
+                                .iter()
+                                .filter(|t| chosen.contains(&row(t)))
+                                .copied()
+                                .collect();
+                            spawn_group(s, &tiles, &tokens, b, group)?;
+                        }
                     }
                 }
             }
+            Ok(())
+        })?;
+        check.then(&tiles, crate::finished(finished)?.1)?;
+    }
+    check.finish()
+}
+
+/// [`run`] as a recorded graph (`--replay`): one factorisation (after its resets when
+/// `repetitions` is above 1) recorded once and replayed once per repetition, each
+/// verified. Sequential control only.
+pub fn run_replay(rt: &Runtime, p: &Params) -> Result<crate::Outcome, crate::Error> {
+    p.validate().map_err(crate::Error::Params)?;
+    crate::replay::sequential_only(p.control)?;
+    let tiles = initial_tiles(rt, p)?;
+    let steps = steps(p.tiles());
+    let mut graph = rt.record("cholesky", |r| {
+        if p.repetitions > 1 {
+            reset(r, &tiles, p)?;
         }
-        Ok(())
+        steps
+            .iter()
+            .flatten()
+            .try_for_each(|&t| submit(r, &tiles, p.tile, t))
     })?;
-    let ((), report) = crate::finished(finished)?;
-    if rt.skips_bodies() {
-        return Ok(crate::Outcome::unchecked(report));
+    let mut check = Repetitions::new(rt, p, || reference(p));
+    for _ in 0..p.repetitions {
+        check.then(&tiles, rt.replay(&mut graph, 1)?)?;
     }
-    let want = want()?;
-    let n = p.n;
-    let mut check = crate::verify::Check::new();
-    for i in 0..nt {
-        for j in 0..=i {
-            let got = rt.fetch(&tiles[slot(i, j)])?;
-            // The lower triangle only: the upper part of a diagonal tile is not L.
-            let lower: Vec<usize> = (0..b * b).filter(|&q| i != j || q % b <= q / b).collect();
-            let got: Vec<f64> = lower.iter().map(|&q| got[q]).collect();
-            check.block("matrix", &got, &want, |x| {
-                let q = lower[x];
-                (i * b + q / b) * n + j * b + q % b
-            });
+    check.finish()
+}
+
+/// The verification of each factorisation, and the reports of all.
+struct Repetitions<'a, W> {
+    rt: &'a Runtime,
+    p: &'a Params,
+    /// The reference, until computed (once, at the first check).
+    want: Option<W>,
+    reference: Vec<f64>,
+    mismatch: Option<crate::Mismatch>,
+    report: Option<locus::Report>,
+}
+
+impl<'a, W: FnOnce() -> Result<Vec<f64>, crate::Error>> Repetitions<'a, W> {
+    fn new(rt: &'a Runtime, p: &'a Params, want: W) -> Self {
+        Repetitions {
+            rt,
+            p,
+            want: Some(want),
+            reference: Vec::new(),
+            mismatch: None,
+            report: None,
         }
     }
-    Ok(crate::Outcome::checked(report, check.finish()))
+
+    /// Adds the report of one factorisation and checks its tiles (the first mismatch
+    /// is kept).
+    fn then(&mut self, tiles: &Tiles, report: locus::Report) -> Result<(), crate::Error> {
+        match &mut self.report {
+            Some(all) => crate::replay::then_replayed(all, &report),
+            None => self.report = Some(report),
+        }
+        if self.rt.skips_bodies() || self.mismatch.is_some() {
+            return Ok(());
+        }
+        if let Some(want) = self.want.take() {
+            self.reference = want()?;
+        }
+        let (nt, b, n) = (self.p.tiles(), self.p.tile, self.p.n);
+        let mut check = crate::verify::Check::new();
+        for i in 0..nt {
+            for j in 0..=i {
+                let got = self.rt.fetch(&tiles[slot(i, j)])?;
+                // The lower triangle only: the upper part of a diagonal tile is not L.
+                let lower: Vec<usize> = (0..b * b).filter(|&q| i != j || q % b <= q / b).collect();
+                let got: Vec<f64> = lower.iter().map(|&q| got[q]).collect();
+                check.block("matrix", &got, &self.reference, |x| {
+                    let q = lower[x];
+                    (i * b + q / b) * n + j * b + q % b
+                });
+            }
+        }
+        self.mismatch = check.finish();
+        Ok(())
+    }
+
+    fn finish(self) -> Result<crate::Outcome, crate::Error> {
+        let report = self
+            .report
+            .expect("validated parameters ask for at least one factorisation");
+        if self.rt.skips_bodies() {
+            return Ok(crate::Outcome::unchecked(report));
+        }
+        Ok(crate::Outcome::checked(report, self.mismatch))
+    }
 }
 
 #[cfg(test)]

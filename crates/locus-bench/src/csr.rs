@@ -30,6 +30,7 @@ use std::sync::Arc;
 use locus::{Affinity, Data, Read, Runtime, Scope, Write};
 
 use crate::affinity::{hinted, owner_of, worker_nodes, AffinityMode};
+use crate::replay::{Hints, Spawn};
 
 /// A sparse matrix in CSR form: row `i`'s entries are `col_idx[k]`, `vals[k]` for `k` in
 /// `row_ptr[i]..row_ptr[i + 1]`, columns increasing within a row.
@@ -336,36 +337,18 @@ impl Placed {
     /// (paper 3's owner-computes rule: the task runs where its output slice lives).
     pub fn product(
         &self,
-        s: &Scope,
+        s: &impl Spawn,
         mode: AffinityMode,
         p: usize,
         x: &[Data<f64>],
         out: &Data<f64>,
     ) -> Result<(), locus::Error> {
         let start = self.plan.halo_start(p);
-        hinted(
-            s.task("spmv", self.product_accesses(p, x, out)),
-            mode.compute(self.owner(p)),
-        )
-        .spawn(move |_, (row_ptr, cols, vals, halo, y)| {
-            product_rows(row_ptr, cols, vals, &halo, start, y)
-        })
-    }
-
-    /// Records the product of partition `p` into a graph (no hint: a recorded graph
-    /// places its tasks itself).
-    pub fn record_product(
-        &self,
-        r: &locus::Recorder,
-        p: usize,
-        x: &[Data<f64>],
-        out: &Data<f64>,
-    ) -> Result<(), locus::Error> {
-        let start = self.plan.halo_start(p);
-        r.spawn(
+        s.spawn_hinted(
             "spmv",
             self.product_accesses(p, x, out),
-            move |_, (row_ptr, cols, vals, halo, y)| {
+            Hints::affinity(mode.compute(self.owner(p))),
+            move |(row_ptr, cols, vals, halo, y)| {
                 product_rows(row_ptr, cols, vals, &halo, start, y)
             },
         )

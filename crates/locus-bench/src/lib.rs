@@ -455,7 +455,11 @@ impl Workload {
             mismatch,
             report,
         } = match self {
-            _ if replay => self.replayed(rt)?,
+            _ if replay => {
+                let (out, tasks) = self.replayed(rt)?;
+                described = tasks;
+                out
+            }
             Workload::RandomDag(p) => {
                 let out = random_dag::run(rt, p)?;
                 Outcome {

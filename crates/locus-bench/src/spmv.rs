@@ -357,11 +357,7 @@ fn init(
 pub fn run_replay(rt: &Runtime, problem: &Problem) -> Result<crate::Outcome, crate::Error> {
     let p = &problem.params;
     p.validate().map_err(crate::Error::Params)?;
-    if p.affinity != crate::affinity::AffinityMode::None {
-        return Err(crate::Error::Params(
-            "--replay: affinity hints are not recorded; run without --affinity".into(),
-        ));
-    }
+    crate::replay::no_hints(p.affinity)?;
     let a = problem.matrix()?;
     let want = || reference(&a, p.products);
     let plan = Arc::new(Plan::new(Arc::new(scaled(&a)?), p.partitions));
@@ -373,12 +369,15 @@ pub fn run_replay(rt: &Runtime, problem: &Problem) -> Result<crate::Outcome, cra
     let mut graph = rt.record("spmv", |r| {
         for k in 0..2 {
             for q in 0..plan.parts.len() {
-                placed.record_product(r, q, &xs[k % 2], &xs[(k + 1) % 2][q])?;
+                placed.product(r, mode, q, &xs[k % 2], &xs[(k + 1) % 2][q])?;
             }
         }
         Ok(())
     })?;
-    report.then(&rt.replay(&mut graph, (p.products / 2) as u64)?);
+    crate::replay::then_replayed(
+        &mut report,
+        &rt.replay(&mut graph, (p.products / 2) as u64)?,
+    );
     if p.products % 2 == 1 {
         let k = p.products - 1;
         let finished = rt.run(|s| -> Result<(), locus::Error> {

@@ -288,6 +288,17 @@ fn key_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--replay-placement`: `stealable` or `strict`.
+pub fn replay_placement(s: &str) -> Result<locus::ReplayPlacement, String> {
+    match s {
+        "stealable" => Ok(locus::ReplayPlacement::Stealable),
+        "strict" => Ok(locus::ReplayPlacement::Strict),
+        _ => Err(format!(
+            "unknown replay placement `{s}` (expected stealable or strict)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -134,6 +134,52 @@ fn simulated_peers_are_refused() {
     assert_one_line_usage_error(&out, "--peers");
 }
 
+/// `--replay` takes replayable kernels only, and no study suite.
+#[test]
+fn replay_takes_replayable_kernels() {
+    let out = locus(&["bench", "--replay", "--kernels", "bitonic"]);
+    assert_one_line_usage_error(&out, "bitonic does not run as a recorded graph");
+    let out = locus(&["bench", "--replay", "--suite", "home"]);
+    assert_one_line_usage_error(&out, "--replay");
+}
+
+/// `--replay`: the configurations' runs replay recorded graphs, and the reports say so.
+#[test]
+fn replayed_bench_runs_are_marked() {
+    let dir = scratch("bench-replay");
+    let out = locus(&[
+        "bench",
+        "--replay",
+        "--kernels",
+        "overhead,jacobi-2d",
+        "--configs",
+        "dsa-opt",
+        "--repeat",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("replaying recorded graphs (--replay)"),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["replay"], true);
+    assert_eq!(summary["verified_runs"], 2, "{summary}");
+    let run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("overhead.dsa-opt.1.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(run["settings"]["replay"], "overhead", "{run}");
+}
+
 #[test]
 fn unknown_kernel_is_refused() {
     let out = locus(&["bench", "--engine", "sim", "--kernels", "jacobi-4d"]);
@@ -152,37 +198,83 @@ fn unknown_kernel_is_refused() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("--kernels <K,...>"));
 }
 
-/// `--peers` builds the OpenMP peer with gcc, runs it alternately with Locus and writes
-/// the peer table and `peers.json`.
-#[test]
-fn peers_run_beside_locus() {
+/// Whether gcc is installed, which the peer tests need. CI installs gcc and sets
+/// LOCUS_PEERS_REQUIRED: a missing compiler fails there.
+fn gcc_installed() -> bool {
     let gcc = Command::new("gcc").arg("--version").output();
-    if !gcc.is_ok_and(|o| o.status.success()) {
-        // CI installs gcc and sets LOCUS_PEERS_REQUIRED: a missing compiler fails there.
-        assert!(
-            std::env::var_os("LOCUS_PEERS_REQUIRED").is_none(),
-            "gcc is not installed, and LOCUS_PEERS_REQUIRED is set"
-        );
-        println!("note: gcc is not installed; skipping the OpenMP peer test");
-        return;
+    if gcc.is_ok_and(|o| o.status.success()) {
+        return true;
     }
-    let dir = scratch("bench-peers");
-    let out = locus(&[
-        "bench",
-        "--peers",
-        "--kernels",
-        "bitonic",
-        "--configs",
-        "ws",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        std::env::var_os("LOCUS_PEERS_REQUIRED").is_none(),
+        "gcc is not installed, and LOCUS_PEERS_REQUIRED is set"
+    );
+    println!("note: gcc is not installed; skipping a peer test");
+    false
+}
+
+/// `locus bench --peers ARGS --out DIR`, which must succeed; its standard output.
+fn bench_peers(dir: &Path, args: &[&str]) -> String {
+    let mut all = vec!["bench", "--peers", "--out", dir.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = locus(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    stdout
+}
+
+/// `--peers --replay`: Locus's column is the overhead graph replayed, and the peer
+/// table and `peers.json` say so.
+#[test]
+fn peers_run_beside_replayed_locus() {
+    if !gcc_installed() {
+        return;
+    }
+    let dir = scratch("bench-peers-replay");
+    let args = [
+        "--replay",
+        "--kernels",
+        "overhead",
+        "--configs",
+        "dsa-opt",
+        "--repeat",
+        "1",
+    ];
+    let stdout = bench_peers(&dir, &args);
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            l.starts_with("overhead ") && l.contains("dsa-opt replayed") && l.ends_with(", yes")
+        })
+        .collect();
+    assert_eq!(rows.len(), 1, "{stdout}");
+    assert!(
+        stdout.contains("Peers against Locus on ") && stdout.contains("(--replay)"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(dir.join("peers.json")).unwrap();
+    for field in [
+        "\"locus_replay\": true",
+        "\"config\": \"dsa-opt replayed\"",
+        "\"locus_verified\": true",
+    ] {
+        assert!(report.contains(field), "{field} in {report}");
+    }
+}
+
+/// `--peers` builds the OpenMP peer with gcc, runs it alternately with Locus and writes
+/// the peer table and `peers.json`.
+#[test]
+fn peers_run_beside_locus() {
+    if !gcc_installed() {
+        return;
+    }
+    let dir = scratch("bench-peers");
+    let stdout = bench_peers(&dir, &["--kernels", "bitonic", "--configs", "ws"]);
     assert!(stdout.contains("openmp-gcc/locus"), "{stdout}");
     let rows: Vec<&str> = stdout
         .lines()

@@ -8,7 +8,7 @@ use common::{locus, stderr, stdout};
 
 #[test]
 fn replay_runs_verify_and_are_marked_in_the_report() {
-    for bench in ["overhead", "jacobi-2d", "seidel-2d"] {
+    for bench in ["overhead", "jacobi-2d", "seidel-2d", "cholesky"] {
         let out = locus(&[
             "run",
             bench,
@@ -83,5 +83,45 @@ fn what_cannot_replay_is_a_usage_error() {
         let out = locus(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains("--replay"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn replay_placement_is_a_setting_of_run_and_sim() {
+    for (command, placement) in [("run", "strict"), ("sim", "strict"), ("sim", "stealable")] {
+        let out = locus(&[
+            command,
+            "seidel-2d",
+            "--param",
+            "size=tiny",
+            "--topology",
+            "2x1",
+            "--replay",
+            "--replay-placement",
+            placement,
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(report["verified"], true, "{command}");
+        assert_eq!(
+            report["settings"]["replay_placement"], placement,
+            "{command}: {report}"
+        );
+    }
+    // Only with --replay, and only the two placements.
+    for args in [
+        &["sim", "seidel-2d", "--replay-placement", "strict"][..],
+        &[
+            "run",
+            "seidel-2d",
+            "--replay",
+            "--replay-placement",
+            "loose",
+        ],
+    ] {
+        let out = locus(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     }
 }

@@ -66,6 +66,7 @@ pub struct RuntimeBuilder {
     trace: Option<std::path::PathBuf>,
     migration: Migration,
     worker_stack: usize,
+    replay_placement: crate::graph::ReplayPlacement,
 }
 
 /// Bytes of stack of each worker thread unless [`RuntimeBuilder::worker_stack_size`]
@@ -113,6 +114,7 @@ impl Default for RuntimeBuilder {
             trace: None,
             migration: Migration::None,
             worker_stack: DEFAULT_WORKER_STACK,
+            replay_placement: crate::graph::ReplayPlacement::Stealable,
         }
     }
 }
@@ -317,6 +319,15 @@ impl RuntimeBuilder {
     /// moved by reason (`migration`).
     pub fn migration(mut self, migration: Migration) -> Self {
         self.migration = migration;
+        self
+    }
+
+    /// The placement of the graphs [`Runtime::record`] makes (docs/guide.md,
+    /// "Recorded graphs"): [`ReplayPlacement::Stealable`](crate::graph::ReplayPlacement)
+    /// by default; [`Graph::set_placement`](crate::graph::Graph::set_placement) changes
+    /// one graph's.
+    pub fn replay_placement(mut self, placement: crate::graph::ReplayPlacement) -> Self {
+        self.replay_placement = placement;
         self
     }
 
@@ -529,6 +540,7 @@ impl RuntimeBuilder {
             running: std::sync::atomic::AtomicBool::new(false),
             migration,
             replay_observer,
+            replay_placement: self.replay_placement,
         })
     }
 }
@@ -616,6 +628,8 @@ pub struct Runtime {
     ),
     /// The observer, for replays to show their tasks to (module `graph::replay`).
     replay_observer: Option<crate::graph::ReplayObserver>,
+    /// The placement of recorded graphs ([`RuntimeBuilder::replay_placement`]).
+    replay_placement: crate::graph::ReplayPlacement,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -1062,7 +1076,9 @@ impl Runtime {
     {
         let recorder = Recorder::new(self.id);
         program(&recorder)?;
-        recorder.finish(name.into())
+        let mut graph = recorder.finish(name.into())?;
+        graph.set_placement(self.replay_placement);
+        Ok(graph)
     }
 
     /// Replays a recorded graph `iterations` times, as one run (module doc of

@@ -267,6 +267,30 @@ fn replays_continue_where_the_last_left_and_keep_their_buffers() {
 }
 
 #[test]
+fn the_runtime_sets_the_placement_of_the_graphs_it_records() {
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("2x1").unwrap())
+        .replay_placement(ReplayPlacement::Strict)
+        .build()
+        .unwrap();
+    let x = rt.data::<u64>("x", 1);
+    let mut g = rt
+        .record("one", |r| r.spawn("t", x.read_write(), |_, v| v[0] += 1))
+        .unwrap();
+    assert_eq!(g.placement(), ReplayPlacement::Strict);
+    let report = rt.replay(&mut g, 2).unwrap();
+    let placement = report
+        .settings
+        .0
+        .iter()
+        .find(|(k, _)| k == "replay_placement");
+    assert_eq!(placement.map(|(_, v)| v.as_str()), Some("strict"));
+    let plain = runtime("2x1", Config::DsaOpt);
+    let g = plain.record("none", |_| Ok(())).unwrap();
+    assert_eq!(g.placement(), ReplayPlacement::Stealable);
+}
+
+#[test]
 fn strict_placement_keeps_every_task_on_its_home_worker() {
     let rt = runtime("2x1", Config::DsaOpt);
     let out = rt.data::<u64>("out", 8);
@@ -462,32 +486,31 @@ fn iteration_indices_count_every_replayed_iteration() {
     assert_eq!(empty.replayed(), 4);
 }
 
-#[test]
-fn placement_follows_the_data_flow_and_spreads_over_the_nodes() {
-    // A 1-D three-point sweep over 8 blocks, back and forth between two sets: every
-    // task reads its block and its neighbours' (whole, for simplicity).
-    let rt = runtime("2x1", Config::DsaOpt);
-    let blocks: usize = 8;
+/// Two sweeps over `blocks` blocks of `len` elements, from a first set (initialised)
+/// to a second and back, recorded under strict placement: the task of block `k` reads
+/// it whole and `halos(src, dst, k)`, and writes its next version. Gives both sets
+/// (whose handles keep the data alive) and the graph.
+fn strict_sweeps(
+    rt: &Runtime,
+    blocks: usize,
+    len: usize,
+    halos: impl Fn(&[Data<f64>], &[Data<f64>], usize) -> Vec<locus::Read<f64>>,
+) -> ([Vec<Data<f64>>; 2], locus::Graph) {
     let a: Vec<Data<f64>> = (0..blocks)
-        .map(|b| rt.data_from(format!("a{b}"), &[b as f64; 512]).unwrap())
+        .map(|b| rt.data_from(format!("a{b}"), &vec![b as f64; len]).unwrap())
         .collect();
-    let b: Vec<Data<f64>> = (0..blocks).map(|k| rt.data(format!("b{k}"), 512)).collect();
+    let b: Vec<Data<f64>> = (0..blocks).map(|k| rt.data(format!("b{k}"), len)).collect();
     let mut g = rt
         .record("sweep", |r| {
             for (src, dst) in [(&a, &b), (&b, &a)] {
                 for k in 0..blocks {
-                    let around: Vec<_> = [k.wrapping_sub(1), k + 1]
-                        .into_iter()
-                        .filter(|&n| n < blocks)
-                        .map(|n| src[n].read_range(0..1))
-                        .collect();
                     r.spawn(
                         "sweep",
-                        (src[k].read(), around, dst[k].write()),
-                        |_, (mid, around, out)| {
-                            let side: f64 = around.iter().map(|v| v[0]).sum();
+                        (src[k].read(), halos(src, dst, k), dst[k].write()),
+                        |_, (mid, halos, out)| {
+                            let around: f64 = halos.iter().map(|v| v[0]).sum();
                             for (o, m) in out.iter_mut().zip(mid) {
-                                *o = (m + side) / 3.0;
+                                *o = (m + around) / 5.0;
                             }
                         },
                     )?;
@@ -497,6 +520,22 @@ fn placement_follows_the_data_flow_and_spreads_over_the_nodes() {
         })
         .unwrap();
     g.set_placement(ReplayPlacement::Strict);
+    ([a, b], g)
+}
+
+#[test]
+fn placement_follows_the_data_flow_and_spreads_over_the_nodes() {
+    // A 1-D three-point sweep over 8 blocks, back and forth between two sets: every
+    // task reads its block and its neighbours' (whole, for simplicity).
+    let rt = runtime("2x1", Config::DsaOpt);
+    let blocks: usize = 8;
+    let ([a, _b], mut g) = strict_sweeps(&rt, blocks, 512, |src, _, k| {
+        [k.wrapping_sub(1), k + 1]
+            .into_iter()
+            .filter(|&n| n < blocks)
+            .map(|n| src[n].read_range(0..1))
+            .collect()
+    });
     let report = rt.replay(&mut g, 4).unwrap();
     let homes = g.homes();
     let nodes: Vec<usize> = homes.iter().map(|&w| rt.worker_nodes()[w]).collect();
@@ -508,6 +547,71 @@ fn placement_follows_the_data_flow_and_spreads_over_the_nodes() {
     // Only halos cross nodes: most bytes are local.
     assert!(report.locality.r_loc_rt > 0.9, "{:?}", report.locality);
     assert_eq!(rt.node_of(&a[0]).unwrap(), Some(nodes[0]));
+}
+
+#[test]
+fn a_wavefront_keeps_each_block_on_one_node_and_spreads_its_diagonals() {
+    // A 2-D Gauss-Seidel sweep over 6 x 6 blocks, back and forth between two sets: a
+    // block reads itself whole, its upper and left neighbours already swept (one
+    // element) and its lower and right ones not yet (one element). Diagonals of blocks
+    // run at once.
+    let rt = runtime("2x2", Config::DsaOpt);
+    let side: usize = 6;
+    let blocks = side * side;
+    let (_sets, mut g) = strict_sweeps(&rt, blocks, 256, |src, dst, k| {
+        let (i, j) = (k / side, k % side);
+        let mut halos = Vec::new();
+        if i > 0 {
+            halos.push(dst[k - side].read_range(0..1));
+        }
+        if j > 0 {
+            halos.push(dst[k - 1].read_range(0..1));
+        }
+        if i + 1 < side {
+            halos.push(src[k + side].read_range(0..1));
+        }
+        if j + 1 < side {
+            halos.push(src[k + 1].read_range(0..1));
+        }
+        halos
+    });
+    let report = rt.replay(&mut g, 4).unwrap();
+    let homes = g.homes();
+    let node = |t: usize| rt.worker_nodes()[homes[t]];
+    for k in 0..blocks {
+        assert_eq!(node(k), node(blocks + k), "block {k}: {homes:?}");
+    }
+    // The tasks that may run at once (a diagonal of the first sweep, and the diagonal
+    // two before it of the second) spread over both nodes, and a node's go to its two
+    // workers in turn.
+    let diagonal = |d: usize| (0..blocks).filter(move |k| k / side + k % side == d);
+    for d in 1..2 * side - 2 {
+        let at_once: Vec<usize> = diagonal(d)
+            .chain(
+                d.checked_sub(2)
+                    .into_iter()
+                    .flat_map(diagonal)
+                    .map(|k| blocks + k),
+            )
+            .collect();
+        let on = |n: usize| at_once.iter().filter(|&&k| node(k) == n).count();
+        assert!(
+            on(0) > 0 && on(1) > 0,
+            "diagonal {d}: {homes:?} {:?}",
+            rt.worker_nodes()
+        );
+        for n in 0..2 {
+            let mine: Vec<usize> = at_once.iter().copied().filter(|&k| node(k) == n).collect();
+            let per_worker = |w: usize| mine.iter().filter(|&&k| homes[k] == w).count();
+            let counts: Vec<usize> = (0..4)
+                .filter(|&w| rt.worker_nodes()[w] == n)
+                .map(per_worker)
+                .collect();
+            let spread = counts.iter().max().unwrap() - counts.iter().min().unwrap();
+            assert!(spread <= 1, "diagonal {d} on node {n}: {counts:?}");
+        }
+    }
+    assert!(report.locality.r_loc_rt > 0.95, "{:?}", report.locality);
 }
 
 /// Counts the tasks an observer sees, by name.

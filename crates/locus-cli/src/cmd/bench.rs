@@ -13,7 +13,10 @@
 use std::path::{Path, PathBuf};
 
 use locus::{Config, Runtime};
-use locus_bench::{Control as BenchControl, KernelOutcome, Size as BenchSize, BENCHES, KERNELS};
+use locus_bench::replay::REPLAYABLE;
+use locus_bench::{
+    Control as BenchControl, KernelOutcome, Size as BenchSize, SizeSpec, Workload, BENCHES, KERNELS,
+};
 use locus_mem::probe;
 use serde_json::{json, Map, Value};
 
@@ -73,6 +76,13 @@ pub struct Args {
     /// kernels in C through its C API).
     #[arg(long)]
     pub peers: bool,
+    /// Run Locus's kernels as recorded graphs, as `locus run --replay` does: every
+    /// Locus run of the bench, the configurations' table and the Locus column of
+    /// `--peers` (docs/guide.md, "Recorded graphs"). Only kernels that replay (default:
+    /// those of the nine kernels that do; `overhead` may be named); the tables, the
+    /// headings, summary.json and peers.json say so.
+    #[arg(long)]
+    pub replay: bool,
     /// Directory for the reports (default: bench-out).
     ///
     /// Before writing, the files a previous `locus bench` left there are removed: run
@@ -115,6 +125,8 @@ struct Plan {
     threads: Option<usize>,
     baseline: String,
     out: PathBuf,
+    /// `--replay`: Locus's kernels run as recorded graphs.
+    replay: bool,
 }
 
 impl Args {
@@ -165,7 +177,19 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         }
     }
     if kernels.is_empty() {
-        kernels = KERNELS.to_vec();
+        kernels = KERNELS
+            .iter()
+            .copied()
+            .filter(|k| !args.replay || REPLAYABLE.contains(k))
+            .collect();
+    }
+    if args.replay {
+        if let Some(k) = kernels.iter().find(|k| !REPLAYABLE.contains(k)) {
+            return Err(Failure::Usage(format!(
+                "--replay: {k} does not run as a recorded graph; these do: {}",
+                REPLAYABLE.join(", ")
+            )));
+        }
     }
     let size = match args.suite {
         Suite::Quick | Suite::Home | Suite::Twisted => BenchSize::Small,
@@ -205,6 +229,7 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
             .out
             .clone()
             .unwrap_or_else(|| PathBuf::from("bench-out")),
+        replay: args.replay,
     })
 }
 
@@ -252,10 +277,11 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let simulated = plan.engine == Engine::Sim;
     let on = crate::render::machine(&plan.topology, simulated);
     eprintln!(
-        "locus: bench {suite}: {} x {} x {}, {size_name} sizes, on {on}, {engine} engine; reports in {}",
+        "locus: bench {suite}: {} x {} x {}, {size_name} sizes, on {on}, {engine} engine{}; reports in {}",
         plural(plan.kernels.len(), "kernel"),
         plural(plan.configs.len(), "configuration"),
         plural(plan.repetitions, "repetition"),
+        replayed(&plan),
         plan.out.display()
     );
 
@@ -349,7 +375,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
         .count();
 
     let heading = format!(
-        "locus bench {suite}: {size_name} sizes on {on}, {engine} engine, {} per kernel and configuration; time (s) is {}",
+        "locus bench {suite}: {size_name} sizes on {on}, {engine} engine{}, {} per kernel and configuration; time (s) is {}",
+        replayed(&plan),
         if plan.repetitions == 1 {
             "1 run".to_string()
         } else {
@@ -490,6 +517,9 @@ fn home_study(args: &Args) -> Result<(), Failure> {
     };
     if args.peers {
         return Err(refuse("--peers"));
+    }
+    if args.replay {
+        return Err(refuse("--replay"));
     }
     if !args.configs.is_empty() {
         return Err(refuse("--configs"));
@@ -655,6 +685,9 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
     if args.peers {
         return Err(refuse("--peers"));
     }
+    if args.replay {
+        return Err(refuse("--replay"));
+    }
     if !args.configs.is_empty() {
         return Err(refuse("--configs"));
     }
@@ -761,7 +794,11 @@ fn twisted_study(args: &Args) -> Result<(), Failure> {
 /// writes `peers.json`; gives the number of rows that failed and the table, for the
 /// report.
 fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure> {
-    let selected: Vec<&str> = args.kernels.iter().map(|k| k.trim()).collect();
+    let selected: Vec<&str> = if plan.replay {
+        plan.kernels.clone()
+    } else {
+        args.kernels.iter().map(|k| k.trim()).collect()
+    };
     let kernels = peers::kernels(&selected);
     let mut configs = vec![Config::DsaOpt.to_string()];
     for &c in &args.configs {
@@ -785,7 +822,7 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure
     }
     let threads = plan.topology.num_cpus();
     let bar = Progress::new(kernels.len() * configs.len() * plan.repetitions);
-    let rows = peers::compare(
+    let mut rows = peers::compare(
         &built,
         &plan.out,
         &kernels,
@@ -806,6 +843,12 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure
         },
     );
     bar.finish_and_clear();
+    if plan.replay {
+        // The rows name Locus's runs: `dsa-opt replayed` (the peers ran as always).
+        for row in &mut rows {
+            row.config.push_str(" replayed");
+        }
+    }
     for row in &rows {
         for e in &row.locus_errors {
             eprintln!("locus: {} under {}: {e}", row.kernel, row.config);
@@ -819,8 +862,9 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure
         }
     }
     let heading = format!(
-        "Peers against Locus on {} ({threads} threads each), peer median / Locus median over {} alternating runs (above 1: Locus is faster)",
+        "Peers against Locus on {} ({threads} threads each){}, peer median / Locus median over {} alternating runs (above 1: Locus is faster)",
         crate::render::machine(&plan.topology, false),
+        replayed(plan),
         plan.repetitions
     );
     let table = peers::table(&rows, &built);
@@ -828,7 +872,10 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure
     println!("{heading}");
     print!("{table}");
     let path = plan.out.join("peers.json");
-    let report = peers::report(&rows, &built, &plan.out, plan.repetitions, threads);
+    let mut report = peers::report(&rows, &built, &plan.out, plan.repetitions, threads);
+    if let Some(object) = report.as_object_mut() {
+        object.insert("locus_replay".into(), json!(plan.replay));
+    }
     write_whole(&path, &format!("{report:#}\n"))
         .map_err(|e| Failure::Failed(format!("{}: {e}", path.display())))?;
     let failed = rows.iter().filter(|r| !r.ok()).count();
@@ -1059,8 +1106,23 @@ fn run_observed(
         });
     }
     let rt = builder.build().map_err(|e| e.to_string())?;
-    locus_bench::run_kernel(kernel, &rt, plan.size, BenchControl::Sequential)
-        .map_err(|e| e.to_string())
+    let workload = Workload::new(kernel, &SizeSpec::from(plan.size), BenchControl::Sequential)
+        .map_err(|e| e.to_string())?;
+    if plan.replay {
+        workload.run_replay(&rt)
+    } else {
+        workload.run(&rt)
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// What the headings add under `--replay`.
+fn replayed(plan: &Plan) -> &'static str {
+    if plan.replay {
+        ", Locus's kernels replaying recorded graphs (--replay)"
+    } else {
+        ""
+    }
 }
 
 /// The run object as `locus run --json` prints it (`docs/guide.md`, "Reading the report").
@@ -1132,6 +1194,7 @@ fn summary_object(
         "host": host_identity(),
         "repetitions": plan.repetitions,
         "control": "sequential",
+        "replay": plan.replay,
         "kernels": plan.kernels,
         "configs": plan.configs.iter().map(|&c| c.to_string()).collect::<Vec<_>>(),
         "baseline": plan.baseline,

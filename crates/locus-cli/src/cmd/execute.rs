@@ -29,6 +29,8 @@ pub struct Job<'a> {
     pub json: bool,
     /// `--replay`: the kernel runs as a recorded graph.
     pub replay: bool,
+    /// `--replay-placement`: the recorded graph's placement.
+    pub replay_placement: Option<locus::ReplayPlacement>,
 }
 
 /// The name of a benchmark as the bench crate and reports spell it.
@@ -285,6 +287,9 @@ pub fn execute_traced(
         builder = builder.threads(t as usize);
     }
     builder = builder.huge_pages(job.huge_pages);
+    if let Some(p) = job.replay_placement {
+        builder = builder.replay_placement(p);
+    }
     builder = builder.proc_bind(match job.bind {
         Bind::Spread => locus::ProcBind::Spread,
         Bind::Close => locus::ProcBind::Close,

@@ -58,6 +58,17 @@ pub struct Args {
     /// "Recorded graphs").
     #[arg(long)]
     pub replay: bool,
+    /// With `--replay`: where the recorded placement lets tasks run: `stealable` (the
+    /// default: idle workers take ready tasks of their node, then of other nodes) or
+    /// `strict` (each task on its home worker only); the report's settings say
+    /// `replay_placement`.
+    #[arg(
+        long,
+        requires = "replay",
+        value_name = "stealable|strict",
+        value_parser = clap::builder::ValueParser::new(crate::args::replay_placement)
+    )]
+    pub replay_placement: Option<locus::ReplayPlacement>,
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -85,6 +96,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             size: &args.size,
             json: args.json,
             replay: args.replay,
+            replay_placement: args.replay_placement,
         },
         Some(locus_sim::Sim::new()),
         args.trace.as_deref(),

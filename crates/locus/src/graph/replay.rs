@@ -818,8 +818,11 @@ impl Graph {
     /// their producers, spread; the second time, tasks follow those data and a node
     /// takes at most its share of all the tasks. Past its node's share, or with no data
     /// placed yet, a task goes to the node it reads most of among those with room, or
-    /// the least loaded one. Within its node a task goes to the worker with the fewest
-    /// tasks.
+    /// the least loaded one. Both times, a task whose largest read is a version written
+    /// earlier in the iteration goes where that version's producer went, whatever the
+    /// shares: a block's successive updates (a stencil's sweeps) stay on one node, and
+    /// its first update, spread with its level (a wavefront's diagonal), takes them
+    /// all along. Within its node a task goes to the worker with the fewest tasks.
     fn place(&self, worker_node: &[usize]) -> Box<[u32]> {
         let n = self.core.tasks.len();
         let workers = worker_node.len();
@@ -836,11 +839,14 @@ impl Graph {
                 level[s as usize] = level[s as usize].max(level[t] + 1);
             }
         }
+        let follows = self.followed_producers();
         let levels = level.iter().max().map_or(0, |&l| l + 1);
+        // The shares count the tasks placed by the rule, not those following a producer.
         let mut at_level = vec![0usize; levels];
-        for &l in &level {
-            at_level[l] += 1;
+        for (t, &l) in level.iter().enumerate() {
+            at_level[l] += usize::from(follows[t].is_none());
         }
+        let free = follows.iter().filter(|f| f.is_none()).count();
         let cap =
             |l: usize, m: usize| (at_level[l] * node_workers[m].len()).div_ceil(workers.max(1));
         // The node of each task, by pass; the first pass sees the data where they are.
@@ -855,11 +861,15 @@ impl Graph {
             };
             let share = |t: usize, m: usize| match pass {
                 0 => cap(level[t], m),
-                _ => (n * node_workers[m].len()).div_ceil(workers.max(1)),
+                _ => (free * node_workers[m].len()).div_ceil(workers.max(1)),
             };
             let mut load = vec![vec![0usize; nodes]; buckets];
             for (t, task) in self.core.tasks.iter().enumerate() {
                 let load = &mut load[bucket.get(t).copied().unwrap_or(0)];
+                if let Some(node) = follows[t].and_then(|p| task_node[p as usize]) {
+                    task_node[t] = Some(node);
+                    continue;
+                }
                 let mut bytes = vec![0u64; nodes];
                 for a in &self.accesses[task.accesses.start as usize..task.accesses.end as usize] {
                     let d = &self.data[a.datum as usize];
@@ -905,17 +915,51 @@ impl Graph {
                 task_node[t] = Some(chosen);
             }
         }
+        // Within its node, a task goes to the worker with the fewest tasks of its level,
+        // then the fewest tasks: the tasks that may run at once spread over the workers.
+        let mut by_level: Vec<usize> = (0..n).collect();
+        by_level.sort_by_key(|&t| level[t]);
         let mut per_worker = vec![0usize; workers];
-        task_node
+        let mut per_worker_level = vec![0usize; workers];
+        let mut homes = vec![0u32; n];
+        let mut current = None;
+        for t in by_level {
+            if current != Some(level[t]) {
+                current = Some(level[t]);
+                per_worker_level.fill(0);
+            }
+            let ws = &node_workers[task_node[t].unwrap_or(worker_node[0])];
+            let &w = ws
+                .iter()
+                .min_by_key(|&&w| (per_worker_level[w], per_worker[w], w))
+                .expect("a chosen node has workers");
+            per_worker[w] += 1;
+            per_worker_level[w] += 1;
+            homes[t] = w as u32;
+        }
+        homes.into_boxed_slice()
+    }
+
+    /// For each task, the producer of the version its largest read reads, when that
+    /// version is written earlier in the iteration (see [`place`](Self::place)).
+    fn followed_producers(&self) -> Vec<Option<u32>> {
+        self.core
+            .tasks
             .iter()
-            .map(|node| {
-                let ws = &node_workers[node.unwrap_or(worker_node[0])];
-                let &w = ws
+            .map(|task| {
+                let accesses =
+                    &self.accesses[task.accesses.start as usize..task.accesses.end as usize];
+                let largest = accesses
                     .iter()
-                    .min_by_key(|&&w| (per_worker[w], w))
-                    .expect("a chosen node has workers");
-                per_worker[w] += 1;
-                w as u32
+                    .filter(|a| a.mode.reads() && !self.data[a.datum as usize].is_shared())
+                    .max_by_key(|a| a.bytes)?;
+                // A read-write reads the version before the one it writes.
+                let read = match largest.mode {
+                    Mode::ReadWrite => largest.version - 1,
+                    _ => largest.version,
+                };
+                let producers = &self.data[largest.datum as usize].producers;
+                (read >= 1).then(|| producers[read as usize - 1])
             })
             .collect()
     }
