@@ -6,7 +6,7 @@
 mod common;
 use std::path::{Path, PathBuf};
 
-use common::omp::run;
+use common::omp::{ok_stdout, read_json, run};
 use common::{locus, locus_env, stderr, stdout};
 
 fn build(name: &str) -> Option<PathBuf> {
@@ -20,12 +20,7 @@ fn worksharing_constructs_and_locks_verify_on_1_2_and_4_threads() {
     };
     for threads in ["1", "2", "4"] {
         let o = run(&bin, &["--threads", threads], &[]);
-        assert!(
-            o.status.success() && stdout(&o).ends_with("ok\n"),
-            "{threads} threads: {}{}",
-            stdout(&o),
-            stderr(&o)
-        );
+        ok_stdout(&o, &format!("{threads} threads"));
     }
 }
 
@@ -50,19 +45,13 @@ fn tasks_with_dependences_verify_and_the_report_counts_every_task() {
                 ],
                 &[],
             );
-            let out = stdout(&o);
-            assert!(
-                o.status.success() && out.ends_with("ok\n"),
-                "{threads} threads on {topology}: {out}{}",
-                stderr(&o)
-            );
+            let out = ok_stdout(&o, &format!("{threads} threads on {topology}"));
             let created: u64 = out
                 .lines()
                 .find_map(|l| l.strip_prefix("tasks "))
                 .and_then(|n| n.parse().ok())
                 .expect("the program prints its task count");
-            let r: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+            let r = read_json(&report);
             let omp = &r["openmp"];
             assert_eq!(omp["explicit_tasks"], created, "{omp}");
             // Every deferred task and every implicit task is a task of Locus's report.
@@ -139,14 +128,8 @@ fn tasks_get_the_node_of_their_out_memory_as_home_on_virtual_nodes() {
             ],
             &[],
         );
-        let out = stdout(&o);
-        assert!(
-            o.status.success() && out.ends_with("ok\n"),
-            "{out}{}",
-            stderr(&o)
-        );
-        let r: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        ok_stdout(&o, affinity);
+        let r = read_json(&report);
         let omp = &r["openmp"];
         // Every compute task names a block an initialisation task wrote first: each
         // has a home, the node of the worker that wrote it.
@@ -163,8 +146,7 @@ fn tasks_get_the_node_of_their_out_memory_as_home_on_virtual_nodes() {
         &[],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let r = read_json(&report);
     if r["topology"]["nodes"] == 1 {
         assert_eq!(r["openmp"]["tasks_with_home"], 0);
     }
@@ -226,10 +208,8 @@ fn the_trace_keeps_every_region_with_slices_named_by_kind() {
         &[],
     );
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    let t: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let r = read_json(&report);
+    let t = read_json(&trace);
     let events = t["traceEvents"].as_array().expect("a Chrome trace");
     let slices = |name: &str| {
         events

@@ -8,15 +8,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::omp::run;
-use common::{locus_env, stderr, stdout};
+use common::omp::{ok_stdout, read_json, run};
+use common::{locus_env, stderr};
 
 fn build(name: &str) -> Option<PathBuf> {
     common::omp::build("clang", name)
-}
-
-fn report(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -27,30 +23,20 @@ fn clang_built_worksharing_and_tasks_verify_on_1_2_and_4_threads() {
     let dir = common::omp::scratch("clang");
     for threads in ["1", "2", "4"] {
         let o = run(&ws, &["--threads", threads], &[]);
-        assert!(
-            o.status.success() && stdout(&o).ends_with("ok\n"),
-            "worksharing, {threads} threads: {}{}",
-            stdout(&o),
-            stderr(&o)
-        );
+        ok_stdout(&o, &format!("worksharing, {threads} threads"));
         let path = dir.join(format!("tasks-{threads}.json"));
         let o = run(
             &tasks,
             &["--threads", threads, "--report", path.to_str().unwrap()],
             &[],
         );
-        let out = stdout(&o);
-        assert!(
-            o.status.success() && out.ends_with("ok\n"),
-            "tasks, {threads} threads: {out}{}",
-            stderr(&o)
-        );
+        let out = ok_stdout(&o, &format!("tasks, {threads} threads"));
         let created: u64 = out
             .lines()
             .find_map(|l| l.strip_prefix("tasks "))
             .and_then(|n| n.parse().ok())
             .expect("the program prints its task count");
-        let r = report(&path);
+        let r = read_json(&path);
         assert_eq!(r["openmp"]["explicit_tasks"], created, "{}", r["openmp"]);
     }
 }
@@ -77,18 +63,13 @@ fn the_affinity_clause_places_tasks_and_the_report_counts_them() {
             ],
             &[],
         );
-        let out = stdout(&o);
-        assert!(
-            o.status.success() && out.ends_with("ok\n"),
-            "{affinity}: {out}{}",
-            stderr(&o)
-        );
+        let out = ok_stdout(&o, affinity);
         let compute: u64 = out
             .lines()
             .find_map(|l| l.strip_prefix("affinity tasks "))
             .and_then(|n| n.parse().ok())
             .expect("the program prints its count of tasks with affinity");
-        let omp = &report(&path)["openmp"];
+        let omp = &read_json(&path)["openmp"];
         let n = |k: &str| omp[k].as_u64().unwrap_or_else(|| panic!("{k}: {omp}"));
         assert_eq!(n("tasks_with_affinity"), compute, "{omp}");
         // The initialisation tasks wrote every block first: each compute task's block

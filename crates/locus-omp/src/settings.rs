@@ -252,10 +252,13 @@ fn parse_stacksize(s: &str) -> Option<usize> {
 /// Whether the program loaded this runtime as LLVM's `libomp.so.5` (clang's ABI), not as
 /// gcc's `libgomp.so.1`.
 fn loaded_as_libomp() -> bool {
+    let Ok(name) = std::ffi::CString::new(env::KMP_LIBRARY_FILE) else {
+        return false;
+    };
     // SAFETY: RTLD_NOLOAD only looks the library up among those loaded; the reference
     // it takes when found is given back at once.
     unsafe {
-        let handle = libc::dlopen(c"libomp.so.5".as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
+        let handle = libc::dlopen(name.as_ptr(), libc::RTLD_NOLOAD | libc::RTLD_LAZY);
         if handle.is_null() {
             false
         } else {

@@ -65,6 +65,23 @@ pub fn run(bin: &Path, opts: &[&str], args: &[&str]) -> Output {
     locus_env(&all, &[("LD_BIND_NOW", "1")])
 }
 
+/// The stdout of a run of a `tests/omp/` program that checks its own results: the run
+/// must succeed and the program's last line be `ok` (`context` says which run failed).
+pub fn ok_stdout(o: &Output, context: &str) -> String {
+    let out = stdout(o);
+    assert!(
+        o.status.success() && out.ends_with("ok\n"),
+        "{context}: {out}{}",
+        stderr(o)
+    );
+    out
+}
+
+/// A JSON file a run wrote (Locus's report, a trace).
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// `tests/omp/refused.c` stops in one line naming what is refused (with `needle`).
 pub fn refused_in_one_line(bin: &Path, needle: &str) {
     let o = run(bin, &[], &[]);
