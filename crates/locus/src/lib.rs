@@ -84,12 +84,21 @@
 //!   and the Chrome trace ([`RuntimeBuilder::trace`]; open the file in the Perfetto UI,
 //!   <https://ui.perfetto.dev>, "Open trace file").
 
+// Without feature `engine-seam` the pages name the seam's modules without linking them.
+#![cfg_attr(not(feature = "engine-seam"), allow(rustdoc::private_intra_doc_links))]
+
 #[cfg(not(loom))]
 mod config;
 #[cfg(not(loom))]
 pub mod data;
-#[cfg(not(loom))]
+// The engine seam and the scheduler's internals: public for the crates that run the
+// mechanism themselves (the simulator, the command line's reports), behind feature
+// `engine-seam`; programs never need them.
+#[cfg(all(not(loom), feature = "engine-seam"))]
 pub mod engine;
+#[cfg(all(not(loom), not(feature = "engine-seam")))]
+#[allow(dead_code, unused_imports)]
+mod engine;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
@@ -100,8 +109,11 @@ pub mod metrics;
 pub mod observe;
 #[cfg(not(loom))]
 mod runtime;
-#[cfg(not(loom))]
+#[cfg(all(not(loom), feature = "engine-seam"))]
 pub mod sched;
+#[cfg(all(not(loom), not(feature = "engine-seam")))]
+#[allow(dead_code, unused_imports)]
+mod sched;
 mod sync;
 
 #[cfg(not(loom))]

@@ -1295,6 +1295,7 @@ pub enum Bodies {
 }
 
 /// A task whose body has run, or was skipped, and whose outputs are not published yet.
+#[cfg_attr(not(feature = "engine-seam"), allow(dead_code))]
 pub struct Started {
     task: TaskRef,
     bindings: Bindings,
@@ -1319,6 +1320,7 @@ pub(crate) enum Completion {
     Panicked,
 }
 
+#[cfg_attr(not(feature = "engine-seam"), allow(dead_code))]
 impl Started {
     /// The task's accesses: bytes and the node of each buffer.
     pub fn accesses(&self) -> impl Iterator<Item = AccessInfo> {

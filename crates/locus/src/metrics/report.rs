@@ -6,6 +6,7 @@ use super::RunCounters;
 
 /// Metrics of one run, as printed by `locus run --json`.
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The configuration's name.
     pub config: String,
@@ -45,6 +46,7 @@ pub struct Report {
 
 /// Pages of shared data the run moved between nodes (4 KiB each), by reason.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct MigrationReport {
     /// Moved by migration tasks ([`Scope::migrate`](crate::Scope::migrate)) and the
     /// `now` migration setting.
@@ -96,6 +98,7 @@ impl Serialize for Settings {
 
 /// Name and size of the topology.
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct TopologySummary {
     /// The topology's name (`host`, `2x1`, a preset).
     pub name: String,
@@ -107,6 +110,7 @@ pub struct TopologySummary {
 
 /// Local and remote bytes (paper 1 section 5.1).
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct Locality {
     /// Bytes read from buffers on the reading task's node.
     pub read_local_bytes: u64,
@@ -123,6 +127,7 @@ pub struct Locality {
 
 /// Successful steals by distance class.
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct Steals {
     /// From a worker of the same node.
     pub same_node: u64,
@@ -132,6 +137,7 @@ pub struct Steals {
 
 /// Work-pushing decisions (paper 1 Algorithm 1).
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct Pushes {
     /// Activations where the heuristic chose another node.
     pub attempted: u64,
@@ -149,6 +155,7 @@ pub struct Pushes {
 
 /// Memory of the per-node pools, and of shared data, during the run.
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct MemoryReport {
     /// Highest sum over nodes of pool bytes in use, plus the highest bytes of shared
     /// data alive (the two peaks may not coincide: an upper bound when both are used).
@@ -172,6 +179,7 @@ pub struct MemoryReport {
 
 /// Versions created and alive.
 #[derive(Clone, Debug, Default, Serialize)]
+#[non_exhaustive]
 pub struct VersionsReport {
     /// Versions of versioned data created during the run (renamings). Writes of
     /// shared data update it in place and create none.
@@ -187,6 +195,7 @@ pub struct VersionsReport {
 
 /// Figures of one worker.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct WorkerReport {
     /// Worker index.
     pub worker: usize,

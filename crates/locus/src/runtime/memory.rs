@@ -42,6 +42,7 @@ use crate::graph::current_executor;
 
 /// What a migration moved.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Migrated {
     /// Pages moved (4 KiB each).
     pub pages: u64,
@@ -60,6 +61,7 @@ impl Migrated {
 
 /// Pages the runtime has migrated since it was built.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MigrationCounts {
     /// Moved by [`Runtime::migrate`] and [`Runtime::migrate_range`].
     pub now: Migrated,
