@@ -225,3 +225,69 @@ fn the_trace_keeps_every_region_with_slices_named_by_kind() {
         omp["implicit_tasks"].as_u64().unwrap()
     );
 }
+
+#[test]
+fn past_the_bound_on_pending_tasks_new_ones_run_in_their_creator() {
+    let Some(bin) = build("throttle") else {
+        return;
+    };
+    let dir = common::omp::scratch("gcc");
+    let bin = bin.to_str().unwrap();
+    // (LOCUS_OMP_THROTTLE, whether tasks are throttled)
+    for (bound, throttles) in [(None, true), (Some("0"), false), (Some("100000"), false)] {
+        for threads in ["1", "2"] {
+            let context = format!("LOCUS_OMP_THROTTLE={bound:?}, {threads} threads");
+            let report = dir.join(format!(
+                "throttle-{threads}-{}.json",
+                bound.unwrap_or("default")
+            ));
+            let report = report.to_str().unwrap();
+            let mut env = vec![("LD_BIND_NOW", "1")];
+            env.extend(bound.map(|b| ("LOCUS_OMP_THROTTLE", b)));
+            let o = locus_env(
+                &["omp", "--threads", threads, "--report", report, "--", bin],
+                &env,
+            );
+            let out = ok_stdout(&o, &context);
+            let created: u64 = out
+                .lines()
+                .find_map(|l| l.strip_prefix("tasks "))
+                .and_then(|n| n.parse().ok())
+                .expect("the program prints its task count");
+            let r = read_json(Path::new(report));
+            let omp = &r["openmp"];
+            let n = |k: &str| {
+                omp[k]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("{context}: no {k} in {omp}"))
+            };
+            assert_eq!(n("explicit_tasks"), created, "{context}: {omp}");
+            assert_eq!(
+                n("deferred_tasks") + n("throttled_tasks"),
+                created,
+                "{context}: {omp}"
+            );
+            // The flat loop creates 20,000 tasks at once: past 64 per thread pending,
+            // the rest run in their creator.
+            assert_eq!(n("throttled_tasks") > 10_000, throttles, "{context}: {omp}");
+            if !throttles {
+                assert_eq!(n("throttled_tasks"), 0, "{context}: {omp}");
+            }
+            assert_eq!(
+                r["tasks"].as_u64().unwrap(),
+                n("deferred_tasks") + n("implicit_tasks"),
+                "{context}"
+            );
+        }
+    }
+    let o = locus_env(
+        &["omp", "--threads", "2", "--", bin],
+        &[("LOCUS_OMP_THROTTLE", "some")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.trim().lines().count() == 1 && err.contains("LOCUS_OMP_THROTTLE=some"),
+        "{err}"
+    );
+}

@@ -646,7 +646,7 @@ unsafe extern "C" fn lomp_omp_get_active_level() -> c_int {
 /// The team at nesting `level` of the current thread, with the thread's index in it.
 fn ancestor(level: c_int) -> Option<(usize, usize)> {
     with_frame(|f| {
-        let mut team = f.team.clone();
+        let mut team = f.team.counted();
         let mut num = f.thread_num;
         if level < 0 || level as usize > team.level {
             return None;

@@ -17,6 +17,10 @@ pub const CONFIG: &str = "LOCUS_OMP_CONFIG";
 pub const TOPOLOGY: &str = "LOCUS_OMP_TOPOLOGY";
 /// `strict` or `non-strict` (default): whether a task's home node binds it.
 pub const AFFINITY: &str = "LOCUS_OMP_AFFINITY";
+/// Deferred tasks a team may have pending per member before a new task without
+/// dependences or affinity runs at once in its creator (default 64, as GNU libgomp;
+/// `0`: never).
+pub const THROTTLE: &str = "LOCUS_OMP_THROTTLE";
 /// Writes Locus's JSON report of the whole program there at exit.
 pub const REPORT: &str = "LOCUS_OMP_REPORT";
 /// Writes a Perfetto (Chrome JSON) trace of the program's last parallel region there.

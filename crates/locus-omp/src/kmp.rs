@@ -771,6 +771,7 @@ unsafe fn submit(task: *mut KmpTaskT, deps: Vec<Dep>) {
         deps,
         affinity: std::mem::take(&mut h.affinity),
         if_clause: true,
+        throttled: false,
         final_: h.flags & TASK_FINAL != 0,
     });
 }

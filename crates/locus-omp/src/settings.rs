@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
+use crossbeam_utils::CachePadded;
 use locus::{Config, ProcBind, Report, Runtime, Topology};
 
 use crate::env;
@@ -18,6 +19,12 @@ pub(crate) const SCHED_GUIDED: u64 = 3;
 pub(crate) const SCHED_AUTO: u64 = 4;
 /// `omp_sched_monotonic`: the modifier bit of a schedule kind.
 pub(crate) const MONOTONIC: u64 = 0x8000_0000;
+
+/// Pending deferred tasks per team member beyond which a new task without dependences
+/// runs at once in its creator, as GNU libgomp does (its `64 * nthreads`): a recursive
+/// program (BOTS uts, fib) then creates deferred tasks only as fast as the team runs
+/// them, and the rest cost a function call.
+pub(crate) const DEFAULT_THROTTLE: usize = 64;
 
 /// The process's OpenMP runtime.
 pub(crate) struct Omp {
@@ -31,6 +38,9 @@ pub(crate) struct Omp {
     pub virtual_nodes: bool,
     /// `LOCUS_OMP_AFFINITY=strict`: a task's home node binds it.
     pub strict_home: bool,
+    /// `LOCUS_OMP_THROTTLE`: pending deferred tasks per team member beyond which a new
+    /// task without dependences or affinity runs at once in its creator (0: never).
+    pub throttle: usize,
     /// ICV nthreads-var.
     pub nthreads: AtomicUsize,
     /// ICV dyn-var.
@@ -50,6 +60,30 @@ pub(crate) struct Omp {
     pub started: Instant,
 }
 
+/// A counter kept in one cache line per worker (modulo [`Striped::LINES`]), summed when
+/// read: workers that count at once do not contend for one line.
+pub(crate) struct Striped([CachePadded<AtomicU64>; Striped::LINES]);
+
+impl Striped {
+    const LINES: usize = 64;
+
+    /// Adds one for `worker`.
+    pub fn add_one(&self, worker: usize) {
+        self.0[worker % Self::LINES].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The sum over workers.
+    pub fn sum(&self) -> u64 {
+        self.0.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+}
+
+impl Default for Striped {
+    fn default() -> Self {
+        Striped(std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))))
+    }
+}
+
 /// Counters of the OpenMP front-end, added to the report (`"openmp"`).
 #[derive(Default)]
 pub(crate) struct Counters {
@@ -59,6 +93,10 @@ pub(crate) struct Counters {
     pub deferred_tasks: AtomicU64,
     /// Explicit tasks run at once by their creator (if(0), final, outside a region).
     pub undeferred_tasks: AtomicU64,
+    /// Explicit tasks run at once by their creator because the team had too many
+    /// pending (`LOCUS_OMP_THROTTLE`): one count per worker, since every worker of a
+    /// recursive program adds to it for nearly every task it creates.
+    pub throttled_tasks: Striped,
     /// Deferred tasks with a home node, and of those, run on it.
     pub with_home: AtomicU64,
     pub on_home: AtomicU64,
@@ -169,6 +207,15 @@ fn build() -> Result<Omp, String> {
             ))
         }
     };
+    let throttle = match var(env::THROTTLE) {
+        Some(s) => s.trim().parse::<usize>().ok().ok_or_else(|| {
+            format!(
+                "{}={s}: expected a number of tasks per thread, 0 or more",
+                env::THROTTLE
+            )
+        })?,
+        None => DEFAULT_THROTTLE,
+    };
     if let Some(path) = var(env::TRACE) {
         builder = builder.trace(path);
     }
@@ -198,6 +245,7 @@ fn build() -> Result<Omp, String> {
         numa,
         virtual_nodes,
         strict_home,
+        throttle,
         nthreads: AtomicUsize::new(workers),
         dynamic: AtomicBool::new(false),
         max_active_levels: AtomicUsize::new(1),
@@ -318,12 +366,13 @@ pub(crate) fn display_env(omp: &Omp, verbose: bool) {
     if verbose {
         text += &format!(
             "  LOCUS_RUNTIME = 'Locus {}'\n  LOCUS_CONFIG = '{}'\n  LOCUS_TOPOLOGY = '{}' ({} nodes)\n  \
-             LOCUS_AFFINITY = '{}'\n",
+             LOCUS_AFFINITY = '{}'\n  LOCUS_THROTTLE = '{}'\n",
             env!("CARGO_PKG_VERSION"),
             omp.rt.config(),
             omp.rt.topology().name(),
             omp.rt.topology().num_nodes(),
             if omp.strict_home { "strict" } else { "non-strict" },
+            omp.throttle,
         );
     }
     text += "OPENMP DISPLAY ENVIRONMENT END\n";
@@ -363,9 +412,12 @@ fn write_report() {
             serde_json::json!({
                 "regions": load(&c.regions),
                 "implicit_tasks": load(&c.implicit_tasks),
-                "explicit_tasks": load(&c.deferred_tasks) + load(&c.undeferred_tasks),
+                "explicit_tasks": load(&c.deferred_tasks)
+                    + load(&c.undeferred_tasks)
+                    + c.throttled_tasks.sum(),
                 "deferred_tasks": load(&c.deferred_tasks),
                 "undeferred_tasks": load(&c.undeferred_tasks),
+                "throttled_tasks": c.throttled_tasks.sum(),
                 "dependences": load(&c.dependences),
                 "tasks_with_home": load(&c.with_home),
                 "tasks_on_home": load(&c.on_home),

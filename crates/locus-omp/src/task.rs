@@ -11,7 +11,10 @@
 //! that created it or by the one that completed its last predecessor, with the node
 //! of its memory as a hint (`crate::place`). An undeferred task (`if(0)`, or created
 //! by a final task, or outside any region) runs at once on its creator, once its
-//! predecessors are complete.
+//! predecessors are complete. So does a task without dependences or affinity created
+//! while its team has many pending tasks (`LOCUS_OMP_THROTTLE` per member, 64 by
+//! default, GNU libgomp's bound): a recursive program then spawns deferred tasks only as
+//! fast as the team runs them.
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long, c_uint, c_void};
@@ -397,9 +400,13 @@ pub(crate) unsafe fn task(
     } else {
         Vec::new()
     };
-    let undeferred = !if_clause || with_frame(|f| f.task.final_ || f.ctx.is_null());
+    // Decided once, here: a task run now uses the creator's argument block in place.
+    let (undeferred, throttled) = with_frame(|f| {
+        let undeferred = is_undeferred(f, if_clause);
+        (undeferred, !undeferred && is_throttled(f, &deps, &[]))
+    });
     // The argument: a private copy, built now.
-    let call = if undeferred && cpyfn.is_none() {
+    let call = if (undeferred || throttled) && cpyfn.is_none() {
         Call::Gomp {
             f,
             arg: data,
@@ -414,8 +421,26 @@ pub(crate) unsafe fn task(
         deps,
         affinity: Vec::new(),
         if_clause,
+        throttled,
         final_: flags & FLAG_FINAL != 0,
     });
+}
+
+/// Whether a task created in `frame` is undeferred: if(0), created by a final task, or
+/// outside any region.
+fn is_undeferred(frame: &Frame, if_clause: bool) -> bool {
+    !if_clause || frame.task.final_ || frame.ctx.is_null()
+}
+
+/// Whether a deferrable task created in `frame` runs now because its team has too many
+/// pending tasks: only a task that no dependence orders and no affinity places, as GNU
+/// libgomp runs one past `64 * nthreads` pending tasks.
+fn is_throttled(frame: &Frame, deps: &[Dep], affinity: &[(usize, usize)]) -> bool {
+    let limit = omp().throttle;
+    deps.is_empty()
+        && affinity.is_empty()
+        && limit > 0
+        && frame.team.pending.load(Ordering::Relaxed) >= limit * frame.team.n
 }
 
 /// A task the program creates, as either ABI describes it.
@@ -426,46 +451,54 @@ pub(crate) struct NewTask {
     pub affinity: Vec<(usize, usize)>,
     /// The if clause (false: undeferred).
     pub if_clause: bool,
+    /// Found throttled by its creator, which then kept the argument in place: it must
+    /// run now.
+    pub throttled: bool,
     /// The final clause.
     pub final_: bool,
 }
 
 /// Creates a task: deferred (a Locus task once its predecessors are complete), or run
 /// at once by its creator when undeferred (if(0), created by a final task, or outside
-/// any region).
+/// any region) or throttled (the team has `LOCUS_OMP_THROTTLE` pending tasks per member
+/// and the task has no dependence and no affinity).
 pub(crate) fn submit(t: NewTask) {
     let NewTask {
         call,
         deps,
         affinity,
         if_clause,
+        throttled,
         final_,
     } = t;
     let omp = omp();
-    omp.counters
-        .dependences
-        .fetch_add(deps.len() as u64, Ordering::Relaxed);
+    if !deps.is_empty() {
+        omp.counters
+            .dependences
+            .fetch_add(deps.len() as u64, Ordering::Relaxed);
+    }
     with_frame(|frame| {
         let final_ = final_ || frame.task.final_;
-        let undeferred = !if_clause || frame.task.final_ || frame.ctx.is_null();
+        let undeferred = is_undeferred(frame, if_clause);
+        let throttled = !undeferred && (throttled || is_throttled(frame, &deps, &affinity));
         let group = frame.group();
         let node = Arc::new(TaskNode::new(final_, group.clone(), frame.task.run_sched()));
-        if undeferred {
-            omp.counters
-                .undeferred_tasks
-                .fetch_add(1, Ordering::Relaxed);
+        if undeferred || throttled {
+            if throttled {
+                let worker = frame.worker().unwrap_or(0);
+                omp.counters.throttled_tasks.add_one(worker);
+            } else {
+                omp.counters
+                    .undeferred_tasks
+                    .fetch_add(1, Ordering::Relaxed);
+            }
             if !deps.is_empty() {
                 node.depend_on(&frame.task, &deps, true);
                 node.preds.fetch_sub(1, Ordering::AcqRel);
                 frame.help_while(&|| node.preds.load(Ordering::Acquire) > 0);
             }
-            let inner = Frame::new(
-                frame.ctx,
-                frame.team.clone(),
-                frame.thread_num,
-                node.clone(),
-                false,
-            );
+            // SAFETY: `inner` is dropped at the end of this block, inside `frame`'s.
+            let inner = unsafe { Frame::inside(frame, node.clone()) };
             enter(&inner, || call.run());
             // Its successors are later siblings: none exists yet.
             let _ = node.complete();
@@ -482,7 +515,7 @@ pub(crate) fn submit(t: NewTask) {
             call,
             node: node.clone(),
             parent: frame.task.clone(),
-            team: frame.team.clone(),
+            team: frame.team.counted(),
             thread_num: frame.thread_num,
             worker: frame.worker().unwrap_or(0),
             deps,
@@ -531,7 +564,7 @@ pub(crate) fn begin_undeferred(final_: bool) {
         ));
         Box::new(Frame::new(
             outer.ctx,
-            outer.team.clone(),
+            outer.team.counted(),
             outer.thread_num,
             node,
             false,

@@ -14,6 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -114,11 +115,51 @@ impl Team {
     }
 }
 
+/// A frame's team: a counted reference, or, in the frame of a task its creator runs at
+/// once (undeferred or throttled), the creator's frame's team, borrowed. Such tasks
+/// are most of a recursive program's; counting each of them would make every worker
+/// write the team's count.
+pub(crate) enum TeamRef {
+    Counted(Arc<Team>),
+    /// A team alive as long as the frame: held counted by the frame below it.
+    Borrowed(NonNull<Team>),
+}
+
+impl TeamRef {
+    /// A counted reference to the team, for what may outlive the frame.
+    pub fn counted(&self) -> Arc<Team> {
+        match self {
+            TeamRef::Counted(t) => t.clone(),
+            TeamRef::Borrowed(p) => {
+                // SAFETY: `p` points into an `Arc<Team>` allocation (it was borrowed
+                // from a counted reference or from another borrow of one) that is
+                // alive: the frame it came from outlives this one.
+                unsafe {
+                    Arc::increment_strong_count(p.as_ptr());
+                    Arc::from_raw(p.as_ptr())
+                }
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for TeamRef {
+    type Target = Team;
+
+    fn deref(&self) -> &Team {
+        match self {
+            TeamRef::Counted(t) => t,
+            // SAFETY: alive as long as this frame, as above.
+            TeamRef::Borrowed(p) => unsafe { p.as_ref() },
+        }
+    }
+}
+
 /// The OpenMP task a thread runs.
 pub(crate) struct Frame {
     /// The Locus context of the body running on this worker (null off workers).
     pub ctx: *const TaskCtx,
-    pub team: Arc<Team>,
+    pub team: TeamRef,
     pub thread_num: usize,
     pub task: Arc<TaskNode>,
     pub implicit: bool,
@@ -139,11 +180,28 @@ impl Frame {
         let ws0 = if implicit { team.first.clone() } else { None };
         Frame {
             ctx,
-            team,
+            team: TeamRef::Counted(team),
             thread_num,
             task,
             implicit,
             ws: RefCell::new(WsState::new(ws0)),
+            groups: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The frame of explicit task `task`, run at once by its creator in frame `outer`.
+    ///
+    /// # Safety
+    ///
+    /// The frame is dropped before `outer`.
+    pub unsafe fn inside(outer: &Frame, task: Arc<TaskNode>) -> Frame {
+        Frame {
+            ctx: outer.ctx,
+            team: TeamRef::Borrowed(NonNull::from(&*outer.team)),
+            thread_num: outer.thread_num,
+            task,
+            implicit: false,
+            ws: RefCell::new(WsState::new(None)),
             groups: RefCell::new(Vec::new()),
         }
     }
@@ -260,7 +318,7 @@ pub(crate) fn parallel(body: Body, requested: c_uint, ws0: Option<Arc<WorkShare>
         }
         let team = Arc::new(Team::new(
             n,
-            Some((outer.team.clone(), outer.thread_num)),
+            Some((outer.team.counted(), outer.thread_num)),
             ws0,
         ));
         let _one_at_a_time = omp.run_lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -312,7 +370,7 @@ fn warn_team_capped(wanted: usize, workers: usize) {
 fn serialised(outer: &Frame, body: Body, ws0: Option<Arc<WorkShare>>) {
     let team = Arc::new(Team::new(
         1,
-        Some((outer.team.clone(), outer.thread_num)),
+        Some((outer.team.counted(), outer.thread_num)),
         ws0,
     ));
     let frame = Frame::new(
@@ -337,7 +395,7 @@ pub(crate) fn parallel_start(ws0: Option<Arc<WorkShare>>) {
     let frame = with_frame(|outer| {
         let team = Arc::new(Team::new(
             1,
-            Some((outer.team.clone(), outer.thread_num)),
+            Some((outer.team.counted(), outer.thread_num)),
             ws0,
         ));
         Box::new(Frame::new(
