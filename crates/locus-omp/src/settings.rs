@@ -89,8 +89,8 @@ impl Default for Striped {
 pub(crate) struct Counters {
     pub regions: AtomicU64,
     pub implicit_tasks: AtomicU64,
-    /// Explicit tasks run as Locus tasks.
-    pub deferred_tasks: AtomicU64,
+    /// Explicit tasks run as Locus tasks (one count per worker, as `throttled_tasks`).
+    pub deferred_tasks: Striped,
     /// Explicit tasks run at once by their creator (if(0), final, outside a region).
     pub undeferred_tasks: AtomicU64,
     /// Explicit tasks run at once by their creator because the team had too many
@@ -412,10 +412,10 @@ fn write_report() {
             serde_json::json!({
                 "regions": load(&c.regions),
                 "implicit_tasks": load(&c.implicit_tasks),
-                "explicit_tasks": load(&c.deferred_tasks)
+                "explicit_tasks": c.deferred_tasks.sum()
                     + load(&c.undeferred_tasks)
                     + c.throttled_tasks.sum(),
-                "deferred_tasks": load(&c.deferred_tasks),
+                "deferred_tasks": c.deferred_tasks.sum(),
                 "undeferred_tasks": load(&c.undeferred_tasks),
                 "throttled_tasks": c.throttled_tasks.sum(),
                 "dependences": load(&c.dependences),

@@ -315,9 +315,10 @@ fn run_job(ctx: &TaskCtx, job: Job) {
     crate::place::ran(omp, &placed, ctx.node());
     crate::place::touched(omp, &deps, &affinity, ctx.node());
     let thread_num = if team.small { thread_num } else { ctx.worker() };
-    let frame = Frame::new(ctx, team.clone(), thread_num, node.clone(), false);
+    // The job's count of the team becomes the frame's: none is taken per task.
+    let frame = Frame::new(ctx, team, thread_num, node, false);
     enter(&frame, || call.run());
-    finish(ctx, &node, &parent, &team);
+    finish(ctx, &frame.task, &parent, &frame.team);
 }
 
 /// After a task's body: releases its successors, then counts it complete.
@@ -504,7 +505,9 @@ pub(crate) fn submit(t: NewTask) {
             let _ = node.complete();
             return;
         }
-        omp.counters.deferred_tasks.fetch_add(1, Ordering::Relaxed);
+        omp.counters
+            .deferred_tasks
+            .add_one(frame.worker().unwrap_or(0));
         frame.task.children.fetch_add(1, Ordering::AcqRel);
         frame.team.pending.fetch_add(1, Ordering::AcqRel);
         if let Some(g) = &group {
