@@ -17,6 +17,10 @@ pub const CONFIG: &str = "LOCUS_OMP_CONFIG";
 pub const TOPOLOGY: &str = "LOCUS_OMP_TOPOLOGY";
 /// `strict` or `non-strict` (default): whether a task's home node binds it.
 pub const AFFINITY: &str = "LOCUS_OMP_AFFINITY";
+/// What a task does with the memory of its out/inout dependences that lies on another
+/// node than the one it starts on: `none` (default), `now`, `next-touch` or `auto`, as
+/// Locus's migration setting does with shared data (README.md, "Migration").
+pub const MIGRATION: &str = "LOCUS_OMP_MIGRATION";
 /// Writes Locus's JSON report of the whole program there at exit.
 pub const REPORT: &str = "LOCUS_OMP_REPORT";
 /// Writes a Perfetto (Chrome JSON) trace of the program's last parallel region there.
