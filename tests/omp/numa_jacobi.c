@@ -29,7 +29,8 @@
  * every page of every block must be on the node of the compute task that wrote the block
  * last, and the program prints how many blocks ended off their first-touch node. Under
  * gcc a dependence names one address, whose page is what such a runtime moves: run it
- * with blocks of one page (BLOCK_PAGES 1) for whole blocks to move.
+ * with blocks of one page (BLOCK_PAGES 1) for whole blocks to move. With
+ * NUMA_JACOBI_TEAM=T, the parallel region asks for a team of T threads (num_threads).
  *
  * Prints `omp-jacobi: ...` lines: the nodes, the placement check, and
  * `omp-jacobi: N of M compute tasks on their out block's node (P%)`. Exits 0 when the
@@ -171,7 +172,12 @@ int main(int argc, char **argv) {
     int pin_compute = pin && strcmp(pin, "1") == 0;
     const char *moved_env = getenv("NUMA_JACOBI_EXPECT_MOVED");
     int expect_moved = moved_env && strcmp(moved_env, "1") == 0;
-    long init_node = -1;
+    long init_node = -1, team = 0;
+    const char *team_env = getenv("NUMA_JACOBI_TEAM");
+    if (team_env && !parse(team_env, 1, 4096, &team)) {
+        fprintf(stderr, "NUMA_JACOBI_TEAM=%s: expected a number of threads\n", team_env);
+        return 2;
+    }
     const char *init_env = getenv("NUMA_JACOBI_INIT_NODE");
     if (init_env && !parse(init_env, 0, MAX_NODES - 1, &init_node)) {
         fprintf(stderr, "NUMA_JACOBI_INIT_NODE=%s: expected a node number\n", init_env);
@@ -198,8 +204,9 @@ int main(int argc, char **argv) {
         }
     }
     long total = nb * iters, local = 0, ran = 0, unknown = 0;
-    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %d threads%s%s\n", nnodes,
-           nb, block_pages, iters, omp_get_max_threads(),
+    if (team == 0) team = omp_get_max_threads();
+    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %ld threads%s%s\n", nnodes,
+           nb, block_pages, iters, team,
            pin_compute ? ", compute tasks pinned to their out block's node" : "",
 #ifdef NUMA_JACOBI_AFFINITY
            ", compute tasks with affinity(out block)"
@@ -208,7 +215,7 @@ int main(int argc, char **argv) {
 #endif
     );
 
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
 #pragma omp single
     {
         /* First touch: block b of both grids on node b mod nodes. */
