@@ -403,3 +403,36 @@ fn move_present(omp: &Omp, d: &Dep, node: usize) -> u64 {
     }
     moved
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dependence_without_length_covers_the_page_holding_its_address() {
+        // gcc's: an address alone.
+        assert_eq!(extent(&Dep::at(0x12345, true)), (0x12000, PAGE));
+        assert_eq!(extent(&Dep::at(0x13000, false)), (0x13000, PAGE));
+        // clang's: the range it gives.
+        let d = Dep {
+            addr: 0x12345,
+            len: 100,
+            writes: true,
+        };
+        assert_eq!(extent(&d), (0x12345, 100));
+        // A range's pages, whole or sampled, each with its share of the bytes.
+        assert_eq!(
+            pages_of(0x12ff0, 0x20, 64).collect::<Vec<_>>(),
+            vec![(0x12000, 16), (0x13000, 16)]
+        );
+        assert_eq!(pages_of(0, 256 * PAGE, 64).count(), 64);
+    }
+
+    #[test]
+    fn each_setting_counts_its_moves_apart() {
+        assert_eq!(reason(Migration::None), None);
+        assert_eq!(reason(Migration::Now), Some(0));
+        assert_eq!(reason(Migration::NextTouch), Some(1));
+        assert_eq!(reason(Migration::Auto), Some(2));
+    }
+}
