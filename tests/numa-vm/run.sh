@@ -380,6 +380,37 @@ if [ -f /omp/locus-path ]; then
         echo "FAIL omp.jacobi-affinity.locus: status $status under locus omp --threads 4 --affinity strict (at least 95% of compute tasks on their out block's node, result verified, every compute task placed by its affinity clause: ${placed:-none} of ${total:-?})"
         rc=1
     fi
+    # Migration of dependence memory: every block, one page each (gcc's dependence names
+    # one address, whose page is what moves), first touched on node 3
+    # (NUMA_JACOBI_INIT_NODE), while the tasks run on node 0: a team of one
+    # (NUMA_JACOBI_TEAM=1) on Locus's 4 workers keeps its tasks on its member's worker,
+    # worker 0, on node 0. Without migration the pages stay on node 3; under --migrate now
+    # and next-touch every block ends on the node of the compute task that wrote it last,
+    # by the kernel's placement, and the report counts its page moved: 32 pages.
+    misplaced="NUMA_JACOBI_INIT_NODE=3 NUMA_JACOBI_TEAM=1"
+    out=$(env $misplaced "$locus" omp --threads 4 -- /omp/numa_jacobi 0 16 1 12 2>&1)
+    status=$?
+    echo "$out"
+    if [ "$status" = 0 ]; then
+        echo "ok omp.jacobi-misplaced.locus-none: locus omp --threads 4, blocks first touched on node 3, a team of one: pages stayed there, $(omp_line "$out") (no threshold)"
+    else
+        echo "FAIL omp.jacobi-misplaced.locus-none: status $status under locus omp --threads 4 with every block on node 3 (result verified, pages stayed)"
+        rc=1
+    fi
+    for m in now next-touch; do
+        key=$(echo "$m" | tr - _)_pages
+        out=$(env $misplaced NUMA_JACOBI_EXPECT_MOVED=1 "$locus" omp --threads 4 --migrate "$m" --report "/tmp/migrate-$m.json" -- /omp/numa_jacobi 0 16 1 12 2>&1)
+        status=$?
+        echo "$out"
+        pages=$(grep "\"$key\"" "/tmp/migrate-$m.json" 2>/dev/null | tr -dc 0-9)
+        placement=$(echo "$out" | grep "omp-jacobi: placement" | sed 's/^omp-jacobi: placement: //')
+        if [ "$status" = 0 ] && [ "${pages:-0}" = 32 ]; then
+            echo "ok omp.jacobi-misplaced.locus-$m: locus omp --threads 4 --migrate $m: $placement; $(omp_line "$out"); the report: $key $pages"
+        else
+            echo "FAIL omp.jacobi-misplaced.locus-$m: status $status under locus omp --threads 4 --migrate $m (every page on its block's last writer's node, result verified, 32 pages moved: ${pages:-none}): $placement"
+            rc=1
+        fi
+    done
 else
     echo "FAIL omp.jacobi.locus: the locus binary was not copied into the guest"
     rc=1

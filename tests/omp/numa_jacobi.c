@@ -22,9 +22,20 @@
  * thread to its out block's node (as the initialisation does) before it records where it
  * runs: whatever the runtime, every task is then local, which checks the instrument.
  *
+ * With NUMA_JACOBI_INIT_NODE=K, every block is first touched on node K instead (the
+ * mistake of an initialisation that runs on one node). With NUMA_JACOBI_EXPECT_MOVED=1,
+ * the pages are expected to follow the tasks rather than stay put (a runtime that
+ * migrates the memory of a task's out dependence to the node it runs on): after the run,
+ * every page of every block must be on the node of the compute task that wrote the block
+ * last, and the program prints how many blocks ended off their first-touch node. Under
+ * gcc a dependence names one address, whose page is what such a runtime moves: run it
+ * with blocks of one page (BLOCK_PAGES 1) for whole blocks to move. With
+ * NUMA_JACOBI_TEAM=T, the parallel region asks for a team of T threads (num_threads).
+ *
  * Prints `omp-jacobi: ...` lines: the nodes, the placement check, and
  * `omp-jacobi: N of M compute tasks on their out block's node (P%)`. Exits 0 when the
- * result verified, every page was where it was first touched, and P >= MIN_PERCENT; 1
+ * result verified, every page was where it was first touched (with
+ * NUMA_JACOBI_EXPECT_MOVED=1: where its block's last writer ran), and P >= MIN_PERCENT; 1
  * otherwise; 2 on a bad argument or a system call that failed. On a one-node machine every
  * task is local.
  *
@@ -159,19 +170,43 @@ int main(int argc, char **argv) {
     }
     const char *pin = getenv("NUMA_JACOBI_PIN_COMPUTE");
     int pin_compute = pin && strcmp(pin, "1") == 0;
+    const char *moved_env = getenv("NUMA_JACOBI_EXPECT_MOVED");
+    int expect_moved = moved_env && strcmp(moved_env, "1") == 0;
+    long init_node = -1, team = 0;
+    const char *team_env = getenv("NUMA_JACOBI_TEAM");
+    if (team_env && !parse(team_env, 1, 4096, &team)) {
+        fprintf(stderr, "NUMA_JACOBI_TEAM=%s: expected a number of threads\n", team_env);
+        return 2;
+    }
+    const char *init_env = getenv("NUMA_JACOBI_INIT_NODE");
+    if (init_env && !parse(init_env, 0, MAX_NODES - 1, &init_node)) {
+        fprintf(stderr, "NUMA_JACOBI_INIT_NODE=%s: expected a node number\n", init_env);
+        return 2;
+    }
     page = sysconf(_SC_PAGESIZE);
     read_nodes();
+    if (init_node >= nnodes) {
+        fprintf(stderr, "NUMA_JACOBI_INIT_NODE=%ld: the machine has %d nodes\n", init_node, nnodes);
+        return 2;
+    }
     size_t bytes = (size_t)block_pages * (size_t)page;
     long n = (long)(bytes / sizeof(double));
     double **grid[2];
+    /* The node of each block's last writer: its first toucher, then compute tasks. */
+    int *last[2];
     for (int g = 0; g < 2; g++) {
         grid[g] = malloc(sizeof(double *) * (size_t)nb);
-        if (!grid[g]) die("malloc");
-        for (long b = 0; b < nb; b++) grid[g][b] = map_block(bytes);
+        last[g] = malloc(sizeof(int) * (size_t)nb);
+        if (!grid[g] || !last[g]) die("malloc");
+        for (long b = 0; b < nb; b++) {
+            grid[g][b] = map_block(bytes);
+            last[g][b] = init_node >= 0 ? (int)init_node : (int)(b % nnodes);
+        }
     }
     long total = nb * iters, local = 0, ran = 0, unknown = 0;
-    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %d threads%s%s\n", nnodes,
-           nb, block_pages, iters, omp_get_max_threads(),
+    if (team == 0) team = omp_get_max_threads();
+    printf("omp-jacobi: %d nodes, %ld blocks of %ld pages, %ld iterations, %ld threads%s%s\n", nnodes,
+           nb, block_pages, iters, team,
            pin_compute ? ", compute tasks pinned to their out block's node" : "",
 #ifdef NUMA_JACOBI_AFFINITY
            ", compute tasks with affinity(out block)"
@@ -180,7 +215,7 @@ int main(int argc, char **argv) {
 #endif
     );
 
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
 #pragma omp single
     {
         /* First touch: block b of both grids on node b mod nodes. */
@@ -188,7 +223,7 @@ int main(int argc, char **argv) {
 #pragma omp task depend(out : grid[0][b][0], grid[1][b][0])
             {
                 cpu_set_t saved;
-                int node = (int)(b % nnodes);
+                int node = init_node >= 0 ? (int)init_node : (int)(b % nnodes);
                 if (sched_getaffinity(0, sizeof saved, &saved) != 0) die("sched_getaffinity");
                 if (nnodes > 1 && sched_setaffinity(0, sizeof node_cpus[node], &node_cpus[node]) != 0)
                     die("sched_setaffinity");
@@ -202,6 +237,7 @@ int main(int argc, char **argv) {
 #pragma omp taskwait
         for (long it = 0; it < iters; it++) {
             double **src = grid[it % 2], **dst = grid[(it + 1) % 2];
+            int *writer = last[(it + 1) % 2];
             for (long b = 0; b < nb; b++) {
                 long l = b > 0 ? b - 1 : b, r = b < nb - 1 ? b + 1 : b;
 #pragma omp task depend(in : src[l][0], src[b][0], src[r][0]) depend(out : dst[b][0]) AFFINITY(dst[b][0 : n])
@@ -216,6 +252,7 @@ int main(int argc, char **argv) {
                     int cpu = sched_getcpu();
                     int here = cpu >= 0 && cpu < MAX_CPUS ? cpu_node[cpu] : -1;
                     int there = node_of_page(dst[b]);
+                    writer[b] = here;
                     sweep(src, dst, b, nb, n);
                     if (pin_compute && nnodes > 1 && sched_setaffinity(0, sizeof saved, &saved) != 0)
                         die("sched_setaffinity");
@@ -233,12 +270,22 @@ int main(int argc, char **argv) {
         }
     }
 
-    /* Where the kernel says the pages are, after the run. */
-    long off = 0;
+    /* Where the kernel says the pages are, after the run: where they were first touched,
+     * or (expected moved) where their block's last writer ran. */
+    long off = 0, moved = 0;
     for (int g = 0; g < 2; g++)
-        for (long b = 0; b < nb; b++) off += pages_off_node(grid[g][b], bytes, (int)(b % nnodes));
-    printf("omp-jacobi: placement: %ld of %ld pages not on the node that first touched them\n", off,
-           2 * nb * block_pages);
+        for (long b = 0; b < nb; b++) {
+            int first = init_node >= 0 ? (int)init_node : (int)(b % nnodes);
+            off += pages_off_node(grid[g][b], bytes, expect_moved ? last[g][b] : first);
+            moved += last[g][b] != first && pages_off_node(grid[g][b], bytes, first) == (long)block_pages;
+        }
+    if (expect_moved)
+        printf("omp-jacobi: placement: %ld of %ld pages not on the node of their block's last writer; "
+               "%ld of %ld blocks moved off the node that first touched them\n",
+               off, 2 * nb * block_pages, moved, 2 * nb);
+    else
+        printf("omp-jacobi: placement: %ld of %ld pages not on the node that first touched them\n", off,
+               2 * nb * block_pages);
 
     /* The same sweeps, sequentially. */
     double **ref[2];

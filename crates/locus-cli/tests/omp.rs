@@ -96,6 +96,8 @@ fn bad_arguments_get_one_line_and_status_2() {
         &["omp", "--config", "fast", "--", "true"],
         &["omp", "--topology", "3y", "--", "true"],
         &["omp", "--affinity", "sometimes", "--", "true"],
+        &["omp", "--migrate", "sometimes", "--", "true"],
+        &["omp", "--migration", "later", "--", "true"],
         &["omp"],
         &["omp", "--", "/nonexistent/program"],
     ] {
@@ -290,4 +292,101 @@ fn past_the_bound_on_pending_tasks_new_ones_run_in_their_creator() {
         err.trim().lines().count() == 1 && err.contains("LOCUS_OMP_THROTTLE=some"),
         "{err}"
     );
+}
+
+/// `tests/omp/migration.c` (8 one-page blocks, the odd ones first written on node 1,
+/// updated 10 times by tasks on node 0) on 4 virtual nodes under `migration`: its report.
+fn migration_report(migration: &str) -> serde_json::Value {
+    let bin = build("migration").expect("gcc");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");
+    let report = dir.join(format!("migration-{migration}.json"));
+    let o = run(
+        &bin,
+        &[
+            "--threads",
+            "4",
+            "--topology",
+            "4x1",
+            "--migrate",
+            migration,
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        &[],
+    );
+    ok_stdout(&o, migration);
+    read_json(&report)
+}
+
+#[test]
+fn gcc_dependences_count_the_page_holding_their_address_as_local_or_remote_bytes() {
+    if build("migration").is_none() {
+        return;
+    }
+    let r = migration_report("none");
+    let omp = &r["openmp"];
+    // 8 initialisation and 80 compute dependences, addresses only.
+    assert_eq!(omp["dependences"], 88, "{omp}");
+    assert_eq!(omp["dependences_without_length"], 88, "{omp}");
+    // The compute tasks' blocks have a node (their initialisation wrote them; the
+    // initialisation tasks' own pages had none yet): a page each, half on node 0 where
+    // the tasks run.
+    let page = 4096;
+    assert_eq!(omp["dependence_bytes"], 80 * page, "{omp}");
+    assert_eq!(omp["dependence_bytes_local"], 40 * page, "{omp}");
+    assert_eq!(omp["dependence_bytes_remote"], 40 * page, "{omp}");
+    assert_eq!(r["migration"]["bytes"], 0, "{}", r["migration"]);
+    assert!(
+        r["settings"].get("migration").is_none(),
+        "{}",
+        r["settings"]
+    );
+}
+
+#[test]
+fn dependence_memory_moves_to_its_tasks_node_under_each_migration_setting() {
+    if build("migration").is_none() {
+        return;
+    }
+    // `auto` by the cost rule of Locus's own setting: one page on node 1 written from
+    // node 0 by a task that the 9 later updates of its block, already submitted, follow.
+    let costs =
+        locus::sched::migrate::MigrationCosts::of(&locus::Topology::from_spec("4x1").unwrap());
+    let auto_moves =
+        costs.choose(4096, 1, 1, 0, (true, true), 9) == locus::sched::migrate::Choice::Migrate;
+    assert!(auto_moves, "the cost rule moves a page used 10 times");
+    for (migration, key) in [
+        ("now", "now_pages"),
+        ("next-touch", "next_touch_pages"),
+        ("auto", "auto_pages"),
+    ] {
+        let r = migration_report(migration);
+        let m = &r["migration"];
+        // The 4 odd blocks, one page each, moved once, before their first update.
+        assert_eq!(m[key], 4, "{migration}: {m}");
+        assert_eq!(m["bytes"], 4 * 4096, "{migration}: {m}");
+        assert_eq!(r["settings"]["migration"], migration, "{}", r["settings"]);
+        // Every update then finds its block on its node: the page records followed the
+        // move, and the bytes are counted where they are when the task runs.
+        let omp = &r["openmp"];
+        assert_eq!(
+            omp["dependence_bytes_local"],
+            80 * 4096,
+            "{migration}: {omp}"
+        );
+        assert_eq!(omp["dependence_bytes_remote"], 0, "{migration}: {omp}");
+        assert_eq!(omp["tasks_with_home"], 80, "{migration}: {omp}");
+        // Only the 4 first updates of the odd blocks had node 1 as home.
+        assert_eq!(omp["tasks_on_home"], 76, "{migration}: {omp}");
+    }
+    // A setting the runtime cannot use, given without the command: one line, status 2.
+    let bin = build("migration").unwrap();
+    let o = locus_env(
+        &["omp", "--", bin.to_str().unwrap()],
+        &[("LOCUS_OMP_MIGRATION", "later")],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("LOCUS_OMP_MIGRATION"), "{err}");
 }

@@ -142,3 +142,43 @@ fn a_program_linked_with_intels_runtime_is_refused() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("libiomp5.so"), "{err}");
 }
+
+#[test]
+fn clang_dependences_count_their_bytes_and_their_pages_migrate() {
+    let Some(bin) = build("migration") else {
+        return;
+    };
+    let dir = common::omp::scratch("clang");
+    for migration in ["none", "now"] {
+        let path = dir.join(format!("migration-{migration}.json"));
+        let o = run(
+            &bin,
+            &[
+                "--threads",
+                "4",
+                "--topology",
+                "4x1",
+                "--migrate",
+                migration,
+                "--report",
+                path.to_str().unwrap(),
+            ],
+            &[],
+        );
+        ok_stdout(&o, migration);
+        let r = read_json(&path);
+        let omp = &r["openmp"];
+        // clang gives each dependence's length (one double): 80 compute dependences of 8
+        // bytes whose node is known, half on the node of their tasks unless moved.
+        assert_eq!(omp["dependences_without_length"], 0, "{omp}");
+        assert_eq!(omp["dependence_bytes"], 80 * 8, "{omp}");
+        let (local, pages) = if migration == "none" {
+            (40 * 8, 0)
+        } else {
+            (80 * 8, 4)
+        };
+        assert_eq!(omp["dependence_bytes_local"], local, "{omp}");
+        // The page holding each odd block's dependence moved once.
+        assert_eq!(r["migration"]["now_pages"], pages, "{}", r["migration"]);
+    }
+}

@@ -21,6 +21,10 @@ pub const AFFINITY: &str = "LOCUS_OMP_AFFINITY";
 /// dependences or affinity runs at once in its creator (default 64, as GNU libgomp;
 /// `0`: never).
 pub const THROTTLE: &str = "LOCUS_OMP_THROTTLE";
+/// What a task does with the memory of its out/inout dependences that lies on another
+/// node than the one it starts on: `none` (default), `now`, `next-touch` or `auto`, as
+/// Locus's migration setting does with shared data (README.md, "Migration").
+pub const MIGRATION: &str = "LOCUS_OMP_MIGRATION";
 /// Writes Locus's JSON report of the whole program there at exit.
 pub const REPORT: &str = "LOCUS_OMP_REPORT";
 /// Writes a Perfetto (Chrome JSON) trace of the program's last parallel region there.

@@ -8,7 +8,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
-use locus::{Config, ProcBind, Report, Runtime, Topology};
+use locus::sched::migrate::MigrationCosts;
+use locus::{Config, Migration, NodeId, ProcBind, Report, Runtime, Topology};
 
 use crate::env;
 
@@ -41,6 +42,14 @@ pub(crate) struct Omp {
     /// `LOCUS_OMP_THROTTLE`: pending deferred tasks per team member beyond which a new
     /// task without dependences or affinity runs at once in its creator (0: never).
     pub throttle: usize,
+    /// `LOCUS_OMP_MIGRATION`: what a task does with its out/inout memory on another
+    /// node (`crate::place::migrate`).
+    pub migration: Migration,
+    /// The cost model of `auto` (`Migration::Auto` only).
+    pub costs: Option<MigrationCosts>,
+    /// The kernel's number of each node, on a topology of real nodes (empty on virtual
+    /// ones).
+    pub os_nodes: Vec<usize>,
     /// ICV nthreads-var.
     pub nthreads: AtomicUsize,
     /// ICV dyn-var.
@@ -111,9 +120,16 @@ pub(crate) struct Counters {
     /// known), and of those, on the node that ran the task.
     pub affinity_bytes: AtomicU64,
     pub affinity_bytes_local: AtomicU64,
-    /// The same for dependences whose length the compiler gives (clang's).
+    /// The same for dependences: the bytes the compiler gives (clang's), else the page
+    /// holding the address (gcc's).
     pub dependence_bytes: AtomicU64,
     pub dependence_bytes_local: AtomicU64,
+    /// Dependences declared without a length (gcc's), each counted as the page holding
+    /// its address.
+    pub dependences_without_length: AtomicU64,
+    /// Pages of dependence memory moved to the node of the task that declared them, by
+    /// reason: `now`, `next-touch`, `auto` (`crate::place::migrate`).
+    pub migrated_pages: [AtomicU64; 3],
 }
 
 static OMP: OnceLock<Omp> = OnceLock::new();
@@ -166,6 +182,13 @@ fn build() -> Result<Omp, String> {
     }
     let numa = topology.num_nodes() > 1;
     let virtual_nodes = topology.is_virtual();
+    let os_nodes = if virtual_nodes {
+        Vec::new()
+    } else {
+        (0..topology.num_nodes())
+            .map(|n| topology.os_node(NodeId(n as u32)).unwrap_or(n as u32) as usize)
+            .collect()
+    };
     builder = builder.topology(topology);
     if let Some(name) = var(env::CONFIG) {
         let config: Config = name
@@ -216,6 +239,14 @@ fn build() -> Result<Omp, String> {
         })?,
         None => DEFAULT_THROTTLE,
     };
+    let migration = match var(env::MIGRATION) {
+        Some(m) => m
+            .trim()
+            .parse::<Migration>()
+            .map_err(|e| format!("{}: {e}", env::MIGRATION))?,
+        None => Migration::None,
+    };
+    builder = builder.migration(migration);
     if let Some(path) = var(env::TRACE) {
         builder = builder.trace(path);
     }
@@ -239,6 +270,7 @@ fn build() -> Result<Omp, String> {
     };
     let rt = builder.build().map_err(|e| e.to_string())?;
     let workers = rt.workers();
+    let costs = (migration == Migration::Auto).then(|| MigrationCosts::of(rt.topology()));
     let omp = Omp {
         rt,
         workers,
@@ -246,6 +278,9 @@ fn build() -> Result<Omp, String> {
         virtual_nodes,
         strict_home,
         throttle,
+        migration,
+        costs,
+        os_nodes,
         nthreads: AtomicUsize::new(workers),
         dynamic: AtomicBool::new(false),
         max_active_levels: AtomicUsize::new(1),
@@ -366,12 +401,13 @@ pub(crate) fn display_env(omp: &Omp, verbose: bool) {
     if verbose {
         text += &format!(
             "  LOCUS_RUNTIME = 'Locus {}'\n  LOCUS_CONFIG = '{}'\n  LOCUS_TOPOLOGY = '{}' ({} nodes)\n  \
-             LOCUS_AFFINITY = '{}'\n  LOCUS_THROTTLE = '{}'\n",
+             LOCUS_AFFINITY = '{}'\n  LOCUS_MIGRATION = '{}'\n  LOCUS_THROTTLE = '{}'\n",
             env!("CARGO_PKG_VERSION"),
             omp.rt.config(),
             omp.rt.topology().name(),
             omp.rt.topology().num_nodes(),
             if omp.strict_home { "strict" } else { "non-strict" },
+            omp.migration.name(),
             omp.throttle,
         );
     }
@@ -402,6 +438,25 @@ fn write_report() {
     let mut json = serde_json::to_value(&report).unwrap_or_default();
     let c = &omp.counters;
     let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    // Locus's own counts are of shared data, which an OpenMP program has none of: its
+    // migrations are of dependence memory (`crate::place::migrate`).
+    if let Some(m) = json.get_mut("migration").and_then(|m| m.as_object_mut()) {
+        let pages = c.migrated_pages.each_ref().map(load);
+        let mut all = 0;
+        for (key, moved) in ["now_pages", "next_touch_pages", "auto_pages"]
+            .into_iter()
+            .zip(pages)
+        {
+            let before = m.get(key).and_then(|v| v.as_u64()).unwrap_or(0);
+            m.insert(key.into(), (before + moved).into());
+            all += moved;
+        }
+        let bytes = m.get("bytes").and_then(|v| v.as_u64()).unwrap_or(0);
+        m.insert(
+            "bytes".into(),
+            (bytes + all * crate::place::PAGE as u64).into(),
+        );
+    }
     if let Some(obj) = json.as_object_mut() {
         obj.insert(
             "program".into(),
@@ -428,6 +483,9 @@ fn write_report() {
                 "affinity_bytes_local": load(&c.affinity_bytes_local),
                 "dependence_bytes": load(&c.dependence_bytes),
                 "dependence_bytes_local": load(&c.dependence_bytes_local),
+                "dependence_bytes_remote":
+                    load(&c.dependence_bytes) - load(&c.dependence_bytes_local),
+                "dependences_without_length": load(&c.dependences_without_length),
                 "process_s": omp.started.elapsed().as_secs_f64(),
             }),
         );

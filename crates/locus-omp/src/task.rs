@@ -33,8 +33,9 @@ const FLAG_DETACH: c_uint = 1 << 13;
 const DEPEND_IN: usize = 1;
 
 /// A dependence: a storage location, the bytes named from it (0 when the compiler does
-/// not say: gcc's depend arrays hold addresses only), and whether the task writes it
-/// (out, inout, mutexinoutset, inoutset).
+/// not say: gcc's depend arrays hold addresses only, and its extent is then the page
+/// holding the address, `crate::place`), and whether the task writes it (out, inout,
+/// mutexinoutset, inoutset).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Dep {
     pub addr: usize,
@@ -289,6 +290,7 @@ impl Drop for Unrun {
 }
 
 fn abandon(job: Job) {
+    crate::place::started(omp(), &job.deps);
     for ready in job.node.complete() {
         let next = ready.job.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(next) = next {
@@ -310,8 +312,13 @@ fn run_job(ctx: &TaskCtx, job: Job) {
         worker: _,
         deps,
         affinity,
-        placed,
+        mut placed,
     } = job;
+    crate::place::started(omp, &deps);
+    if crate::place::migrate(omp, &deps, ctx.node()) > 0 {
+        // Its memory moved here: count its bytes where they are now.
+        placed.dependence_bytes = crate::place::dependence_bytes(omp, &deps);
+    }
     crate::place::ran(omp, &placed, ctx.node());
     crate::place::touched(omp, &deps, &affinity, ctx.node());
     let thread_num = if team.small { thread_num } else { ctx.worker() };
@@ -477,6 +484,12 @@ pub(crate) fn submit(t: NewTask) {
         omp.counters
             .dependences
             .fetch_add(deps.len() as u64, Ordering::Relaxed);
+        let without_length = deps.iter().filter(|d| d.len == 0).count();
+        if without_length > 0 {
+            omp.counters
+                .dependences_without_length
+                .fetch_add(without_length as u64, Ordering::Relaxed);
+        }
     }
     with_frame(|frame| {
         let final_ = final_ || frame.task.final_;
@@ -514,6 +527,7 @@ pub(crate) fn submit(t: NewTask) {
             g.pending.fetch_add(1, Ordering::AcqRel);
         }
         let has_deps = !deps.is_empty();
+        crate::place::submitted(omp, &deps);
         let job = Job {
             call,
             node: node.clone(),

@@ -1,5 +1,5 @@
 //! `locus omp [--config C] [--topology SPEC] [--threads N] [--affinity strict|non-strict]
-//! [--report FILE] [--trace FILE] -- PROGRAM ARGS...`: runs a gcc- or clang-compiled
+//! [--migrate none|now|next-touch|auto] [--report FILE] [--trace FILE] -- PROGRAM ARGS...`: runs a gcc- or clang-compiled
 //! OpenMP program on Locus's OpenMP runtime (crate `locus-omp`, its README).
 //!
 //! The command reads the program's NEEDED entries to know which runtime it loads
@@ -49,6 +49,11 @@ pub struct Args {
     /// memory) binds it.
     #[arg(long, value_enum)]
     affinity: Option<OmpAffinity>,
+    /// What a task does with the memory of its out/inout dependences that lies on another
+    /// node: none (default), now, next-touch or auto, as the runtime's migration setting
+    /// does with shared data.
+    #[arg(long, alias = "migration", value_name = "none|now|next-touch|auto")]
+    migrate: Option<String>,
     /// Writes Locus's JSON report of the whole program there at exit.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -68,6 +73,10 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     }
     if let Some(t) = &args.topology {
         super::topology(t)?;
+    }
+    if let Some(m) = &args.migrate {
+        m.parse::<locus::Migration>()
+            .map_err(|e| Failure::Usage(format!("--migrate {m}: {e}")))?;
     }
     if args.threads == Some(0) {
         return Err(Failure::Usage("--threads 0: at least one thread".into()));
@@ -101,6 +110,9 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             OmpAffinity::NonStrict => "non-strict",
         };
         cmd.env(env::AFFINITY, name);
+    }
+    if let Some(m) = &args.migrate {
+        cmd.env(env::MIGRATION, m);
     }
     if let Some(r) = &args.report {
         // A report left by an earlier run must not pass for this one's.
