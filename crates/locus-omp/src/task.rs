@@ -74,7 +74,7 @@ pub(crate) struct TaskNode {
     preds: AtomicUsize,
     succ: Mutex<Successors>,
     /// What to spawn once the predecessors are complete (none for undeferred tasks).
-    job: Mutex<Option<Job>>,
+    job: Mutex<Option<Box<Job>>>,
     /// ICV run-sched-var of this task's data environment (`omp_set_schedule`), packed
     /// as `Omp::run_sched`; inherited from the generating task.
     run_sched: AtomicU64,
@@ -235,7 +235,7 @@ struct Job {
 }
 
 /// Spawns `job` as a Locus task from the body whose context is `ctx`.
-fn spawn(ctx: &TaskCtx, mut job: Job) {
+fn spawn(ctx: &TaskCtx, mut job: Box<Job>) {
     let omp = omp();
     job.placed = crate::place::place(omp, &job.deps, &job.affinity);
     let placed = &job.placed;
@@ -279,7 +279,7 @@ fn spawn(ctx: &TaskCtx, mut job: Job) {
 /// a task ran out of stack, say, and the tasks not started are drained), it is
 /// completed unrun, with its successors, so that no wait waits for it; the region then
 /// ends with the run's error.
-struct Unrun(Option<Job>);
+struct Unrun(Option<Box<Job>>);
 
 impl Drop for Unrun {
     fn drop(&mut self) {
@@ -289,7 +289,10 @@ impl Drop for Unrun {
     }
 }
 
-fn abandon(job: Job) {
+// The job arrives boxed from the task's closure or its node; unboxing it at every call
+// would copy it.
+#[allow(clippy::boxed_local)]
+fn abandon(job: Box<Job>) {
     crate::place::started(omp(), &job.deps);
     for ready in job.node.complete() {
         let next = ready.job.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -301,7 +304,8 @@ fn abandon(job: Job) {
 }
 
 /// The body of a deferred task's Locus task.
-fn run_job(ctx: &TaskCtx, job: Job) {
+#[allow(clippy::boxed_local)] // as `abandon`'s
+fn run_job(ctx: &TaskCtx, job: Box<Job>) {
     let omp = omp();
     let Job {
         call,
@@ -313,7 +317,7 @@ fn run_job(ctx: &TaskCtx, job: Job) {
         deps,
         affinity,
         mut placed,
-    } = job;
+    } = *job;
     crate::place::started(omp, &deps);
     if crate::place::migrate(omp, &deps, ctx.node()) > 0 {
         // Its memory moved here: count its bytes where they are now.
@@ -528,7 +532,9 @@ pub(crate) fn submit(t: NewTask) {
         }
         let has_deps = !deps.is_empty();
         crate::place::submitted(omp, &deps);
-        let job = Job {
+        // Boxed once: the job moves through the queues and the task's closure as a
+        // pointer, not as the couple of hundred bytes it holds.
+        let job = Box::new(Job {
             call,
             node: node.clone(),
             parent: frame.task.clone(),
@@ -538,7 +544,7 @@ pub(crate) fn submit(t: NewTask) {
             deps,
             affinity,
             placed: Default::default(),
-        };
+        });
         if has_deps {
             let deps = job.deps.clone();
             *node.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
