@@ -508,6 +508,10 @@ impl Mechanism {
                 }
             }
             Placement::Worker(w) => self.transfer(q, task, w, false),
+            Placement::HandOver(w) => match q.hold_next(task) {
+                None => Queue::Next(q.me()),
+                Some(task) => self.transfer(q, task, w, false),
+            },
             Placement::StrictWorker(w) => {
                 q.push_private(w, task);
                 self.announce(q, Queue::Private(w))

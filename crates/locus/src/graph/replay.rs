@@ -654,10 +654,14 @@ impl Graph {
         let finished = rt.run(|s| -> Result<(), Error> {
             for i in 0..iterations {
                 for (t, task) in core.tasks.iter().enumerate() {
-                    let home = Affinity::worker(core.homes[t] as usize);
+                    let home = core.homes[t] as usize;
                     let c = core.clone();
                     s.task(task.name.clone(), lists[t].clone())
-                        .affinity(if strict { home.strict() } else { home })
+                        .affinity(if strict {
+                            Affinity::worker(home).strict()
+                        } else {
+                            Affinity::home(home)
+                        })
                         .spawn(move |ctx, raw| {
                             let it = Iteration {
                                 index: base + i,
@@ -814,11 +818,14 @@ impl Graph {
     /// decision is made twice: the second time from where the first put the outputs,
     /// as after a first iteration). The first time, a node takes at most its share (its
     /// workers over all workers) of each level of the graph (tasks whose longest path
-    /// from a root is as long, which may run at once), so that the data, placed by
-    /// their producers, spread; the second time, tasks follow those data and a node
-    /// takes at most its share of all the tasks. Past its node's share, or with no data
-    /// placed yet, a task goes to the node it reads most of among those with room, or
-    /// the least loaded one. Both times, a task whose largest read is a version written
+    /// from a root is as long, which may run at once), or as many as it has workers if
+    /// that is more, so that the data, placed by their producers, spread; and an input
+    /// not placed yet counts on the node of the first task whose largest read is one of
+    /// its producer's outputs (where that producer will go), so that neighbouring blocks,
+    /// which read each other's faces, share a node. The second time, tasks follow those
+    /// data. Both times a node takes at most its share of all the tasks. Past its node's
+    /// share, or with no data placed yet, a task goes to the node it reads most of among
+    /// those with room, or the least loaded one. Both times, a task whose largest read is a version written
     /// earlier in the iteration goes where that version's producer went, whatever the
     /// shares: a block's successive updates (a stencil's sweeps) stay on one node, and
     /// its first update, spread with its level (a wavefront's diagonal), takes them
