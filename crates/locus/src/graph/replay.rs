@@ -909,7 +909,7 @@ impl Graph {
                     } else if read == 0 {
                         // The previous iteration's output, once there is one.
                         let last = d.producers[k as usize - 1] as usize;
-                        if pass == 0 && claim.is_none_or(|(_, b)| b < a.bytes) {
+                        if pass == 0 && claim.map_or(true, |(_, b)| b < a.bytes) {
                             claim = Some((last, a.bytes));
                         }
                         if let Some(m) = expected[last].filter(|&m| m < nodes) {
