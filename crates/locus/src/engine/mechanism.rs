@@ -54,7 +54,9 @@
 //! worker that has other work thus keeps its next task and lets idle workers take the
 //! rest from its deque. Successors pushed to other queues (a mailbox, a strict queue,
 //! the global queue) are announced as they are pushed, since only their owners may be
-//! the ones to take them.
+//! the ones to take them. A replayed task submitted through the dynamic path
+//! ([`Placement::HandOver`]) becomes its activator's next task if the slot is free, and
+//! goes to its home worker otherwise, never to the activator's deque.
 //!
 //! # Waking
 //!
