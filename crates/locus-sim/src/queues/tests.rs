@@ -236,7 +236,7 @@ fn events(seed: u64, len: usize) -> Vec<Op> {
     (0..len)
         .map(|_| match rng.random_range(0..10) {
             0..=4 => {
-                let placement = match rng.random_range(0..8) {
+                let placement = match rng.random_range(0..9) {
                     0 => Placement::Local(KeepReason::NoPush),
                     1 => Placement::Local(KeepReason::BelowThreshold),
                     2 => Placement::Node(rng.random_range(0..NODES)),
@@ -244,6 +244,7 @@ fn events(seed: u64, len: usize) -> Vec<Op> {
                     4 => Placement::Worker(rng.random_range(0..workers)),
                     5 => Placement::StrictWorker(rng.random_range(0..workers)),
                     6 => Placement::Global,
+                    7 => Placement::HandOver(rng.random_range(0..workers)),
                     _ => Placement::StrictNode(rng.random_range(0..NODES)),
                 };
                 let decided = if rng.random_bool(0.7) {
