@@ -366,13 +366,7 @@ fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
     let workers = WORKER_NODE.len();
     let mut model: Model<Item> = Model::new(&WORKER_NODE, NODES);
     let mut rng = SmallRng::seed_from_u64(seed);
-    let charges = Charges {
-        attempt_ns: vec![vec![1; NODES]; NODES],
-        sweep_ns: vec![1; workers],
-        victims: (0..workers).map(|w| mechanism.plan(w).len()).collect(),
-        push_ns: 1,
-        mailbox_capacity: MAILBOX,
-    };
+    let charges = charges(mechanism);
     let notes = Rc::new(RefCell::new(Vec::new()));
     let mut outcomes = Vec::new();
     let mut loads = Vec::new();
@@ -426,6 +420,18 @@ fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
         outcomes,
         loads,
         notes,
+    }
+}
+
+/// The model's charges: one nanosecond for each step.
+fn charges(mechanism: &Mechanism) -> Charges {
+    let workers = WORKER_NODE.len();
+    Charges {
+        attempt_ns: vec![vec![1; NODES]; NODES],
+        sweep_ns: vec![1; workers],
+        victims: (0..workers).map(|w| mechanism.plan(w).len()).collect(),
+        push_ns: 1,
+        mailbox_capacity: MAILBOX,
     }
 }
 
@@ -571,4 +577,28 @@ fn hierarchical_stealing_keeps_mailboxes_on_their_node() {
             );
         }
     }
+}
+
+/// A replayed task handed over ([`Placement::HandOver`]) becomes the next task of a
+/// worker finishing a task and holding none yet; otherwise it goes to its home's
+/// mailbox, never to the activator's deque.
+#[test]
+fn a_hand_over_is_the_next_task_of_a_finishing_worker_or_goes_home() {
+    let m = mechanism(StealKind::Hierarchical, false, false);
+    let charges = charges(&m);
+    let mut model: Model<Item> = Model::new(&WORKER_NODE, NODES);
+    let mut rng = SmallRng::seed_from_u64(1);
+    let notes = Rc::new(RefCell::new(Vec::new()));
+    let item = |id| Item {
+        id,
+        notes: notes.clone(),
+    };
+    let hand_over = Placement::HandOver(1);
+    let mut view = model.view(0, &mut rng, &charges);
+    let idle = m.route(&mut view, hand_over, Decided::ByHint, item(0));
+    assert_eq!(idle, Queue::Mailbox(1), "not finishing");
+    let mut view = model.view(0, &mut rng, &charges).finishing();
+    let first = m.route(&mut view, hand_over, Decided::ByHint, item(1));
+    let second = m.route(&mut view, hand_over, Decided::ByHint, item(2));
+    assert_eq!((first, second), (Queue::Next(0), Queue::Mailbox(1)));
 }
