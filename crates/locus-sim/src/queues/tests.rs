@@ -236,7 +236,7 @@ fn events(seed: u64, len: usize) -> Vec<Op> {
     (0..len)
         .map(|_| match rng.random_range(0..10) {
             0..=4 => {
-                let placement = match rng.random_range(0..8) {
+                let placement = match rng.random_range(0..9) {
                     0 => Placement::Local(KeepReason::NoPush),
                     1 => Placement::Local(KeepReason::BelowThreshold),
                     2 => Placement::Node(rng.random_range(0..NODES)),
@@ -244,6 +244,7 @@ fn events(seed: u64, len: usize) -> Vec<Op> {
                     4 => Placement::Worker(rng.random_range(0..workers)),
                     5 => Placement::StrictWorker(rng.random_range(0..workers)),
                     6 => Placement::Global,
+                    7 => Placement::HandOver(rng.random_range(0..workers)),
                     _ => Placement::StrictNode(rng.random_range(0..NODES)),
                 };
                 let decided = if rng.random_bool(0.7) {
@@ -365,13 +366,7 @@ fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
     let workers = WORKER_NODE.len();
     let mut model: Model<Item> = Model::new(&WORKER_NODE, NODES);
     let mut rng = SmallRng::seed_from_u64(seed);
-    let charges = Charges {
-        attempt_ns: vec![vec![1; NODES]; NODES],
-        sweep_ns: vec![1; workers],
-        victims: (0..workers).map(|w| mechanism.plan(w).len()).collect(),
-        push_ns: 1,
-        mailbox_capacity: MAILBOX,
-    };
+    let charges = charges(mechanism);
     let notes = Rc::new(RefCell::new(Vec::new()));
     let mut outcomes = Vec::new();
     let mut loads = Vec::new();
@@ -425,6 +420,18 @@ fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
         outcomes,
         loads,
         notes,
+    }
+}
+
+/// The model's charges: one nanosecond for each step.
+fn charges(mechanism: &Mechanism) -> Charges {
+    let workers = WORKER_NODE.len();
+    Charges {
+        attempt_ns: vec![vec![1; NODES]; NODES],
+        sweep_ns: vec![1; workers],
+        victims: (0..workers).map(|w| mechanism.plan(w).len()).collect(),
+        push_ns: 1,
+        mailbox_capacity: MAILBOX,
     }
 }
 
@@ -570,4 +577,28 @@ fn hierarchical_stealing_keeps_mailboxes_on_their_node() {
             );
         }
     }
+}
+
+/// A replayed task handed over ([`Placement::HandOver`]) becomes the next task of a
+/// worker finishing a task and holding none yet; otherwise it goes to its home's
+/// mailbox, never to the activator's deque.
+#[test]
+fn a_hand_over_is_the_next_task_of_a_finishing_worker_or_goes_home() {
+    let m = mechanism(StealKind::Hierarchical, false, false);
+    let charges = charges(&m);
+    let mut model: Model<Item> = Model::new(&WORKER_NODE, NODES);
+    let mut rng = SmallRng::seed_from_u64(1);
+    let notes = Rc::new(RefCell::new(Vec::new()));
+    let item = |id| Item {
+        id,
+        notes: notes.clone(),
+    };
+    let hand_over = Placement::HandOver(1);
+    let mut view = model.view(0, &mut rng, &charges);
+    let idle = m.route(&mut view, hand_over, Decided::ByHint, item(0));
+    assert_eq!(idle, Queue::Mailbox(1), "not finishing");
+    let mut view = model.view(0, &mut rng, &charges).finishing();
+    let first = m.route(&mut view, hand_over, Decided::ByHint, item(1));
+    let second = m.route(&mut view, hand_over, Decided::ByHint, item(2));
+    assert_eq!((first, second), (Queue::Next(0), Queue::Mailbox(1)));
 }

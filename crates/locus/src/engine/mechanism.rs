@@ -54,7 +54,9 @@
 //! worker that has other work thus keeps its next task and lets idle workers take the
 //! rest from its deque. Successors pushed to other queues (a mailbox, a strict queue,
 //! the global queue) are announced as they are pushed, since only their owners may be
-//! the ones to take them.
+//! the ones to take them. A replayed task submitted through the dynamic path
+//! ([`Placement::HandOver`]) becomes its activator's next task if the slot is free, and
+//! goes to its home worker otherwise, never to the activator's deque.
 //!
 //! # Waking
 //!
@@ -508,6 +510,10 @@ impl Mechanism {
                 }
             }
             Placement::Worker(w) => self.transfer(q, task, w, false),
+            Placement::HandOver(w) => match q.hold_next(task) {
+                None => Queue::Next(q.me()),
+                Some(task) => self.transfer(q, task, w, false),
+            },
             Placement::StrictWorker(w) => {
                 q.push_private(w, task);
                 self.announce(q, Queue::Private(w))

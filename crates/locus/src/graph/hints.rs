@@ -15,6 +15,10 @@ pub struct Affinity {
     pub target: AffinityTarget,
     /// Whether only that domain may run the task.
     pub strict: bool,
+    /// A replayed task's home worker (non-strict): made ready by a worker of that
+    /// worker's node, the task runs next on its activator, as a replay runs a ready
+    /// successor of its node directly (docs/guide.md, "Recorded graphs").
+    pub(crate) hand_over: bool,
 }
 
 /// The domain an [`Affinity`] names.
@@ -48,6 +52,7 @@ impl Affinity {
         Affinity {
             target: AffinityTarget::Worker(index),
             strict: false,
+            hand_over: false,
         }
     }
 
@@ -56,6 +61,7 @@ impl Affinity {
         Affinity {
             target: AffinityTarget::Node(index),
             strict: false,
+            hand_over: false,
         }
     }
 
@@ -66,6 +72,16 @@ impl Affinity {
         Affinity {
             target: AffinityTarget::Data(DataRef(data.inner.clone())),
             strict: false,
+            hand_over: false,
+        }
+    }
+
+    /// Affinity to a recorded graph's home worker for a task submitted as one of its
+    /// replayed iterations (see [`hand_over`](Self::hand_over)).
+    pub(crate) fn home(worker: usize) -> Self {
+        Affinity {
+            hand_over: true,
+            ..Affinity::worker(worker)
         }
     }
 

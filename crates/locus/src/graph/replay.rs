@@ -654,10 +654,14 @@ impl Graph {
         let finished = rt.run(|s| -> Result<(), Error> {
             for i in 0..iterations {
                 for (t, task) in core.tasks.iter().enumerate() {
-                    let home = Affinity::worker(core.homes[t] as usize);
+                    let home = core.homes[t] as usize;
                     let c = core.clone();
                     s.task(task.name.clone(), lists[t].clone())
-                        .affinity(if strict { home.strict() } else { home })
+                        .affinity(if strict {
+                            Affinity::worker(home).strict()
+                        } else {
+                            Affinity::home(home)
+                        })
                         .spawn(move |ctx, raw| {
                             let it = Iteration {
                                 index: base + i,
@@ -814,11 +818,14 @@ impl Graph {
     /// decision is made twice: the second time from where the first put the outputs,
     /// as after a first iteration). The first time, a node takes at most its share (its
     /// workers over all workers) of each level of the graph (tasks whose longest path
-    /// from a root is as long, which may run at once), so that the data, placed by
-    /// their producers, spread; the second time, tasks follow those data and a node
-    /// takes at most its share of all the tasks. Past its node's share, or with no data
-    /// placed yet, a task goes to the node it reads most of among those with room, or
-    /// the least loaded one. Both times, a task whose largest read is a version written
+    /// from a root is as long, which may run at once), or as many as it has workers if
+    /// that is more, so that the data, placed by their producers, spread; and an input
+    /// not placed yet counts on the node of the first task whose largest read is one of
+    /// its producer's outputs (where that producer will go), so that neighbouring blocks,
+    /// which read each other's faces, share a node. The second time, tasks follow those
+    /// data. Both times a node takes at most its share of all the tasks. Past its node's
+    /// share, or with no data placed yet, a task goes to the node it reads most of among
+    /// those with room, or the least loaded one. Both times, a task whose largest read is a version written
     /// earlier in the iteration goes where that version's producer went, whatever the
     /// shares: a block's successive updates (a stencil's sweeps) stay on one node, and
     /// its first update, spread with its level (a wavefront's diagonal), takes them
@@ -847,10 +854,18 @@ impl Graph {
             at_level[l] += usize::from(follows[t].is_none());
         }
         let free = follows.iter().filter(|f| f.is_none()).count();
-        let cap =
-            |l: usize, m: usize| (at_level[l] * node_workers[m].len()).div_ceil(workers.max(1));
+        // A node's share of `count` tasks: its workers over all workers.
+        let part =
+            |count: usize, m: usize| (count * node_workers[m].len()).div_ceil(workers.max(1));
+        // Of a level, a node takes its share, or as many tasks as it has workers: those
+        // run at once all the same.
+        let cap = |l: usize, m: usize| part(at_level[l], m).max(node_workers[m].len());
         // The node of each task, by pass; the first pass sees the data where they are.
         let mut task_node: Vec<Option<usize>> = vec![None; n];
+        // Where the first pass expects the outputs of each task writing a datum's last
+        // version (the next iteration's input) to lie, before that task is placed: the
+        // node of the first task whose largest read is one of them.
+        let mut expected: Vec<Option<usize>> = vec![None; n];
         for pass in 0..2 {
             let previous = task_node.clone();
             // The first pass spreads each level; the second follows the data the first
@@ -861,9 +876,11 @@ impl Graph {
             };
             let share = |t: usize, m: usize| match pass {
                 0 => cap(level[t], m),
-                _ => (free * node_workers[m].len()).div_ceil(workers.max(1)),
+                _ => part(free, m),
             };
             let mut load = vec![vec![0usize; nodes]; buckets];
+            // Both times, a node takes at most its share of all the tasks.
+            let mut total = vec![0usize; nodes];
             for (t, task) in self.core.tasks.iter().enumerate() {
                 let load = &mut load[bucket.get(t).copied().unwrap_or(0)];
                 if let Some(node) = follows[t].and_then(|p| task_node[p as usize]) {
@@ -871,6 +888,8 @@ impl Graph {
                     continue;
                 }
                 let mut bytes = vec![0u64; nodes];
+                let mut near = vec![0u64; nodes];
+                let mut claim = None;
                 for a in &self.accesses[task.accesses.start as usize..task.accesses.end as usize] {
                     let d = &self.data[a.datum as usize];
                     let reads = a.mode.reads() || (d.is_shared() && a.mode.writes());
@@ -889,7 +908,14 @@ impl Graph {
                         d.snapshot.node()
                     } else if read == 0 {
                         // The previous iteration's output, once there is one.
-                        previous[d.producers[k as usize - 1] as usize].or(d.snapshot.node())
+                        let last = d.producers[k as usize - 1] as usize;
+                        if pass == 0 && claim.map_or(true, |(_, b)| b < a.bytes) {
+                            claim = Some((last, a.bytes));
+                        }
+                        if let Some(m) = expected[last].filter(|&m| m < nodes) {
+                            near[m] += a.bytes as u64;
+                        }
+                        previous[last].or(d.snapshot.node())
                     } else {
                         task_node[d.producers[read as usize - 1] as usize]
                     };
@@ -898,12 +924,17 @@ impl Graph {
                     }
                 }
                 let chosen = (0..nodes)
-                    .filter(|&m| !node_workers[m].is_empty() && load[m] < share(t, m))
+                    .filter(|&m| {
+                        !node_workers[m].is_empty()
+                            && load[m] < share(t, m)
+                            && total[m] < part(free, m)
+                    })
                     .max_by(|&a, &b| {
                         // Most bytes, then the least loaded relative to its workers,
                         // then the lowest index.
                         bytes[a]
                             .cmp(&bytes[b])
+                            .then(near[a].cmp(&near[b]))
                             .then(
                                 (load[b] * node_workers[a].len())
                                     .cmp(&(load[a] * node_workers[b].len())),
@@ -912,7 +943,11 @@ impl Graph {
                     })
                     .unwrap_or(worker_node[0]);
                 load[chosen] += 1;
+                total[chosen] += 1;
                 task_node[t] = Some(chosen);
+                if let Some((last, _)) = claim {
+                    expected[last].get_or_insert(chosen);
+                }
             }
         }
         // Within its node, a task goes to the worker with the fewest tasks of its level,

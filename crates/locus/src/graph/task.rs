@@ -253,6 +253,7 @@ impl std::ops::Deref for Activated {
 /// Resolves an affinity hint when its task becomes ready.
 fn resolve_affinity(affinity: &Affinity) -> (Domain, bool) {
     let domain = match &affinity.target {
+        AffinityTarget::Worker(w) if affinity.hand_over && !affinity.strict => Domain::Home(*w),
         AffinityTarget::Worker(w) => Domain::Worker(*w),
         AffinityTarget::Node(n) => Domain::Node(*n),
         AffinityTarget::Data(d) => match super::team::owner_of(d) {

@@ -29,6 +29,10 @@ pub enum Domain {
     Worker(usize),
     /// One node, by index (wrapped modulo the number of nodes).
     Node(usize),
+    /// A replayed task's home worker, by index (wrapped modulo the number of workers):
+    /// the task runs next on an activator of that worker's node, else goes to the
+    /// worker, as under a non-strict worker hint ([`Placement::HandOver`]).
+    Home(usize),
 }
 
 /// A task at activation, as the policy sees it.
@@ -65,6 +69,10 @@ pub enum Placement {
     Node(usize),
     /// Transfer to this worker (non-strict worker hint); others may still steal it.
     Worker(usize),
+    /// Run next on the activator, a worker of this worker's node, if it is finishing
+    /// a task and holds no next task yet (the hand-over); else transfer to this worker
+    /// as [`Worker`](Self::Worker) does. A replayed task's home ([`Domain::Home`]).
+    HandOver(usize),
     /// Only workers of this node may run the task (strict node hint).
     StrictNode(usize),
     /// Only this worker may run the task (strict worker hint).
@@ -84,7 +92,9 @@ impl Placement {
         match self {
             Placement::Local(_) | Placement::Global => activator_node,
             Placement::Node(n) | Placement::StrictNode(n) | Placement::ToData(n) => n,
-            Placement::Worker(w) | Placement::StrictWorker(w) => worker_node[w],
+            Placement::Worker(w) | Placement::StrictWorker(w) | Placement::HandOver(w) => {
+                worker_node[w]
+            }
         }
     }
 }
@@ -219,7 +229,7 @@ impl ReadyPolicy {
         let workers = worker_node.len();
         if let (Some((domain, false)), Some(costs)) = (task.affinity, &self.to_data) {
             let hinted = match domain {
-                Domain::Worker(w) => worker_node[w % workers],
+                Domain::Worker(w) | Domain::Home(w) => worker_node[w % workers],
                 Domain::Node(n) => n % topology.num_nodes(),
             };
             // A node without workers cannot take it (memory-only nodes).
@@ -236,6 +246,14 @@ impl ReadyPolicy {
                 (Domain::Worker(w), true) => Placement::StrictWorker(w % workers),
                 (Domain::Node(n), false) => Placement::Node(n % topology.num_nodes()),
                 (Domain::Node(n), true) => Placement::StrictNode(n % topology.num_nodes()),
+                (Domain::Home(w), false)
+                    if worker_node[w % workers] == activator_node
+                        && loads.load(w % workers) > 0 =>
+                {
+                    Placement::HandOver(w % workers)
+                }
+                (Domain::Home(w), false) => Placement::Worker(w % workers),
+                (Domain::Home(w), true) => Placement::StrictWorker(w % workers),
             };
         }
         if let Some(regions) = self.home {
@@ -453,6 +471,34 @@ mod tests {
                 &l
             ),
             Placement::StrictWorker(2)
+        );
+    }
+
+    #[test]
+    fn a_replayed_task_runs_on_an_activator_of_its_home_node_while_its_home_is_busy() {
+        let topo = Topology::from_spec("2x2").unwrap();
+        let p = ReadyPolicy::keep_local();
+        let home = |w, strict| ready(&[], Some((Domain::Home(w), strict)));
+        let idle = Loads(vec![0; 4]);
+        let busy = Loads(vec![1; 4]);
+        // Worker 1 is on node 0: an activator of node 0 takes the task while worker 1
+        // has work queued, else the task goes to worker 1.
+        assert_eq!(
+            p.place(0, &home(1, false), &topo, &TWO_BY_TWO, &busy),
+            Placement::HandOver(1)
+        );
+        assert_eq!(
+            p.place(0, &home(1, false), &topo, &TWO_BY_TWO, &idle),
+            Placement::Worker(1)
+        );
+        // An activator of another node transfers it; out-of-range homes wrap.
+        assert_eq!(
+            p.place(1, &home(5, false), &topo, &TWO_BY_TWO, &busy),
+            Placement::Worker(1)
+        );
+        assert_eq!(
+            p.place(0, &home(3, true), &topo, &TWO_BY_TWO, &busy),
+            Placement::StrictWorker(3)
         );
     }
 
