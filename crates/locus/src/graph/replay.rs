@@ -34,9 +34,8 @@
 //! finished task and wakes those workers if they sleep; tasks it queues on its own
 //! queue wake nobody (it runs them itself, and under stealable placement a sleeping
 //! worker is woken only by work of its own). The iteration's shared counters sit apart
-//! from what every task reads, and a task's counter of unfinished predecessors is
-//! restored by the predecessor that brought it to zero (it owns the line then), so that
-//! two workers running independent tasks write no common cache line.
+//! from what every task reads (a task still restores its own counter of unfinished
+//! predecessors when it starts).
 //!
 //! Under stealable placement an iteration is *spread* over the workers as above only
 //! if one worker takes at least [`SPREAD_ABOVE`] (a wake-up) to run it alone; shorter
@@ -103,6 +102,16 @@ const SPIN_BEFORE_SLEEP: std::time::Duration = std::time::Duration::from_micros(
 /// whole time slice of another process when it was descheduled (module doc,
 /// "Execution").
 const SPREAD_ABOVE: std::time::Duration = SPIN_BEFORE_SLEEP;
+
+/// How long a driver is idle before it takes tasks of other nodes.
+const REMOTE_AFTER: std::time::Duration =
+    std::time::Duration::from_nanos(SPIN_BEFORE_SLEEP.as_nanos() as u64 / 2);
+
+/// [`SPREAD_ABOVE`] in nanoseconds.
+const SPREAD_ABOVE_NS: u64 = SPREAD_ABOVE.as_nanos() as u64;
+
+/// The start of an iteration that is not timed.
+const UNTIMED: u64 = u64::MAX;
 
 /// Under stealable placement, while iterations are spread, one in this many runs on
 /// one worker, to measure again what an iteration costs alone.
@@ -339,7 +348,8 @@ struct Now {
     spread: AtomicBool,
     done: AtomicBool,
     failed: AtomicBool,
-    /// When the iteration started, in nanoseconds since [`Core::clock`].
+    /// When the iteration started, in nanoseconds since [`Core::clock`], if it is timed
+    /// (else [`UNTIMED`]).
     started_ns: AtomicU64,
     /// The shortest time one worker took to run an iteration alone, in nanoseconds.
     alone_ns: AtomicU64,
@@ -606,7 +616,7 @@ impl Graph {
             *now.spread.get_mut() = strict;
             *now.done.get_mut() = false;
             *now.failed.get_mut() = false;
-            *now.started_ns.get_mut() = 0;
+            *now.started_ns.get_mut() = UNTIMED;
             *now.alone_ns.get_mut() = u64::MAX;
             *now.spread_iterations.get_mut() = 0;
             *lock_mutex(&core.error) = None;
@@ -1184,9 +1194,20 @@ impl Core {
     /// sleep, or, for an iteration run alone, to the caller's worker `w`.
     fn start_iteration(&self, w: usize) {
         let now = &*self.now;
-        now.started_ns
-            .store(self.clock.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        if now.spread.load(Ordering::Relaxed) {
+        let spread = now.spread.load(Ordering::Relaxed);
+        // Timed: an iteration run alone while what one costs alone is still to be
+        // decided (once one took less than a wake-up, every later one runs alone).
+        let timed = !spread
+            && self.queues.len() > 1
+            && now.alone_ns.load(Ordering::Relaxed) >= SPREAD_ABOVE_NS;
+        now.started_ns.store(
+            match timed {
+                true => self.clock.elapsed().as_nanos() as u64,
+                false => UNTIMED,
+            },
+            Ordering::Relaxed,
+        );
+        if spread {
             now.spread_iterations.fetch_add(1, Ordering::Relaxed);
             for &r in self.roots.iter() {
                 self.push(r, self.homes[r as usize] as usize);
@@ -1201,22 +1222,27 @@ impl Core {
 
     /// Whether the next iteration, the `next`-th of the replay, is spread over the
     /// workers, from what the one that just ended took (module doc, "Execution").
+    #[inline(never)]
     fn spread_next(&self, next: u64) -> bool {
         if self.strict {
             return true;
         }
+        if self.queues.len() == 1 {
+            // One worker: spread or alone, it runs every task.
+            return false;
+        }
         let now = &*self.now;
-        if !now.spread.load(Ordering::Relaxed) {
-            let took = (self.clock.elapsed().as_nanos() as u64)
-                .saturating_sub(now.started_ns.load(Ordering::Relaxed));
+        let started = now.started_ns.load(Ordering::Relaxed);
+        if started != UNTIMED {
+            let took = (self.clock.elapsed().as_nanos() as u64).saturating_sub(started);
             now.alone_ns.fetch_min(took, Ordering::Relaxed);
         }
-        now.alone_ns.load(Ordering::Relaxed) >= SPREAD_ABOVE.as_nanos() as u64
-            && next % PROBE_EVERY != 0
+        now.alone_ns.load(Ordering::Relaxed) >= SPREAD_ABOVE_NS && next % PROBE_EVERY != 0
     }
 
     /// Announces tasks just queued on the queues of `homes` (module doc, "Execution")
     /// and wakes those of them, other than the caller's worker `w`, that sleep.
+    #[cold]
     fn wake(&self, homes: impl IntoIterator<Item = usize>, w: usize) {
         if self.sleep.announce() {
             for h in homes {
@@ -1246,6 +1272,7 @@ impl Core {
     }
 
     /// Queues task `t` on worker `to`'s queue.
+    #[inline]
     fn push(&self, t: u32, to: usize) {
         // Each task is queued at most once per iteration, and every queue has room for
         // all the tasks of its worker (of the iteration, under stealable placement).
@@ -1263,10 +1290,10 @@ impl Core {
         let backoff = Backoff::new();
         let mut idle_since: Option<std::time::Instant> = None;
         loop {
-            let idle_for = idle_since.map_or(std::time::Duration::ZERO, |s| s.elapsed());
             // Tasks of other nodes are taken only by a worker idle for a while: a
             // stolen task reads and writes remote memory.
-            if let Some(t) = self.find(w, idle_for >= SPIN_BEFORE_SLEEP / 2) {
+            let remote = idle_since.is_some_and(|s| s.elapsed() >= REMOTE_AFTER);
+            if let Some(t) = self.find(w, remote) {
                 self.run_from(t, w, node);
                 backoff.reset();
                 idle_since = None;
@@ -1275,10 +1302,8 @@ impl Core {
             if self.now.done.load(Ordering::Acquire) {
                 return;
             }
-            if idle_since.is_none() {
-                idle_since = Some(std::time::Instant::now());
-            }
-            if idle_for < SPIN_BEFORE_SLEEP {
+            let since = *idle_since.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() < SPIN_BEFORE_SLEEP {
                 // Spinning, never yielding: a yield gives the CPU away for as long as
                 // the other process's time slice lasts.
                 backoff.spin();
@@ -1287,14 +1312,26 @@ impl Core {
             // The engine's protocol (engine/threads/README.md, "Going to sleep"): the
             // ticket, one more look, then sleep unless work was announced since.
             let ticket = self.sleep.ticket();
-            if let Some(t) = self.find(w, true) {
-                self.run_from(t, w, node);
-            } else {
-                self.sleep.sleep(w, ticket, &self.now.done);
+            if self.any_for(w) {
+                // Taken at the loop's top (idle this long, from any node).
+                continue;
             }
+            self.sleep.sleep(w, ticket, &self.now.done);
             backoff.reset();
             idle_since = None;
         }
+    }
+
+    /// Whether a task that worker `w` may take, wherever, is queued (the last look
+    /// before sleeping).
+    fn any_for(&self, w: usize) -> bool {
+        !self.queues[w].is_empty()
+            || (self.now.spread.load(Ordering::Relaxed)
+                && self.victims[w].iter().any(|&v| {
+                    let v = v as usize;
+                    (!self.strict || !self.attached[v].load(Ordering::Acquire))
+                        && !self.queues[v].is_empty()
+                }))
     }
 
     /// A ready task for worker `w`: its own, then (stealable) those of the workers of
@@ -1331,21 +1368,24 @@ impl Core {
             let task = &self.tasks[t as usize];
             let mut next = None;
             let spread = self.now.spread.load(Ordering::Relaxed);
-            // The other workers whose queues got a task, to wake if they sleep.
-            let mut others = smallvec::SmallVec::<[usize; 4]>::new();
+            // Whether another worker's queue got a task.
+            let mut others = false;
             for &s in &self.succ[task.succ.start as usize..task.succ.end as usize] {
                 let pending = &self.pending[s as usize];
                 // AcqRel: the decrement reaching zero acquires every predecessor's
                 // writes (each released them with its own decrement).
                 if pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    // Restored for the next iteration by the one who owns its line now:
-                    // no other decrement comes before this iteration ends.
-                    pending.store(self.tasks[s as usize].preds, Ordering::Relaxed);
+                    if !spread {
+                        // An iteration run alone: every task is this worker's.
+                        if next.is_none() {
+                            next = Some(s);
+                        } else {
+                            self.push(s, w);
+                        }
+                        continue;
+                    }
                     // Run directly: a task of this worker (strict), or of its node.
-                    let home = match spread {
-                        true => self.homes[s as usize] as usize,
-                        false => w,
-                    };
+                    let home = self.homes[s as usize] as usize;
                     let here = match self.strict {
                         true => home == w,
                         false => self.worker_node[home] == self.worker_node[w],
@@ -1354,14 +1394,14 @@ impl Core {
                         next = Some(s);
                     } else {
                         self.push(s, home);
-                        if home != w && !others.contains(&home) {
-                            others.push(home);
-                        }
+                        others |= home != w;
                     }
                 }
             }
-            if !others.is_empty() {
-                self.wake(others, w);
+            if others {
+                // The homes of every successor: a superset of those that got a task.
+                let succ = &self.succ[task.succ.start as usize..task.succ.end as usize];
+                self.wake(succ.iter().map(|&s| self.homes[s as usize] as usize), w);
             }
             // AcqRel: the last task of the iteration acquires every task's work
             // before the next iteration reuses the buffers.
@@ -1377,6 +1417,7 @@ impl Core {
 
     /// Called by worker `w` finishing an iteration's last task: starts the next one,
     /// or ends the replay.
+    #[inline(never)]
     fn end_iteration(&self, w: usize) {
         let now = &*self.now;
         let i = now.iteration.load(Ordering::Relaxed) + 1;
@@ -1397,6 +1438,9 @@ impl Core {
     /// Runs task `t`'s body for the current iteration on worker `w`.
     fn execute(&self, t: u32, w: usize, node: usize) {
         let task = &self.tasks[t as usize];
+        // Its predecessors are done for this iteration; the next decrements come after
+        // the iteration ends.
+        self.pending[t as usize].store(task.preds, Ordering::Relaxed);
         if self.now.failed.load(Ordering::Relaxed) {
             return;
         }
