@@ -324,6 +324,100 @@ fn strict_placement_keeps_every_task_on_its_home_worker() {
     assert_eq!(rt.fetch(&out).unwrap(), vec![5; 8]);
 }
 
+/// Iterations a replay spread over its workers, from its report.
+fn spread_iterations(report: &locus::Report) -> u64 {
+    report
+        .settings
+        .get("replay_spread_iterations")
+        .expect("a replay reports its spread iterations")
+        .parse()
+        .unwrap()
+}
+
+/// Records `tasks` independent tasks, each writing, after `body`, the worker it ran
+/// on into the element of the iteration of its own datum; returns the graph and the
+/// data.
+fn where_they_ran(
+    rt: &Runtime,
+    tasks: usize,
+    iterations: usize,
+    body: fn(),
+) -> (locus::Graph, Vec<Data<u64>>) {
+    let ran_on: Vec<Data<u64>> = (0..tasks)
+        .map(|k| rt.data::<u64>(format!("ran-on{k}"), iterations))
+        .collect();
+    let g = rt
+        .record("where", |r| {
+            for (k, d) in ran_on.iter().enumerate() {
+                r.spawn(format!("t{k}"), d.read_write(), move |it, w| {
+                    body();
+                    w[it.index() as usize] = it.worker() as u64;
+                })?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    (g, ran_on)
+}
+
+/// Per iteration, the worker each task ran on.
+fn ran_on(rt: &Runtime, data: &[Data<u64>], iterations: usize) -> Vec<Vec<u64>> {
+    let per_task: Vec<Vec<u64>> = data.iter().map(|d| rt.fetch(d).unwrap()).collect();
+    (0..iterations)
+        .map(|i| per_task.iter().map(|t| t[i]).collect())
+        .collect()
+}
+
+#[test]
+fn iterations_shorter_than_a_wake_up_run_on_one_worker_under_stealable_placement() {
+    let rt = runtime("1x2", Config::DsaOpt);
+    let (tasks, iterations) = (8, 1000);
+    let (mut g, data) = where_they_ran(&rt, tasks, iterations, || {});
+    let report = rt.replay(&mut g, iterations as u64).unwrap();
+    assert_eq!(report.tasks, (tasks * iterations) as u64);
+    // The first iteration runs alone, and so do the next ones once one took less than
+    // a wake-up; every 64th runs alone in any case. A descheduled worker can make a
+    // measured iteration long, but not most of them.
+    let spread = spread_iterations(&report);
+    assert!(spread <= iterations as u64 / 2, "{spread} spread");
+    let alone = ran_on(&rt, &data, iterations)
+        .iter()
+        .filter(|it| it.iter().all(|&w| w == it[0]))
+        .count();
+    assert!(alone >= iterations / 2, "{alone} iterations ran alone");
+}
+
+#[test]
+fn long_iterations_are_spread_over_the_workers_under_stealable_placement() {
+    let rt = runtime("1x2", Config::DsaOpt);
+    let (tasks, iterations) = (4, 8);
+    let (mut g, data) = where_they_ran(&rt, tasks, iterations, || {
+        std::thread::sleep(std::time::Duration::from_millis(2))
+    });
+    let report = rt.replay(&mut g, iterations as u64).unwrap();
+    // The first iteration runs alone and takes 8 ms: every other is spread.
+    assert_eq!(spread_iterations(&report), iterations as u64 - 1);
+    let ran = ran_on(&rt, &data, iterations);
+    assert!(ran[0].iter().all(|&w| w == ran[0][0]), "{ran:?}");
+    // The second worker, woken for its tasks, runs some of them.
+    let all: Vec<u64> = ran.concat();
+    assert!(all.contains(&0) && all.contains(&1), "{ran:?}");
+}
+
+#[test]
+fn strict_placement_spreads_every_iteration() {
+    let rt = runtime("1x2", Config::DsaOpt);
+    let (mut g, data) = where_they_ran(&rt, 4, 50, || {});
+    g.set_placement(ReplayPlacement::Strict);
+    let report = rt.replay(&mut g, 50).unwrap();
+    assert_eq!(spread_iterations(&report), 50);
+    let homes: Vec<u64> = g.homes().iter().map(|&w| w as u64).collect();
+    assert!(homes.contains(&0) && homes.contains(&1), "{homes:?}");
+    for it in ran_on(&rt, &data, 50) {
+        assert_eq!(it, homes);
+    }
+}
+
 fn replay_error(rt: &Runtime, g: &mut locus::Graph) -> String {
     match rt.replay(g, 1) {
         Ok(_) => panic!("the replay should have failed"),

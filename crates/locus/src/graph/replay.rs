@@ -22,12 +22,41 @@
 //! its successors' counters and runs one ready successor directly (one of its own when
 //! placement is strict, one of its node's otherwise), queueing the others on their home
 //! workers. An idle driver takes from its own queue, then (stealable placement) from
-//! its node's workers', and, once idle for a while, from other nodes' nearest first. A
-//! strict replay starts once every driver serves it (or after a grace second, after
+//! its node's workers', and, once idle for a while, from other nodes' nearest first.
+//!
+//! An idle driver waits in two phases (Ousterhout, "Scheduling Techniques for
+//! Concurrent Systems"; Karlin, Li, Manasse and Owicki, "Empirical Studies of
+//! Competitive Spinning for a Shared-Memory Multiprocessor"): it spins, never yielding,
+//! for [`SPIN_BEFORE_SLEEP`], about what going to sleep and being woken costs, then
+//! sleeps on the replay's own [`Sleep`] (the engine's protocol, which loses no
+//! wake-up: `engine/threads/README.md`) until a task is queued for it or the replay
+//! ends. A worker queueing tasks on other workers' queues announces them once per
+//! finished task and wakes those workers if they sleep; tasks it queues on its own
+//! queue wake nobody (it runs them itself, and under stealable placement a sleeping
+//! worker is woken only by work of its own). The iteration's shared counters sit apart
+//! from what every task reads (a task still restores its own counter of unfinished
+//! predecessors when it starts).
+//!
+//! Under stealable placement an iteration is *spread* over the workers as above only
+//! if one worker takes at least [`SPREAD_ABOVE`] (a wake-up) to run it alone; shorter
+//! iterations run *alone*, every task queued on and run by the worker that started the
+//! iteration, the others not taking from it (they sleep). Spreading saves at most the
+//! others' share of that time, and each hand-over between workers costs a cache-line
+//! transfer when both run, a wake-up when the receiver sleeps, and a whole time slice
+//! of another process when the receiver was descheduled: on a busy host, iterations of
+//! a few microseconds spread over two workers wait for both to be on a CPU at once,
+//! and ran several times slower than alone, so that a replay's time depended on
+//! whether, and when, the engine gave it its second worker. The first iteration runs
+//! alone, measured; later ones are spread while the shortest iteration measured alone
+//! took at least [`SPREAD_ABOVE`], and every [`PROBE_EVERY`]-th runs alone, measured
+//! again. The report's `replay_spread_iterations` counts the spread ones. Strict
+//! placement spreads every iteration.
+//!
+//! A strict replay starts once every driver serves it (or after a grace second, after
 //! which a queue whose driver has not started is served by the others, so a replay
-//! never waits forever for a worker the engine did not give it). A task restores its
-//! own counter when it starts, and the last task of an iteration starts the next one,
-//! after every task of the iteration is done: iterations do not overlap.
+//! never waits forever for a worker the engine did not give it). The last task of an
+//! iteration starts the next one, after every task of the iteration is done:
+//! iterations do not overlap.
 //!
 //! # Invalidation
 //!
@@ -46,18 +75,47 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex};
 
 use crossbeam_queue::ArrayQueue;
-use crossbeam_utils::Backoff;
+use crossbeam_utils::{Backoff, CachePadded};
 use locus_mem::pool::Pools;
 
 use super::record::{RecordedAccess, RecordedDatum, RecordedTask, ReplayBody};
 use super::Affinity;
 use crate::data::version::{Version, VersionCounts, VersionRef};
 use crate::data::{lock_mutex, DataInner, Mode, RawView};
+use crate::engine::threads::sleep::Sleep;
 use crate::error::{Error, RunError};
 use crate::metrics::{Report, RunCounters};
 use crate::observe::{Both, Observer, TaskBytes, TaskSpan};
 use crate::sched::AccessInfo;
 use crate::Runtime;
+
+/// How long an idle driver spins before it sleeps: about what a sleep and a wake-up
+/// cost (a futex wait and wake, and the woken thread's return to its CPU: tens of
+/// microseconds), so that waiting never costs more than twice the better of the two
+/// (module doc, "Execution").
+const SPIN_BEFORE_SLEEP: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// Under stealable placement, an iteration is spread over the workers only if one
+/// worker takes at least this long to run it alone: spreading saves at most that time
+/// (less what the others' share of it), and it costs each iteration hand-overs between
+/// workers, each a wake-up ([`SPIN_BEFORE_SLEEP`]) when the receiver sleeps, or a
+/// whole time slice of another process when it was descheduled (module doc,
+/// "Execution").
+const SPREAD_ABOVE: std::time::Duration = SPIN_BEFORE_SLEEP;
+
+/// How long a driver is idle before it takes tasks of other nodes.
+const REMOTE_AFTER: std::time::Duration =
+    std::time::Duration::from_nanos(SPIN_BEFORE_SLEEP.as_nanos() as u64 / 2);
+
+/// [`SPREAD_ABOVE`] in nanoseconds.
+const SPREAD_ABOVE_NS: u64 = SPREAD_ABOVE.as_nanos() as u64;
+
+/// The start of an iteration that is not timed.
+const UNTIMED: u64 = u64::MAX;
+
+/// Under stealable placement, while iterations are spread, one in this many runs on
+/// one worker, to measure again what an iteration costs alone.
+const PROBE_EVERY: u64 = 64;
 
 /// How long a strict replay waits for its drivers to start before it serves their
 /// queues from the drivers that did.
@@ -245,6 +303,8 @@ struct Core {
     tasks: Box<[CoreTask]>,
     succ: Box<[u32]>,
     roots: Box<[u32]>,
+    /// The home workers of the roots, each once.
+    root_homes: Box<[u32]>,
     /// Unfinished predecessors of each task in the current iteration.
     pending: Box<[AtomicU32]>,
     /// The worker each task belongs to.
@@ -267,12 +327,34 @@ struct Core {
     counters: RunCounters,
     iterations: u64,
     base: u64,
+    /// Idle drivers sleep here (module doc, "Execution").
+    sleep: Sleep,
+    /// The replay's start, for the iterations' times.
+    clock: std::time::Instant,
+    /// Tasks of the current iteration not finished yet: written by every task, on a
+    /// line of its own, apart from the state every task reads.
+    remaining: CachePadded<AtomicUsize>,
+    /// The current iteration's state, read by every task, written once per iteration.
+    now: CachePadded<Now>,
+    error: Mutex<Option<Error>>,
+}
+
+/// The state of the current iteration that every task reads.
+struct Now {
     iteration: AtomicU64,
     parity: AtomicUsize,
-    remaining: AtomicUsize,
+    /// Whether the iteration's tasks go to their home workers (else to the worker that
+    /// started it, which runs it alone; module doc, "Execution").
+    spread: AtomicBool,
     done: AtomicBool,
     failed: AtomicBool,
-    error: Mutex<Option<Error>>,
+    /// When the iteration started, in nanoseconds since [`Core::clock`], if it is timed
+    /// (else [`UNTIMED`]).
+    started_ns: AtomicU64,
+    /// The shortest time one worker took to run an iteration alone, in nanoseconds.
+    alone_ns: AtomicU64,
+    /// Iterations spread over the workers, for the report.
+    spread_iterations: AtomicU64,
 }
 
 // SAFETY: the raw pointers of `views` and `meta` name buffers the graph holds while a
@@ -329,6 +411,7 @@ impl Graph {
                 tasks: core_tasks.into(),
                 succ: succ.into(),
                 roots: roots.into(),
+                root_homes: Box::new([]),
                 pending,
                 homes: Box::new([]),
                 views: [empty_views.clone(), empty_views],
@@ -343,11 +426,19 @@ impl Graph {
                 counters: RunCounters::new(0, 0),
                 iterations: 0,
                 base: 0,
-                iteration: AtomicU64::new(0),
-                parity: AtomicUsize::new(0),
-                remaining: AtomicUsize::new(0),
-                done: AtomicBool::new(false),
-                failed: AtomicBool::new(false),
+                sleep: Sleep::new(0),
+                clock: std::time::Instant::now(),
+                remaining: CachePadded::new(AtomicUsize::new(0)),
+                now: CachePadded::new(Now {
+                    iteration: AtomicU64::new(0),
+                    parity: AtomicUsize::new(0),
+                    spread: AtomicBool::new(false),
+                    done: AtomicBool::new(false),
+                    failed: AtomicBool::new(false),
+                    started_ns: AtomicU64::new(0),
+                    alone_ns: AtomicU64::new(u64::MAX),
+                    spread_iterations: AtomicU64::new(0),
+                }),
                 error: Mutex::new(None),
             }),
             placement: ReplayPlacement::default(),
@@ -494,23 +585,40 @@ impl Graph {
             };
             core.strict = self.placement == ReplayPlacement::Strict;
             core.observer = observer;
+            let mut root_homes: Vec<u32> =
+                core.roots.iter().map(|&r| core.homes[r as usize]).collect();
+            root_homes.sort_unstable();
+            root_homes.dedup();
+            core.root_homes = root_homes.into();
             let mut per_home = vec![0usize; workers];
             for &h in core.homes.iter() {
                 per_home[h as usize] += 1;
             }
+            // Under stealable placement an iteration run alone queues every task on one
+            // worker's queue.
+            let strict = core.strict;
+            let all = core.tasks.len();
             core.queues = per_home
                 .iter()
-                .map(|&n| ArrayQueue::new(n.max(1)))
+                .map(|&n| ArrayQueue::new(if strict { n } else { all }.max(1)))
                 .collect();
             core.attached = (0..workers).map(|_| AtomicBool::new(false)).collect();
             core.counters = RunCounters::new(workers, nodes);
             core.iterations = iterations;
             core.base = self.replayed;
-            *core.iteration.get_mut() = 0;
-            *core.parity.get_mut() = self.parity;
+            core.sleep = Sleep::new(workers);
+            core.clock = std::time::Instant::now();
             *core.remaining.get_mut() = core.tasks.len();
-            *core.done.get_mut() = false;
-            *core.failed.get_mut() = false;
+            let now = &mut *core.now;
+            *now.iteration.get_mut() = 0;
+            *now.parity.get_mut() = self.parity;
+            // The first iteration runs alone (stealable placement), to be measured.
+            *now.spread.get_mut() = strict;
+            *now.done.get_mut() = false;
+            *now.failed.get_mut() = false;
+            *now.started_ns.get_mut() = UNTIMED;
+            *now.alone_ns.get_mut() = u64::MAX;
+            *now.spread_iterations.get_mut() = 0;
             *lock_mutex(&core.error) = None;
         }
         let (core, data, buffers) = (&self.core, &self.data, &self.buffers);
@@ -534,20 +642,20 @@ impl Graph {
                     // Nothing has started: the replay fails as it is, and the drivers
                     // already spawned return.
                     core.fail_with(error);
-                    core.done.store(true, Ordering::Release);
+                    core.finish();
                 }
                 Ok(()) => {
                     core.attached[0].store(true, Ordering::Release);
                     if core.strict {
                         core.wait_for_drivers();
                     }
-                    core.start_iteration();
+                    core.start_iteration(0);
                     core.drive(0, core.worker_node[0]);
                 }
             }
             // Every iteration is over (the last task of the last one set `done`).
-            let done = core.iteration.load(Ordering::Acquire);
-            let complete = if core.failed.load(Ordering::Acquire) {
+            let done = core.now.iteration.load(Ordering::Acquire);
+            let complete = if core.now.failed.load(Ordering::Acquire) {
                 done.saturating_sub(1)
             } else {
                 done
@@ -1011,6 +1119,10 @@ impl Graph {
         report.tasks = self.core.counters.slots().map(|c| c.tasks.get()).sum();
         report.control_tasks = 0;
         self.mark_report(report, complete);
+        report.settings.push(
+            "replay_spread_iterations",
+            self.core.now.spread_iterations.load(Ordering::Relaxed),
+        );
     }
 
     fn mark_report(&self, report: &mut Report, complete: u64) {
@@ -1113,11 +1225,73 @@ fn aligned_dangling() -> *mut u8 {
 }
 
 impl Core {
-    /// Pushes the current iteration's roots to their home workers.
-    fn start_iteration(&self) {
-        for &r in self.roots.iter() {
-            self.push(r);
+    /// Pushes the current iteration's roots to their home workers, waking those that
+    /// sleep, or, for an iteration run alone, to the caller's worker `w`.
+    fn start_iteration(&self, w: usize) {
+        let now = &*self.now;
+        let spread = now.spread.load(Ordering::Relaxed);
+        // Timed: an iteration run alone while what one costs alone is still to be
+        // decided (once one took less than a wake-up, every later one runs alone).
+        let timed = !spread
+            && self.queues.len() > 1
+            && now.alone_ns.load(Ordering::Relaxed) >= SPREAD_ABOVE_NS;
+        now.started_ns.store(
+            match timed {
+                true => self.clock.elapsed().as_nanos() as u64,
+                false => UNTIMED,
+            },
+            Ordering::Relaxed,
+        );
+        if spread {
+            now.spread_iterations.fetch_add(1, Ordering::Relaxed);
+            for &r in self.roots.iter() {
+                self.push(r, self.homes[r as usize] as usize);
+            }
+            self.wake(self.root_homes.iter().map(|&h| h as usize), w);
+        } else {
+            for &r in self.roots.iter() {
+                self.push(r, w);
+            }
         }
+    }
+
+    /// Whether the next iteration, the `next`-th of the replay, is spread over the
+    /// workers, from what the one that just ended took (module doc, "Execution").
+    #[inline(never)]
+    fn spread_next(&self, next: u64) -> bool {
+        if self.strict {
+            return true;
+        }
+        if self.queues.len() == 1 {
+            // One worker: spread or alone, it runs every task.
+            return false;
+        }
+        let now = &*self.now;
+        let started = now.started_ns.load(Ordering::Relaxed);
+        if started != UNTIMED {
+            let took = (self.clock.elapsed().as_nanos() as u64).saturating_sub(started);
+            now.alone_ns.fetch_min(took, Ordering::Relaxed);
+        }
+        now.alone_ns.load(Ordering::Relaxed) >= SPREAD_ABOVE_NS && next % PROBE_EVERY != 0
+    }
+
+    /// Announces tasks just queued on the queues of `homes` (module doc, "Execution")
+    /// and wakes those of them, other than the caller's worker `w`, that sleep.
+    #[cold]
+    fn wake(&self, homes: impl IntoIterator<Item = usize>, w: usize) {
+        if self.sleep.announce() {
+            for h in homes {
+                if h != w {
+                    self.sleep.wake(h);
+                }
+            }
+        }
+    }
+
+    /// Ends the replay: every driver returns, sleeping ones once woken.
+    fn finish(&self) {
+        self.now.done.store(true, Ordering::Release);
+        self.sleep.wake_all();
     }
 
     /// Strict placement: waits until every worker's driver serves the replay, so that
@@ -1132,36 +1306,67 @@ impl Core {
         }
     }
 
-    fn push(&self, t: u32) {
+    /// Queues task `t` on worker `to`'s queue.
+    #[inline]
+    fn push(&self, t: u32, to: usize) {
         // Each task is queued at most once per iteration, and every queue has room for
-        // all the tasks of its worker.
-        if let Err(t) = self.queues[self.homes[t as usize] as usize].push(t) {
+        // all the tasks of its worker (of the iteration, under stealable placement).
+        if let Err(t) = self.queues[to].push(t) {
             debug_assert!(false, "a replay queue overflowed");
             self.queues[0].force_push(t);
         }
     }
 
-    /// Serves the replay as worker `w` (on `node`) until every iteration is done.
+    /// Serves the replay as worker `w` (on `node`) until every iteration is done; idle,
+    /// it spins for [`SPIN_BEFORE_SLEEP`], then sleeps until woken (module doc,
+    /// "Execution").
     fn drive(&self, w: usize, node: usize) {
         self.attached[w].store(true, Ordering::Release);
         let backoff = Backoff::new();
+        let mut idle_since: Option<std::time::Instant> = None;
         loop {
             // Tasks of other nodes are taken only by a worker idle for a while: a
             // stolen task reads and writes remote memory.
-            if let Some(t) = self.find(w, backoff.is_completed()) {
+            let remote = idle_since.is_some_and(|s| s.elapsed() >= REMOTE_AFTER);
+            if let Some(t) = self.find(w, remote) {
                 self.run_from(t, w, node);
                 backoff.reset();
+                idle_since = None;
                 continue;
             }
-            if self.done.load(Ordering::Acquire) {
+            if self.now.done.load(Ordering::Acquire) {
                 return;
             }
-            if backoff.is_completed() {
-                std::thread::yield_now();
-            } else {
-                backoff.snooze();
+            let since = *idle_since.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() < SPIN_BEFORE_SLEEP {
+                // Spinning, never yielding: a yield gives the CPU away for as long as
+                // the other process's time slice lasts.
+                backoff.spin();
+                continue;
             }
+            // The engine's protocol (engine/threads/README.md, "Going to sleep"): the
+            // ticket, one more look, then sleep unless work was announced since.
+            let ticket = self.sleep.ticket();
+            if self.any_for(w) {
+                // Taken at the loop's top (idle this long, from any node).
+                continue;
+            }
+            self.sleep.sleep(w, ticket, &self.now.done);
+            backoff.reset();
+            idle_since = None;
         }
+    }
+
+    /// Whether a task that worker `w` may take, wherever, is queued (the last look
+    /// before sleeping).
+    fn any_for(&self, w: usize) -> bool {
+        !self.queues[w].is_empty()
+            || (self.now.spread.load(Ordering::Relaxed)
+                && self.victims[w].iter().any(|&v| {
+                    let v = v as usize;
+                    (!self.strict || !self.attached[v].load(Ordering::Acquire))
+                        && !self.queues[v].is_empty()
+                }))
     }
 
     /// A ready task for worker `w`: its own, then (stealable) those of the workers of
@@ -1170,6 +1375,10 @@ impl Core {
     fn find(&self, w: usize, remote: bool) -> Option<u32> {
         if let Some(t) = self.queues[w].pop() {
             return Some(t);
+        }
+        if !self.now.spread.load(Ordering::Relaxed) {
+            // An iteration run alone is its worker's.
+            return None;
         }
         let node = self.worker_node[w];
         self.victims[w].iter().find_map(|&v| {
@@ -1193,10 +1402,23 @@ impl Core {
             self.execute(t, w, node);
             let task = &self.tasks[t as usize];
             let mut next = None;
+            let spread = self.now.spread.load(Ordering::Relaxed);
+            // Whether another worker's queue got a task.
+            let mut others = false;
             for &s in &self.succ[task.succ.start as usize..task.succ.end as usize] {
+                let pending = &self.pending[s as usize];
                 // AcqRel: the decrement reaching zero acquires every predecessor's
                 // writes (each released them with its own decrement).
-                if self.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                if pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    if !spread {
+                        // An iteration run alone: every task is this worker's.
+                        if next.is_none() {
+                            next = Some(s);
+                        } else {
+                            self.push(s, w);
+                        }
+                        continue;
+                    }
                     // Run directly: a task of this worker (strict), or of its node.
                     let home = self.homes[s as usize] as usize;
                     let here = match self.strict {
@@ -1206,14 +1428,20 @@ impl Core {
                     if next.is_none() && here {
                         next = Some(s);
                     } else {
-                        self.push(s);
+                        self.push(s, home);
+                        others |= home != w;
                     }
                 }
+            }
+            if others {
+                // The homes of every successor: a superset of those that got a task.
+                let succ = &self.succ[task.succ.start as usize..task.succ.end as usize];
+                self.wake(succ.iter().map(|&s| self.homes[s as usize] as usize), w);
             }
             // AcqRel: the last task of the iteration acquires every task's work
             // before the next iteration reuses the buffers.
             if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-                self.end_iteration();
+                self.end_iteration(w);
             }
             match next {
                 Some(s) => t = s,
@@ -1222,20 +1450,23 @@ impl Core {
         }
     }
 
-    /// Called by the thread finishing an iteration's last task: starts the next one,
+    /// Called by worker `w` finishing an iteration's last task: starts the next one,
     /// or ends the replay.
-    fn end_iteration(&self) {
-        let i = self.iteration.load(Ordering::Relaxed) + 1;
-        self.parity
-            .store(1 - self.parity.load(Ordering::Relaxed), Ordering::Relaxed);
+    #[inline(never)]
+    fn end_iteration(&self, w: usize) {
+        let now = &*self.now;
+        let i = now.iteration.load(Ordering::Relaxed) + 1;
+        now.parity
+            .store(1 - now.parity.load(Ordering::Relaxed), Ordering::Relaxed);
         self.remaining.store(self.tasks.len(), Ordering::Relaxed);
         // Release: pairs with the Acquire load of `done` and of `iteration` after the
         // run (and the queues publish the rest to the next iteration's tasks).
-        self.iteration.store(i, Ordering::Release);
-        if i == self.iterations || self.failed.load(Ordering::Acquire) {
-            self.done.store(true, Ordering::Release);
+        now.iteration.store(i, Ordering::Release);
+        if i == self.iterations || now.failed.load(Ordering::Acquire) {
+            self.finish();
         } else {
-            self.start_iteration();
+            now.spread.store(self.spread_next(i), Ordering::Relaxed);
+            self.start_iteration(w);
         }
     }
 
@@ -1245,10 +1476,10 @@ impl Core {
         // Its predecessors are done for this iteration; the next decrements come after
         // the iteration ends.
         self.pending[t as usize].store(task.preds, Ordering::Relaxed);
-        if self.failed.load(Ordering::Relaxed) {
+        if self.now.failed.load(Ordering::Relaxed) {
             return;
         }
-        let parity = self.parity.load(Ordering::Relaxed);
+        let parity = self.now.parity.load(Ordering::Relaxed);
         let range = task.accesses.start as usize..task.accesses.end as usize;
         let views = &self.views[parity][range.clone()];
         let meta = &self.meta[parity][range];
@@ -1261,7 +1492,7 @@ impl Core {
             }
         }
         let it = Iteration {
-            index: self.base + self.iteration.load(Ordering::Relaxed),
+            index: self.base + self.now.iteration.load(Ordering::Relaxed),
             worker: w,
             node,
         };
@@ -1314,7 +1545,7 @@ impl Core {
     /// Shows task `t`, run by worker `w` from `start_ns` to now, to the observer.
     fn observe(&self, o: &ReplayObserver, t: u32, w: usize, node: usize, start_ns: u64) {
         let task = &self.tasks[t as usize];
-        let parity = self.parity.load(Ordering::Relaxed);
+        let parity = self.now.parity.load(Ordering::Relaxed);
         let range = task.accesses.start as usize..task.accesses.end as usize;
         let accesses = self.views[parity][range.clone()]
             .iter()
@@ -1351,6 +1582,6 @@ impl Core {
         if first.is_none() {
             *first = Some(error);
         }
-        self.failed.store(true, Ordering::Release);
+        self.now.failed.store(true, Ordering::Release);
     }
 }

@@ -38,7 +38,7 @@
 //! 3. Each worker finds no work, sees `terminate`, and leaves its loop.
 //! 4. Join every thread.
 
-mod sleep;
+pub(crate) mod sleep;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
