@@ -288,6 +288,29 @@ fn key_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--replay` and `--replay-placement`, as `locus run` and `locus sim` take them.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Replay {
+    /// Run the kernel as a recorded graph: its tasks recorded once, with their
+    /// placement, and replayed once per iteration, with no dependence analysis per task
+    /// (overhead, jacobi-1d, jacobi-2d, jacobi-3d, seidel-2d, kmeans, spmv, bicgstab,
+    /// cholesky; sequential control; no affinity hints; docs/guide.md, "Recorded
+    /// graphs"). The report's settings say `replay` and `replayed_iterations`.
+    #[arg(long)]
+    pub replay: bool,
+    /// With `--replay`: where the recorded placement lets tasks run: `stealable` (the
+    /// default: idle workers take ready tasks of their node, then of other nodes) or
+    /// `strict` (each task on its home worker only); the report's settings say
+    /// `replay_placement`.
+    #[arg(
+        long = "replay-placement",
+        requires = "replay",
+        value_name = "stealable|strict",
+        value_parser = clap::builder::ValueParser::new(replay_placement)
+    )]
+    pub placement: Option<locus::ReplayPlacement>,
+}
+
 /// `--replay-placement`: `stealable` or `strict`.
 pub fn replay_placement(s: &str) -> Result<locus::ReplayPlacement, String> {
     match s {

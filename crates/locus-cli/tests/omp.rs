@@ -300,22 +300,7 @@ fn migration_report(migration: &str) -> serde_json::Value {
     let bin = build("migration").expect("gcc");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");
     let report = dir.join(format!("migration-{migration}.json"));
-    let o = run(
-        &bin,
-        &[
-            "--threads",
-            "4",
-            "--topology",
-            "4x1",
-            "--migrate",
-            migration,
-            "--report",
-            report.to_str().unwrap(),
-        ],
-        &[],
-    );
-    ok_stdout(&o, migration);
-    read_json(&report)
+    common::omp::run_4x1_with_report(&bin, "--migrate", migration, &report).1
 }
 
 #[test]

@@ -49,27 +49,13 @@ fn the_affinity_clause_places_tasks_and_the_report_counts_them() {
     let dir = common::omp::scratch("clang");
     for affinity in ["strict", "non-strict"] {
         let path = dir.join(format!("affinity-{affinity}.json"));
-        let o = run(
-            &bin,
-            &[
-                "--threads",
-                "4",
-                "--topology",
-                "4x1",
-                "--affinity",
-                affinity,
-                "--report",
-                path.to_str().unwrap(),
-            ],
-            &[],
-        );
-        let out = ok_stdout(&o, affinity);
+        let (out, report) = common::omp::run_4x1_with_report(&bin, "--affinity", affinity, &path);
         let compute: u64 = out
             .lines()
             .find_map(|l| l.strip_prefix("affinity tasks "))
             .and_then(|n| n.parse().ok())
             .expect("the program prints its count of tasks with affinity");
-        let omp = &read_json(&path)["openmp"];
+        let omp = &report["openmp"];
         let n = |k: &str| omp[k].as_u64().unwrap_or_else(|| panic!("{k}: {omp}"));
         assert_eq!(n("tasks_with_affinity"), compute, "{omp}");
         // The initialisation tasks wrote every block first: each compute task's block
@@ -151,22 +137,7 @@ fn clang_dependences_count_their_bytes_and_their_pages_migrate() {
     let dir = common::omp::scratch("clang");
     for migration in ["none", "now"] {
         let path = dir.join(format!("migration-{migration}.json"));
-        let o = run(
-            &bin,
-            &[
-                "--threads",
-                "4",
-                "--topology",
-                "4x1",
-                "--migrate",
-                migration,
-                "--report",
-                path.to_str().unwrap(),
-            ],
-            &[],
-        );
-        ok_stdout(&o, migration);
-        let r = read_json(&path);
+        let (_, r) = common::omp::run_4x1_with_report(&bin, "--migrate", migration, &path);
         let omp = &r["openmp"];
         // clang gives each dependence's length (one double): 80 compute dependences of 8
         // bytes whose node is known, half on the node of their tasks unless moved.

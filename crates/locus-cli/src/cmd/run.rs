@@ -65,24 +65,9 @@ pub struct Args {
     /// Problem size.
     #[command(flatten)]
     pub size: Size,
-    /// Run the kernel as a recorded graph: its tasks recorded once and replayed once
-    /// per iteration, with no dependence analysis per task (overhead, jacobi-1d,
-    /// jacobi-2d, jacobi-3d, seidel-2d, kmeans, spmv, bicgstab, cholesky; sequential
-    /// control; no affinity hints;
-    /// docs/guide.md, "Recorded graphs"). The report's settings say `replay` and `replayed_iterations`.
-    #[arg(long)]
-    pub replay: bool,
-    /// With `--replay`: where the recorded placement lets tasks run: `stealable` (the
-    /// default: idle workers take ready tasks of their node, then of other nodes) or
-    /// `strict` (each task on its home worker only); the report's settings say
-    /// `replay_placement`.
-    #[arg(
-        long,
-        requires = "replay",
-        value_name = "stealable|strict",
-        value_parser = clap::builder::ValueParser::new(crate::args::replay_placement)
-    )]
-    pub replay_placement: Option<locus::ReplayPlacement>,
+    /// Recorded graphs: `--replay`, `--replay-placement`.
+    #[command(flatten)]
+    pub recorded: crate::args::Replay,
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -117,8 +102,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             control: args.control,
             size: &args.size,
             json: args.json,
-            replay: args.replay,
-            replay_placement: args.replay_placement,
+            replay: args.recorded.replay,
+            replay_placement: args.recorded.placement,
         },
         None,
         args.trace.as_deref(),
@@ -138,7 +123,7 @@ fn distributed(args: &Args) -> Result<(), Failure> {
     if args.trace.is_some() {
         return refused("--trace");
     }
-    if args.replay {
+    if args.recorded.replay {
         return refused("--replay");
     }
     if args.bind != crate::args::Bind::Spread {

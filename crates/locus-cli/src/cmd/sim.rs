@@ -52,23 +52,9 @@ pub struct Args {
     /// Problem size.
     #[command(flatten)]
     pub size: Size,
-    /// Run the kernel as a recorded graph whose placement is decided once: each
-    /// replayed iteration's tasks are submitted bound to their recorded homes, so the
-    /// simulator models that placement (as `locus run --replay`; docs/guide.md,
-    /// "Recorded graphs").
-    #[arg(long)]
-    pub replay: bool,
-    /// With `--replay`: where the recorded placement lets tasks run: `stealable` (the
-    /// default: idle workers take ready tasks of their node, then of other nodes) or
-    /// `strict` (each task on its home worker only); the report's settings say
-    /// `replay_placement`.
-    #[arg(
-        long,
-        requires = "replay",
-        value_name = "stealable|strict",
-        value_parser = clap::builder::ValueParser::new(crate::args::replay_placement)
-    )]
-    pub replay_placement: Option<locus::ReplayPlacement>,
+    /// Recorded graphs: `--replay`, `--replay-placement`.
+    #[command(flatten)]
+    pub recorded: crate::args::Replay,
     /// Print one JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -95,8 +81,8 @@ pub fn main(args: &Args) -> Result<(), Failure> {
             control: args.control,
             size: &args.size,
             json: args.json,
-            replay: args.replay,
-            replay_placement: args.replay_placement,
+            replay: args.recorded.replay,
+            replay_placement: args.recorded.placement,
         },
         Some(locus_sim::Sim::new()),
         args.trace.as_deref(),

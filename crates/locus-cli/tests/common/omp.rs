@@ -82,6 +82,33 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// Runs `bin` on 4 threads over the virtual topology `4x1` with `option value` (say
+/// `--migrate now`), writing its report to `report`: the run must end with `ok`;
+/// returns the program's stdout and the report.
+pub fn run_4x1_with_report(
+    bin: &Path,
+    option: &str,
+    value: &str,
+    report: &Path,
+) -> (String, serde_json::Value) {
+    let o = run(
+        bin,
+        &[
+            "--threads",
+            "4",
+            "--topology",
+            "4x1",
+            option,
+            value,
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let out = ok_stdout(&o, &format!("{option} {value}"));
+    (out, read_json(report))
+}
+
 /// `tests/omp/refused.c` stops in one line naming what is refused (with `needle`).
 pub fn refused_in_one_line(bin: &Path, needle: &str) {
     let o = run(bin, &[], &[]);
