@@ -269,9 +269,15 @@ fn past_the_bound_on_pending_tasks_new_ones_run_in_their_creator() {
                 created,
                 "{context}: {omp}"
             );
-            // The flat loop creates 20,000 tasks at once: past 64 per thread pending,
-            // the rest run in their creator.
-            assert_eq!(n("throttled_tasks") > 10_000, throttles, "{context}: {omp}");
+            // The flat loop creates 20,000 tasks of 10 us at once: past 64 per thread
+            // pending, the rest run in their creator. One thread runs none of them
+            // before the taskwait; a second one runs one while its creator makes many.
+            let expected = if threads == "1" { 19_000 } else { 1_000 };
+            assert_eq!(
+                n("throttled_tasks") > expected,
+                throttles,
+                "{context}: {omp}"
+            );
             if !throttles {
                 assert_eq!(n("throttled_tasks"), 0, "{context}: {omp}");
             }

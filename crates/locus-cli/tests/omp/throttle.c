@@ -1,6 +1,9 @@
 /* Many tasks without dependences from one creator, and a recursive fib: past the
- * runtime's bound on pending tasks, new ones run at once in their creator. Checks its
- * results; prints the number of tasks it created, then "ok". */
+ * runtime's bound on pending tasks, new ones run at once in their creator. Each flat
+ * task works for 10 microseconds, far longer than its creation takes, so that other
+ * threads cannot keep the pending tasks below the bound. Checks its results; prints the
+ * number of tasks it created, then "ok". */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,7 +34,12 @@ int main(void)
         for (int i = 0; i < FLAT; i++) {
             long v = 3L * i + 1; /* firstprivate: copied at creation */
 #pragma omp task firstprivate(i, v)
-            slot[i] = v;
+            {
+                double until = omp_get_wtime() + 10e-6;
+                while (omp_get_wtime() < until)
+                    ;
+                slot[i] = v;
+            }
         }
 #pragma omp taskwait
         tasks += FLAT;
