@@ -82,3 +82,75 @@ fn recursive_spawning_finishes_under_a_window_of_one() {
         assert_eq!(rt.fetch(&leaves).unwrap(), vec![1; 64]);
     });
 }
+
+/// Tasks that declare nothing take the submission's lean path: they still wait for the
+/// window, count in the report, join their parent's domain, and are refused once the
+/// run has failed.
+#[test]
+fn tasks_declaring_nothing_keep_the_window_the_counts_and_the_refusals() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    within(60, || {
+        for threads in [1, 2] {
+            let window = 3;
+            let rt = Runtime::builder()
+                .threads(threads)
+                .window(window)
+                .build()
+                .unwrap();
+            let done = Arc::new(AtomicU64::new(0));
+            let (spawned, d) = (200u64, done.clone());
+            let finished = rt
+                .run(move |s| {
+                    for i in 0..spawned {
+                        let body_done = d.clone();
+                        s.spawn("free", (), move |ctx, ()| {
+                            // Its children go to its own domain and complete before it.
+                            let inner = Arc::new(AtomicU64::new(0));
+                            let c = inner.clone();
+                            ctx.scope()
+                                .spawn("child", (), move |_, ()| {
+                                    c.fetch_add(1, Ordering::SeqCst);
+                                })
+                                .unwrap();
+                            ctx.wait().unwrap();
+                            assert_eq!(inner.load(Ordering::SeqCst), 1);
+                            body_done.fetch_add(1, Ordering::SeqCst);
+                        })
+                        .unwrap();
+                        // The root waits for room: at most `window` tasks besides
+                        // itself are unfinished once a spawn returns.
+                        let unfinished = i + 1 - d.load(Ordering::SeqCst);
+                        assert!(unfinished <= window as u64, "{unfinished} tasks out");
+                    }
+                })
+                .unwrap();
+            assert_eq!(done.load(Ordering::SeqCst), spawned);
+            assert_eq!(finished.report.tasks, 2 * spawned, "every task counted");
+
+            // A child that panics fails the run; its sibling spawned after it is
+            // refused.
+            let late = Arc::new(std::sync::Mutex::new(None));
+            let slot = late.clone();
+            let refused = rt.run(move |s| {
+                s.spawn("parent", (), move |ctx, ()| {
+                    ctx.scope()
+                        .spawn("fails", (), |_, ()| panic!("boom"))
+                        .unwrap();
+                    let _ = ctx.wait();
+                    *slot.lock().unwrap() = Some(ctx.scope().spawn("late", (), |_, ()| {}));
+                })
+                .unwrap();
+            });
+            assert!(matches!(
+                refused.unwrap_err().error(),
+                locus::Error::TaskPanicked { .. }
+            ));
+            let late = late.lock().unwrap().take().expect("the parent ran");
+            assert!(
+                matches!(late, Err(locus::Error::RunFailed { .. })),
+                "{late:?}"
+            );
+        }
+    });
+}

@@ -333,6 +333,22 @@ where
             return Err(refusal.into_error(&name));
         }
     };
+    if declared.is_empty() && hints.is_default() {
+        // Nothing to validate, resolve, lock or bind: the lean path.
+        let (body, control, children_to_parent) = box_body(body, true);
+        submit_free(
+            ex,
+            run,
+            throttle,
+            owner,
+            domain,
+            name,
+            body,
+            control,
+            children_to_parent,
+        );
+        return Ok(());
+    }
     let mut entries = domain.map(ChildDomain::entries);
     // Each binding takes its declaration's datum, without a count: the declarations
     // are kept from dropping theirs (`forget_data` below), and are dropped whole only
@@ -375,21 +391,7 @@ where
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
     }
-    if let Some(window) = run.window {
-        // `outstanding` counts the root too: more than `window` means `window` tasks.
-        let over = || run.outstanding() > window && !run.is_failed();
-        match throttle {
-            // The root waits for room (`RuntimeBuilder::window`): no task waits for the
-            // root's outputs, so whatever fills the window can finish without it.
-            Throttle::Wait if over() => ex.help_while(&over),
-            // A control task helps while there is work to help with, and goes on when
-            // there is none: tasks waiting for its tokens could fill the window.
-            Throttle::Help if over() => ex.help_while_work(&over),
-            // A task spawning children never waits: they may need its outputs.
-            _ => {}
-        }
-    }
-
+    wait_for_window(ex, run, throttle);
     run.task_submitted(Some((ex.worker(), matches!(body, TaskBody::Control(_)))));
     if let Some(domain) = domain {
         domain.child_submitted();
@@ -592,26 +594,7 @@ where
         run.fail(error);
     }
 
-    let children_to_parent = matches!(body, TaskBody::Control(_));
-    let (body, control): (Body, bool) = match body {
-        TaskBody::Views(accesses, body) => (
-            Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
-                let mut iter = bindings.iter();
-                // SAFETY: `bindings` were made above from `accesses.declare`, in order;
-                // `start` allocates every buffer before calling the body and runs it
-                // only once all input versions are produced and before the output
-                // versions are published, so no other task writes what the body reads
-                // or touches what it writes.
-                let views = unsafe { accesses.views(&mut iter) };
-                body(ctx, views);
-            }),
-            bindings.is_empty(),
-        ),
-        TaskBody::Control(body) => (
-            Box::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
-            true,
-        ),
-    };
+    let (body, control, children_to_parent) = box_body(body, bindings.is_empty());
     let task = Task::new(
         name,
         run,
@@ -644,6 +627,97 @@ where
         }
     }
     Ok(())
+}
+
+/// Waits for room in the run's window as `throttle` says, helping meanwhile.
+#[inline]
+fn wait_for_window(ex: &dyn Executor, run: RunRef, throttle: Throttle) {
+    if let Some(window) = run.window {
+        // `outstanding` counts the root too: more than `window` means `window` tasks.
+        let over = || run.outstanding() > window && !run.is_failed();
+        match throttle {
+            // The root waits for room (`RuntimeBuilder::window`): no task waits for the
+            // root's outputs, so whatever fills the window can finish without it.
+            Throttle::Wait if over() => ex.help_while(&over),
+            // A control task helps while there is work to help with, and goes on when
+            // there is none: tasks waiting for its tokens could fill the window.
+            Throttle::Help if over() => ex.help_while_work(&over),
+            // A task spawning children never waits: they may need its outputs.
+            _ => {}
+        }
+    }
+}
+
+/// A task's body as the record keeps it, with whether it is a control task (it sees
+/// no view: `no_views`, or made with `spawn_control`) and whether its children go to
+/// its parent's scope (only `spawn_control` says so).
+#[inline]
+fn box_body<L, F>(body: TaskBody<L, F>, no_views: bool) -> (Body, bool, bool)
+where
+    L: AccessList,
+    F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+{
+    match body {
+        TaskBody::Views(accesses, body) => (
+            Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
+                let mut iter = bindings.iter();
+                // SAFETY: `bindings` were made by `submit` from `accesses.declare`, in
+                // order (none for a task declaring nothing); `start` allocates every
+                // buffer before calling the body and runs it only once all input
+                // versions are produced and before the output versions are published,
+                // so no other task writes what the body reads or touches what it
+                // writes.
+                let views = unsafe { accesses.views(&mut iter) };
+                body(ctx, views);
+            }),
+            no_views,
+            false,
+        ),
+        TaskBody::Control(body) => (
+            Box::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
+            true,
+            true,
+        ),
+    }
+}
+
+/// Submits a task that declares nothing and carries no hint (every OpenMP task without
+/// dependences, for one): it binds nothing and waits for nothing, so it is ready at
+/// once. The run's rules hold as on the full path: the caller refused it if the run had
+/// failed and made its owner's domain; here it waits for the window, is counted, joins
+/// its owner's domain as a child, and is activated.
+#[allow(clippy::too_many_arguments)]
+fn submit_free(
+    ex: &dyn Executor,
+    run: RunRef,
+    throttle: Throttle,
+    owner: Option<&Owner>,
+    domain: Option<&ChildDomain>,
+    name: Cow<'static, str>,
+    body: Body,
+    control: bool,
+    children_to_parent: bool,
+) {
+    wait_for_window(ex, run, throttle);
+    run.task_submitted(Some((ex.worker(), children_to_parent)));
+    if let Some(domain) = domain {
+        domain.child_submitted();
+    }
+    let task = Task::new_ready(
+        name,
+        run,
+        Job {
+            bindings: Bindings::new(),
+            body,
+            hints: Hints::default(),
+            control,
+            children_to_parent,
+            root: false,
+        },
+        owner.map(|o| o.task().clone()),
+    );
+    ex.submitted(&task);
+    ex.activate(Activated::new(task));
 }
 
 /// Drops a declaration whose binding took its datum's count (`submit`), but for that
@@ -1391,7 +1465,9 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
     let mut completion = Completion::NotRun;
     let mut migrated_pages = 0;
     let migration = hints.migrate_to.is_some();
-    if run.migration.0 == crate::config::Migration::Auto {
+    // A task declaring nothing has no buffer to prepare and no access to count.
+    let bound = !bindings.is_empty();
+    if bound && run.migration.0 == crate::config::Migration::Auto {
         // This task no longer counts in the expected reuse of its shared data.
         for b in bindings.iter().flat_map(Binding::leaves) {
             if let Some(shared) = b.shared() {
@@ -1409,7 +1485,11 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             run.fail(error);
         }
     } else {
-        let prepared = prepare_buffers(ex, &task, &mut bindings, bodies, control, hints.migrate_to);
+        let prepared = if bound || migration {
+            prepare_buffers(ex, &task, &mut bindings, bodies, control, hints.migrate_to)
+        } else {
+            Ok((0, Backups::default()))
+        };
         let outcome = prepared.and_then(|(pages, backups)| {
             migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
@@ -1525,7 +1605,9 @@ pub fn finish(ex: &dyn Executor, started: Started) {
     // and its completion may complete its parent, and so on up.
     let mut parent = match task.domain.get() {
         None => {
-            release(ex, &task, bindings, completion);
+            if !bindings.is_empty() {
+                release(ex, &task, bindings, completion);
+            }
             task.parent.as_ref()
         }
         Some(domain) => {

@@ -106,3 +106,14 @@ pub struct Hints {
     /// or its parent's); its children inherit it.
     pub(crate) team: Option<super::Team>,
 }
+
+impl Hints {
+    /// Whether no hint is given (the task's placement is the policy's alone).
+    #[inline]
+    pub(crate) fn is_default(&self) -> bool {
+        self.cost.is_none()
+            && self.affinity.is_none()
+            && self.migrate_to.is_none()
+            && self.team.is_none()
+    }
+}

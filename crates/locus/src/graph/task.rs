@@ -74,11 +74,32 @@ impl Task {
         inputs: usize,
         parent: Option<TaskRef>,
     ) -> TaskRef {
+        Self::with_state(name, run, TaskState::new(job, inputs), parent)
+    }
+
+    /// A task that waits for nothing (it declares nothing): ready as soon as made, with
+    /// no submitter's guard to release.
+    pub(crate) fn new_ready(
+        name: Cow<'static, str>,
+        run: RunRef,
+        job: Job,
+        parent: Option<TaskRef>,
+    ) -> TaskRef {
+        Self::with_state(name, run, TaskState::ready(job), parent)
+    }
+
+    #[inline]
+    fn with_state(
+        name: Cow<'static, str>,
+        run: RunRef,
+        state: TaskState<Job>,
+        parent: Option<TaskRef>,
+    ) -> TaskRef {
         triomphe::Arc::new(Task {
             name,
             run,
             preferred: AtomicUsize::new(NO_PREFERENCE),
-            state: TaskState::new(job, inputs),
+            state,
             parent,
             domain: std::sync::OnceLock::new(),
         })

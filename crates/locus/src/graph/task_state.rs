@@ -43,6 +43,17 @@ impl<J> TaskState<J> {
         }
     }
 
+    /// A task that waits for nothing: ready already, with no guard to release. Whoever
+    /// makes it is its activator.
+    #[inline]
+    pub fn ready(job: J) -> Self {
+        TaskState {
+            pending: AtomicUsize::new(0),
+            taken: AtomicBool::new(false),
+            job: UnsafeCell::new(Some(job)),
+        }
+    }
+
     /// Satisfies one dependence, or releases the submitter's guard; returns whether the
     /// task just became ready (exactly one call does).
     #[inline]
