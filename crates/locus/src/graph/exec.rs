@@ -87,12 +87,21 @@ impl Drop for CurrentExecutor {
     }
 }
 
+/// Calls `f` with the calling thread's executor and `value`, if the thread is a
+/// worker; gives `value` back if not.
+pub(crate) fn with_executor<T, R>(value: T, f: impl FnOnce(&dyn Executor, T) -> R) -> Result<R, T> {
+    match CURRENT.with(|c| c.get()) {
+        // SAFETY: `CurrentExecutor::enter` requires the executor to outlive the guard
+        // that installed it, and the guard resets the pointer when dropped on this same
+        // thread.
+        Some(ptr) => Ok(f(unsafe { ptr.as_ref() }, value)),
+        None => Err(value),
+    }
+}
+
 /// Calls `f` with the calling thread's executor, if the thread is a worker.
 pub(crate) fn current_executor<R>(f: impl FnOnce(&dyn Executor) -> R) -> Option<R> {
-    let ptr = CURRENT.with(|c| c.get())?;
-    // SAFETY: `CurrentExecutor::enter` requires the executor to outlive the guard that
-    // installed it, and the guard resets the pointer when dropped on this same thread.
-    Some(f(unsafe { ptr.as_ref() }))
+    with_executor((), |ex, ()| f(ex)).ok()
 }
 
 /// Why a declaration was refused: kept apart from [`Error`] so that one refusal can
@@ -321,34 +330,11 @@ where
     L: AccessList,
     F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
 {
-    if run.is_failed() {
-        return Err(Error::RunFailed {
-            task: name.into_owned(),
-        });
+    if declared.is_empty() {
+        forget_empty(declared);
+        return submit_lean(ex, run, throttle, owner, name, hints.boxed(), body);
     }
-    let domain = match owner.map(Owner::domain).transpose() {
-        Ok(domain) => domain,
-        Err(refusal) => {
-            run.fail(refusal.clone().into_error(&name));
-            return Err(refusal.into_error(&name));
-        }
-    };
-    if declared.is_empty() && hints.is_default() {
-        // Nothing to validate, resolve, lock or bind: the lean path.
-        let (body, control, children_to_parent) = box_body(body, true);
-        submit_free(
-            ex,
-            run,
-            throttle,
-            owner,
-            domain,
-            name,
-            body,
-            control,
-            children_to_parent,
-        );
-        return Ok(());
-    }
+    let domain = admit(run, owner, &name)?;
     let mut entries = domain.map(ChildDomain::entries);
     // Each binding takes its declaration's datum, without a count: the declarations
     // are kept from dropping theirs (`forget_data` below), and are dropped whole only
@@ -601,7 +587,7 @@ where
         Job {
             bindings,
             body,
-            hints,
+            hints: hints.boxed(),
             control,
             children_to_parent,
             root: false,
@@ -626,6 +612,74 @@ where
             ex.activate(Activated::new(combiner));
         }
     }
+    Ok(())
+}
+
+/// Refuses a task once its run has failed; else returns the domain its owner's
+/// children bind in (made on the first spawn), or refuses the task, and fails the run,
+/// if the owner has none.
+#[inline(always)]
+fn admit<'o>(
+    run: RunRef,
+    owner: Option<&'o Owner>,
+    name: &str,
+) -> Result<Option<&'o ChildDomain>, Error> {
+    if run.is_failed() {
+        return Err(Error::RunFailed {
+            task: name.to_string(),
+        });
+    }
+    owner.map(Owner::domain).transpose().map_err(|refusal| {
+        run.fail(refusal.clone().into_error(name));
+        refusal.into_error(name)
+    })
+}
+
+/// Drops a small vector that is most often empty: an empty one whose elements are
+/// inline owns nothing, and is forgotten without a call.
+#[inline(always)]
+pub(crate) fn forget_empty<A: smallvec::Array>(v: SmallVec<A>) {
+    if v.is_empty() && !v.spilled() {
+        std::mem::forget(v);
+    } else {
+        drop(v);
+    }
+}
+
+/// Submits a task that declares nothing (every OpenMP task without dependences, for
+/// one): it binds nothing and waits for nothing, so it is ready at once. No
+/// validation, resolution, locking or binding; the run's rules hold as on the full
+/// path: it is refused once the run has failed, waits for the window, is counted,
+/// joins its owner's domain as a child (a task spawned with `spawn` that declares
+/// nothing has a domain of its own: docs/guide.md, "Control tasks"), and is activated.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn submit_lean<L, F>(
+    ex: &dyn Executor,
+    run: RunRef,
+    throttle: Throttle,
+    owner: Option<&Owner>,
+    name: Cow<'static, str>,
+    hints: Option<Box<Hints>>,
+    body: TaskBody<L, F>,
+) -> Result<(), Error>
+where
+    L: AccessList,
+    F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+{
+    let domain = admit(run, owner, &name)?;
+    let (body, control, children_to_parent) = box_body(body, true);
+    submit_free(
+        ex,
+        run,
+        throttle,
+        owner,
+        domain,
+        name,
+        hints,
+        body,
+        control,
+        children_to_parent,
+    );
     Ok(())
 }
 
@@ -681,12 +735,9 @@ where
     }
 }
 
-/// Submits a task that declares nothing and carries no hint (every OpenMP task without
-/// dependences, for one): it binds nothing and waits for nothing, so it is ready at
-/// once. The run's rules hold as on the full path: the caller refused it if the run had
-/// failed and made its owner's domain; here it waits for the window, is counted, joins
-/// its owner's domain as a child, and is activated.
+/// The part of [`submit_lean`] that does not depend on the body's type.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn submit_free(
     ex: &dyn Executor,
     run: RunRef,
@@ -694,6 +745,7 @@ fn submit_free(
     owner: Option<&Owner>,
     domain: Option<&ChildDomain>,
     name: Cow<'static, str>,
+    hints: Option<Box<Hints>>,
     body: Body,
     control: bool,
     children_to_parent: bool,
@@ -709,7 +761,7 @@ fn submit_free(
         Job {
             bindings: Bindings::new(),
             body,
-            hints: Hints::default(),
+            hints,
             control,
             children_to_parent,
             root: false,
@@ -824,7 +876,7 @@ fn close_reduction(
         Job {
             bindings: smallvec::smallvec![binding],
             body,
-            hints: Hints::default(),
+            hints: None,
             control: false,
             children_to_parent: false,
             root: false,
@@ -1373,7 +1425,7 @@ pub enum Bodies {
 pub struct Started {
     task: TaskRef,
     bindings: Bindings,
-    hints: Hints,
+    hints: Option<Box<Hints>>,
     completion: Completion,
     /// Pages of shared data moved as the task started (next touch, or a migration task).
     migrated_pages: u64,
@@ -1417,7 +1469,7 @@ impl Started {
     /// Whether the task is a migration task: its declared data are moved, not
     /// accessed, so it has no accesses of its own.
     pub fn is_migration(&self) -> bool {
-        self.hints.migrate_to.is_some()
+        self.hints.as_ref().is_some_and(|h| h.migrate_to.is_some())
     }
 
     /// The task's accesses as [`Started::accesses`] gives them, each with the key of
@@ -1432,7 +1484,7 @@ impl Started {
 
     /// The task's cost hint, in nanoseconds of computation.
     pub fn cost_hint(&self) -> Option<u64> {
-        self.hints.cost
+        self.hints.as_ref().and_then(|h| h.cost)
     }
 
     /// The task's name.
@@ -1452,6 +1504,10 @@ impl Started {
 /// When the run has failed, the body is skipped but the task must still be finished, so
 /// that the graph drains and every version is released.
 pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
+    let job = task.take_job()?;
+    if job.bindings.is_empty() && job.hints.is_none() {
+        return Some(start_free(ex, task, job));
+    }
     let Job {
         mut bindings,
         body,
@@ -1459,15 +1515,14 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         control,
         children_to_parent,
         root,
-    } = task.take_job()?;
+    } = job;
     let run = &task.run;
     let counters = run.counters.worker(ex.worker());
     let mut completion = Completion::NotRun;
     let mut migrated_pages = 0;
-    let migration = hints.migrate_to.is_some();
-    // A task declaring nothing has no buffer to prepare and no access to count.
-    let bound = !bindings.is_empty();
-    if bound && run.migration.0 == crate::config::Migration::Auto {
+    let migrate_to = hints.as_ref().and_then(|h| h.migrate_to);
+    let migration = migrate_to.is_some();
+    if run.migration.0 == crate::config::Migration::Auto {
         // This task no longer counts in the expected reuse of its shared data.
         for b in bindings.iter().flat_map(Binding::leaves) {
             if let Some(shared) = b.shared() {
@@ -1485,72 +1540,26 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             run.fail(error);
         }
     } else {
-        let prepared = if bound || migration {
-            prepare_buffers(ex, &task, &mut bindings, bodies, control, hints.migrate_to)
-        } else {
-            Ok((0, Backups::default()))
-        };
+        let prepared = prepare_buffers(ex, &task, &mut bindings, bodies, control, migrate_to);
         let outcome = prepared.and_then(|(pages, backups)| {
             migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
                 (Bodies::Skip, false) => drop_skipped(&task, body),
                 _ => {
-                    // A task's children go to its domain; a control task's to its
-                    // parent's (module doc of `graph::domain`).
-                    let owner = if children_to_parent {
-                        task.parent.as_ref().map(|parent| {
-                            // SAFETY: `task`, so its parent, is held until this function
-                            // returns, after the body and its context are gone.
-                            unsafe { Owner::new(parent, None) }
-                        })
-                    } else {
-                        let own = Some(NonNull::from(&bindings[..]));
-                        // SAFETY: `task` and `bindings` are held, unmoved, until the body
-                        // and its context are gone.
-                        Some(unsafe { Owner::new(&task, own) })
-                    };
-                    let throttle = match (root, children_to_parent) {
-                        (true, _) => Throttle::Wait,
-                        (false, true) => Throttle::Help,
-                        (false, false) => Throttle::Never,
-                    };
-                    // SAFETY: `task`, whose run this is, is held until this function
-                    // returns, after the body and the context are gone.
-                    let ctx = unsafe {
-                        TaskCtx::new(
-                            &task,
-                            ex.worker(),
-                            ex.node(),
-                            throttle,
-                            owner,
-                            hints.team.clone(),
-                        )
-                    };
-                    catch_unwind(AssertUnwindSafe(|| body(&ctx, &bindings)))
-                        .map(|()| {
-                            if bodies == Bodies::Run && !control {
-                                scatter(&bindings);
-                            }
-                        })
-                        .map_err(|payload| {
-                            completion = Completion::Panicked;
-                            // SAFETY: the task holds its bindings, which publish nothing
-                            // before `finish`, and its body has returned.
-                            unsafe { backups.restore() };
-                            let task = task.name.to_string();
-                            match payload.downcast::<crate::error::TaskFailure>() {
-                                Ok(failure) => Error::TaskFailed {
-                                    task,
-                                    message: failure.0,
-                                },
-                                Err(payload) => {
-                                    let message = panic_message(&*payload);
-                                    drop_payload(payload);
-                                    Error::TaskPanicked { task, message }
-                                }
-                            }
-                        })
+                    let team = hints.as_ref().and_then(|h| h.team.clone());
+                    let flags = (children_to_parent, root);
+                    run_body(ex, &task, body, &bindings, flags, team, || {
+                        completion = Completion::Panicked;
+                        // SAFETY: the task holds its bindings, which publish nothing
+                        // before `finish`, and its body has returned.
+                        unsafe { backups.restore() };
+                    })
+                    .map(|()| {
+                        if bodies == Bodies::Run && !control {
+                            scatter(&bindings);
+                        }
+                    })
                 }
             }
         });
@@ -1568,13 +1577,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
                         bytes.add(a.bytes);
                     }
                 });
-                counters.tasks.add(1);
-                if let Some(node) = task.preferred_node() {
-                    counters.with_preference.add(1);
-                    if node == ex.node() {
-                        counters.started_on_preferred.add(1);
-                    }
-                }
+                count_started(ex, &task);
             }
             Err(error) => run.fail(error),
         }
@@ -1585,6 +1588,111 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         hints,
         completion,
         migrated_pages,
+    })
+}
+
+/// [`start`] for a task with no binding and no hint: no buffer to prepare, no access to
+/// count, and a body that sees no view (it runs even when bodies are skipped).
+fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
+    let Job {
+        bindings,
+        body,
+        control,
+        children_to_parent,
+        root,
+        ..
+    } = job;
+    debug_assert!(control, "a task without bindings sees no view");
+    let run = task.run;
+    let mut completion = Completion::NotRun;
+    if run.is_failed() {
+        // What the body captured is released before the task counts as finished.
+        if let Err(error) = drop_skipped(&task, body) {
+            run.fail(error);
+        }
+    } else {
+        let flags = (children_to_parent, root);
+        match run_body(ex, &task, body, &bindings, flags, None, || {
+            completion = Completion::Panicked
+        }) {
+            Ok(()) => {
+                completion = Completion::Done;
+                count_started(ex, &task);
+            }
+            Err(error) => run.fail(error),
+        }
+    }
+    Started {
+        task,
+        bindings,
+        hints: None,
+        completion,
+        migrated_pages: 0,
+    }
+}
+
+/// Counts a task whose body ran to its end in the calling worker's counters.
+#[inline]
+fn count_started(ex: &dyn Executor, task: &Task) {
+    let counters = task.run.counters.worker(ex.worker());
+    counters.tasks.add(1);
+    if let Some(node) = task.preferred_node() {
+        counters.with_preference.add(1);
+        if node == ex.node() {
+            counters.started_on_preferred.add(1);
+        }
+    }
+}
+
+/// Runs a task's body in its context; `panicked` is called when it panics, before the
+/// panic becomes the returned error. `flags` are the job's `children_to_parent` and
+/// `root`; `team` is the team its children join.
+#[inline]
+fn run_body(
+    ex: &dyn Executor,
+    task: &TaskRef,
+    body: Body,
+    bindings: &Bindings,
+    (children_to_parent, root): (bool, bool),
+    team: Option<super::Team>,
+    panicked: impl FnOnce(),
+) -> Result<(), Error> {
+    // A task's children go to its domain; a control task's to its parent's (module doc
+    // of `graph::domain`).
+    let owner = if children_to_parent {
+        task.parent.as_ref().map(|parent| {
+            // SAFETY: `task`, so its parent, is held by `start` until the body and its
+            // context are gone.
+            unsafe { Owner::new(parent, None) }
+        })
+    } else {
+        let own = Some(NonNull::from(&bindings[..]));
+        // SAFETY: `task` and `bindings` are held, unmoved, by `start` until the body and
+        // its context are gone.
+        Some(unsafe { Owner::new(task, own) })
+    };
+    let throttle = match (root, children_to_parent) {
+        (true, _) => Throttle::Wait,
+        (false, true) => Throttle::Help,
+        (false, false) => Throttle::Never,
+    };
+    // SAFETY: `task`, whose run this is, is held by `start` until the body and the
+    // context are gone.
+    let ctx = unsafe { TaskCtx::new(task, ex.worker(), ex.node(), throttle, owner, team) };
+    catch_unwind(AssertUnwindSafe(|| body(&ctx, bindings))).map_err(|payload| {
+        panicked();
+        let task = task.name.to_string();
+        match payload.downcast::<crate::error::TaskFailure>() {
+            Ok(failure) => Error::TaskFailed {
+                task,
+                message: failure.0,
+            },
+            Err(payload) => {
+                let message = panic_message(&*payload);
+                drop_payload(payload);
+                Error::TaskPanicked { task, message }
+            }
+        }
     })
 }
 
@@ -1605,7 +1713,9 @@ pub fn finish(ex: &dyn Executor, started: Started) {
     // and its completion may complete its parent, and so on up.
     let mut parent = match task.domain.get() {
         None => {
-            if !bindings.is_empty() {
+            if bindings.is_empty() {
+                forget_empty(bindings);
+            } else {
                 release(ex, &task, bindings, completion);
             }
             task.parent.as_ref()

@@ -108,6 +108,16 @@ pub struct Hints {
 }
 
 impl Hints {
+    /// The hints as a task's record keeps them: `None` if there are none.
+    #[inline]
+    pub(crate) fn boxed(self) -> Option<Box<Hints>> {
+        if self.is_default() {
+            None
+        } else {
+            Some(Box::new(self))
+        }
+    }
+
     /// Whether no hint is given (the task's placement is the policy's alone).
     #[inline]
     pub(crate) fn is_default(&self) -> bool {

@@ -14,6 +14,7 @@ mod replay;
 mod run;
 mod scope;
 mod task;
+mod task_ref;
 mod task_state;
 mod team;
 

@@ -59,6 +59,7 @@ impl RunState {
     /// Counts a new task: `Some((worker, control))` for a task submitted from
     /// `worker`, whether it is a control task; `None` for the root, which only counts
     /// as outstanding.
+    #[inline]
     pub(crate) fn task_submitted(&self, counted: Option<(usize, bool)>) {
         self.completion.task_submitted();
         if let Some((worker, control)) = counted {
@@ -84,6 +85,7 @@ impl RunState {
     }
 
     /// Tasks submitted and not finished.
+    #[inline]
     pub(crate) fn outstanding(&self) -> usize {
         self.completion.outstanding()
     }
@@ -107,6 +109,7 @@ impl RunState {
     }
 
     /// Whether the run has failed.
+    #[inline]
     pub(crate) fn is_failed(&self) -> bool {
         self.completion.is_failed()
     }
@@ -173,6 +176,7 @@ impl RunRef {
 impl std::ops::Deref for RunRef {
     type Target = RunState;
 
+    #[inline]
     fn deref(&self) -> &RunState {
         // SAFETY: only a task that has not finished uses its run (the type doc), and
         // the run lives until every task has.

@@ -4,7 +4,9 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::exec::{current_executor, submit, Owner, TaskBody, Throttle};
+use super::exec::{
+    current_executor, forget_empty, submit, submit_lean, with_executor, Owner, TaskBody, Throttle,
+};
 use super::hints::{Affinity, Hints};
 use super::run::RunRef;
 use crate::data::version::VersionRef;
@@ -334,22 +336,24 @@ impl Scope {
                 });
             }
         }
-        let mut task = Some((name, hints, declared, body));
-        current_executor(|ex| {
-            let (name, hints, declared, body) = task.take().expect("taken once");
-            submit(
-                ex,
-                self.run(),
-                self.throttle,
-                self.owner.as_ref(),
-                name,
-                hints,
-                declared,
-                body,
+        let (run, throttle, owner) = (self.run(), self.throttle, self.owner.as_ref());
+        let submitted = if declared.is_empty() {
+            // The lean path: nothing to bind (`exec::submit_lean`).
+            forget_empty(declared);
+            with_executor((name, hints.boxed(), body), |ex, (name, hints, body)| {
+                submit_lean(ex, run, throttle, owner, name, hints, body)
+            })
+            .map_err(|(name, ..)| name)
+        } else {
+            with_executor(
+                (name, hints, declared, body),
+                |ex, (name, hints, declared, body)| {
+                    submit(ex, run, throttle, owner, name, hints, declared, body)
+                },
             )
-        })
-        .unwrap_or_else(|| {
-            let (name, ..) = task.take().expect("taken once");
+            .map_err(|(name, ..)| name)
+        };
+        submitted.unwrap_or_else(|name| {
             Err(Error::Config(format!(
                 "task `{name}`: spawned outside a worker thread"
             )))

@@ -15,10 +15,7 @@ use crate::sched::{AccessInfos, Domain};
 /// No placement preference recorded.
 const NO_PREFERENCE: usize = usize::MAX;
 
-/// A shared reference to a task; queues, waiter lists and the executing worker hold it.
-/// A reference count without a weak count: freeing a task is one atomic decrement,
-/// not two (no `Weak` of a task is ever made).
-pub type TaskRef = triomphe::Arc<Task>;
+pub use super::task_ref::TaskRef;
 
 /// The body of a task, with the views of its bindings built inside, borrowing for `'a`
 /// (`'static` but for the root of a run).
@@ -33,7 +30,9 @@ pub(crate) struct Job {
     pub(crate) body: Body,
     /// Read by the placement policy at activation; like the bindings it may hold data
     /// handles, so it is released with the job, before the task counts as finished.
-    pub(crate) hints: Hints,
+    /// `None` when the task has none, as most have ([`Hints::boxed`]): the record stays
+    /// small.
+    pub(crate) hints: Option<Box<Hints>>,
     /// Whether the body sees no view (a control task, or a task declaring nothing): it
     /// then runs even when bodies are skipped, since it cannot touch a buffer.
     pub(crate) control: bool,
@@ -45,6 +44,14 @@ pub(crate) struct Job {
     pub(crate) children_to_parent: bool,
     /// Whether this is the run's root (its scope waits for room in the window).
     pub(crate) root: bool,
+}
+
+impl Job {
+    /// The task's affinity hint, if any.
+    #[inline]
+    fn affinity(&self) -> Option<&Affinity> {
+        self.hints.as_ref().and_then(|h| h.affinity.as_ref())
+    }
 }
 
 /// A submitted task, as engines see it: opaque but for its name, the counters an engine
@@ -67,6 +74,8 @@ pub struct Task {
 
 impl Task {
     /// A task waiting for `inputs` dependences plus the submitter's guard.
+    // A task lives only in its record, which the reference owns.
+    #[allow(clippy::new_ret_no_self)]
     pub(crate) fn new(
         name: Cow<'static, str>,
         run: RunRef,
@@ -95,7 +104,7 @@ impl Task {
         state: TaskState<Job>,
         parent: Option<TaskRef>,
     ) -> TaskRef {
-        triomphe::Arc::new(Task {
+        TaskRef::new_with(|| Task {
             name,
             run,
             preferred: AtomicUsize::new(NO_PREFERENCE),
@@ -119,6 +128,7 @@ impl Task {
     }
 
     /// The node the placement policy chose, if any.
+    #[inline]
     pub(crate) fn preferred_node(&self) -> Option<usize> {
         let n = self.preferred.load(Ordering::Relaxed);
         (n != NO_PREFERENCE).then_some(n)
@@ -214,6 +224,7 @@ pub struct Activated {
 impl Activated {
     /// Wraps a task whose last dependence the calling thread has just satisfied (or
     /// that was ready at submission), before anything else can reach it as ready.
+    #[inline]
     pub(crate) fn new(task: TaskRef) -> Self {
         Activated { task }
     }
@@ -228,7 +239,7 @@ impl Activated {
             } else {
                 AccessInfos::new()
             },
-            affinity: job.hints.affinity.as_ref().map(resolve_affinity),
+            affinity: job.affinity().map(resolve_affinity),
         }
     }
 
@@ -239,21 +250,25 @@ impl Activated {
     }
 
     /// Whether the task carries an affinity hint.
+    #[inline]
     pub fn has_affinity(&self) -> bool {
-        self.job().hints.affinity.is_some()
+        self.job().affinity().is_some()
     }
 
     /// Records the node the placement policy chose for the task (the queue the task
     /// then goes through publishes it to the worker that runs it).
+    #[inline]
     pub fn set_preferred_node(&self, node: usize) {
         self.task.preferred.store(node, Ordering::Relaxed);
     }
 
     /// The task, to be queued: nothing reads its declarations through `self` any more.
+    #[inline]
     pub fn into_task(self) -> TaskRef {
         self.task
     }
 
+    #[inline]
     fn job(&self) -> &Job {
         // SAFETY: an `Activated` is made only by the thread that made the task ready,
         // before the task is handed to any queue, and it does not give the task out

@@ -55,7 +55,7 @@ pub(crate) struct WorkerThread {
 
 /// A task's key for observers: its address, unique among live tasks.
 fn key(task: &TaskRef) -> u64 {
-    triomphe::Arc::as_ptr(task) as usize as u64
+    TaskRef::as_ptr(task) as usize as u64
 }
 
 impl WorkerThread {

@@ -1,0 +1,265 @@
+//! Task records: one allocation per task, holding its reference count and the task,
+//! recycled through a free list per thread.
+//!
+//! A task's record is made by the worker that submits it and freed by whichever thread
+//! drops the last reference (usually the worker that ran it). A freed record goes to
+//! that thread's free list, where the thread's next submission takes it, instead of
+//! back to the allocator: on one worker, a stream of tasks reuses a handful of records.
+//! Each thread keeps at most [`POOL_CAP`] records; beyond that, and on a thread whose
+//! pool is gone (it is exiting), a record goes back to the allocator. So the memory
+//! kept is bounded by the threads times the cap, whichever thread frees what. A record
+//! freed on a thread that makes no tasks stays in that thread's list (at most the cap)
+//! until the thread exits.
+//!
+//! The reference count is that of `std::sync::Arc` without a weak count (no `Weak` of
+//! a task is ever made): a clone is one relaxed increment, a drop one release
+//! decrement, and the last drop acquires every other holder's work before it drops the
+//! task.
+
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::cell::Cell;
+use std::ptr::NonNull;
+use std::sync::atomic::{self, AtomicUsize, Ordering};
+
+use super::task::Task;
+
+/// The records each thread keeps for reuse, at most.
+pub(crate) const POOL_CAP: usize = 512;
+
+/// Above this many references, a clone aborts (as `Arc` does): the count cannot
+/// overflow, however many clones leak.
+const MAX_REFS: usize = isize::MAX as usize;
+
+/// A task with its reference count: one allocation.
+struct Record {
+    refs: AtomicUsize,
+    task: Task,
+}
+
+/// A shared reference to a task; queues, waiter lists and the executing worker hold it.
+/// Freeing a task is one atomic decrement; its record is recycled (module doc).
+pub struct TaskRef {
+    record: NonNull<Record>,
+}
+
+// SAFETY: a `TaskRef` is a shared reference to a `Task` with an atomic count, as
+// `Arc<Task>` is; `Task` is `Send + Sync` (checked below), so sharing and sending the
+// reference across threads is sound, and the last holder, on whatever thread, drops
+// the task.
+unsafe impl Send for TaskRef {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for TaskRef {}
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Task>();
+};
+
+impl TaskRef {
+    /// A reference to the task `make` makes, in a record taken from the calling
+    /// thread's free list, or allocated: the task is written there, not moved in.
+    #[inline(always)]
+    pub(crate) fn new_with(make: impl FnOnce() -> Task) -> TaskRef {
+        let record = take_record();
+        // SAFETY: `record` is valid for writes of a `Record` and holds no live value
+        // (fresh from the allocator, or freed by `Drop` below after its task was
+        // dropped); the writes make it the one live record there, with one reference.
+        // (Should `make` panic, the record is lost, never used.)
+        unsafe {
+            (&raw mut (*record.as_ptr()).task).write(make());
+            (&raw mut (*record.as_ptr()).refs).write(AtomicUsize::new(1));
+        }
+        TaskRef { record }
+    }
+
+    /// The task's address, unique among live tasks (a freed task's may be reused).
+    pub fn as_ptr(this: &TaskRef) -> *const Task {
+        // SAFETY: the record is live while `this` holds a reference (`Drop`).
+        unsafe { &raw const (*this.record.as_ptr()).task }
+    }
+
+    /// Whether two references are to the same task.
+    pub fn ptr_eq(a: &TaskRef, b: &TaskRef) -> bool {
+        a.record == b.record
+    }
+
+    fn record(&self) -> &Record {
+        // SAFETY: the record stays live until the last reference is dropped, and
+        // `self` is one.
+        unsafe { self.record.as_ref() }
+    }
+}
+
+impl Clone for TaskRef {
+    #[inline]
+    fn clone(&self) -> TaskRef {
+        // Relaxed, as `Arc::clone`: a new reference is made from an existing one,
+        // which keeps the record alive meanwhile; nothing is published by it.
+        let old = self.record().refs.fetch_add(1, Ordering::Relaxed);
+        if old > MAX_REFS {
+            std::process::abort();
+        }
+        TaskRef {
+            record: self.record,
+        }
+    }
+}
+
+impl Drop for TaskRef {
+    #[inline]
+    fn drop(&mut self) {
+        let refs = &self.record().refs;
+        // Acquire: if this is the only reference, every other holder's uses of the
+        // task happened before their release decrements, which this load reads; and
+        // no other reference can appear, since a clone needs one. So the task is this
+        // holder's alone, with no atomic write (most tasks end so: the worker that ran
+        // one holds its last reference).
+        if refs.load(Ordering::Acquire) != 1 {
+            // Release: this holder's uses of the task happen before the last drop's
+            // acquire below, so before the task is dropped.
+            if refs.fetch_sub(1, Ordering::Release) != 1 {
+                return;
+            }
+            atomic::fence(Ordering::Acquire);
+        }
+        // SAFETY: this was the last reference: no other thread can reach the record,
+        // and every other holder's uses of it happened before the fence above. The
+        // task is dropped once, here; then the record holds no live value and goes
+        // back to a free list or the allocator. (Should the task's drop panic, the
+        // record leaks: it is never freed twice.)
+        unsafe {
+            std::ptr::drop_in_place(&raw mut (*self.record.as_ptr()).task);
+            give_record(self.record);
+        }
+    }
+}
+
+impl std::ops::Deref for TaskRef {
+    type Target = Task;
+
+    #[inline]
+    fn deref(&self) -> &Task {
+        &self.record().task
+    }
+}
+
+/// The free list of one thread: records that hold no live value, each storing the
+/// next one's address in its first bytes.
+struct Pool {
+    head: Cell<Option<NonNull<Record>>>,
+    len: Cell<usize>,
+}
+
+thread_local! {
+    static POOL: Pool = const {
+        Pool {
+            head: Cell::new(None),
+            len: Cell::new(0),
+        }
+    };
+}
+
+impl Pool {
+    fn pop(&self) -> Option<NonNull<Record>> {
+        let record = self.head.get()?;
+        // SAFETY: a record in the list holds the next one's address, written by
+        // `push`, at its start (a record is aligned for a pointer and larger than one).
+        let next = unsafe { record.cast::<Option<NonNull<Record>>>().read() };
+        self.head.set(next);
+        self.len.set(self.len.get() - 1);
+        Some(record)
+    }
+
+    /// Keeps `record`, unless the list is full; returns whether it was kept.
+    ///
+    /// # Safety
+    ///
+    /// `record` was allocated with the layout of a `Record` and holds no live value;
+    /// nothing else uses it.
+    unsafe fn push(&self, record: NonNull<Record>) -> bool {
+        if self.len.get() >= POOL_CAP {
+            return false;
+        }
+        // SAFETY: the caller's contract: the record's memory is ours and unused.
+        unsafe {
+            record
+                .cast::<Option<NonNull<Record>>>()
+                .write(self.head.get())
+        };
+        self.head.set(Some(record));
+        self.len.set(self.len.get() + 1);
+        true
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        while let Some(record) = self.pop() {
+            // SAFETY: every record in the list was allocated by `take_record` with
+            // this layout and holds no live value.
+            unsafe { dealloc(record.as_ptr().cast(), Layout::new::<Record>()) };
+        }
+    }
+}
+
+/// A record holding no live value: from the calling thread's free list, or allocated.
+#[inline(always)]
+fn take_record() -> NonNull<Record> {
+    if let Ok(Some(record)) = POOL.try_with(Pool::pop) {
+        return record;
+    }
+    let layout = Layout::new::<Record>();
+    // SAFETY: `Record` is not zero-sized.
+    let memory = unsafe { alloc(layout) };
+    NonNull::new(memory.cast()).unwrap_or_else(|| handle_alloc_error(layout))
+}
+
+/// Gives back a record whose task was dropped.
+///
+/// # Safety
+///
+/// `record` was made by [`take_record`], holds no live value and is used by nothing
+/// else.
+#[inline]
+unsafe fn give_record(record: NonNull<Record>) {
+    // SAFETY: the caller's contract is `push`'s.
+    let kept = POOL.try_with(|pool| unsafe { pool.push(record) });
+    if kept != Ok(true) {
+        // SAFETY: allocated by `take_record` with this layout, and unused.
+        unsafe { dealloc(record.as_ptr().cast(), Layout::new::<Record>()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_keeps_at_most_its_cap_and_gives_records_back_in_reverse() {
+        let pool = Pool {
+            head: Cell::new(None),
+            len: Cell::new(0),
+        };
+        let records: Vec<_> = (0..POOL_CAP + 3).map(|_| take_record_fresh()).collect();
+        let mut kept = 0;
+        for &r in &records {
+            // SAFETY: fresh records, each given once.
+            if unsafe { pool.push(r) } {
+                kept += 1;
+            } else {
+                // SAFETY: allocated by `take_record_fresh` with this layout.
+                unsafe { dealloc(r.as_ptr().cast(), Layout::new::<Record>()) };
+            }
+        }
+        assert_eq!(kept, POOL_CAP);
+        assert_eq!(pool.pop(), Some(records[POOL_CAP - 1]));
+        assert_eq!(pool.len.get(), POOL_CAP - 1);
+        drop(pool);
+    }
+
+    fn take_record_fresh() -> NonNull<Record> {
+        let layout = Layout::new::<Record>();
+        // SAFETY: `Record` is not zero-sized.
+        NonNull::new(unsafe { alloc(layout) }.cast()).expect("memory")
+    }
+}
