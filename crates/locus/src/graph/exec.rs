@@ -653,6 +653,7 @@ pub(crate) fn forget_empty<A: smallvec::Array>(v: SmallVec<A>) {
 /// joins its owner's domain as a child (a task spawned with `spawn` that declares
 /// nothing has a domain of its own: docs/guide.md, "Control tasks"), and is activated.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(crate) fn submit_lean<L, F>(
     ex: &dyn Executor,
     run: RunRef,
@@ -737,7 +738,7 @@ where
 
 /// The part of [`submit_lean`] that does not depend on the body's type.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 fn submit_free(
     ex: &dyn Executor,
     run: RunRef,
@@ -758,7 +759,7 @@ fn submit_free(
     let task = Task::new_ready(
         name,
         run,
-        Job {
+        || Job {
             bindings: Bindings::new(),
             body,
             hints,
@@ -1593,6 +1594,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
 
 /// [`start`] for a task with no binding and no hint: no buffer to prepare, no access to
 /// count, and a body that sees no view (it runs even when bodies are skipped).
+#[inline(always)]
 fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
     let Job {
         bindings,

@@ -301,6 +301,15 @@ impl Scope {
         L: AccessList,
         F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
     {
+        let (run, throttle, owner) = (self.run(), self.throttle, self.owner.as_ref());
+        if declared.is_empty() && self.team.is_none() && hints.is_default() {
+            // The lean path, with no hint to check (`exec::submit_lean`).
+            forget_empty(declared);
+            return with_executor((name, body), |ex, (name, body)| {
+                submit_lean(ex, run, throttle, owner, name, None, body)
+            })
+            .unwrap_or_else(|(name, _)| Err(outside_a_worker(&name)));
+        }
         let mut hints = hints;
         if let Some(super::hints::AffinityTarget::Data(d)) =
             hints.affinity.as_ref().map(|a| &a.target)
@@ -336,7 +345,6 @@ impl Scope {
                 });
             }
         }
-        let (run, throttle, owner) = (self.run(), self.throttle, self.owner.as_ref());
         let submitted = if declared.is_empty() {
             // The lean path: nothing to bind (`exec::submit_lean`).
             forget_empty(declared);
@@ -353,12 +361,13 @@ impl Scope {
             )
             .map_err(|(name, ..)| name)
         };
-        submitted.unwrap_or_else(|name| {
-            Err(Error::Config(format!(
-                "task `{name}`: spawned outside a worker thread"
-            )))
-        })
+        submitted.unwrap_or_else(|name| Err(outside_a_worker(&name)))
     }
+}
+
+/// The error of a task spawned from a thread that is no worker.
+fn outside_a_worker(name: &str) -> Error {
+    Error::Config(format!("task `{name}`: spawned outside a worker thread"))
 }
 
 /// Runs other tasks on the calling worker while `blocked` holds.

@@ -83,32 +83,33 @@ impl Task {
         inputs: usize,
         parent: Option<TaskRef>,
     ) -> TaskRef {
-        Self::with_state(name, run, TaskState::new(job, inputs), parent)
+        Self::with_state(name, run, || TaskState::new(job, inputs), parent)
     }
 
     /// A task that waits for nothing (it declares nothing): ready as soon as made, with
-    /// no submitter's guard to release.
+    /// no submitter's guard to release. `job` makes its job, in the task's record.
+    #[inline(always)]
     pub(crate) fn new_ready(
         name: Cow<'static, str>,
         run: RunRef,
-        job: Job,
+        job: impl FnOnce() -> Job,
         parent: Option<TaskRef>,
     ) -> TaskRef {
-        Self::with_state(name, run, TaskState::ready(job), parent)
+        Self::with_state(name, run, || TaskState::ready(job()), parent)
     }
 
-    #[inline]
+    #[inline(always)]
     fn with_state(
         name: Cow<'static, str>,
         run: RunRef,
-        state: TaskState<Job>,
+        state: impl FnOnce() -> TaskState<Job>,
         parent: Option<TaskRef>,
     ) -> TaskRef {
         TaskRef::new_with(|| Task {
             name,
             run,
             preferred: AtomicUsize::new(NO_PREFERENCE),
-            state,
+            state: state(),
             parent,
             domain: std::sync::OnceLock::new(),
         })
