@@ -1506,7 +1506,7 @@ impl Started {
 /// that the graph drains and every version is released.
 pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
     let job = task.take_job()?;
-    if job.bindings.is_empty() && job.hints.is_none() {
+    if job.bindings.is_empty() && !job.hints.as_ref().is_some_and(|h| h.migrate_to.is_some()) {
         return Some(start_free(ex, task, job));
     }
     let Job {
@@ -1592,17 +1592,18 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
     })
 }
 
-/// [`start`] for a task with no binding and no hint: no buffer to prepare, no access to
-/// count, and a body that sees no view (it runs even when bodies are skipped).
+/// [`start`] for a task with no binding that moves no data (not a migration task): no
+/// buffer to prepare, no access to count, and a body that sees no view (it runs even
+/// when bodies are skipped).
 #[inline(always)]
 fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
     let Job {
         bindings,
         body,
+        hints,
         control,
         children_to_parent,
         root,
-        ..
     } = job;
     debug_assert!(control, "a task without bindings sees no view");
     let run = task.run;
@@ -1614,7 +1615,8 @@ fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
         }
     } else {
         let flags = (children_to_parent, root);
-        match run_body(ex, &task, body, &bindings, flags, None, || {
+        let team = hints.as_ref().and_then(|h| h.team.clone());
+        match run_body(ex, &task, body, &bindings, flags, team, || {
             completion = Completion::Panicked
         }) {
             Ok(()) => {
@@ -1627,7 +1629,7 @@ fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
     Started {
         task,
         bindings,
-        hints: None,
+        hints,
         completion,
         migrated_pages: 0,
     }

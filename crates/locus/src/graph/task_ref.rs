@@ -66,8 +66,8 @@ impl TaskRef {
         // dropped); the writes make it the one live record there, with one reference.
         // (Should `make` panic, the record is lost, never used.)
         unsafe {
-            (&raw mut (*record.as_ptr()).task).write(make());
-            (&raw mut (*record.as_ptr()).refs).write(AtomicUsize::new(1));
+            std::ptr::addr_of_mut!((*record.as_ptr()).task).write(make());
+            std::ptr::addr_of_mut!((*record.as_ptr()).refs).write(AtomicUsize::new(1));
         }
         TaskRef { record }
     }
@@ -75,7 +75,7 @@ impl TaskRef {
     /// The task's address, unique among live tasks (a freed task's may be reused).
     pub fn as_ptr(this: &TaskRef) -> *const Task {
         // SAFETY: the record is live while `this` holds a reference (`Drop`).
-        unsafe { &raw const (*this.record.as_ptr()).task }
+        unsafe { std::ptr::addr_of!((*this.record.as_ptr()).task) }
     }
 
     /// Whether two references are to the same task.
@@ -128,7 +128,7 @@ impl Drop for TaskRef {
         // back to a free list or the allocator. (Should the task's drop panic, the
         // record leaks: it is never freed twice.)
         unsafe {
-            std::ptr::drop_in_place(&raw mut (*self.record.as_ptr()).task);
+            std::ptr::drop_in_place(std::ptr::addr_of_mut!((*self.record.as_ptr()).task));
             give_record(self.record);
         }
     }
