@@ -72,11 +72,11 @@
 //! before it sleeps; at most half the workers do): the searcher will find it. That
 //! holds when every worker's steal plan holds every other worker; under vicinity
 //! stealing, and for work only some workers may take, new work wakes a sleeper that
-//! may take it whoever searches. The
-//! searcher that finds work and was the last one wakes the sleeper nearest to where it
-//! found it, if a worker sleeps ([`Mechanism::found_work`]), so a burst spreads one
-//! wake-up at a time, and work announced while it searched is not left to one worker
-//! (tokio's idle state: the last searcher wakes the next). The engine counts the
+//! may take it whoever searches. The searcher that finds work and was the last one
+//! wakes the sleeper nearest to where it found it, if a worker sleeps
+//! ([`Mechanism::found_work`]), so a burst spreads one wake-up at a time, and work
+//! announced while it searched is not left to one worker (tokio's idle state: the last
+//! searcher wakes the next). The engine counts the
 //! searchers and the sleepers ([`Queues::announce`], [`Queues::stop_searching`]); the
 //! `threads` engine's protocol, and why it loses no wake-up, is in its `README.md`.
 

@@ -51,8 +51,8 @@ impl Counters {
 pub struct Sleep {
     counters: CachePadded<AtomicU64>,
     slots: Box<[CachePadded<Slot>]>,
-    /// The most workers that search at once (README, "Searching"): half the workers, at
-    /// least one.
+    /// The most workers that search at once (README, "Going to sleep"): half the
+    /// workers, at least one.
     most_searching: u32,
 }
 
@@ -122,8 +122,8 @@ impl Sleep {
     }
 
     /// A searcher found work and stops searching; returns whether it was the last
-    /// searcher while a worker sleeps, in which case it wakes one (README, "Searching":
-    /// announcements skipped because it searched may have left more work).
+    /// searcher while a worker sleeps, in which case it wakes one (README, "Finding
+    /// work": announcements skipped because it searched may have left more work).
     pub fn stop_searching(&self) -> bool {
         let before = Counters(
             self.counters

@@ -48,9 +48,9 @@ pub(crate) struct WorkerThread {
     /// Whether a finishing task pushed successors onto the deque whose announcement is
     /// still due.
     announce_due: Cell<bool>,
-    /// Whether the worker counts as a searcher in the sleep protocol (README,
-    /// "Searching"): from its start of searching, or its wake-up, to the work it finds
-    /// or its going to sleep.
+    /// Whether the worker counts as a searcher in the sleep protocol (README, "Going to
+    /// sleep"): from its start of searching, or its wake-up, to the work it finds or its
+    /// going to sleep.
     searching: Cell<bool>,
     /// Whether this is the runtime's only worker.
     alone: bool,
