@@ -652,7 +652,12 @@ impl Machine {
             match &found {
                 Found::Task(..) => st.workers[w].activity = Activity::Busy,
                 Found::Nothing(spent) => {
-                    if round < self.shared.costs.spin_rounds {
+                    // A worker searches (counted, as on `threads`) after its first look
+                    // finds nothing, if few enough search, or from its wake-up; one
+                    // that may not search sleeps at once.
+                    let searching =
+                        st.queues.is_searching(w) || (round == 0 && st.queues.start_searching(w));
+                    if searching && round < self.shared.costs.spin_rounds {
                         let at = st.now + spent + self.shared.costs.yield_ns;
                         st.events.push(
                             at,

@@ -51,14 +51,74 @@ pub(crate) struct WorkerQueues<T> {
     last_victim: Option<usize>,
 }
 
+/// Who sleeps and who searches, counted as the `threads` engine counts them
+/// (`engine/threads/README.md`): sets instead of counts, the decisions the same.
+#[derive(Debug, Default)]
+pub(crate) struct Idle {
+    /// Sleeping workers not yet woken.
+    pub(crate) asleep: BTreeSet<usize>,
+    /// Searching workers: idle workers looking for work before they sleep (at most
+    /// `most_searching`), and woken ones until they find work or sleep again.
+    pub(crate) searching: BTreeSet<usize>,
+    /// Half the workers, at least one.
+    most_searching: usize,
+}
+
+impl Idle {
+    /// `workers` workers, all busy.
+    pub(crate) fn new(workers: usize) -> Self {
+        Idle {
+            most_searching: (workers / 2).max(1),
+            ..Idle::default()
+        }
+    }
+
+    /// Worker `w` goes to sleep, and stops searching if it searched.
+    pub(crate) fn fall_asleep(&mut self, w: usize) {
+        self.searching.remove(&w);
+        self.asleep.insert(w);
+    }
+
+    /// Idle worker `w` starts searching, unless half the workers (at least one) search
+    /// already; returns whether it searches.
+    pub(crate) fn start_searching(&mut self, w: usize) -> bool {
+        if self.searching.len() >= self.most_searching {
+            return false;
+        }
+        self.searching.insert(w);
+        true
+    }
+
+    /// [`Queues::should_wake`]: a worker sleeps and, for work `anyone` may take, none
+    /// searches.
+    pub(crate) fn should_wake(&self, anyone: bool) -> bool {
+        !self.asleep.is_empty() && (!anyone || self.searching.is_empty())
+    }
+
+    /// [`Queues::stop_searching`] for worker `w`: the last searcher to find work, while
+    /// a worker sleeps, wakes one.
+    pub(crate) fn stop_searching(&mut self, w: usize) -> bool {
+        self.searching.remove(&w) && self.searching.is_empty() && !self.asleep.is_empty()
+    }
+
+    /// Wakes worker `w` if it sleeps; it counts as a searcher from here on.
+    pub(crate) fn wake(&mut self, w: usize) -> bool {
+        let woken = self.asleep.remove(&w);
+        if woken {
+            self.searching.insert(w);
+        }
+        woken
+    }
+}
+
 /// Every worker's queues, and who sleeps.
 pub(crate) struct Model<T> {
     workers: Vec<WorkerQueues<T>>,
     worker_node: Vec<usize>,
     node_private: Vec<VecDeque<T>>,
     global: VecDeque<T>,
-    /// Sleeping workers not yet woken.
-    asleep: BTreeSet<usize>,
+    /// Who sleeps and who searches.
+    idle: Idle,
     /// Tasks in deques, which thieves may take.
     in_deques: usize,
     /// Tasks in the mailboxes of each node's workers, which thieves of the node (or,
@@ -99,7 +159,7 @@ impl<T> Model<T> {
             worker_node: worker_node.to_vec(),
             node_private: (0..nodes).map(|_| VecDeque::new()).collect(),
             global: VecDeque::new(),
-            asleep: BTreeSet::new(),
+            idle: Idle::new(worker_node.len()),
             in_deques: 0,
             in_mailboxes: vec![0; nodes],
         }
@@ -144,9 +204,20 @@ impl<T> Model<T> {
         }
     }
 
-    /// Worker `w` goes to sleep.
+    /// Worker `w` goes to sleep, and stops searching if it searched.
     pub(crate) fn fall_asleep(&mut self, w: usize) {
-        self.asleep.insert(w);
+        self.idle.fall_asleep(w);
+    }
+
+    /// Idle worker `w` starts searching, unless half the workers (at least one) search
+    /// already; returns whether it searches.
+    pub(crate) fn start_searching(&mut self, w: usize) -> bool {
+        self.idle.start_searching(w)
+    }
+
+    /// Whether worker `w` searches.
+    pub(crate) fn is_searching(&self, w: usize) -> bool {
+        self.idle.searching.contains(&w)
     }
 
     /// Worker `w`'s view, for one call of the mechanism.
@@ -395,20 +466,24 @@ impl<T: Recorded> Queues for View<'_, T> {
 
     /// A pushed task is not visible yet: it arrives when its pusher has paid for it,
     /// and its arrival wakes whom it should (the engine calls the mechanism then).
-    fn announce(&mut self) -> bool {
+    fn announce(&mut self, _anyone: bool) -> bool {
         false
     }
 
-    fn has_sleepers(&self) -> bool {
-        !self.model.asleep.is_empty()
+    fn should_wake(&self, anyone: bool) -> bool {
+        self.model.idle.should_wake(anyone)
+    }
+
+    fn stop_searching(&mut self) -> bool {
+        self.model.idle.stop_searching(self.me)
     }
 
     fn is_asleep(&self, w: usize) -> bool {
-        self.model.asleep.contains(&w)
+        self.model.idle.asleep.contains(&w)
     }
 
     fn wake(&mut self, w: usize) -> bool {
-        let woken = self.model.asleep.remove(&w);
+        let woken = self.model.idle.wake(w);
         if woken {
             self.effects.woken.push((w, self.effects.spent));
         }

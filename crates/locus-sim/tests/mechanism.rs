@@ -155,3 +155,46 @@ fn a_chain_stays_on_the_worker_that_runs_it() {
     let wakeups = probe.summary().wakeups;
     assert!(wakeups <= 2, "{wakeups} wake-ups");
 }
+
+#[test]
+fn no_wake_up_while_a_worker_searches() {
+    // Eight workers: when the run starts, the seven without the control program find no
+    // work; four of them search (half the workers), three sleep at once. The control
+    // program queues four tasks on its own worker while the four search: they and the
+    // control program's worker take them, and nobody is woken for them (only the last
+    // searcher to find work may wake a sleeper). Waking a sleeper per task, as before
+    // the searchers were counted, would wake the three.
+    let probe = Probe::new();
+    let workers = Arc::new(Workers::default());
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("1x8").unwrap())
+        .config(Config::DsaBase)
+        .engine(Sim::new().seed(3).probe(probe.clone()))
+        .observer(workers.clone())
+        .build()
+        .unwrap();
+    let data: Vec<_> = (0..4)
+        .map(|k| rt.data::<u64>(&format!("d{k}"), 1))
+        .collect();
+    let report = rt
+        .run(|s| {
+            for d in &data {
+                s.task("t", d.write())
+                    .cost(COST_NS)
+                    .spawn(|_, v| v[0] = 1)
+                    .unwrap();
+            }
+        })
+        .unwrap()
+        .report;
+    let ran = workers.0.lock().unwrap();
+    let on: Vec<usize> = ran
+        .iter()
+        .filter(|(name, _)| name == "t")
+        .map(|&(_, w)| w)
+        .collect();
+    assert_eq!(on.len(), 4);
+    assert!(report.steals.same_node >= 3, "{:?}", report.steals);
+    let wakeups = probe.summary().wakeups;
+    assert!(wakeups <= 1, "{wakeups} wake-ups; tasks ran on {on:?}");
+}

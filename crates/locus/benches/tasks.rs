@@ -273,7 +273,9 @@ mod group {
 /// (reliable where wall times are not): `LOCUS_TASKS_ONCE=BENCH:TASKS[:CONFIG]` runs
 /// BENCH once with TASKS tasks on one worker (default configuration `dsa-opt`) instead
 /// of the criterion benchmarks. The instructions of one task are the difference of two
-/// such runs over the difference of their tasks, which cancels the runtime's start:
+/// such runs over the difference of their tasks, which cancels the runtime's start.
+/// `LOCUS_TASKS_WORKERS=N` runs it on N workers instead (wake-ups per task, counted with
+/// `perf stat -e syscalls:sys_enter_futex`):
 ///
 /// ```sh
 /// LOCUS_TASKS_ONCE=chain:2000 valgrind --tool=callgrind target/release/deps/tasks-HASH
@@ -303,7 +305,10 @@ fn once(spec: &str) {
         "replay-fan" => replay_fan,
         other => panic!("no benchmark `{other}`"),
     };
-    let rt = runtime(config, 1);
+    let workers = std::env::var("LOCUS_TASKS_WORKERS")
+        .ok()
+        .map_or(1, |w| w.parse().expect("LOCUS_TASKS_WORKERS=N"));
+    let rt = runtime(config, workers);
     let t = body(&rt, tasks);
     println!("{bench} {config} {tasks} tasks: {:?}", t);
 }

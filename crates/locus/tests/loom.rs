@@ -225,16 +225,53 @@ impl OneTask {
     }
 }
 
-/// The worker's idle loop (`WorkerThread::idle`, README "Going to sleep"): take a ticket,
-/// look for work once more, sleep; until it takes the task.
-fn worker_until_it_runs(sleep: &Sleep, w: usize, work: &OneTask, terminate: &AtomicBool) {
+/// The idle loop of a worker (`WorkerThread::idle`, README "Going to sleep"), one
+/// search round long, until `take` gives it a task: search first if `search` and it
+/// may, and register as a sleeper on finding nothing; a sleeper looks once more, then
+/// stays awake or waits; a woken worker searches. Finding work, a searcher stops
+/// searching and, the last one while a worker sleeps, wakes one, as the mechanism does
+/// (`Mechanism::found_work`). Returns `false` if `done` ended its wait instead.
+fn idle_until_it_runs(
+    sleep: &Sleep,
+    w: usize,
+    search: bool,
+    take: impl Fn() -> bool,
+    done: &AtomicBool,
+) -> bool {
+    let mut searching = search && sleep.start_searching();
     loop {
-        let ticket = sleep.ticket();
-        if work.take() {
-            return;
+        if searching && take() {
+            if sleep.stop_searching() {
+                sleep.wake_any();
+            }
+            return true;
         }
-        sleep.sleep(w, ticket, terminate);
+        sleep.prepare(w, searching);
+        if take() {
+            if sleep.cancel(w) {
+                sleep.wake_any();
+            }
+            return true;
+        }
+        searching = sleep.wait(w, done, true);
+        if done.load(Ordering::Acquire) {
+            if searching {
+                sleep.stop_searching();
+            }
+            return false;
+        }
     }
+}
+
+/// [`idle_until_it_runs`] without searching first, over one task.
+fn worker_until_it_runs(sleep: &Sleep, w: usize, work: &OneTask, terminate: &AtomicBool) {
+    assert!(idle_until_it_runs(
+        sleep,
+        w,
+        false,
+        || work.take(),
+        terminate
+    ));
 }
 
 /// A worker goes to sleep while a producer publishes a task and announces it (as a
@@ -283,15 +320,13 @@ fn sleep_two_workers_two_tasks() {
         let workers: Vec<_> = (0..2)
             .map(|w| {
                 let (sleep, tasks, terminate) = (sleep.clone(), tasks.clone(), terminate.clone());
-                thread::spawn(move || loop {
-                    let ticket = sleep.ticket();
-                    let took = tasks
-                        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-                        .is_ok();
-                    if took {
-                        return;
-                    }
-                    sleep.sleep(w, ticket, &terminate);
+                thread::spawn(move || {
+                    let take = || {
+                        tasks
+                            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                            .is_ok()
+                    };
+                    assert!(idle_until_it_runs(&sleep, w, false, take, &terminate));
                 })
             })
             .collect();
@@ -305,6 +340,45 @@ fn sleep_two_workers_two_tasks() {
     });
 }
 
+/// [`idle_until_it_runs`], searching first, over one task; the worker that runs it
+/// ends the model's run: `done`, then every sleeper woken. Returns whether it ran it.
+fn idle_worker(sleep: &Sleep, w: usize, work: &OneTask, done: &AtomicBool) -> bool {
+    if !idle_until_it_runs(sleep, w, true, || work.take(), done) {
+        return false;
+    }
+    done.store(true, Ordering::Release);
+    sleep.wake_all();
+    true
+}
+
+/// Two idle workers, of which at most one searches, while a producer publishes one
+/// task any worker may take and announces it (`announce(true)`: no wake-up while a
+/// worker searches). Whatever the interleaving, a worker runs the task: when the
+/// announcement saw a searcher and skipped the wake-up, the searcher's move to the
+/// sleepers is followed by a look that finds the task. A lost wake-up leaves both
+/// workers asleep, which loom reports as a deadlock.
+#[test]
+fn sleep_no_wake_up_while_searching_loses_none() {
+    model(|| {
+        let sleep = Arc::new(Sleep::new(2));
+        let done = Arc::new(AtomicBool::new(false));
+        let work = Arc::new(OneTask(AtomicBool::new(false)));
+        let workers: Vec<_> = (0..2)
+            .map(|w| {
+                let (sleep, work, done) = (sleep.clone(), work.clone(), done.clone());
+                thread::spawn(move || idle_worker(&sleep, w, &work, &done))
+            })
+            .collect();
+        work.publish();
+        sleep.new_work(None);
+        let ran: usize = workers
+            .into_iter()
+            .map(|w| usize::from(w.join().unwrap()))
+            .sum();
+        assert_eq!(ran, 1);
+    });
+}
+
 /// A worker going to sleep while the runtime shuts down (sets `terminate`, then
 /// `wake_all`) never sleeps through the shutdown.
 #[test]
@@ -315,11 +389,12 @@ fn sleep_termination_wakes_every_worker() {
         let worker = {
             let (sleep, terminate) = (sleep.clone(), terminate.clone());
             thread::spawn(move || loop {
-                let ticket = sleep.ticket();
+                sleep.prepare(0, false);
                 if terminate.load(Ordering::SeqCst) {
+                    sleep.cancel(0);
                     return;
                 }
-                sleep.sleep(0, ticket, &terminate);
+                sleep.wait(0, &terminate, false);
             })
         };
         terminate.store(true, Ordering::SeqCst);

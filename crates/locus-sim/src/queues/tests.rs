@@ -17,7 +17,7 @@ use locus::{StealKind, Topology};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 
-use super::{Charges, Model, Recorded};
+use super::{Charges, Idle, Model, Recorded};
 
 /// What an implementation was asked to record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,8 +46,8 @@ impl Recorded for Item {
 }
 
 /// The `threads` engine's queues, without its threads: the owner ends of the deques
-/// are all held here, and sleeping is a set (the real protocol needs threads; its
-/// choice of whom to wake is the mechanism's either way).
+/// are all held here, and sleeping and searching are sets (the real protocol needs
+/// threads; its choice of whom to wake is the mechanism's either way).
 struct Real {
     deques: Vec<Worker<Item>>,
     stealers: Vec<Stealer<Item>>,
@@ -57,7 +57,7 @@ struct Real {
     global: SegQueue<Item>,
     worker_node: Vec<usize>,
     last_victim: Vec<Option<usize>>,
-    asleep: BTreeSet<usize>,
+    idle: Idle,
     rng: SmallRng,
 }
 
@@ -173,20 +173,24 @@ impl Queues for RealView<'_> {
         task.fail_run(message);
     }
 
-    fn announce(&mut self) -> bool {
-        !self.real.asleep.is_empty()
+    fn announce(&mut self, anyone: bool) -> bool {
+        self.should_wake(anyone)
     }
 
-    fn has_sleepers(&self) -> bool {
-        !self.real.asleep.is_empty()
+    fn should_wake(&self, anyone: bool) -> bool {
+        self.real.idle.should_wake(anyone)
+    }
+
+    fn stop_searching(&mut self) -> bool {
+        self.real.idle.stop_searching(self.me)
     }
 
     fn is_asleep(&self, w: usize) -> bool {
-        self.real.asleep.contains(&w)
+        self.real.idle.asleep.contains(&w)
     }
 
     fn wake(&mut self, w: usize) -> bool {
-        let woken = self.real.asleep.remove(&w);
+        let woken = self.real.idle.wake(w);
         if woken {
             self.woken.push(w);
         }
@@ -297,7 +301,7 @@ fn run_real(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
         global: SegQueue::new(),
         worker_node: WORKER_NODE.to_vec(),
         last_victim: vec![None; workers],
-        asleep: BTreeSet::new(),
+        idle: Idle::new(workers),
         rng: SmallRng::seed_from_u64(seed),
     };
     let notes = Rc::new(RefCell::new(Vec::new()));
@@ -332,7 +336,7 @@ fn run_real(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
                 Outcome::Found(found, view.woken)
             }
             Op::Sleep { worker } => {
-                real.asleep.insert(worker);
+                real.idle.fall_asleep(worker);
                 Outcome::Slept
             }
             Op::WakeFor { at } => {

@@ -67,6 +67,18 @@
 //! only one of them. So a task that lands on node 5 wakes a sleeper of node 5, which
 //! finds it among its own node's queues, rather than a worker of node 0 that would
 //! steal it remotely.
+//!
+//! Work any worker may take wakes nobody while a worker *searches* (looks for work
+//! before it sleeps; at most half the workers do): the searcher will find it. That
+//! holds when every worker's steal plan holds every other worker; under vicinity
+//! stealing, and for work only some workers may take, new work wakes a sleeper that
+//! may take it whoever searches. The searcher that finds work and was the last one
+//! wakes the sleeper nearest to where it found it, if a worker sleeps
+//! ([`Mechanism::found_work`]), so a burst spreads one wake-up at a time, and work
+//! announced while it searched is not left to one worker (tokio's idle state: the last
+//! searcher wakes the next). The engine counts the
+//! searchers and the sleepers ([`Queues::announce`], [`Queues::stop_searching`]); the
+//! `threads` engine's protocol, and why it loses no wake-up, is in its `README.md`.
 
 use locus_topo::{NodeId, Topology};
 
@@ -263,13 +275,23 @@ pub trait Queues: LoadView {
     fn fail_run(&mut self, task: &Self::Task, message: String);
 
     /// Makes the work just pushed known to workers going to sleep, and says whether a
-    /// worker may be asleep now, so that one should be woken. An engine whose pushed
-    /// tasks become visible later (the simulator's arrivals) returns `false` and calls
-    /// [`Mechanism::wake_for`] when the task lands.
-    fn announce(&mut self) -> bool;
+    /// sleeping worker should be woken for it: one sleeps and, when `anyone` may take
+    /// the work, no worker searches (a searcher will find it; module doc, "Waking").
+    /// An engine whose pushed tasks become visible later (the simulator's arrivals)
+    /// returns `false` and calls [`Mechanism::wake_for`] when the task lands.
+    fn announce(&mut self, anyone: bool) -> bool;
 
-    /// Whether any worker may be asleep.
-    fn has_sleepers(&self) -> bool;
+    /// Whether a sleeping worker should be woken for work already visible: as
+    /// [`announce`](Self::announce) decides, without announcing.
+    fn should_wake(&self, anyone: bool) -> bool;
+
+    /// The own worker found work: if it was searching, it stops, and the answer is
+    /// whether it was the last searcher while a worker sleeps, so that the mechanism
+    /// wakes one (module doc, "Waking"). An engine that counts no searchers keeps this
+    /// default.
+    fn stop_searching(&mut self) -> bool {
+        false
+    }
 
     /// Whether worker `w` is asleep.
     fn is_asleep(&self, w: usize) -> bool;
@@ -294,6 +316,10 @@ pub struct Mechanism {
     /// Whether only the workers of a mailbox's node may steal from it (hierarchical
     /// stealing; module doc, "The queues of a worker").
     mailboxes_stay_on_node: bool,
+    /// Whether every worker's steal plan holds every other worker, so that any
+    /// searching worker finds work any worker may take (module doc, "Waking"); not so
+    /// under vicinity stealing.
+    searchers_reach_all: bool,
 }
 
 impl Mechanism {
@@ -314,7 +340,7 @@ impl Mechanism {
         let workers_of_node: Vec<Vec<usize>> = (0..nodes)
             .map(|n| (0..workers).filter(|&w| worker_node[w] == n).collect())
             .collect();
-        let plans = (0..workers)
+        let plans: Vec<StealPlan> = (0..workers)
             .map(|w| StealPlan::build(steal, w, worker_node, topology))
             .collect();
         let near = (0..workers)
@@ -330,7 +356,9 @@ impl Mechanism {
                 order
             })
             .collect();
+        let searchers_reach_all = plans.iter().all(|p| p.len() + 1 >= workers);
         Mechanism {
+            searchers_reach_all,
             topology: topology.clone(),
             worker_node: worker_node.to_vec(),
             workers_of_node,
@@ -560,8 +588,9 @@ impl Mechanism {
     /// deferred their announcements ([`Queues::defer_announce`]), waking the sleeper
     /// nearest to it if one may be asleep.
     pub fn announce_batch<Q: Queues>(&self, q: &mut Q) {
-        if q.announce() {
-            self.wake_nearest(q, Wake::Near(q.me()));
+        let at = Wake::Near(q.me());
+        if q.announce(self.anyone(at)) {
+            self.wake_nearest(q, at);
         }
     }
 
@@ -599,8 +628,9 @@ impl Mechanism {
         if matches!(queue, Queue::Deque(_)) && q.defer_announce() {
             return queue;
         }
-        if q.announce() {
-            self.wake_nearest(q, self.wakes(queue));
+        let at = self.wakes(queue);
+        if q.announce(self.anyone(at)) {
+            self.wake_nearest(q, at);
         }
         queue
     }
@@ -618,10 +648,25 @@ impl Mechanism {
     /// Wakes the sleeping worker nearest to new work `at`, if a worker sleeps (module
     /// doc, "Waking"); returns whom it woke.
     pub fn wake_for<Q: Queues>(&self, q: &mut Q, at: Wake) -> Option<usize> {
-        if !q.has_sleepers() {
+        if !q.should_wake(self.anyone(at)) {
             return None;
         }
         self.wake_nearest(q, at)
+    }
+
+    /// Whether every searching worker may take work that wakes `at`, so that it wakes
+    /// nobody while one searches: work any worker may take, and every steal plan
+    /// holding every worker (module doc, "Waking").
+    fn anyone(&self, at: Wake) -> bool {
+        matches!(at, Wake::Near(_)) && self.searchers_reach_all
+    }
+
+    /// Worker `q.me()` found work at worker `at`'s queues: if it was the last searcher
+    /// and a worker sleeps, wakes the sleeper nearest to `at` (module doc, "Waking").
+    pub fn found_work<Q: Queues>(&self, q: &mut Q, at: usize) {
+        if q.stop_searching() {
+            self.wake_nearest(q, Wake::Near(at));
+        }
     }
 
     fn wake_nearest<Q: Queues>(&self, q: &mut Q, at: Wake) -> Option<usize> {
@@ -654,8 +699,11 @@ impl Mechanism {
     ///    cost: each victim's deque (oldest first; about half of it with `steal_half`),
     ///    then its mailbox, unless hierarchical stealing keeps mailboxes on their node
     ///    and the victim is on another ([`steal`](Self::steal)).
+    ///
+    /// A searching worker that finds work stops searching ([`found_work`](Self::found_work)).
     pub fn find_work<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
         if let Some(task) = self.find_own_work(q) {
+            self.found_work(q, q.me());
             return Some(task);
         }
         self.steal(q)
@@ -690,8 +738,8 @@ impl Mechanism {
 
     /// Step 6 of the find-work chain: tries each victim of the plan once (the last one
     /// that had work first, with `last_victim_first`), and again while some victim
-    /// reported a lost race. A successful thief wakes the sleeper nearest to its
-    /// victim, which may have more work (sleep protocol of the `threads` engine).
+    /// reported a lost race. A successful thief that was the last searcher wakes the
+    /// sleeper nearest to its victim, if one sleeps ([`found_work`](Self::found_work)).
     pub fn steal<Q: Queues>(&self, q: &mut Q) -> Option<Q::Task> {
         let plan = &self.plans[q.me()];
         if plan.is_empty() {
@@ -730,7 +778,7 @@ impl Mechanism {
                         };
                         q.record(&task, event);
                         q.set_last_victim(v);
-                        self.wake_for(q, Wake::Near(v));
+                        self.found_work(q, v);
                         return Some(task);
                     }
                     Steal::Retry => retry = true,

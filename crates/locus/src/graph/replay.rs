@@ -1279,7 +1279,8 @@ impl Core {
     /// and wakes those of them, other than the caller's worker `w`, that sleep.
     #[cold]
     fn wake(&self, homes: impl IntoIterator<Item = usize>, w: usize) {
-        if self.sleep.announce() {
+        // Only the homes are woken, searching drivers or not.
+        if self.sleep.announce(false) {
             for h in homes {
                 if h != w {
                     self.sleep.wake(h);
@@ -1344,14 +1345,16 @@ impl Core {
                 backoff.spin();
                 continue;
             }
-            // The engine's protocol (engine/threads/README.md, "Going to sleep"): the
-            // ticket, one more look, then sleep unless work was announced since.
-            let ticket = self.sleep.ticket();
+            // The engine's protocol (engine/threads/README.md, "Going to sleep"):
+            // registered as a sleeper, one more look, then sleep until woken. Drivers
+            // do not search: a woken one is no searcher, and it wakes nobody.
+            self.sleep.prepare(w, false);
             if self.any_for(w) {
                 // Taken at the loop's top (idle this long, from any node).
+                self.sleep.cancel(w);
                 continue;
             }
-            self.sleep.sleep(w, ticket, &self.now.done);
+            self.sleep.wait(w, &self.now.done, false);
             backoff.reset();
             idle_since = None;
         }

@@ -34,14 +34,15 @@
 //! runtime until its last task has finished), so every queue is empty.
 //!
 //! 1. Set `terminate` (SeqCst).
-//! 2. Wake every worker (bumping the epoch, so none goes to sleep after checking it).
+//! 2. Wake every sleeping worker; one about to wait sees `terminate` under its slot's
+//!    lock and does not.
 //! 3. Each worker finds no work, sees `terminate`, and leaves its loop.
 //! 4. Join every thread.
 
 pub(crate) mod sleep;
 mod worker;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -85,10 +86,9 @@ pub(crate) struct Registry {
     /// The global queue of breadth-first scheduling.
     global: CachePadded<SegQueue<TaskRef>>,
     shared: Vec<CachePadded<WorkerShared>>,
+    /// Who sleeps and who searches (`README.md`; at most half the workers search, at
+    /// least one).
     sleep: Sleep,
-    /// Idle workers spinning (looking for work between yields) before they sleep: at
-    /// most half the workers, at least one (`worker.rs`, `idle`).
-    spinning: CachePadded<AtomicUsize>,
     pools: Arc<Pools>,
     terminate: AtomicBool,
     /// Who sees every task, if anyone (module doc, "Observation").
@@ -98,37 +98,9 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// Makes the caller one of the idle workers that spin, unless half the workers (at
-    /// least one) spin already; returns whether it may spin (tokio's multi-thread
-    /// scheduler bounds its searching workers likewise). A worker that may not goes to
-    /// sleep at once, through the same protocol, so no wake-up is lost either way.
-    fn start_spinning(&self) -> bool {
-        start_spinning(&self.spinning, self.shared.len())
-    }
-
-    /// The caller, spinning, stops.
-    fn stop_spinning(&self) {
-        self.spinning.fetch_sub(1, Ordering::Relaxed);
-    }
-
     /// Nanoseconds since the workers started (the observer's clock).
     fn now_ns(&self) -> u64 {
         self.clock.elapsed().as_nanos() as u64
-    }
-}
-
-/// [`Registry::start_spinning`] over the count `spinning` of a pool of `workers`.
-fn start_spinning(spinning: &AtomicUsize, workers: usize) -> bool {
-    let most = (workers / 2).max(1);
-    // A load first: when enough spin, the common case, nothing is written.
-    if spinning.load(Ordering::Relaxed) >= most {
-        return false;
-    }
-    if spinning.fetch_add(1, Ordering::Relaxed) < most {
-        true
-    } else {
-        spinning.fetch_sub(1, Ordering::Relaxed);
-        false
     }
 }
 
@@ -180,7 +152,6 @@ impl ThreadsEngine {
             global: CachePadded::new(SegQueue::new()),
             shared,
             sleep: Sleep::new(n),
-            spinning: CachePadded::new(AtomicUsize::new(0)),
             pools,
             terminate: AtomicBool::new(false),
             observer,
@@ -286,7 +257,8 @@ unsafe impl Engine for ThreadsEngine {
             }
         }
         self.registry.shared[0].private.push(root);
-        if self.registry.sleep.announce() {
+        // Only worker 0 may take it.
+        if self.registry.sleep.announce(false) {
             self.registry.sleep.wake(0);
         }
         run.wait_done();
@@ -319,24 +291,5 @@ impl Drop for ThreadsEngine {
         for handle in self.handles.drain(..) {
             let _ = handle.join();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn at_most_half_the_workers_spin_and_at_least_one() {
-        let spinning = AtomicUsize::new(0);
-        assert!(start_spinning(&spinning, 4));
-        assert!(start_spinning(&spinning, 4));
-        assert!(!start_spinning(&spinning, 4), "a third of four workers");
-        assert_eq!(spinning.load(Ordering::Relaxed), 2);
-        spinning.fetch_sub(1, Ordering::Relaxed);
-        assert!(start_spinning(&spinning, 4), "a spinner stopped");
-        let alone = AtomicUsize::new(0);
-        assert!(start_spinning(&alone, 1), "the only worker spins");
-        assert!(!start_spinning(&alone, 1));
     }
 }

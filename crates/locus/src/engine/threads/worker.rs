@@ -9,7 +9,7 @@ use crossbeam_deque::{self as deque, Worker};
 use locus_mem::pool::Pools;
 
 use super::Registry;
-use crate::engine::mechanism::{Push, Queues, Steal};
+use crate::engine::mechanism::{Push, Queues, Steal, Wake};
 use crate::engine::StackGuard;
 use crate::graph::{finish, start, Activated, Bodies, EngineEvent, Executor, TaskRef};
 use crate::observe::{Observer, Ready, TaskBytes, TaskSpan};
@@ -48,6 +48,10 @@ pub(crate) struct WorkerThread {
     /// Whether a finishing task pushed successors onto the deque whose announcement is
     /// still due.
     announce_due: Cell<bool>,
+    /// Whether the worker counts as a searcher in the sleep protocol (README, "Going to
+    /// sleep"): from its start of searching, or its wake-up, to the work it finds or its
+    /// going to sleep.
+    searching: Cell<bool>,
     /// Whether this is the runtime's only worker.
     alone: bool,
     registry: Arc<Registry>,
@@ -77,6 +81,7 @@ impl WorkerThread {
             finishing: Cell::new(false),
             next: Cell::new(None),
             announce_due: Cell::new(false),
+            searching: Cell::new(false),
             alone: registry.shared.len() == 1,
             registry,
         }
@@ -217,31 +222,39 @@ impl WorkerThread {
         self.registry.mechanism.find_work(&mut &*self)
     }
 
-    /// No work was found: spin a little if few enough workers spin already, then sleep
-    /// (README, "Going to sleep").
+    /// No work was found: search a while if few enough workers search already, then
+    /// sleep until woken, and search again (README, "Going to sleep").
     fn idle(&self) {
-        if self.registry.start_spinning() {
-            let mut found = None;
-            for _ in 0..SPIN_ROUNDS {
-                std::thread::yield_now();
-                found = self.find_work();
-                if found.is_some() {
-                    break;
+        let sleep = &self.registry.sleep;
+        self.searching.set(sleep.start_searching());
+        loop {
+            if self.searching.get() {
+                for _ in 0..SPIN_ROUNDS {
+                    // Finding work ends the search (`Queues::stop_searching`).
+                    if let Some(task) = self.find_work() {
+                        self.run_task(task);
+                        return;
+                    }
+                    std::thread::yield_now();
                 }
             }
-            self.registry.stop_spinning();
-            if let Some(task) = found {
+            sleep.prepare(self.index, self.searching.replace(false));
+            if let Some(task) = self.find_work() {
+                if sleep.cancel(self.index) {
+                    // Woken meanwhile, and the last searcher: pass the wake-up on.
+                    self.registry
+                        .mechanism
+                        .wake_for(&mut &*self, Wake::Near(self.index));
+                }
                 self.run_task(task);
                 return;
             }
+            let woken = sleep.wait(self.index, &self.registry.terminate, true);
+            self.searching.set(woken);
+            if self.registry.terminate.load(Ordering::Acquire) {
+                return;
+            }
         }
-        let sleep = &self.registry.sleep;
-        let ticket = sleep.ticket();
-        if let Some(task) = self.find_work() {
-            self.run_task(task);
-            return;
-        }
-        sleep.sleep(self.index, ticket, &self.registry.terminate);
     }
 }
 
@@ -394,16 +407,21 @@ impl Queues for &WorkerThread {
     /// is itself, awake as it pushes (the root, pushed by the thread starting the
     /// run, is announced there).
     #[inline]
-    fn announce(&mut self) -> bool {
+    fn announce(&mut self, anyone: bool) -> bool {
         if self.alone {
             return false;
         }
-        self.registry.sleep.announce()
+        self.registry.sleep.announce(anyone)
     }
 
     #[inline]
-    fn has_sleepers(&self) -> bool {
-        self.registry.sleep.has_sleepers()
+    fn should_wake(&self, anyone: bool) -> bool {
+        self.registry.sleep.should_wake(anyone)
+    }
+
+    #[inline]
+    fn stop_searching(&mut self) -> bool {
+        self.searching.replace(false) && self.registry.sleep.stop_searching()
     }
 
     fn is_asleep(&self, w: usize) -> bool {
