@@ -14,7 +14,10 @@
 //! # Failed producers
 //!
 //! A pending version of versioned data keeps the version it superseded (its
-//! *fallback*) until its producer completes. If the producer's body ran to its end, the
+//! *fallback*) until its producer completes: a write's version holds it from its
+//! submission; a read-write's binding holds it as its input, and the producer hands it
+//! to the version as it publishes it ([`Version::hand_input`]), so that one count
+//! serves both. If the producer's body ran to its end, the
 //! version is *committed* and lets the fallback go; if it panicked, or never ran because
 //! its run had failed, the version is *abandoned*: it is still published (so that the
 //! failed run drains), but the datum resolves to its last committed version the next
@@ -304,9 +307,9 @@ impl Version {
     }
 
     /// A pending version of versioned data that supersedes `previous`, kept as its
-    /// fallback until it is committed (module doc, "Failed producers"): what
-    /// [`pending`](Self::pending) then [`keep_fallback`](Self::keep_fallback) make,
-    /// without taking the new version's lock.
+    /// fallback until it is committed (module doc, "Failed producers"), for a writer
+    /// that binds no input (a read-write's binding keeps its input instead, and hands
+    /// it over as it publishes: [`hand_input`](Self::hand_input)).
     pub(crate) fn superseding(
         bytes: usize,
         counts: &Arc<VersionCounts>,
@@ -351,34 +354,34 @@ impl Version {
 
     /// Update in place (module doc): makes `input`, the version this pending one
     /// supersedes, give its buffer to this one, if nobody else holds `input`, this
-    /// version has no buffer yet and stands for no other, and `input`'s buffer is a
-    /// private block (on `node`, when given). On success `input` becomes this version
-    /// (a read-write reads what it writes) and the superseded version, now empty, is
-    /// released. Returns whether the buffer was taken over.
+    /// version has no buffer yet, stands for no other and keeps no fallback of its own,
+    /// and `input`'s buffer is a private block (on `node`, when given). On success
+    /// `input` is emptied (a read-write then reads what it writes: `Binding::read`) and
+    /// the superseded version, now empty, is released. Returns whether the buffer was
+    /// taken over.
     ///
     /// Called by the producer's worker before its body runs, once `input` is produced.
     pub(crate) fn take_over(
         this: &VersionRef,
-        input: &mut VersionRef,
+        input: &mut Option<VersionRef>,
         node: Option<usize>,
     ) -> bool {
         if this.buffer.get().is_some() || this.forward.get().is_some() {
             return false;
         }
-        // The fallback is `input` itself: set aside while its holders are counted.
         // SAFETY: the caller is the producer of this pending version (the doc above),
-        // and the borrow ends within this function.
-        let fallback = unsafe { this.fallback_mut() };
-        if fallback
-            .as_ref()
-            .is_some_and(|f| !VersionRef::ptr_eq(f, input))
-        {
+        // and the borrow ends here.
+        if unsafe { this.fallback_mut() }.is_some() {
             return false;
         }
-        drop(fallback.take());
+        let Some(old) = input.as_mut() else {
+            return false;
+        };
         // `get_mut` succeeds only if no other `Arc` exists: no task can bind to
-        // `input` any more (it is superseded), so none can appear either.
-        let taken = match VersionRef::get_mut(input) {
+        // `input` any more (it is superseded), so none can appear either. A read-write
+        // keeps what it supersedes in its binding, not as a fallback, until it
+        // publishes (`hand_input`): the binding's is the one count.
+        let taken = match VersionRef::get_mut(old) {
             Some(old)
                 if old.forward.get().is_none()
                     && matches!(old.buffer.get(), Some(Buffer::Private(b))
@@ -391,13 +394,27 @@ impl Version {
         match taken {
             Some(buffer) => {
                 let _ = this.buffer.set(buffer);
-                *input = this.clone();
+                *input = None;
                 true
             }
-            None => {
-                *fallback = Some(input.clone());
-                false
-            }
+            None => false,
+        }
+    }
+
+    /// Makes `input`, the version a read-write (or a weak write) bound as its input and
+    /// this version supersedes, this version's fallback (module doc, "Failed
+    /// producers"), unless it has one: its producer hands it over right before it
+    /// publishes the version, so that the count its binding held moves over and no
+    /// count is taken at submission.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the version's producer, before it publishes the version.
+    pub(crate) unsafe fn hand_input(&self, input: VersionRef) {
+        // SAFETY: the caller's contract (`Fallback`).
+        let fallback = unsafe { self.fallback_mut() };
+        if fallback.is_none() && !std::ptr::eq(&*input, self) {
+            *fallback = Some(input);
         }
     }
 

@@ -473,11 +473,15 @@ where
                 (Some(slot.clone()), None, None)
             }
             Mode::Write | Mode::ReadWrite => {
+                // What `next` supersedes is kept until `next` is committed: a failed
+                // run leaves the datum with its last complete version (`data::version`).
+                // A read-write (or weak write) keeps it as its input, and hands it over
+                // as it publishes (`Version::hand_input`); a write as `next`'s fallback.
                 let next = match shared {
-                    // Kept until `next` is committed: a failed run leaves the datum with
-                    // its last complete version (`data::version`).
-                    None => Version::superseding(d.data.bytes(), &run.versions, slot.clone()),
-                    Some(_) => Version::pending(d.data.bytes(), &run.versions, shared),
+                    None if d.mode == Mode::Write && !d.weak => {
+                        Version::superseding(d.data.bytes(), &run.versions, slot.clone())
+                    }
+                    _ => Version::pending(d.data.bytes(), &run.versions, shared),
                 };
                 // A weak write's version stands for its children's: no buffer of its own.
                 if shared.is_none()
@@ -700,10 +704,8 @@ fn close_reduction(
     let group = data.reduction.lock().take()?;
     let name: Cow<'static, str> = format!("reduce({})", data.name).into();
     let shared = data.shared.as_ref();
-    let next = match shared {
-        None => Version::superseding(data.bytes(), &run.versions, slot.clone()),
-        Some(_) => Version::pending(data.bytes(), &run.versions, shared),
-    };
+    // A read-write: its input is what `next` supersedes (`Version::hand_input`).
+    let next = Version::pending(data.bytes(), &run.versions, shared);
     if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
         let node = ex.node();
         if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
@@ -854,8 +856,8 @@ fn prepare_buffers(
             zeroed(input)?;
         }
 
-        if let (Mode::ReadWrite, Some(output), Some(input)) = (b.mode, &b.output, &mut b.input) {
-            if Version::take_over(output, input, in_place_node) {
+        if let (Mode::ReadWrite, Some(output)) = (b.mode, &b.output) {
+            if Version::take_over(output, &mut b.input, in_place_node) {
                 task.run
                     .counters
                     .worker(ex.worker())
@@ -914,8 +916,7 @@ fn prepare_buffers(
         let es = b.data.elem_size;
         for (leaf, pieces) in gather.leaves.iter().zip(&gather.pieces) {
             let src = leaf
-                .input
-                .as_ref()
+                .read()
                 .and_then(|v| v.buffer())
                 .expect("a gathered read's segment was allocated above");
             for p in pieces {
@@ -1208,7 +1209,7 @@ fn for_each_leaf_access<'a>(
         .flat_map(Binding::leaves)
     {
         if b.mode.reads() {
-            f(b, Touched::Version(b.input.as_ref()), true);
+            f(b, Touched::Version(b.read()), true);
         }
         if b.mode.writes() {
             f(b, Touched::Version(b.output.as_ref()), false);
@@ -1593,12 +1594,19 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
                 _ => {}
             }
         }
+        let versioned = shared.is_none();
+        if versioned {
+            if let (Some(output), Some(input)) = (&b.output, b.input.take()) {
+                // SAFETY: this task is the output's producer, and publishes it below.
+                unsafe { output.hand_input(input) };
+            }
+        }
         let published = b
             .output
             .as_ref()
             .map(|o| Version::publish_after_forward(o, completion == Completion::Done))
             .unwrap_or_default();
-        if completion != Completion::Done && b.output.is_some() && shared.is_none() {
+        if completion != Completion::Done && b.output.is_some() && versioned {
             // The datum goes back to its last committed version now, so that the
             // abandoned one is freed with the task (`data::version`).
             b.data.settle();

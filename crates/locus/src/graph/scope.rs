@@ -257,10 +257,10 @@ impl<L: AccessList> TaskBuilder<'_, L> {
         let TaskBuilder {
             scope,
             name,
-            accesses,
+            mut accesses,
             hints,
         } = self;
-        let declared = crate::data::declarations(&accesses);
+        let declared = crate::data::declarations(&mut accesses);
         scope.submit(name, hints, declared, TaskBody::Views(accesses, body))
     }
 
@@ -273,10 +273,10 @@ impl<L: AccessList> TaskBuilder<'_, L> {
         let TaskBuilder {
             scope,
             name,
-            accesses,
+            mut accesses,
             hints,
         } = self;
-        let declared = crate::data::declarations(&accesses);
+        let declared = crate::data::declarations(&mut accesses);
         scope.submit::<L, for<'a> fn(&TaskCtx, L::Views<'a>)>(
             name,
             hints,
