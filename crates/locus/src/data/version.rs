@@ -158,6 +158,20 @@ impl BufferCell {
         }
     }
 
+    /// Sets the buffer, which nobody else sets or reads meanwhile: a store, where
+    /// [`set`](Self::set) takes a compare-and-swap.
+    ///
+    /// # Safety
+    ///
+    /// No buffer is set, and no other thread calls a method of the cell until this
+    /// returns.
+    unsafe fn set_unraced(&self, buffer: Buffer) {
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), EMPTY);
+        // SAFETY: the caller's contract: the value is unset and nobody else touches it.
+        unsafe { (*self.value.get()).write(buffer) };
+        self.state.store(READY, Ordering::Release);
+    }
+
     fn take(&mut self) -> Option<Buffer> {
         let state = self.state.get_mut();
         if *state != READY {
@@ -262,7 +276,6 @@ impl Version {
         produced: bool,
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
-        fallback: Option<VersionRef>,
     ) -> VersionRef {
         counts.version_created(shared.is_none());
         let buffer = BufferCell::default();
@@ -278,7 +291,7 @@ impl Version {
                 waiters: Waiters::new(),
                 chained: Vec::new(),
             }),
-            fallback: Fallback(std::cell::UnsafeCell::new(fallback)),
+            fallback: Fallback(std::cell::UnsafeCell::new(None)),
             readers: Readers::default(),
             counts: counts.clone(),
             abandoned: AtomicBool::new(false),
@@ -293,7 +306,7 @@ impl Version {
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::new(bytes, true, counts, shared, None)
+        Version::new(bytes, true, counts, shared)
     }
 
     /// A version that its producer, just submitted, will write; `shared` names the
@@ -303,19 +316,7 @@ impl Version {
         counts: &Arc<VersionCounts>,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::new(bytes, false, counts, shared, None)
-    }
-
-    /// A pending version of versioned data that supersedes `previous`, kept as its
-    /// fallback until it is committed (module doc, "Failed producers"), for a writer
-    /// that binds no input (a read-write's binding keeps its input instead, and hands
-    /// it over as it publishes: [`hand_input`](Self::hand_input)).
-    pub(crate) fn superseding(
-        bytes: usize,
-        counts: &Arc<VersionCounts>,
-        previous: VersionRef,
-    ) -> VersionRef {
-        Version::new(bytes, false, counts, None, Some(previous))
+        Version::new(bytes, false, counts, shared)
     }
 
     /// The runtime's counts of live versions.
@@ -374,31 +375,31 @@ impl Version {
         if unsafe { this.fallback_mut() }.is_some() {
             return false;
         }
-        let Some(old) = input.as_mut() else {
-            return false;
-        };
-        // `get_mut` succeeds only if no other `Arc` exists: no task can bind to
-        // `input` any more (it is superseded), so none can appear either. A read-write
-        // keeps what it supersedes in its binding, not as a fallback, until it
-        // publishes (`hand_input`): the binding's is the one count.
-        let taken = match VersionRef::get_mut(old) {
-            Some(old)
-                if old.forward.get().is_none()
+        // `get_mut` succeeds only if no other `Arc` exists (a load): no task can bind
+        // to `input` any more (it is superseded), so none can appear either. A
+        // read-write keeps what it supersedes in its binding, not as a fallback, until
+        // it publishes (`hand_input`): the binding's is the one count.
+        let movable = match input.as_mut().and_then(VersionRef::get_mut) {
+            Some(old) => {
+                old.forward.get().is_none()
                     && matches!(old.buffer.get(), Some(Buffer::Private(b))
-                        if node.map_or(true, |n| b.node() == n)) =>
-            {
-                old.buffer.take()
-            }
-            _ => None,
-        };
-        match taken {
-            Some(buffer) => {
-                let _ = this.buffer.set(buffer);
-                *input = None;
-                true
+                        if node.map_or(true, |n| b.node() == n))
             }
             None => false,
+        };
+        if !movable {
+            return false;
         }
+        // Unique (checked above): unwrapped without a count changed, and freed here.
+        let Some(Ok(mut old)) = input.take().map(VersionRef::try_unwrap) else {
+            unreachable!("the input is held by this binding alone");
+        };
+        let buffer = old.buffer.take().expect("matched a private buffer above");
+        // SAFETY: this version is its producer's alone before it publishes it, and
+        // before its body runs nobody else reaches its buffer (readers wait for its
+        // publication; versions standing for it are made by its body's children).
+        unsafe { this.buffer.set_unraced(buffer) };
+        true
     }
 
     /// Makes `input`, the version a read-write (or a weak write) bound as its input and
@@ -409,7 +410,8 @@ impl Version {
     ///
     /// # Safety
     ///
-    /// The caller is the version's producer, before it publishes the version.
+    /// The caller is the version's producer (or its submission), before it publishes
+    /// the version.
     pub(crate) unsafe fn hand_input(&self, input: VersionRef) {
         // SAFETY: the caller's contract (`Fallback`).
         let fallback = unsafe { self.fallback_mut() };

@@ -399,7 +399,7 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, VersionRef>); 4]> = SmallVec::new();
+    let mut locked: SmallVec<[(u64, crate::data::CurrentGuard<'_>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
         // One datum: one lock, no order to keep.
@@ -473,16 +473,7 @@ where
                 (Some(slot.clone()), None, None)
             }
             Mode::Write | Mode::ReadWrite => {
-                // What `next` supersedes is kept until `next` is committed: a failed
-                // run leaves the datum with its last complete version (`data::version`).
-                // A read-write (or weak write) keeps it as its input, and hands it over
-                // as it publishes (`Version::hand_input`); a write as `next`'s fallback.
-                let next = match shared {
-                    None if d.mode == Mode::Write && !d.weak => {
-                        Version::superseding(d.data.bytes(), &run.versions, slot.clone())
-                    }
-                    _ => Version::pending(d.data.bytes(), &run.versions, shared),
-                };
+                let next = Version::pending(d.data.bytes(), &run.versions, shared);
                 // A weak write's version stands for its children's: no buffer of its own.
                 if shared.is_none()
                     && !d.weak
@@ -508,11 +499,25 @@ where
                     }
                 }
                 let previous = std::mem::replace(slot, next.clone());
-                // In place, a writer follows the previous writer and its readers.
-                let after = shared.is_some().then(|| previous.clone());
-                // A weak write keeps what it supersedes: its children start from it.
-                let input = (d.mode == Mode::ReadWrite || d.weak).then_some(previous);
-                (input, Some(next), after)
+                // A read-write reads what it supersedes; a weak write keeps it, for its
+                // children to start from.
+                let keeps = d.mode == Mode::ReadWrite || d.weak;
+                match (shared.is_some(), keeps) {
+                    // In place, a writer follows the previous writer and its readers.
+                    (true, true) => (Some(previous.clone()), Some(next), Some(previous)),
+                    (true, false) => (None, Some(next), Some(previous)),
+                    // What `next` supersedes is kept until `next` is committed, so that a
+                    // failed run leaves the datum with its last complete version
+                    // (`data::version`): as the binding's input, handed over as the task
+                    // publishes (`Version::hand_input`), or at once.
+                    (false, true) => (Some(previous), Some(next), None),
+                    (false, false) => {
+                        // SAFETY: this submission makes `next`; its producer is not
+                        // submitted yet, so nothing publishes it meanwhile.
+                        unsafe { next.hand_input(previous) };
+                        (None, Some(next), None)
+                    }
+                }
             }
         };
         let (input, output, after) = part;
