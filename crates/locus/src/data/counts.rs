@@ -98,6 +98,58 @@ impl VersionCounts {
     }
 }
 
+/// A runtime's [`VersionCounts`], in memory that is never freed, so that a version
+/// names its counts by a plain reference (`&'static`): making or freeing a version
+/// changes no reference count of them. A runtime takes a lease when it is built; when
+/// it is dropped with no version of it alive (the usual case: its data were dropped
+/// first), the counts go back to a process-wide free list for the next runtime, reset.
+/// Versions outliving their runtime (a handle kept after it) keep theirs: those counts
+/// are never reused, one small allocation per such runtime.
+#[cfg(not(loom))]
+pub(crate) struct CountsLease(&'static VersionCounts);
+
+/// Counts of runtimes dropped with no version alive, for the next runtimes.
+#[cfg(not(loom))]
+static FREE_COUNTS: std::sync::Mutex<Vec<&'static VersionCounts>> =
+    std::sync::Mutex::new(Vec::new());
+
+#[cfg(not(loom))]
+impl CountsLease {
+    /// Counts for a new runtime: a free one, or a new one.
+    pub(crate) fn new() -> Self {
+        let free = lock(&FREE_COUNTS).pop();
+        CountsLease(free.unwrap_or_else(|| Box::leak(Box::default())))
+    }
+
+    /// The counts, for the runtime's versions to name.
+    pub(crate) fn counts(&self) -> &'static VersionCounts {
+        self.0
+    }
+}
+
+#[cfg(not(loom))]
+impl std::ops::Deref for CountsLease {
+    type Target = VersionCounts;
+
+    fn deref(&self) -> &VersionCounts {
+        self.0
+    }
+}
+
+#[cfg(not(loom))]
+impl Drop for CountsLease {
+    fn drop(&mut self) {
+        // No version names the counts (none alive), and none can be made any more:
+        // versions are made through the runtime, or from a live version's counts.
+        if self.0.live() == 0 {
+            self.0.word.store(0, Ordering::Relaxed);
+            self.0.peak.store(0, Ordering::Relaxed);
+            self.0.created_wraps.store(0, Ordering::Relaxed);
+            lock(&FREE_COUNTS).push(self.0);
+        }
+    }
+}
+
 /// Shared data: the tasks bound to read one version and not finished, and the writer
 /// that supersedes the version, waiting for them (write after read).
 pub struct Readers<T> {

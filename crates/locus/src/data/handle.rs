@@ -114,7 +114,7 @@ impl DataInner {
         name: String,
         len: usize,
         elem_size: usize,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
     ) -> Result<Self, Error> {
         let bytes = checked_bytes(&name, len, elem_size)?;
@@ -147,7 +147,7 @@ impl DataInner {
         name: String,
         len: usize,
         elem_size: usize,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         buffer: Arc<SharedBuffer>,
     ) -> Self {
         let bytes = len * elem_size;
@@ -178,7 +178,7 @@ impl DataInner {
         name: String,
         len: usize,
         elem_size: usize,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
     ) -> Self {
         match Self::create(runtime, name.clone(), len, elem_size, versions, shared) {
@@ -209,7 +209,7 @@ impl DataInner {
         root: Arc<DataInner>,
         name: String,
         runs: Vec<Range<usize>>,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
     ) -> Self {
         let len = runs.iter().map(Range::len).sum();
         DataInner {

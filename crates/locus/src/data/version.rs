@@ -59,7 +59,7 @@ use std::sync::{Arc, OnceLock};
 use locus_mem::pool::Block;
 
 use super::counts::Readers;
-pub(crate) use super::counts::VersionCounts;
+pub(crate) use super::counts::{CountsLease, VersionCounts};
 use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
 
@@ -262,7 +262,8 @@ pub(crate) struct Version {
     /// Shared data: tasks bound to read this version and not finished, and the next
     /// writer, waiting for them (module `counts`).
     readers: Readers<TaskRef>,
-    counts: Arc<VersionCounts>,
+    /// The runtime's counts, never freed (`data::counts::CountsLease`).
+    counts: &'static VersionCounts,
     /// Published by a producer that did not complete (see the module doc): set once,
     /// after the last write of `fallback`, never cleared.
     abandoned: AtomicBool,
@@ -274,7 +275,7 @@ impl Version {
     fn new(
         bytes: usize,
         produced: bool,
-        counts: &Arc<VersionCounts>,
+        counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
         counts.version_created(shared.is_none());
@@ -293,7 +294,7 @@ impl Version {
             }),
             fallback: Fallback(std::cell::UnsafeCell::new(None)),
             readers: Readers::default(),
-            counts: counts.clone(),
+            counts,
             abandoned: AtomicBool::new(false),
             placement: OnceLock::new(),
         })
@@ -303,7 +304,7 @@ impl Version {
     /// the buffer of a shared datum.
     pub(crate) fn initial(
         bytes: usize,
-        counts: &Arc<VersionCounts>,
+        counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
         Version::new(bytes, true, counts, shared)
@@ -313,15 +314,15 @@ impl Version {
     /// buffer of a shared datum.
     pub(crate) fn pending(
         bytes: usize,
-        counts: &Arc<VersionCounts>,
+        counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
         Version::new(bytes, false, counts, shared)
     }
 
     /// The runtime's counts of live versions.
-    pub(crate) fn counts(&self) -> &Arc<VersionCounts> {
-        &self.counts
+    pub(crate) fn counts(&self) -> &'static VersionCounts {
+        self.counts
     }
 
     /// Whether tasks wait for this version to be produced.

@@ -473,7 +473,7 @@ where
                 (Some(slot.clone()), None, None)
             }
             Mode::Write | Mode::ReadWrite => {
-                let next = Version::pending(d.data.bytes(), &run.versions, shared);
+                let next = Version::pending(d.data.bytes(), run.versions, shared);
                 // A weak write's version stands for its children's: no buffer of its own.
                 if shared.is_none()
                     && !d.weak
@@ -710,7 +710,7 @@ fn close_reduction(
     let name: Cow<'static, str> = format!("reduce({})", data.name).into();
     let shared = data.shared.as_ref();
     // A read-write: its input is what `next` supersedes (`Version::hand_input`).
-    let next = Version::pending(data.bytes(), &run.versions, shared);
+    let next = Version::pending(data.bytes(), run.versions, shared);
     if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
         let node = ex.node();
         if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {

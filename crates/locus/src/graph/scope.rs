@@ -198,7 +198,7 @@ impl Scope {
             name.into(),
             len,
             std::mem::size_of::<T>(),
-            &self.run().versions,
+            self.run().versions,
             shared.default_policy.map(|p| (shared, p)),
         ));
         if let Some(owner) = &self.owner {
