@@ -333,6 +333,14 @@ where
             return Err(refusal.into_error(&name));
         }
     };
+    if domain.is_none() {
+        if let [d] = &declared[..] {
+            if is_plain_versioned(d) {
+                let d = declared.into_iter().next().expect("one declaration");
+                return submit_one_versioned(ex, (run, throttle, owner), d, (name, hints, body));
+            }
+        }
+    }
     let mut entries = domain.map(ChildDomain::entries);
     // Each binding takes its declaration's datum, without a count: the declarations
     // are kept from dropping theirs (`forget_data` below), and are dropped whole only
@@ -375,22 +383,8 @@ where
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
     }
-    if let Some(window) = run.window {
-        // `outstanding` counts the root too: more than `window` means `window` tasks.
-        let over = || run.outstanding() > window && !run.is_failed();
-        match throttle {
-            // The root waits for room (`RuntimeBuilder::window`): no task waits for the
-            // root's outputs, so whatever fills the window can finish without it.
-            Throttle::Wait if over() => ex.help_while(&over),
-            // A control task helps while there is work to help with, and goes on when
-            // there is none: tasks waiting for its tokens could fill the window.
-            Throttle::Help if over() => ex.help_while_work(&over),
-            // A task spawning children never waits: they may need its outputs.
-            _ => {}
-        }
-    }
+    admit(ex, &run, throttle, matches!(body, TaskBody::Control(_)));
 
-    run.task_submitted(Some((ex.worker(), matches!(body, TaskBody::Control(_)))));
     if let Some(domain) = domain {
         domain.child_submitted();
     }
@@ -466,59 +460,7 @@ where
                 }));
                 (None, None, None)
             }
-            Mode::Read => {
-                if shared.is_some() {
-                    slot.add_reader();
-                }
-                (Some(slot.clone()), None, None)
-            }
-            Mode::Write | Mode::ReadWrite => {
-                let next = Version::pending(d.data.bytes(), run.versions, shared);
-                // A weak write's version stands for its children's: no buffer of its own.
-                if shared.is_none()
-                    && !d.weak
-                    && d.mode == Mode::ReadWrite
-                    && run.alloc == AllocMode::Immediate
-                {
-                    // A read-write may take over its input's buffer at execution
-                    // (`data::version`, "Update in place"); if it cannot, its buffer is
-                    // made then, on this node.
-                    next.place_on(ex.node());
-                } else if shared.is_none()
-                    && !d.weak
-                    && run.alloc == AllocMode::Immediate
-                    && alloc_failed.is_none()
-                {
-                    let node = ex.node();
-                    if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
-                        alloc_failed = Some(Error::OutOfMemory {
-                            task: name.to_string(),
-                            bytes: next.bytes,
-                            message: e.to_string(),
-                        });
-                    }
-                }
-                let previous = std::mem::replace(slot, next.clone());
-                // A read-write reads what it supersedes; a weak write keeps it, for its
-                // children to start from.
-                let keeps = d.mode == Mode::ReadWrite || d.weak;
-                match (shared.is_some(), keeps) {
-                    // In place, a writer follows the previous writer and its readers.
-                    (true, true) => (Some(previous.clone()), Some(next), Some(previous)),
-                    (true, false) => (None, Some(next), Some(previous)),
-                    // What `next` supersedes is kept until `next` is committed, so that a
-                    // failed run leaves the datum with its last complete version
-                    // (`data::version`): as the binding's input, handed over as the task
-                    // publishes (`Version::hand_input`), or at once.
-                    (false, true) => (Some(previous), Some(next), None),
-                    (false, false) => {
-                        // SAFETY: this submission makes `next`; its producer is not
-                        // submitted yet, so nothing publishes it meanwhile.
-                        unsafe { next.hand_input(previous) };
-                        (None, Some(next), None)
-                    }
-                }
-            }
+            _ => bind_leaf(ex, &run, &name, d, slot, &mut alloc_failed),
         };
         let (input, output, after) = part;
         let es = d.data.elem_size;
@@ -595,6 +537,131 @@ where
             })
             .collect()
     };
+    let task = new_task(
+        run,
+        owner,
+        (name, hints, body),
+        (bindings, inputs, alloc_failed),
+    );
+    drop(entries);
+    enter(ex, task);
+    for (combiner, group) in combiners {
+        ex.submitted(&combiner);
+        register(&combiner);
+        if !group.close(&combiner) {
+            // Every reducer of the group has finished already.
+            let _ = combiner.satisfy_one();
+        }
+        if combiner.satisfy_one() {
+            ex.activate(Activated::new(combiner));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a declaration binds like most: a strong read, write or read-write of a
+/// whole versioned datum that is neither partitioned nor a part, with no reduction
+/// open. A task of one such access, bound run-wide, takes [`submit_one_versioned`].
+fn is_plain_versioned(d: &Declared) -> bool {
+    d.data.shared.is_none()
+        && !d.weak
+        && d.mode != Mode::Reduce
+        && !d.data.is_partitioned()
+        && !d.data.reduction.is_set()
+}
+
+/// What [`submit_one_versioned`] gets of its scope.
+type Scoped<'o> = (RunRef, Throttle, Option<&'o Owner>);
+
+/// [`submit`] for a task of one plain versioned access `d` ([`is_plain_versioned`])
+/// bound run-wide: the same checks and binding, without the general path's partition,
+/// domain, lock ordering and reduction steps, none of which applies. `scope`: the run,
+/// how the scope throttles, the owner; `task`: its name, hints and body.
+fn submit_one_versioned<L, F>(
+    ex: &dyn Executor,
+    (run, throttle, owner): Scoped<'_>,
+    d: Declared,
+    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+) -> Result<(), Error>
+where
+    L: AccessList,
+    F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+{
+    if let Err(refusal) = validate(&run, std::slice::from_ref(&d), true) {
+        // Nothing was bound: the declaration keeps its datum's count.
+        run.fail(refusal.clone().into_error(&name));
+        return Err(refusal.into_error(&name));
+    }
+    admit(ex, &run, throttle, matches!(body, TaskBody::Control(_)));
+    let mut alloc_failed = None;
+    let (input, output, after) = {
+        let mut slot = d.data.lock_current();
+        bind_leaf(ex, &run, &name, &d, &mut slot, &mut alloc_failed)
+    };
+    let Declared {
+        data, mode, range, ..
+    } = d;
+    let es = data.elem_size;
+    let binding = Binding {
+        offset: range.start * es,
+        bytes: range.len() * es,
+        data,
+        mode,
+        weak: false,
+        input,
+        output,
+        after,
+        gather: None,
+        reduce: None,
+    };
+    let bound = (binding.dependences(), alloc_failed);
+    let task = (name, hints, body);
+    enter(
+        ex,
+        new_task(
+            run,
+            owner,
+            task,
+            (smallvec::smallvec![binding], bound.0, bound.1),
+        ),
+    );
+    Ok(())
+}
+
+/// Counts a task in its run, once its submitter has waited for room in the window if
+/// its scope waits (`throttle`); `control`: a control task.
+fn admit(ex: &dyn Executor, run: &RunState, throttle: Throttle, control: bool) {
+    if let Some(window) = run.window {
+        // `outstanding` counts the root too: more than `window` means `window` tasks.
+        let over = || run.outstanding() > window && !run.is_failed();
+        match throttle {
+            // The root waits for room (`RuntimeBuilder::window`): no task waits for the
+            // root's outputs, so whatever fills the window can finish without it.
+            Throttle::Wait if over() => ex.help_while(&over),
+            // A control task helps while there is work to help with, and goes on when
+            // there is none: tasks waiting for its tokens could fill the window.
+            Throttle::Help if over() => ex.help_while_work(&over),
+            // A task spawning children never waits: they may need its outputs.
+            _ => {}
+        }
+    }
+
+    run.task_submitted(Some((ex.worker(), control)));
+}
+
+/// Makes the task of a submission (its name, hints and body) from its bindings
+/// (`inputs`: the dependences they register); a buffer that could not be made
+/// (`alloc_failed`) fails the run.
+fn new_task<L, F>(
+    run: RunRef,
+    owner: Option<&Owner>,
+    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+    (bindings, inputs, alloc_failed): (Bindings, usize, Option<Error>),
+) -> TaskRef
+where
+    L: AccessList,
+    F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+{
     if let Some(error) = alloc_failed {
         // The task stays in the graph so that its readers are released when it is
         // drained; the failed run skips its body.
@@ -606,7 +673,7 @@ where
         TaskBody::Views(accesses, body) => (
             Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
                 let mut iter = bindings.iter();
-                // SAFETY: `bindings` were made above from `accesses.declare`, in order;
+                // SAFETY: `bindings` were made by `submit` from `accesses.declare`, in order;
                 // `start` allocates every buffer before calling the body and runs it
                 // only once all input versions are produced and before the output
                 // versions are published, so no other task writes what the body reads
@@ -621,7 +688,7 @@ where
             true,
         ),
     };
-    let task = Task::new(
+    Task::new(
         name,
         run,
         Job {
@@ -634,25 +701,100 @@ where
         },
         inputs,
         owner.map(|o| o.task().clone()),
-    );
-    drop(entries);
+    )
+}
+
+/// Enters a task just made into the graph: registers it with the versions it waits
+/// for, and activates it if it waits for none.
+fn enter(ex: &dyn Executor, task: TaskRef) {
     ex.submitted(&task);
     register(&task);
     if task.satisfy_one() {
         ex.activate(Activated::new(task));
     }
-    for (combiner, group) in combiners {
-        ex.submitted(&combiner);
-        register(&combiner);
-        if !group.close(&combiner) {
-            // Every reducer of the group has finished already.
-            let _ = combiner.satisfy_one();
+}
+
+/// Binds one access that reads or writes versions (not a reduction) to `slot`, the
+/// version the next task binds to (run-wide, or in its parent's domain): returns its
+/// input, output, and, for shared data written in place, the version it follows.
+/// Under immediate allocation a write's buffer is made here; a failure is kept in
+/// `alloc_failed`, and fails the run once the task is submitted.
+fn bind_leaf(
+    ex: &dyn Executor,
+    run: &RunState,
+    name: &str,
+    d: &Declared,
+    slot: &mut VersionRef,
+    alloc_failed: &mut Option<Error>,
+) -> (Option<VersionRef>, Option<VersionRef>, Option<VersionRef>) {
+    let shared = d.data.shared.as_ref();
+    match d.mode {
+        Mode::Read => {
+            if shared.is_some() {
+                slot.add_reader();
+            }
+            (Some(slot.clone()), None, None)
         }
-        if combiner.satisfy_one() {
-            ex.activate(Activated::new(combiner));
+        Mode::Write | Mode::ReadWrite => {
+            let next = Version::pending(d.data.bytes(), run.versions, shared);
+            // A weak write's version stands for its children's: no buffer of its own.
+            if shared.is_none()
+                && !d.weak
+                && d.mode == Mode::ReadWrite
+                && run.alloc == AllocMode::Immediate
+            {
+                // A read-write may take over its input's buffer at execution
+                // (`data::version`, "Update in place"); if it cannot, its buffer is
+                // made then, on this node.
+                next.place_on(ex.node());
+            } else if shared.is_none()
+                && !d.weak
+                && run.alloc == AllocMode::Immediate
+                && alloc_failed.is_none()
+            {
+                alloc_at_submission(ex, name, &next, alloc_failed);
+            }
+            let previous = std::mem::replace(slot, next.clone());
+            // A read-write reads what it supersedes; a weak write keeps it, for its
+            // children to start from.
+            let keeps = d.mode == Mode::ReadWrite || d.weak;
+            match (shared.is_some(), keeps) {
+                // In place, a writer follows the previous writer and its readers.
+                (true, true) => (Some(previous.clone()), Some(next), Some(previous)),
+                (true, false) => (None, Some(next), Some(previous)),
+                // What `next` supersedes is kept until `next` is committed, so that a
+                // failed run leaves the datum with its last complete version
+                // (`data::version`): as the binding's input, handed over as the task
+                // publishes (`Version::hand_input`), or at once.
+                (false, true) => (Some(previous), Some(next), None),
+                (false, false) => {
+                    // SAFETY: this submission makes `next`; its producer is not
+                    // submitted yet, so nothing publishes it meanwhile.
+                    unsafe { next.hand_input(previous) };
+                    (None, Some(next), None)
+                }
+            }
         }
+        Mode::Reduce => unreachable!("a reduction binds to its group"),
     }
-    Ok(())
+}
+
+/// Immediate allocation: makes `next`'s buffer on the submitting worker's node, or
+/// keeps why it could not in `alloc_failed` (task `name`).
+fn alloc_at_submission(
+    ex: &dyn Executor,
+    name: &str,
+    next: &Version,
+    alloc_failed: &mut Option<Error>,
+) {
+    let node = ex.node();
+    if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
+        *alloc_failed = Some(Error::OutOfMemory {
+            task: name.to_string(),
+            bytes: next.bytes,
+            message: e.to_string(),
+        });
+    }
 }
 
 /// Drops a declaration whose binding took its datum's count (`submit`), but for that
@@ -712,14 +854,7 @@ fn close_reduction(
     // A read-write: its input is what `next` supersedes (`Version::hand_input`).
     let next = Version::pending(data.bytes(), run.versions, shared);
     if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
-        let node = ex.node();
-        if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
-            *alloc_failed = Some(Error::OutOfMemory {
-                task: name.to_string(),
-                bytes: next.bytes,
-                message: e.to_string(),
-            });
-        }
+        alloc_at_submission(ex, &name, &next, alloc_failed);
     }
     let previous = std::mem::replace(slot, next.clone());
     let binding = Binding {
