@@ -58,6 +58,7 @@ use std::sync::{Arc, OnceLock};
 
 use locus_mem::pool::Block;
 
+use super::access::Binding;
 use super::counts::Readers;
 pub(crate) use super::counts::{CountsLease, VersionCounts};
 use super::shared::SharedBuffer;
@@ -574,6 +575,31 @@ impl Version {
         let _ = holder.buffer.set(Buffer::Private(block));
         Ok(holder.buffer.get().expect("buffer was just installed"))
     }
+}
+
+/// Releases a complete task's binding `b` of versioned data (`complete`: its body ran
+/// to its end): publishes the version it wrote, if any, and returns the tasks that
+/// waited for it. A write that did not complete is abandoned, and the datum goes back
+/// to its last committed version now, so that the abandoned one is freed with the
+/// task (module doc, "Failed producers"). The caller lets the binding's versions go.
+pub(crate) fn release(b: &mut Binding, complete: bool) -> Waiters {
+    let Some(output) = &b.output else {
+        return Waiters::new();
+    };
+    if let (true, Some(previous)) = (b.weak, &b.input) {
+        // A weak write no child took up leaves the contents as they were (a forward
+        // set at completion, if a child wrote, comes first).
+        output.forward_to(previous.clone());
+    }
+    if let Some(input) = b.input.take() {
+        // SAFETY: the binding's task is the output's producer, and publishes it below.
+        unsafe { output.hand_input(input) };
+    }
+    let waiters = Version::publish_after_forward(output, complete);
+    if !complete {
+        b.data.settle();
+    }
+    waiters
 }
 
 impl Drop for Version {

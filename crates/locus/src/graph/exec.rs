@@ -1710,56 +1710,28 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
             }
             continue;
         }
-        if let (true, Some(output), Some(previous)) = (b.weak, &b.output, &b.input) {
-            if b.data.shared.is_none() {
-                // A weak write no child took up leaves the contents as they were (a
-                // forward set at completion, if a child wrote, comes first).
-                output.forward_to(previous.clone());
+        let wake = |waiter: TaskRef| {
+            if waiter.satisfy_one() {
+                ex.activate(Activated::new(waiter));
             }
-        }
-        // Looked up once: it follows the input's or output's forwards.
-        let shared = b.shared();
-        let released = match (&b.input, b.mode) {
-            (Some(input), Mode::Read) if shared.is_some() => input.reader_done(),
-            _ => Vec::new(),
         };
-        if let (Some(shared), true) = (shared, b.mode.writes() && !b.weak) {
-            match completion {
-                // A gathered view is a copy, scattered only once the body has returned:
-                // a failed body wrote none of the segments.
-                Completion::Panicked if gathered => {}
-                Completion::Panicked => shared.poison(&task.name),
-                // A whole write replaces whatever a failed writer left.
-                Completion::Done if b.mode == Mode::Write => shared.clear_poison(),
-                _ => {}
-            }
-        }
-        let versioned = shared.is_none();
-        if versioned {
-            if let (Some(output), Some(input)) = (&b.output, b.input.take()) {
-                // SAFETY: this task is the output's producer, and publishes it below.
-                unsafe { output.hand_input(input) };
-            }
-        }
-        let published = b
-            .output
-            .as_ref()
-            .map(|o| Version::publish_after_forward(o, completion == Completion::Done))
-            .unwrap_or_default();
-        if completion != Completion::Done && b.output.is_some() && versioned {
-            // The datum goes back to its last committed version now, so that the
-            // abandoned one is freed with the task (`data::version`).
-            b.data.settle();
-        }
+        // Shared data: the writer the last reader released, then those waiting for
+        // what was written.
+        let (readers_done, published) = match b.data.shared {
+            None => (
+                Vec::new(),
+                crate::data::version::release(b, completion == Completion::Done),
+            ),
+            Some(_) => crate::data::shared::release(b, &task.name, gathered, completion),
+        };
         // This task lets its versions go before its successors start, so that a
         // read-write among them finds itself the only holder of its input.
         drop(b.output.take());
         drop(b.input.take());
-        for waiter in released.into_iter().chain(published) {
-            if waiter.satisfy_one() {
-                ex.activate(Activated::new(waiter));
-            }
+        if !readers_done.is_empty() {
+            readers_done.into_iter().for_each(wake);
         }
+        published.into_iter().for_each(wake);
     }
     // Releases the versions this task held: superseded ones with no other reader go
     // back to their pool now.
