@@ -630,6 +630,7 @@ where
 
 /// Counts a task in its run, once its submitter has waited for room in the window if
 /// its scope waits (`throttle`); `control`: a control task.
+#[inline(always)]
 fn admit(ex: &dyn Executor, run: &RunState, throttle: Throttle, control: bool) {
     if let Some(window) = run.window {
         // `outstanding` counts the root too: more than `window` means `window` tasks.
@@ -652,6 +653,7 @@ fn admit(ex: &dyn Executor, run: &RunState, throttle: Throttle, control: bool) {
 /// Makes the task of a submission (its name, hints and body) from its bindings
 /// (`inputs`: the dependences they register); a buffer that could not be made
 /// (`alloc_failed`) fails the run.
+#[inline(always)]
 fn new_task<L, F>(
     run: RunRef,
     owner: Option<&Owner>,
@@ -706,6 +708,7 @@ where
 
 /// Enters a task just made into the graph: registers it with the versions it waits
 /// for, and activates it if it waits for none.
+#[inline(always)]
 fn enter(ex: &dyn Executor, task: TaskRef) {
     ex.submitted(&task);
     register(&task);
