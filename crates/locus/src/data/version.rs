@@ -284,7 +284,7 @@ impl Version {
         if let Some(s) = shared {
             let _ = buffer.set(Buffer::Shared(s.clone()));
         }
-        VersionRef::new(Version {
+        let version = Version {
             bytes,
             buffer,
             forward: OnceLock::new(),
@@ -298,7 +298,17 @@ impl Version {
             counts,
             abandoned: AtomicBool::new(false),
             placement: OnceLock::new(),
-        })
+        };
+        match spare::take() {
+            // SAFETY: a spare is an allocation of a version, counted once, its version
+            // dropped and nothing else pointing to it (module `spare`): writing a
+            // version into it makes it a version's only reference again.
+            Some(raw) => unsafe {
+                raw.as_ptr().write(version);
+                VersionRef::from_raw(raw.as_ptr())
+            },
+            None => VersionRef::new(version),
+        }
     }
 
     /// A version that no task produces: the initial contents of a datum; `shared` names
@@ -392,11 +402,18 @@ impl Version {
         if !movable {
             return false;
         }
-        // Unique (checked above): unwrapped without a count changed, and freed here.
-        let Some(Ok(mut old)) = input.take().map(VersionRef::try_unwrap) else {
+        // Unique (checked above): its buffer is taken, and the version freed here, its
+        // allocation kept for the next version this thread makes (module `spare`).
+        let Some(old) = input.take() else {
             unreachable!("the input is held by this binding alone");
         };
-        let buffer = old.buffer.take().expect("matched a private buffer above");
+        let raw = VersionRef::into_raw(old).cast_mut();
+        // SAFETY: the reference was the version's only one (checked above: `get_mut`
+        // loads the count with `Acquire`, after every other holder's release): nobody
+        // else reaches it, and the mutable borrow ends before it is dropped.
+        let buffer = unsafe { (*raw).buffer.take() }.expect("matched a private buffer above");
+        // SAFETY: as above, and the pointer came from `into_raw`.
+        unsafe { spare::recycle(std::ptr::NonNull::new_unchecked(raw)) };
         // SAFETY: this version is its producer's alone before it publishes it, and
         // before its body runs nobody else reaches its buffer (readers wait for its
         // publication; versions standing for it are made by its body's children).
@@ -602,8 +619,130 @@ pub(crate) fn release(b: &mut Binding, complete: bool) -> Waiters {
     waiters
 }
 
+/// Allocations of versions freed by an update in place (`Version::take_over`), kept by
+/// the thread that freed them for the next versions it makes: in a chain of
+/// read-writes on one worker, the version a task frees is the allocation of the one the
+/// next submission makes, with no call to the allocator. A spare is a version's
+/// allocation whose count is one (as `Arc::into_raw` leaves it) and whose version is
+/// dropped; nothing else points to it. At most [`spare::KEPT`] per thread; the rest,
+/// and a thread's spares when it exits, are freed.
+mod spare {
+    use std::cell::RefCell;
+    use std::mem::ManuallyDrop;
+    use std::ptr::NonNull;
+
+    use super::Version;
+
+    /// Spares kept per thread.
+    pub(super) const KEPT: usize = 8;
+
+    struct Spares(Vec<NonNull<Version>>);
+
+    impl Drop for Spares {
+        fn drop(&mut self) {
+            for raw in self.0.drain(..) {
+                free(raw);
+            }
+        }
+    }
+
+    thread_local! {
+        static SPARES: RefCell<Spares> = const { RefCell::new(Spares(Vec::new())) };
+    }
+
+    /// A spare of the calling thread, if it has one.
+    pub(super) fn take() -> Option<NonNull<Version>> {
+        SPARES
+            .try_with(|s| s.try_borrow_mut().ok()?.0.pop())
+            .ok()
+            .flatten()
+    }
+
+    /// Drops the version `raw` points to and keeps its allocation as a spare.
+    ///
+    /// # Safety
+    ///
+    /// `raw` comes from `Arc::into_raw` of the version's only reference, given up by
+    /// the caller.
+    pub(super) unsafe fn recycle(raw: NonNull<Version>) {
+        // SAFETY: the caller's contract: nobody else reaches the version.
+        unsafe {
+            std::ptr::drop_in_place(raw.as_ptr());
+            keep(raw);
+        }
+    }
+
+    /// Keeps `raw` for the calling thread, or frees it.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is a spare (module doc), given up by the caller.
+    unsafe fn keep(raw: NonNull<Version>) {
+        let kept = SPARES.try_with(|s| match s.try_borrow_mut() {
+            Ok(mut s) if s.0.len() < KEPT => {
+                s.0.push(raw);
+                true
+            }
+            _ => false,
+        });
+        if kept != Ok(true) {
+            free(raw);
+        }
+    }
+
+    /// Frees a spare's allocation without dropping a version in it again: as an `Arc`
+    /// of a `ManuallyDrop<Version>`, whose allocation is laid out as a version's
+    /// (`ManuallyDrop` is `repr(transparent)`, triomphe's `ArcInner` `repr(C)`).
+    fn free(raw: NonNull<Version>) {
+        // SAFETY: the pointer came from `Arc::into_raw` of a version's only reference,
+        // and the layout of the allocation is the same for `ManuallyDrop<Version>`
+        // (above); the version in it is dropped already, which `ManuallyDrop` skips.
+        drop(unsafe {
+            triomphe::Arc::<ManuallyDrop<Version>>::from_raw(
+                raw.as_ptr().cast::<ManuallyDrop<Version>>(),
+            )
+        });
+    }
+}
+
 impl Drop for Version {
     fn drop(&mut self) {
         self.counts.version_dropped();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_freed_in_place_lends_its_allocation_to_the_next_one_made() {
+        let lease = CountsLease::new();
+        let counts = lease.counts();
+        let freed = Version::initial(8, counts, None);
+        let raw = VersionRef::into_raw(freed).cast_mut();
+        // SAFETY: the only reference, given up.
+        unsafe { spare::recycle(std::ptr::NonNull::new(raw).unwrap()) };
+        assert_eq!(counts.live(), 0, "the freed version is counted freed");
+        let next = Version::pending(16, counts, None);
+        assert_eq!(
+            VersionRef::as_ptr(&next),
+            raw.cast_const(),
+            "its allocation"
+        );
+        assert_eq!((next.bytes, next.is_produced()), (16, false));
+        assert_eq!(counts.live(), 1);
+        drop(next);
+        assert_eq!(counts.live(), 0);
+        // More spares than a thread keeps: the rest are freed.
+        let many: Vec<_> = (0..spare::KEPT + 2)
+            .map(|_| Version::initial(8, counts, None))
+            .collect();
+        for v in many {
+            let raw = VersionRef::into_raw(v).cast_mut();
+            // SAFETY: as above.
+            unsafe { spare::recycle(std::ptr::NonNull::new(raw).unwrap()) };
+        }
+        assert_eq!(counts.live(), 0);
     }
 }
