@@ -11,7 +11,7 @@ use locus_topo::{CpuId, NodeId, Topology};
 use crate::config::{AllocMode, Config, Migration, ProcBind, StealKind};
 use crate::data::partition::{self, Partition, Parts};
 use crate::data::shared::SharedSetup;
-use crate::data::version::VersionCounts;
+use crate::data::version::CountsLease;
 use crate::data::{lock_mutex, Binding, Data, DataInner, Element};
 use crate::engine::threads::MAILBOX_CAPACITY;
 use crate::engine::{Engine, EngineFactory, EngineSetup, Threads};
@@ -534,7 +534,7 @@ impl RuntimeBuilder {
             topology,
             window,
             engine,
-            versions: Arc::new(VersionCounts::default()),
+            versions: CountsLease::new(),
             shared,
             run_lock: Mutex::new(()),
             running: std::sync::atomic::AtomicBool::new(false),
@@ -616,7 +616,7 @@ pub struct Runtime {
     topology: Topology,
     window: Option<usize>,
     engine: Box<dyn Engine>,
-    versions: Arc<VersionCounts>,
+    versions: CountsLease,
     shared: Arc<SharedSetup>,
     run_lock: Mutex<()>,
     /// Whether a run holds `run_lock` (calls that must not overlap a run are then
@@ -815,7 +815,7 @@ impl Runtime {
             name.into(),
             len,
             std::mem::size_of::<T>(),
-            &self.versions,
+            self.versions.counts(),
             shared,
         )))
     }
@@ -861,7 +861,7 @@ impl Runtime {
             name.into(),
             len,
             std::mem::size_of::<T>(),
-            &self.versions,
+            self.versions.counts(),
             Some((&self.shared, policy)),
         )?)))
     }
@@ -897,7 +897,7 @@ impl Runtime {
             name.clone(),
             values.len(),
             std::mem::size_of::<T>(),
-            &self.versions,
+            self.versions.counts(),
             shared,
         )?;
         let initial = inner.current();
@@ -1034,7 +1034,7 @@ impl Runtime {
         let _no_run = self.no_run_in_progress("partition")?;
         let maker = partition::SegmentMaker {
             runtime: self.id,
-            versions: &self.versions,
+            versions: self.versions.counts(),
             shared: &self.shared,
             pools: self.pools(),
             node: self.engine.worker_node()[0],
@@ -1094,7 +1094,7 @@ impl Runtime {
     pub fn replay(&self, graph: &mut Graph, iterations: u64) -> Result<Report, RunError> {
         graph.replay(
             self,
-            &self.versions,
+            self.versions.counts(),
             self.replay_observer.clone(),
             iterations,
         )
@@ -1184,7 +1184,7 @@ impl Runtime {
             self.id,
             self.alloc,
             RunCounters::new(self.workers(), nodes),
-            self.versions.clone(),
+            self.versions.counts(),
             self.shared.clone(),
             self.window,
         );

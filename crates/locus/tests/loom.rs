@@ -407,7 +407,8 @@ fn sleep_termination_wakes_every_worker() {
 
 /// Versions created and dropped on two threads: the live count returns to what it was,
 /// and the peak is at least every live count a creator saw and at most the true
-/// maximum.
+/// maximum. (Under loom every thread counts in the shared atomics: the per-thread
+/// slots, a load and a store of one thread, are not a protocol between threads.)
 #[test]
 fn version_counts_live_and_peak() {
     model(|| {

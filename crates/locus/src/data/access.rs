@@ -211,6 +211,15 @@ impl Binding {
         self.weak && self.data.shared.is_none()
     }
 
+    /// The version the access reads: its input, or, for a read-write that took over
+    /// its input's buffer (`Version::take_over`), its output.
+    pub(crate) fn read(&self) -> Option<&VersionRef> {
+        match (&self.input, self.mode) {
+            (None, Mode::ReadWrite) => self.output.as_ref(),
+            (input, _) => input.as_ref(),
+        }
+    }
+
     /// The shared buffer the access names, for shared data.
     pub(crate) fn shared(&self) -> Option<&Arc<SharedBuffer>> {
         self.input
@@ -223,7 +232,8 @@ impl Binding {
 
 /// A declared read of (part of) a datum; the body's view is `&[T]`.
 pub struct Read<T> {
-    data: Arc<DataInner>,
+    /// Until declared: the declaration takes it (`AccessList::declare`).
+    data: Option<Arc<DataInner>>,
     range: Range<usize>,
     _elem: PhantomData<fn() -> T>,
 }
@@ -231,21 +241,23 @@ pub struct Read<T> {
 /// A declared write of a whole datum; the body's view is `&mut [T]` over a new version
 /// whose initial contents are unspecified.
 pub struct Write<T> {
-    data: Arc<DataInner>,
+    /// Until declared: the declaration takes it (`AccessList::declare`).
+    data: Option<Arc<DataInner>>,
     _elem: PhantomData<fn() -> T>,
 }
 
 /// A declared read-write of a whole datum; the body's view is `&mut [T]` over a new
 /// version that starts as a copy of the current one.
 pub struct ReadWrite<T> {
-    data: Arc<DataInner>,
+    /// Until declared: the declaration takes it (`AccessList::declare`).
+    data: Option<Arc<DataInner>>,
     _elem: PhantomData<fn() -> T>,
 }
 
 impl<T> Read<T> {
     pub(crate) fn new(data: Arc<DataInner>, range: Range<usize>) -> Self {
         Read {
-            data,
+            data: Some(data),
             range,
             _elem: PhantomData,
         }
@@ -255,7 +267,7 @@ impl<T> Read<T> {
 impl<T> Write<T> {
     pub(crate) fn new(data: Arc<DataInner>) -> Self {
         Write {
-            data,
+            data: Some(data),
             _elem: PhantomData,
         }
     }
@@ -264,7 +276,7 @@ impl<T> Write<T> {
 impl<T> ReadWrite<T> {
     pub(crate) fn new(data: Arc<DataInner>) -> Self {
         ReadWrite {
-            data,
+            data: Some(data),
             _elem: PhantomData,
         }
     }
@@ -279,13 +291,17 @@ impl<T> ReadWrite<T> {
 /// children's accesses. This is how a task that only spawns children declares what
 /// they touch (OmpSs-2's weak accesses).
 pub struct Weak {
-    data: Arc<DataInner>,
+    /// Until declared: the declaration takes it (`AccessList::declare`).
+    data: Option<Arc<DataInner>>,
     mode: Mode,
 }
 
 impl Weak {
     pub(crate) fn new(data: Arc<DataInner>, mode: Mode) -> Self {
-        Weak { data, mode }
+        Weak {
+            data: Some(data),
+            mode,
+        }
     }
 }
 
@@ -309,7 +325,7 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
 
     /// Appends this list's accesses, in order.
     #[doc(hidden)]
-    fn declare(&self, out: &mut Declarations);
+    fn declare(&mut self, out: &mut Declarations);
 
     /// How many accesses [`declare`](Self::declare) appends, so that the list is made
     /// with room for them all at once.
@@ -345,7 +361,7 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
 
 /// The declarations of `accesses`, made with room for all of them at once.
 #[inline]
-pub(crate) fn declarations<L: AccessList>(accesses: &L) -> Declarations {
+pub(crate) fn declarations<L: AccessList>(accesses: &mut L) -> Declarations {
     let mut out: Declarations = super::small_vec_for(accesses.count());
     accesses.declare(&mut out);
     debug_assert_eq!(out.len(), accesses.count(), "AccessList::count");
@@ -356,6 +372,14 @@ impl<T: Element> sealed::Sealed for Read<T> {}
 impl<T: Element> sealed::Sealed for Write<T> {}
 impl<T: Element> sealed::Sealed for ReadWrite<T> {}
 
+/// The datum of an access being declared: its count moves to the declaration, and on
+/// to the task's binding, so that a task costs one count of its datum (taken when the
+/// access is made) and not one more per step.
+fn take_data(data: &mut Option<Arc<DataInner>>) -> Arc<DataInner> {
+    data.take()
+        .expect("an access is declared once, by the submission it is given to")
+}
+
 fn next_binding<'a>(bindings: &mut std::slice::Iter<'a, Binding>) -> &'a Binding {
     bindings
         .next()
@@ -365,9 +389,9 @@ fn next_binding<'a>(bindings: &mut std::slice::Iter<'a, Binding>) -> &'a Binding
 impl<T: Element> AccessList for Read<T> {
     type Views<'a> = &'a [T];
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
         out.push(Declared {
-            data: self.data.clone(),
+            data: take_data(&mut self.data),
             mode: Mode::Read,
             weak: false,
             range: self.range.clone(),
@@ -432,12 +456,13 @@ unsafe fn output_view<T: Element>(b: &Binding) -> &mut [T] {
 impl<T: Element> AccessList for Write<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
+        let data = take_data(&mut self.data);
         out.push(Declared {
-            data: self.data.clone(),
+            range: 0..data.len,
+            data,
             mode: Mode::Write,
             weak: false,
-            range: 0..self.data.len,
             reducer: None,
         });
     }
@@ -460,12 +485,13 @@ impl<T: Element> AccessList for Write<T> {
 impl<T: Element> AccessList for ReadWrite<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
+        let data = take_data(&mut self.data);
         out.push(Declared {
-            data: self.data.clone(),
+            range: 0..data.len,
+            data,
             mode: Mode::ReadWrite,
             weak: false,
-            range: 0..self.data.len,
             reducer: None,
         });
     }
@@ -490,7 +516,7 @@ impl<T: Element> sealed::Sealed for Reduce<T> {}
 impl<T: Element> AccessList for Reduce<T> {
     type Views<'a> = &'a mut [T];
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
         out.push(Declared {
             data: self.data.clone(),
             mode: Mode::Reduce,
@@ -521,12 +547,13 @@ impl sealed::Sealed for Weak {}
 impl AccessList for Weak {
     type Views<'a> = ();
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
+        let data = take_data(&mut self.data);
         out.push(Declared {
-            data: self.data.clone(),
+            range: 0..data.len,
+            data,
             mode: self.mode,
             weak: true,
-            range: 0..self.data.len,
             reducer: None,
         });
     }
@@ -553,7 +580,7 @@ impl sealed::Sealed for RecordedList {}
 impl AccessList for RecordedList {
     type Views<'a> = Vec<RawView>;
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
         for (data, mode, range) in &self.0 {
             out.push(Declared {
                 data: data.clone(),
@@ -594,7 +621,7 @@ impl sealed::Sealed for () {}
 impl AccessList for () {
     type Views<'a> = ();
 
-    fn declare(&self, _out: &mut Declarations) {}
+    fn declare(&mut self, _out: &mut Declarations) {}
 
     fn count(&self) -> usize {
         0
@@ -610,7 +637,7 @@ impl<A: AccessList> sealed::Sealed for Vec<A> {}
 impl<A: AccessList> AccessList for Vec<A> {
     type Views<'a> = Vec<A::Views<'a>>;
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
         for a in self {
             a.declare(out);
         }
@@ -643,7 +670,7 @@ impl<A: AccessList> sealed::Sealed for Option<A> {}
 impl<A: AccessList> AccessList for Option<A> {
     type Views<'a> = Option<A::Views<'a>>;
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
         if let Some(a) = self {
             a.declare(out);
         }
@@ -670,7 +697,7 @@ impl<A: AccessList, const N: usize> sealed::Sealed for [A; N] {}
 impl<A: AccessList, const N: usize> AccessList for [A; N] {
     type Views<'a> = [A::Views<'a>; N];
 
-    fn declare(&self, out: &mut Declarations) {
+    fn declare(&mut self, out: &mut Declarations) {
         for a in self {
             a.declare(out);
         }
@@ -713,7 +740,7 @@ macro_rules! tuple_access_list {
             type Views<'a> = ($($name::Views<'a>,)+);
 
             #[allow(non_snake_case)]
-            fn declare(&self, out: &mut Declarations) {
+            fn declare(&mut self, out: &mut Declarations) {
                 let ($($name,)+) = self;
                 $($name.declare(out);)+
             }

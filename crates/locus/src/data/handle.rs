@@ -53,6 +53,14 @@ pub trait Element: bytemuck::Pod + Send + Sync {}
 
 impl<T: bytemuck::Pod + Send + Sync> Element for T {}
 
+/// The lock of a datum's current version ([`DataInner::current`]): a thread finding it
+/// held yields its processor until it is free, so a holder preempted mid-section is
+/// not spun against.
+pub(crate) type CurrentLock = spin::mutex::SpinMutex<VersionRef, spin::relax::Yield>;
+
+/// A datum's current version, locked.
+pub(crate) type CurrentGuard<'a> = spin::mutex::SpinMutexGuard<'a, VersionRef>;
+
 /// Identifiers of data handles, unique in the process.
 static NEXT_DATA_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -71,8 +79,10 @@ pub(crate) struct DataInner {
     /// `len * elem_size`, checked at creation (saturated for a datum too large to
     /// exist, which is `unavailable`).
     bytes: usize,
-    /// The version the next submitted task binds to.
-    pub(crate) current: Mutex<VersionRef>,
+    /// The version the next submitted task binds to, under a spin lock: every
+    /// section under it is short and never blocks, and its release is a store where a
+    /// `Mutex`'s is a read-modify-write (one fewer per task that binds the datum).
+    pub(crate) current: CurrentLock,
     /// The buffer every version names, for shared data (updated in place).
     pub(crate) shared: Option<Arc<SharedBuffer>>,
     /// Why the datum's memory could not be made, if it could not: tasks declaring it
@@ -104,7 +114,7 @@ impl DataInner {
         name: String,
         len: usize,
         elem_size: usize,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
     ) -> Result<Self, Error> {
         let bytes = checked_bytes(&name, len, elem_size)?;
@@ -120,7 +130,7 @@ impl DataInner {
             len,
             elem_size,
             bytes,
-            current: Mutex::new(initial),
+            current: CurrentLock::new(initial),
             shared: buffer,
             unavailable: None,
             segments: Flagged::new(),
@@ -137,7 +147,7 @@ impl DataInner {
         name: String,
         len: usize,
         elem_size: usize,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         buffer: Arc<SharedBuffer>,
     ) -> Self {
         let bytes = len * elem_size;
@@ -149,7 +159,7 @@ impl DataInner {
             len,
             elem_size,
             bytes,
-            current: Mutex::new(initial),
+            current: CurrentLock::new(initial),
             shared: Some(buffer),
             unavailable: None,
             segments: Flagged::new(),
@@ -168,7 +178,7 @@ impl DataInner {
         name: String,
         len: usize,
         elem_size: usize,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         shared: Option<(&Arc<SharedSetup>, RegionPolicy)>,
     ) -> Self {
         match Self::create(runtime, name.clone(), len, elem_size, versions, shared) {
@@ -181,7 +191,7 @@ impl DataInner {
                 elem_size,
                 bytes: len.saturating_mul(elem_size),
                 // Never given a buffer: every task declaring the datum is refused.
-                current: Mutex::new(Version::initial(0, versions, None)),
+                current: CurrentLock::new(Version::initial(0, versions, None)),
                 shared: None,
                 unavailable: Some(error.to_string()),
                 segments: Flagged::new(),
@@ -199,7 +209,7 @@ impl DataInner {
         root: Arc<DataInner>,
         name: String,
         runs: Vec<Range<usize>>,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
     ) -> Self {
         let len = runs.iter().map(Range::len).sum();
         DataInner {
@@ -209,7 +219,7 @@ impl DataInner {
             len,
             elem_size: root.elem_size,
             bytes: len * root.elem_size,
-            current: Mutex::new(Version::initial(0, versions, None)),
+            current: CurrentLock::new(Version::initial(0, versions, None)),
             shared: None,
             unavailable: root.unavailable.clone(),
             segments: Flagged::new(),
@@ -227,8 +237,8 @@ impl DataInner {
 
     /// The current version, locked, resolved to the last committed one when its
     /// producer did not complete (a failed run: `data::version`, "Failed producers").
-    pub(crate) fn lock_current(&self) -> std::sync::MutexGuard<'_, VersionRef> {
-        let mut current = lock(&self.current);
+    pub(crate) fn lock_current(&self) -> CurrentGuard<'_> {
+        let mut current = self.current.lock();
         if current.is_abandoned() {
             let committed = Version::committed(&current);
             *current = committed;
@@ -272,7 +282,7 @@ impl DataInner {
     /// Makes `version` the current one: a datum created in a task's scope follows
     /// what the task's children wrote, once the task is complete.
     pub(crate) fn follow(&self, version: VersionRef) {
-        *lock(&self.current) = version;
+        *self.current.lock() = version;
     }
 
     /// Resolves the current version to the last committed one now, after a writer

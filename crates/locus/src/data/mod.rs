@@ -33,7 +33,7 @@ pub(crate) use access::{declarations, Bindings};
 #[doc(hidden)]
 pub use access::{Binding, Declarations, Declared, RawView};
 pub(crate) use access::{Gather, Mode, RecordedList};
-pub(crate) use handle::{lock as lock_mutex, DataInner};
+pub(crate) use handle::{lock as lock_mutex, CurrentGuard, DataInner};
 
 /// An empty small vector with room for `n` items: allocated only when they do not fit
 /// inline (`SmallVec::with_capacity` is a call even when they do, on every task).

@@ -493,7 +493,7 @@ pub(crate) fn check_leaves(resolved: &[Resolved], names: &[String]) -> Result<()
 /// What making segments needs from the runtime.
 pub(crate) struct SegmentMaker<'a> {
     pub(crate) runtime: u64,
-    pub(crate) versions: &'a Arc<VersionCounts>,
+    pub(crate) versions: &'static VersionCounts,
     pub(crate) shared: &'a Arc<SharedSetup>,
     pub(crate) pools: &'a Arc<Pools>,
     /// Where a reduction left open on a datum being split is combined, if its buffer

@@ -14,8 +14,11 @@ use std::sync::{Arc, Mutex};
 use locus_mem::pool::Pools;
 use locus_mem::region::{Region, RegionConfig, RegionError, RegionPolicy, PAGE};
 
+use super::access::{Binding, Mode};
 use super::lock_mutex;
+use super::version::{Version, Waiters};
 use crate::error::Error;
+use crate::graph::{Completion, TaskRef};
 
 /// Where shared data goes on a runtime, and how much of it is alive.
 ///
@@ -612,6 +615,41 @@ fn main_node_of(region: &Region, nodes: usize) -> usize {
     let per_node = region.pages_per_node(nodes);
     let max = per_node.iter().copied().max().unwrap_or(0);
     per_node.iter().position(|&p| p == max).unwrap_or(0)
+}
+
+/// Releases a complete task's binding `b` of shared data (task `task`, whose
+/// completion is `completion`; `gathered`: the body saw the access through a gathered
+/// copy): a reader no longer holds the version it read, a strong writer poisons the
+/// datum if its body failed part-way or clears the poison if it wrote the datum whole,
+/// and the version a writer made is published. Returns the tasks this releases: the
+/// writer that waited for the last reader, and those that waited for the version.
+pub(crate) fn release(
+    b: &mut Binding,
+    task: &str,
+    gathered: bool,
+    completion: Completion,
+) -> (Vec<TaskRef>, Waiters) {
+    let released = match (&b.input, b.mode) {
+        (Some(input), Mode::Read) => input.reader_done(),
+        _ => Vec::new(),
+    };
+    if let (Some(shared), true) = (&b.data.shared, b.mode.writes() && !b.weak) {
+        match completion {
+            // A gathered view is a copy, scattered only once the body has returned: a
+            // failed body wrote none of the segments.
+            Completion::Panicked if gathered => {}
+            Completion::Panicked => shared.poison(task),
+            // A whole write replaces whatever a failed writer left.
+            Completion::Done if b.mode == Mode::Write => shared.clear_poison(),
+            _ => {}
+        }
+    }
+    let published = b
+        .output
+        .as_ref()
+        .map(|o| Version::publish_after_forward(o, completion == Completion::Done))
+        .unwrap_or_default();
+    (released, published)
 }
 
 impl Drop for SharedBuffer {

@@ -14,7 +14,10 @@
 //! # Failed producers
 //!
 //! A pending version of versioned data keeps the version it superseded (its
-//! *fallback*) until its producer completes. If the producer's body ran to its end, the
+//! *fallback*) until its producer completes: a write's version holds it from its
+//! submission; a read-write's binding holds it as its input, and the producer hands it
+//! to the version as it publishes it ([`Version::hand_input`]), so that one count
+//! serves both. If the producer's body ran to its end, the
 //! version is *committed* and lets the fallback go; if it panicked, or never ran because
 //! its run had failed, the version is *abandoned*: it is still published (so that the
 //! failed run drains), but the datum resolves to its last committed version the next
@@ -55,8 +58,9 @@ use std::sync::{Arc, OnceLock};
 
 use locus_mem::pool::Block;
 
+use super::access::Binding;
 use super::counts::Readers;
-pub(crate) use super::counts::VersionCounts;
+pub(crate) use super::counts::{CountsLease, VersionCounts};
 use super::shared::SharedBuffer;
 use crate::graph::TaskRef;
 
@@ -155,6 +159,20 @@ impl BufferCell {
         }
     }
 
+    /// Sets the buffer, which nobody else sets or reads meanwhile: a store, where
+    /// [`set`](Self::set) takes a compare-and-swap.
+    ///
+    /// # Safety
+    ///
+    /// No buffer is set, and no other thread calls a method of the cell until this
+    /// returns.
+    unsafe fn set_unraced(&self, buffer: Buffer) {
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), EMPTY);
+        // SAFETY: the caller's contract: the value is unset and nobody else touches it.
+        unsafe { (*self.value.get()).write(buffer) };
+        self.state.store(READY, Ordering::Release);
+    }
+
     fn take(&mut self) -> Option<Buffer> {
         let state = self.state.get_mut();
         if *state != READY {
@@ -245,7 +263,8 @@ pub(crate) struct Version {
     /// Shared data: tasks bound to read this version and not finished, and the next
     /// writer, waiting for them (module `counts`).
     readers: Readers<TaskRef>,
-    counts: Arc<VersionCounts>,
+    /// The runtime's counts, never freed (`data::counts::CountsLease`).
+    counts: &'static VersionCounts,
     /// Published by a producer that did not complete (see the module doc): set once,
     /// after the last write of `fallback`, never cleared.
     abandoned: AtomicBool,
@@ -257,16 +276,15 @@ impl Version {
     fn new(
         bytes: usize,
         produced: bool,
-        counts: &Arc<VersionCounts>,
+        counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
-        fallback: Option<VersionRef>,
     ) -> VersionRef {
         counts.version_created(shared.is_none());
         let buffer = BufferCell::default();
         if let Some(s) = shared {
             let _ = buffer.set(Buffer::Shared(s.clone()));
         }
-        VersionRef::new(Version {
+        let version = Version {
             bytes,
             buffer,
             forward: OnceLock::new(),
@@ -275,49 +293,47 @@ impl Version {
                 waiters: Waiters::new(),
                 chained: Vec::new(),
             }),
-            fallback: Fallback(std::cell::UnsafeCell::new(fallback)),
+            fallback: Fallback(std::cell::UnsafeCell::new(None)),
             readers: Readers::default(),
-            counts: counts.clone(),
+            counts,
             abandoned: AtomicBool::new(false),
             placement: OnceLock::new(),
-        })
+        };
+        match spare::take() {
+            // SAFETY: a spare is an allocation of a version, counted once, its version
+            // dropped and nothing else pointing to it (module `spare`): writing a
+            // version into it makes it a version's only reference again.
+            Some(raw) => unsafe {
+                raw.as_ptr().write(version);
+                VersionRef::from_raw(raw.as_ptr())
+            },
+            None => VersionRef::new(version),
+        }
     }
 
     /// A version that no task produces: the initial contents of a datum; `shared` names
     /// the buffer of a shared datum.
     pub(crate) fn initial(
         bytes: usize,
-        counts: &Arc<VersionCounts>,
+        counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::new(bytes, true, counts, shared, None)
+        Version::new(bytes, true, counts, shared)
     }
 
     /// A version that its producer, just submitted, will write; `shared` names the
     /// buffer of a shared datum.
     pub(crate) fn pending(
         bytes: usize,
-        counts: &Arc<VersionCounts>,
+        counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::new(bytes, false, counts, shared, None)
-    }
-
-    /// A pending version of versioned data that supersedes `previous`, kept as its
-    /// fallback until it is committed (module doc, "Failed producers"): what
-    /// [`pending`](Self::pending) then [`keep_fallback`](Self::keep_fallback) make,
-    /// without taking the new version's lock.
-    pub(crate) fn superseding(
-        bytes: usize,
-        counts: &Arc<VersionCounts>,
-        previous: VersionRef,
-    ) -> VersionRef {
-        Version::new(bytes, false, counts, None, Some(previous))
+        Version::new(bytes, false, counts, shared)
     }
 
     /// The runtime's counts of live versions.
-    pub(crate) fn counts(&self) -> &Arc<VersionCounts> {
-        &self.counts
+    pub(crate) fn counts(&self) -> &'static VersionCounts {
+        self.counts
     }
 
     /// Whether tasks wait for this version to be produced.
@@ -351,53 +367,75 @@ impl Version {
 
     /// Update in place (module doc): makes `input`, the version this pending one
     /// supersedes, give its buffer to this one, if nobody else holds `input`, this
-    /// version has no buffer yet and stands for no other, and `input`'s buffer is a
-    /// private block (on `node`, when given). On success `input` becomes this version
-    /// (a read-write reads what it writes) and the superseded version, now empty, is
-    /// released. Returns whether the buffer was taken over.
+    /// version has no buffer yet, stands for no other and keeps no fallback of its own,
+    /// and `input`'s buffer is a private block (on `node`, when given). On success
+    /// `input` is emptied (a read-write then reads what it writes: `Binding::read`) and
+    /// the superseded version, now empty, is released. Returns whether the buffer was
+    /// taken over.
     ///
     /// Called by the producer's worker before its body runs, once `input` is produced.
     pub(crate) fn take_over(
         this: &VersionRef,
-        input: &mut VersionRef,
+        input: &mut Option<VersionRef>,
         node: Option<usize>,
     ) -> bool {
         if this.buffer.get().is_some() || this.forward.get().is_some() {
             return false;
         }
-        // The fallback is `input` itself: set aside while its holders are counted.
         // SAFETY: the caller is the producer of this pending version (the doc above),
-        // and the borrow ends within this function.
-        let fallback = unsafe { this.fallback_mut() };
-        if fallback
-            .as_ref()
-            .is_some_and(|f| !VersionRef::ptr_eq(f, input))
-        {
+        // and the borrow ends here.
+        if unsafe { this.fallback_mut() }.is_some() {
             return false;
         }
-        drop(fallback.take());
-        // `get_mut` succeeds only if no other `Arc` exists: no task can bind to
-        // `input` any more (it is superseded), so none can appear either.
-        let taken = match VersionRef::get_mut(input) {
-            Some(old)
-                if old.forward.get().is_none()
+        // `get_mut` succeeds only if no other `Arc` exists (a load): no task can bind
+        // to `input` any more (it is superseded), so none can appear either. A
+        // read-write keeps what it supersedes in its binding, not as a fallback, until
+        // it publishes (`hand_input`): the binding's is the one count.
+        let movable = match input.as_mut().and_then(VersionRef::get_mut) {
+            Some(old) => {
+                old.forward.get().is_none()
                     && matches!(old.buffer.get(), Some(Buffer::Private(b))
-                        if node.map_or(true, |n| b.node() == n)) =>
-            {
-                old.buffer.take()
+                        if node.map_or(true, |n| b.node() == n))
             }
-            _ => None,
+            None => false,
         };
-        match taken {
-            Some(buffer) => {
-                let _ = this.buffer.set(buffer);
-                *input = this.clone();
-                true
-            }
-            None => {
-                *fallback = Some(input.clone());
-                false
-            }
+        if !movable {
+            return false;
+        }
+        // Unique (checked above): its buffer is taken, and the version freed here, its
+        // allocation kept for the next version this thread makes (module `spare`).
+        let Some(old) = input.take() else {
+            unreachable!("the input is held by this binding alone");
+        };
+        let raw = VersionRef::into_raw(old).cast_mut();
+        // SAFETY: the reference was the version's only one (checked above: `get_mut`
+        // loads the count with `Acquire`, after every other holder's release): nobody
+        // else reaches it, and the mutable borrow ends before it is dropped.
+        let buffer = unsafe { (*raw).buffer.take() }.expect("matched a private buffer above");
+        // SAFETY: as above, and the pointer came from `into_raw`.
+        unsafe { spare::recycle(std::ptr::NonNull::new_unchecked(raw)) };
+        // SAFETY: this version is its producer's alone before it publishes it, and
+        // before its body runs nobody else reaches its buffer (readers wait for its
+        // publication; versions standing for it are made by its body's children).
+        unsafe { this.buffer.set_unraced(buffer) };
+        true
+    }
+
+    /// Makes `input`, the version a read-write (or a weak write) bound as its input and
+    /// this version supersedes, this version's fallback (module doc, "Failed
+    /// producers"), unless it has one: its producer hands it over right before it
+    /// publishes the version, so that the count its binding held moves over and no
+    /// count is taken at submission.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the version's producer (or its submission), before it publishes
+    /// the version.
+    pub(crate) unsafe fn hand_input(&self, input: VersionRef) {
+        // SAFETY: the caller's contract (`Fallback`).
+        let fallback = unsafe { self.fallback_mut() };
+        if fallback.is_none() && !std::ptr::eq(&*input, self) {
+            *fallback = Some(input);
         }
     }
 
@@ -556,8 +594,155 @@ impl Version {
     }
 }
 
+/// Releases a complete task's binding `b` of versioned data (`complete`: its body ran
+/// to its end): publishes the version it wrote, if any, and returns the tasks that
+/// waited for it. A write that did not complete is abandoned, and the datum goes back
+/// to its last committed version now, so that the abandoned one is freed with the
+/// task (module doc, "Failed producers"). The caller lets the binding's versions go.
+pub(crate) fn release(b: &mut Binding, complete: bool) -> Waiters {
+    let Some(output) = &b.output else {
+        return Waiters::new();
+    };
+    if let (true, Some(previous)) = (b.weak, &b.input) {
+        // A weak write no child took up leaves the contents as they were (a forward
+        // set at completion, if a child wrote, comes first).
+        output.forward_to(previous.clone());
+    }
+    if let Some(input) = b.input.take() {
+        // SAFETY: the binding's task is the output's producer, and publishes it below.
+        unsafe { output.hand_input(input) };
+    }
+    let waiters = Version::publish_after_forward(output, complete);
+    if !complete {
+        b.data.settle();
+    }
+    waiters
+}
+
+/// Allocations of versions freed by an update in place (`Version::take_over`), kept by
+/// the thread that freed them for the next versions it makes: in a chain of
+/// read-writes on one worker, the version a task frees is the allocation of the one the
+/// next submission makes, with no call to the allocator. A spare is a version's
+/// allocation whose count is one (as `Arc::into_raw` leaves it) and whose version is
+/// dropped; nothing else points to it. At most [`spare::KEPT`] per thread; the rest,
+/// and a thread's spares when it exits, are freed.
+mod spare {
+    use std::cell::RefCell;
+    use std::mem::ManuallyDrop;
+    use std::ptr::NonNull;
+
+    use super::Version;
+
+    /// Spares kept per thread.
+    pub(super) const KEPT: usize = 8;
+
+    struct Spares(Vec<NonNull<Version>>);
+
+    impl Drop for Spares {
+        fn drop(&mut self) {
+            for raw in self.0.drain(..) {
+                free(raw);
+            }
+        }
+    }
+
+    thread_local! {
+        static SPARES: RefCell<Spares> = const { RefCell::new(Spares(Vec::new())) };
+    }
+
+    /// A spare of the calling thread, if it has one.
+    pub(super) fn take() -> Option<NonNull<Version>> {
+        SPARES
+            .try_with(|s| s.try_borrow_mut().ok()?.0.pop())
+            .ok()
+            .flatten()
+    }
+
+    /// Drops the version `raw` points to and keeps its allocation as a spare.
+    ///
+    /// # Safety
+    ///
+    /// `raw` comes from `Arc::into_raw` of the version's only reference, given up by
+    /// the caller.
+    pub(super) unsafe fn recycle(raw: NonNull<Version>) {
+        // SAFETY: the caller's contract: nobody else reaches the version.
+        unsafe {
+            std::ptr::drop_in_place(raw.as_ptr());
+            keep(raw);
+        }
+    }
+
+    /// Keeps `raw` for the calling thread, or frees it.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is a spare (module doc), given up by the caller.
+    unsafe fn keep(raw: NonNull<Version>) {
+        let kept = SPARES.try_with(|s| match s.try_borrow_mut() {
+            Ok(mut s) if s.0.len() < KEPT => {
+                s.0.push(raw);
+                true
+            }
+            _ => false,
+        });
+        if kept != Ok(true) {
+            free(raw);
+        }
+    }
+
+    /// Frees a spare's allocation without dropping a version in it again: as an `Arc`
+    /// of a `ManuallyDrop<Version>`, whose allocation is laid out as a version's
+    /// (`ManuallyDrop` is `repr(transparent)`, triomphe's `ArcInner` `repr(C)`).
+    fn free(raw: NonNull<Version>) {
+        // SAFETY: the pointer came from `Arc::into_raw` of a version's only reference,
+        // and the layout of the allocation is the same for `ManuallyDrop<Version>`
+        // (above); the version in it is dropped already, which `ManuallyDrop` skips.
+        drop(unsafe {
+            triomphe::Arc::<ManuallyDrop<Version>>::from_raw(
+                raw.as_ptr().cast::<ManuallyDrop<Version>>(),
+            )
+        });
+    }
+}
+
 impl Drop for Version {
     fn drop(&mut self) {
         self.counts.version_dropped();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_freed_in_place_lends_its_allocation_to_the_next_one_made() {
+        let lease = CountsLease::new();
+        let counts = lease.counts();
+        let freed = Version::initial(8, counts, None);
+        let raw = VersionRef::into_raw(freed).cast_mut();
+        // SAFETY: the only reference, given up.
+        unsafe { spare::recycle(std::ptr::NonNull::new(raw).unwrap()) };
+        assert_eq!(counts.live(), 0, "the freed version is counted freed");
+        let next = Version::pending(16, counts, None);
+        assert_eq!(
+            VersionRef::as_ptr(&next),
+            raw.cast_const(),
+            "its allocation"
+        );
+        assert_eq!((next.bytes, next.is_produced()), (16, false));
+        assert_eq!(counts.live(), 1);
+        drop(next);
+        assert_eq!(counts.live(), 0);
+        // More spares than a thread keeps: the rest are freed.
+        let many: Vec<_> = (0..spare::KEPT + 2)
+            .map(|_| Version::initial(8, counts, None))
+            .collect();
+        for v in many {
+            let raw = VersionRef::into_raw(v).cast_mut();
+            // SAFETY: as above.
+            unsafe { spare::recycle(std::ptr::NonNull::new(raw).unwrap()) };
+        }
+        assert_eq!(counts.live(), 0);
     }
 }

@@ -335,6 +335,14 @@ where
         return submit_lean(ex, run, throttle, owner, name, hints.boxed(), body);
     }
     let domain = admit(run, owner, &name)?;
+    if domain.is_none() {
+        if let [d] = &declared[..] {
+            if is_plain_versioned(d) {
+                let d = declared.into_iter().next().expect("one declaration");
+                return submit_one_versioned(ex, (run, throttle, owner), d, (name, hints, body));
+            }
+        }
+    }
     let mut entries = domain.map(ChildDomain::entries);
     // Each binding takes its declaration's datum, without a count: the declarations
     // are kept from dropping theirs (`forget_data` below), and are dropped whole only
@@ -377,8 +385,7 @@ where
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
     }
-    wait_for_window(ex, run, throttle);
-    run.task_submitted(Some((ex.worker(), matches!(body, TaskBody::Control(_)))));
+    enter_window(ex, run, throttle, matches!(body, TaskBody::Control(_)));
     if let Some(domain) = domain {
         domain.child_submitted();
     }
@@ -387,7 +394,7 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let mut locked: SmallVec<[(u64, std::sync::MutexGuard<'_, VersionRef>); 4]> = SmallVec::new();
+    let mut locked: SmallVec<[(u64, crate::data::CurrentGuard<'_>); 4]> = SmallVec::new();
     match (&entries, &declared[..]) {
         (Some(_), _) | (None, []) => {}
         // One datum: one lock, no order to keep.
@@ -454,50 +461,7 @@ where
                 }));
                 (None, None, None)
             }
-            Mode::Read => {
-                if shared.is_some() {
-                    slot.add_reader();
-                }
-                (Some(slot.clone()), None, None)
-            }
-            Mode::Write | Mode::ReadWrite => {
-                let next = match shared {
-                    // Kept until `next` is committed: a failed run leaves the datum with
-                    // its last complete version (`data::version`).
-                    None => Version::superseding(d.data.bytes(), &run.versions, slot.clone()),
-                    Some(_) => Version::pending(d.data.bytes(), &run.versions, shared),
-                };
-                // A weak write's version stands for its children's: no buffer of its own.
-                if shared.is_none()
-                    && !d.weak
-                    && d.mode == Mode::ReadWrite
-                    && run.alloc == AllocMode::Immediate
-                {
-                    // A read-write may take over its input's buffer at execution
-                    // (`data::version`, "Update in place"); if it cannot, its buffer is
-                    // made then, on this node.
-                    next.place_on(ex.node());
-                } else if shared.is_none()
-                    && !d.weak
-                    && run.alloc == AllocMode::Immediate
-                    && alloc_failed.is_none()
-                {
-                    let node = ex.node();
-                    if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
-                        alloc_failed = Some(Error::OutOfMemory {
-                            task: name.to_string(),
-                            bytes: next.bytes,
-                            message: e.to_string(),
-                        });
-                    }
-                }
-                let previous = std::mem::replace(slot, next.clone());
-                // In place, a writer follows the previous writer and its readers.
-                let after = shared.is_some().then(|| previous.clone());
-                // A weak write keeps what it supersedes: its children start from it.
-                let input = (d.mode == Mode::ReadWrite || d.weak).then_some(previous);
-                (input, Some(next), after)
-            }
+            _ => bind_leaf(ex, &run, &name, d, slot, &mut alloc_failed),
         };
         let (input, output, after) = part;
         let es = d.data.elem_size;
@@ -574,33 +538,14 @@ where
             })
             .collect()
     };
-    if let Some(error) = alloc_failed {
-        // The task stays in the graph so that its readers are released when it is
-        // drained; the failed run skips its body.
-        run.fail(error);
-    }
-
-    let (body, control, children_to_parent) = box_body(body, bindings.is_empty());
-    let task = Task::new(
-        name,
+    let task = new_task(
         run,
-        Job {
-            bindings,
-            body,
-            hints: hints.boxed(),
-            control,
-            children_to_parent,
-            root: false,
-        },
-        inputs,
-        owner.map(|o| o.task().clone()),
+        owner,
+        (name, hints, body),
+        (bindings, inputs, alloc_failed),
     );
     drop(entries);
-    ex.submitted(&task);
-    register(&task);
-    if task.satisfy_one() {
-        ex.activate(Activated::new(task));
-    }
+    enter(ex, task);
     for (combiner, group) in combiners {
         ex.submitted(&combiner);
         register(&combiner);
@@ -613,6 +558,214 @@ where
         }
     }
     Ok(())
+}
+
+/// Whether a declaration binds like most: a strong read, write or read-write of a
+/// whole versioned datum that is neither partitioned nor a part, with no reduction
+/// open. A task of one such access, bound run-wide, takes [`submit_one_versioned`].
+fn is_plain_versioned(d: &Declared) -> bool {
+    d.data.shared.is_none()
+        && !d.weak
+        && d.mode != Mode::Reduce
+        && !d.data.is_partitioned()
+        && !d.data.reduction.is_set()
+}
+
+/// What [`submit_one_versioned`] gets of its scope.
+type Scoped<'o> = (RunRef, Throttle, Option<&'o Owner>);
+
+/// [`submit`] for a task of one plain versioned access `d` ([`is_plain_versioned`])
+/// bound run-wide: the same checks and binding, without the general path's partition,
+/// domain, lock ordering and reduction steps, none of which applies. `scope`: the run,
+/// how the scope throttles, the owner; `task`: its name, hints and body.
+fn submit_one_versioned<L, F>(
+    ex: &dyn Executor,
+    (run, throttle, owner): Scoped<'_>,
+    d: Declared,
+    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+) -> Result<(), Error>
+where
+    L: AccessList,
+    F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+{
+    if let Err(refusal) = validate(&run, std::slice::from_ref(&d), true) {
+        // Nothing was bound: the declaration keeps its datum's count.
+        run.fail(refusal.clone().into_error(&name));
+        return Err(refusal.into_error(&name));
+    }
+    enter_window(ex, run, throttle, matches!(body, TaskBody::Control(_)));
+    let mut alloc_failed = None;
+    let (input, output, after) = {
+        let mut slot = d.data.lock_current();
+        bind_leaf(ex, &run, &name, &d, &mut slot, &mut alloc_failed)
+    };
+    let Declared {
+        data, mode, range, ..
+    } = d;
+    let es = data.elem_size;
+    let binding = Binding {
+        offset: range.start * es,
+        bytes: range.len() * es,
+        data,
+        mode,
+        weak: false,
+        input,
+        output,
+        after,
+        gather: None,
+        reduce: None,
+    };
+    let bound = (binding.dependences(), alloc_failed);
+    let task = (name, hints, body);
+    enter(
+        ex,
+        new_task(
+            run,
+            owner,
+            task,
+            (smallvec::smallvec![binding], bound.0, bound.1),
+        ),
+    );
+    Ok(())
+}
+
+/// Counts a task in its run, once its submitter has waited for room in the window if
+/// its scope waits (`throttle`); `control`: a control task.
+#[inline(always)]
+fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: bool) {
+    wait_for_window(ex, run, throttle);
+    run.task_submitted(Some((ex.worker(), control)));
+}
+
+/// Makes the task of a submission (its name, hints and body) from its bindings
+/// (`inputs`: the dependences they register); a buffer that could not be made
+/// (`alloc_failed`) fails the run.
+#[inline(always)]
+fn new_task<L, F>(
+    run: RunRef,
+    owner: Option<&Owner>,
+    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+    (bindings, inputs, alloc_failed): (Bindings, usize, Option<Error>),
+) -> TaskRef
+where
+    L: AccessList,
+    F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
+{
+    if let Some(error) = alloc_failed {
+        // The task stays in the graph so that its readers are released when it is
+        // drained; the failed run skips its body.
+        run.fail(error);
+    }
+
+    let (body, control, children_to_parent) = box_body(body, bindings.is_empty());
+    Task::new(
+        name,
+        run,
+        Job {
+            bindings,
+            body,
+            hints: hints.boxed(),
+            control,
+            children_to_parent,
+            root: false,
+        },
+        inputs,
+        owner.map(|o| o.task().clone()),
+    )
+}
+
+/// Enters a task just made into the graph: registers it with the versions it waits
+/// for, and activates it if it waits for none.
+#[inline(always)]
+fn enter(ex: &dyn Executor, task: TaskRef) {
+    ex.submitted(&task);
+    register(&task);
+    if task.satisfy_one() {
+        ex.activate(Activated::new(task));
+    }
+}
+
+/// Binds one access that reads or writes versions (not a reduction) to `slot`, the
+/// version the next task binds to (run-wide, or in its parent's domain): returns its
+/// input, output, and, for shared data written in place, the version it follows.
+/// Under immediate allocation a write's buffer is made here; a failure is kept in
+/// `alloc_failed`, and fails the run once the task is submitted.
+fn bind_leaf(
+    ex: &dyn Executor,
+    run: &RunState,
+    name: &str,
+    d: &Declared,
+    slot: &mut VersionRef,
+    alloc_failed: &mut Option<Error>,
+) -> (Option<VersionRef>, Option<VersionRef>, Option<VersionRef>) {
+    let shared = d.data.shared.as_ref();
+    match d.mode {
+        Mode::Read => {
+            if shared.is_some() {
+                slot.add_reader();
+            }
+            (Some(slot.clone()), None, None)
+        }
+        Mode::Write | Mode::ReadWrite => {
+            let next = Version::pending(d.data.bytes(), run.versions, shared);
+            // A weak write's version stands for its children's: no buffer of its own.
+            if shared.is_none()
+                && !d.weak
+                && d.mode == Mode::ReadWrite
+                && run.alloc == AllocMode::Immediate
+            {
+                // A read-write may take over its input's buffer at execution
+                // (`data::version`, "Update in place"); if it cannot, its buffer is
+                // made then, on this node.
+                next.place_on(ex.node());
+            } else if shared.is_none()
+                && !d.weak
+                && run.alloc == AllocMode::Immediate
+                && alloc_failed.is_none()
+            {
+                alloc_at_submission(ex, name, &next, alloc_failed);
+            }
+            let previous = std::mem::replace(slot, next.clone());
+            // A read-write reads what it supersedes; a weak write keeps it, for its
+            // children to start from.
+            let keeps = d.mode == Mode::ReadWrite || d.weak;
+            match (shared.is_some(), keeps) {
+                // In place, a writer follows the previous writer and its readers.
+                (true, true) => (Some(previous.clone()), Some(next), Some(previous)),
+                (true, false) => (None, Some(next), Some(previous)),
+                // What `next` supersedes is kept until `next` is committed, so that a
+                // failed run leaves the datum with its last complete version
+                // (`data::version`): as the binding's input, handed over as the task
+                // publishes (`Version::hand_input`), or at once.
+                (false, true) => (Some(previous), Some(next), None),
+                (false, false) => {
+                    // SAFETY: this submission makes `next`; its producer is not
+                    // submitted yet, so nothing publishes it meanwhile.
+                    unsafe { next.hand_input(previous) };
+                    (None, Some(next), None)
+                }
+            }
+        }
+        Mode::Reduce => unreachable!("a reduction binds to its group"),
+    }
+}
+
+/// Immediate allocation: makes `next`'s buffer on the submitting worker's node, or
+/// keeps why it could not in `alloc_failed` (task `name`).
+fn alloc_at_submission(
+    ex: &dyn Executor,
+    name: &str,
+    next: &Version,
+    alloc_failed: &mut Option<Error>,
+) {
+    let node = ex.node();
+    if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
+        *alloc_failed = Some(Error::OutOfMemory {
+            task: name.to_string(),
+            bytes: next.bytes,
+            message: e.to_string(),
+        });
+    }
 }
 
 /// Refuses a task once its run has failed; else returns the domain its owner's
@@ -751,8 +904,7 @@ fn submit_free(
     control: bool,
     children_to_parent: bool,
 ) {
-    wait_for_window(ex, run, throttle);
-    run.task_submitted(Some((ex.worker(), children_to_parent)));
+    enter_window(ex, run, throttle, children_to_parent);
     if let Some(domain) = domain {
         domain.child_submitted();
     }
@@ -827,19 +979,10 @@ fn close_reduction(
     let group = data.reduction.lock().take()?;
     let name: Cow<'static, str> = format!("reduce({})", data.name).into();
     let shared = data.shared.as_ref();
-    let next = match shared {
-        None => Version::superseding(data.bytes(), &run.versions, slot.clone()),
-        Some(_) => Version::pending(data.bytes(), &run.versions, shared),
-    };
+    // A read-write: its input is what `next` supersedes (`Version::hand_input`).
+    let next = Version::pending(data.bytes(), run.versions, shared);
     if shared.is_none() && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
-        let node = ex.node();
-        if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
-            *alloc_failed = Some(Error::OutOfMemory {
-                task: name.to_string(),
-                bytes: next.bytes,
-                message: e.to_string(),
-            });
-        }
+        alloc_at_submission(ex, &name, &next, alloc_failed);
     }
     let previous = std::mem::replace(slot, next.clone());
     let binding = Binding {
@@ -981,8 +1124,8 @@ fn prepare_buffers(
             zeroed(input)?;
         }
 
-        if let (Mode::ReadWrite, Some(output), Some(input)) = (b.mode, &b.output, &mut b.input) {
-            if Version::take_over(output, input, in_place_node) {
+        if let (Mode::ReadWrite, Some(output)) = (b.mode, &b.output) {
+            if Version::take_over(output, &mut b.input, in_place_node) {
                 task.run
                     .counters
                     .worker(ex.worker())
@@ -1041,8 +1184,7 @@ fn prepare_buffers(
         let es = b.data.elem_size;
         for (leaf, pieces) in gather.leaves.iter().zip(&gather.pieces) {
             let src = leaf
-                .input
-                .as_ref()
+                .read()
                 .and_then(|v| v.buffer())
                 .expect("a gathered read's segment was allocated above");
             for p in pieces {
@@ -1335,7 +1477,7 @@ fn for_each_leaf_access<'a>(
         .flat_map(Binding::leaves)
     {
         if b.mode.reads() {
-            f(b, Touched::Version(b.input.as_ref()), true);
+            f(b, Touched::Version(b.read()), true);
         }
         if b.mode.writes() {
             f(b, Touched::Version(b.output.as_ref()), false);
@@ -1765,49 +1907,28 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
             }
             continue;
         }
-        if let (true, Some(output), Some(previous)) = (b.weak, &b.output, &b.input) {
-            if b.data.shared.is_none() {
-                // A weak write no child took up leaves the contents as they were (a
-                // forward set at completion, if a child wrote, comes first).
-                output.forward_to(previous.clone());
+        let wake = |waiter: TaskRef| {
+            if waiter.satisfy_one() {
+                ex.activate(Activated::new(waiter));
             }
-        }
-        // Looked up once: it follows the input's or output's forwards.
-        let shared = b.shared();
-        let released = match (&b.input, b.mode) {
-            (Some(input), Mode::Read) if shared.is_some() => input.reader_done(),
-            _ => Vec::new(),
         };
-        if let (Some(shared), true) = (shared, b.mode.writes() && !b.weak) {
-            match completion {
-                // A gathered view is a copy, scattered only once the body has returned:
-                // a failed body wrote none of the segments.
-                Completion::Panicked if gathered => {}
-                Completion::Panicked => shared.poison(&task.name),
-                // A whole write replaces whatever a failed writer left.
-                Completion::Done if b.mode == Mode::Write => shared.clear_poison(),
-                _ => {}
-            }
-        }
-        let published = b
-            .output
-            .as_ref()
-            .map(|o| Version::publish_after_forward(o, completion == Completion::Done))
-            .unwrap_or_default();
-        if completion != Completion::Done && b.output.is_some() && shared.is_none() {
-            // The datum goes back to its last committed version now, so that the
-            // abandoned one is freed with the task (`data::version`).
-            b.data.settle();
-        }
+        // Shared data: the writer the last reader released, then those waiting for
+        // what was written.
+        let (readers_done, published) = match b.data.shared {
+            None => (
+                Vec::new(),
+                crate::data::version::release(b, completion == Completion::Done),
+            ),
+            Some(_) => crate::data::shared::release(b, &task.name, gathered, completion),
+        };
         // This task lets its versions go before its successors start, so that a
         // read-write among them finds itself the only holder of its input.
         drop(b.output.take());
         drop(b.input.take());
-        for waiter in released.into_iter().chain(published) {
-            if waiter.satisfy_one() {
-                ex.activate(Activated::new(waiter));
-            }
+        if !readers_done.is_empty() {
+            readers_done.into_iter().for_each(wake);
         }
+        published.into_iter().for_each(wake);
     }
     // Releases the versions this task held: superseded ones with no other reader go
     // back to their pool now.

@@ -26,7 +26,9 @@ pub use scope::{Scope, TaskBuilder, TaskCtx};
 pub use team::{Attach, Team};
 pub(crate) use team::{Owned, TeamInner};
 
-pub(crate) use exec::{current_executor, drop_payload, panic_message, policy_access_infos};
+pub(crate) use exec::{
+    current_executor, drop_payload, panic_message, policy_access_infos, Completion,
+};
 pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, MemoryKey, Started};
 pub(crate) use run::{RunRef, RunState};
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};

@@ -118,7 +118,7 @@ impl Recorder {
     pub fn spawn<L, F>(
         &self,
         name: impl Into<Cow<'static, str>>,
-        accesses: L,
+        mut accesses: L,
         body: F,
     ) -> Result<(), Error>
     where
@@ -126,8 +126,12 @@ impl Recorder {
         F: for<'a> Fn(&Iteration, L::Views<'a>) + Send + Sync + 'static,
     {
         let name = name.into();
-        let declared = crate::data::declarations(&accesses);
+        let declared = crate::data::declarations(&mut accesses);
+        // The declarations took the list's data: the body holds them as the list did,
+        // for as long as the recorded graph lives.
+        let held: Vec<_> = declared.iter().map(|d| d.data.clone()).collect();
         let body: ReplayBody = Box::new(move |it: &Iteration, raw: &[RawView]| {
+            let _ = &held;
             // SAFETY: the replay builds `raw` from this very list's declarations, in
             // order (`record_task` below resolved one access per declaration), over
             // buffers it holds for the iteration, written by this task alone and read

@@ -535,7 +535,7 @@ impl Graph {
     pub(crate) fn replay(
         &mut self,
         rt: &Runtime,
-        versions: &Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         observer: Option<ReplayObserver>,
         iterations: u64,
     ) -> Result<Report, RunError> {
@@ -815,7 +815,7 @@ impl Graph {
 
     /// First replay: decides where each task runs and allocates the rotated versions'
     /// buffers on their producers' nodes.
-    fn prepare(&mut self, rt: &Runtime, versions: &Arc<VersionCounts>) -> Result<(), Error> {
+    fn prepare(&mut self, rt: &Runtime, versions: &'static VersionCounts) -> Result<(), Error> {
         let worker_node = rt.worker_nodes().to_vec();
         let workers = worker_node.len();
         let pools = rt.pools();
@@ -1154,7 +1154,7 @@ fn current_versions<'g>(
 /// A version of `bytes` bytes owning a zeroed block on `node`.
 fn new_version(
     pools: &Arc<Pools>,
-    versions: &Arc<VersionCounts>,
+    versions: &'static VersionCounts,
     node: usize,
     bytes: usize,
 ) -> Result<VersionRef, locus_mem::pool::AllocError> {

@@ -19,7 +19,7 @@ pub(crate) struct RunState {
     /// Per-worker counters, published to the report at the end.
     pub(crate) counters: RunCounters,
     /// Live versions of the runtime.
-    pub(crate) versions: Arc<VersionCounts>,
+    pub(crate) versions: &'static VersionCounts,
     /// Where shared data goes, and whether new data is shared.
     pub(crate) shared: Arc<SharedSetup>,
     /// Bound on submitted-but-unfinished tasks, if any.
@@ -40,7 +40,7 @@ impl RunState {
         runtime_id: u64,
         alloc: AllocMode,
         counters: RunCounters,
-        versions: Arc<VersionCounts>,
+        versions: &'static VersionCounts,
         shared: Arc<SharedSetup>,
         window: Option<usize>,
     ) -> Self {

@@ -200,7 +200,7 @@ impl Scope {
             name.into(),
             len,
             std::mem::size_of::<T>(),
-            &self.run().versions,
+            self.run().versions,
             shared.default_policy.map(|p| (shared, p)),
         ));
         if let Some(owner) = &self.owner {
@@ -259,10 +259,10 @@ impl<L: AccessList> TaskBuilder<'_, L> {
         let TaskBuilder {
             scope,
             name,
-            accesses,
+            mut accesses,
             hints,
         } = self;
-        let declared = crate::data::declarations(&accesses);
+        let declared = crate::data::declarations(&mut accesses);
         scope.submit(name, hints, declared, TaskBody::Views(accesses, body))
     }
 
@@ -275,10 +275,10 @@ impl<L: AccessList> TaskBuilder<'_, L> {
         let TaskBuilder {
             scope,
             name,
-            accesses,
+            mut accesses,
             hints,
         } = self;
-        let declared = crate::data::declarations(&accesses);
+        let declared = crate::data::declarations(&mut accesses);
         scope.submit::<L, for<'a> fn(&TaskCtx, L::Views<'a>)>(
             name,
             hints,

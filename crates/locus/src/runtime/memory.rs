@@ -385,7 +385,7 @@ impl Runtime {
             name,
             len,
             std::mem::size_of::<T>(),
-            &self.versions,
+            self.versions.counts(),
             buffer,
         ))))
     }
@@ -403,7 +403,7 @@ impl Runtime {
             return Ok(Migrated::default());
         }
         let bytes = inner.bytes();
-        let renamed = Version::initial(bytes, &self.versions, None);
+        let renamed = Version::initial(bytes, self.versions.counts(), None);
         let block = renamed
             .buffer_or_alloc(|| self.pools().alloc(node, bytes))
             .map_err(|e| Error::OutOfMemory {
