@@ -74,6 +74,34 @@ fn dependences_satisfied_concurrently_activate_once() {
     });
 }
 
+/// The submitter finds one of a task's two dependences satisfied as it registers
+/// them and releases it with its guard in one count (`satisfy(2)`), while a producer
+/// satisfies the other: exactly one of the two sees the task become ready, and its
+/// take of the job is ordered after the submitter's read.
+#[test]
+fn dependences_released_with_the_guard_activate_once() {
+    model(|| {
+        let task = Arc::new(TaskState::new(vec![7u32, 8], 2));
+        let activations = Arc::new(AtomicUsize::new(0));
+        let producer = {
+            let (task, activations) = (task.clone(), activations.clone());
+            thread::spawn(move || {
+                if task.satisfy_one() {
+                    activate(&task, &activations);
+                }
+            })
+        };
+        // SAFETY: the guard (the `+ 1` of `new`) is still held.
+        assert_eq!(unsafe { task.job_unshared() }.len(), 2);
+        if task.satisfy(2) {
+            activate(&task, &activations);
+        }
+        producer.join().unwrap();
+        assert_eq!(activations.load(Ordering::Relaxed), 1);
+        assert_eq!(task.take_job(), None, "the job is taken once");
+    });
+}
+
 /// Two workers call `take_job` on one task while its last dependence is satisfied:
 /// neither takes it before it is ready, and exactly one call, theirs or a late one
 /// after both, gets the job.

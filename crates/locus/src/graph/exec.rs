@@ -21,7 +21,7 @@ use super::task::{Activated, Body, Job, Task, TaskRef};
 use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
 use crate::data::reduce::{combine_order, Group, ReduceBinding};
-use crate::data::version::{Buffer, Version, VersionRef};
+use crate::data::version::{Buffer, Version, VersionRef, Waiters};
 use crate::data::{AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode};
 use crate::error::Error;
 use crate::sched::{AccessInfo, AccessInfos};
@@ -132,43 +132,7 @@ impl Refusal {
 /// run-wide (`run_wide`) no datum of a scope whose task is not complete.
 fn validate(run: &RunState, declared: &[Declared], run_wide: bool) -> Result<(), Refusal> {
     for (i, d) in declared.iter().enumerate() {
-        if d.data.runtime != run.runtime_id {
-            return Err(Refusal::Foreign {
-                data: d.data.name.clone(),
-            });
-        }
-        // A datum made in the scope of a task that is not complete yet is reached only
-        // through that task's domain (`graph::domain`).
-        if run_wide && d.data.local.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(Refusal::Invalid(format!(
-                "`{}` was created in the scope of a task that is not complete yet: until \
-                 then only that task's children can access it",
-                d.data.name
-            )));
-        }
-        if let Some(reason) = &d.data.unavailable {
-            return Err(Refusal::Invalid(format!(
-                "`{}` has no memory: {reason}",
-                d.data.name
-            )));
-        }
-        if d.mode.reads() {
-            if let Some(task) = d.data.poisoned_by() {
-                return Err(Refusal::Invalid(
-                    Error::Poisoned {
-                        data: d.data.name.clone(),
-                        task,
-                    }
-                    .to_string(),
-                ));
-            }
-        }
-        if d.range.start > d.range.end || d.range.end > d.data.len {
-            return Err(Refusal::Invalid(format!(
-                "range {}..{} is out of bounds of `{}` (length {})",
-                d.range.start, d.range.end, d.data.name, d.data.len
-            )));
-        }
+        check(run, d, run_wide)?;
         for other in &declared[..i] {
             if other.data.id == d.data.id && (other.mode.exclusive() || d.mode.exclusive()) {
                 return Err(Refusal::Invalid(format!(
@@ -178,6 +142,51 @@ fn validate(run: &RunState, declared: &[Declared], run_wide: bool) -> Result<(),
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// The checks of [`validate`] on one declaration alone: all a task of one access
+/// needs.
+#[inline(always)]
+fn check(run: &RunState, d: &Declared, run_wide: bool) -> Result<(), Refusal> {
+    if d.data.runtime != run.runtime_id {
+        return Err(Refusal::Foreign {
+            data: d.data.name.clone(),
+        });
+    }
+    // A datum made in the scope of a task that is not complete yet is reached only
+    // through that task's domain (`graph::domain`).
+    if run_wide && d.data.local.load(std::sync::atomic::Ordering::Acquire) {
+        return Err(Refusal::Invalid(format!(
+            "`{}` was created in the scope of a task that is not complete yet: until \
+             then only that task's children can access it",
+            d.data.name
+        )));
+    }
+    if let Some(reason) = &d.data.unavailable {
+        return Err(Refusal::Invalid(format!(
+            "`{}` has no memory: {reason}",
+            d.data.name
+        )));
+    }
+    // Only shared data is poisoned (by a writer in place that failed).
+    if d.mode.reads() && d.data.shared.is_some() {
+        if let Some(task) = d.data.poisoned_by() {
+            return Err(Refusal::Invalid(
+                Error::Poisoned {
+                    data: d.data.name.clone(),
+                    task,
+                }
+                .to_string(),
+            ));
+        }
+    }
+    if d.range.start > d.range.end || d.range.end > d.data.len {
+        return Err(Refusal::Invalid(format!(
+            "range {}..{} is out of bounds of `{}` (length {})",
+            d.range.start, d.range.end, d.data.name, d.data.len
+        )));
     }
     Ok(())
 }
@@ -548,12 +557,10 @@ where
     enter(ex, task);
     for (combiner, group) in combiners {
         ex.submitted(&combiner);
-        register(&combiner);
-        if !group.close(&combiner) {
-            // Every reducer of the group has finished already.
-            let _ = combiner.satisfy_one();
-        }
-        if combiner.satisfy_one() {
+        let satisfied = register(&combiner);
+        // The group's count is satisfied at once if every reducer has finished.
+        let closed = usize::from(!group.close(&combiner));
+        if combiner.satisfy(1 + satisfied + closed) {
             ex.activate(Activated::new(combiner));
         }
     }
@@ -588,7 +595,7 @@ where
     L: AccessList,
     F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
 {
-    if let Err(refusal) = validate(&run, std::slice::from_ref(&d), true) {
+    if let Err(refusal) = check(&run, &d, true) {
         // Nothing was bound: the declaration keeps its datum's count.
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
@@ -679,8 +686,9 @@ where
 #[inline(always)]
 fn enter(ex: &dyn Executor, task: TaskRef) {
     ex.submitted(&task);
-    register(&task);
-    if task.satisfy_one() {
+    // The dependences found satisfied go with the guard, in one count.
+    let satisfied = register(&task);
+    if task.satisfy(1 + satisfied) {
         ex.activate(Activated::new(task));
     }
 }
@@ -933,36 +941,43 @@ fn forget_data(declared: Declared) {
     drop(reducer);
 }
 
-/// Registers a task just made with the versions it waits for.
-fn register(task: &TaskRef) {
+/// Registers a task just made with the versions it waits for; returns how many of
+/// its dependences were satisfied already, for the caller to release with its guard.
+fn register(task: &TaskRef) -> usize {
     // SAFETY: the pending guard taken by `Task::new` is released only by the caller,
     // after this.
-    for b in unsafe { task.job_unshared() }
-        .bindings
-        .iter()
-        .flat_map(Binding::leaves)
-    {
-        // One registration per dependence counted by `Binding::dependences`; each that
-        // finds its dependence satisfied already satisfies it here. None can bring the
-        // count to zero: the guard is still held. A weak access to versioned data
-        // registers nothing.
-        if b.waits_for_nothing() {
-            continue;
-        }
-        if let Some(input) = &b.input {
-            if !input.add_waiter(task) {
-                let _ = task.satisfy_one();
-            }
-        }
-        if let Some(previous) = &b.after {
-            if b.mode == Mode::Write && !previous.add_waiter(task) {
-                let _ = task.satisfy_one();
-            }
-            if !previous.add_release_waiter(task) {
-                let _ = task.satisfy_one();
-            }
+    let bindings = &unsafe { task.job_unshared() }.bindings;
+    if let [b] = &bindings[..] {
+        if b.gather.is_none() {
+            return register_leaf(task, b);
         }
     }
+    bindings
+        .iter()
+        .flat_map(Binding::leaves)
+        .map(|b| register_leaf(task, b))
+        .sum()
+}
+
+/// [`register`] for one leaf binding `b`: one registration per dependence counted by
+/// `Binding::dependences`; returns how many found their dependence satisfied already.
+/// A weak access to versioned data registers nothing.
+#[inline(always)]
+fn register_leaf(task: &TaskRef, b: &Binding) -> usize {
+    if b.waits_for_nothing() {
+        return 0;
+    }
+    let mut satisfied = 0;
+    if let Some(input) = &b.input {
+        satisfied += usize::from(!input.add_waiter(task));
+    }
+    if let Some(previous) = &b.after {
+        if b.mode == Mode::Write {
+            satisfied += usize::from(!previous.add_waiter(task));
+        }
+        satisfied += usize::from(!previous.add_release_waiter(task));
+    }
+    satisfied
 }
 
 /// Closes `data`'s open reduction group (`data::reduce`): makes the combining task,
@@ -1897,40 +1912,59 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
 fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: Completion) {
+    let complete = completion == Completion::Done;
+    if let [b] = &mut bindings[..] {
+        if b.gather.is_none() && b.reduce.is_none() && b.data.shared.is_none() {
+            // One binding of versioned data, the most common task: no leaves to walk.
+            let published = crate::data::version::release(b, complete);
+            wake_released(ex, b, Vec::new(), published);
+            return;
+        }
+    }
     for (b, gathered) in leaves_gathered_mut(&mut bindings) {
         if let Some(r) = &b.reduce {
             // The copy goes back to the group; the last reducer releases the combiner.
-            if let Some(combiner) = r.group.reducer_done(r, completion == Completion::Done) {
+            if let Some(combiner) = r.group.reducer_done(r, complete) {
                 if combiner.satisfy_one() {
                     ex.activate(Activated::new(combiner));
                 }
             }
             continue;
         }
-        let wake = |waiter: TaskRef| {
-            if waiter.satisfy_one() {
-                ex.activate(Activated::new(waiter));
-            }
-        };
         // Shared data: the writer the last reader released, then those waiting for
         // what was written.
         let (readers_done, published) = match b.data.shared {
-            None => (
-                Vec::new(),
-                crate::data::version::release(b, completion == Completion::Done),
-            ),
+            None => (Vec::new(), crate::data::version::release(b, complete)),
             Some(_) => crate::data::shared::release(b, &task.name, gathered, completion),
         };
-        // This task lets its versions go before its successors start, so that a
-        // read-write among them finds itself the only holder of its input.
-        drop(b.output.take());
-        drop(b.input.take());
-        if !readers_done.is_empty() {
-            readers_done.into_iter().for_each(wake);
-        }
-        published.into_iter().for_each(wake);
+        wake_released(ex, b, readers_done, published);
     }
     // Releases the versions this task held: superseded ones with no other reader go
-    // back to their pool now.
+    // back to their pool now (on return, in the one-binding case above).
     drop(bindings);
+}
+
+/// After [`release`] published binding `b`: lets its versions go, then activates the
+/// tasks that waited for its readers (`readers_done`) or for what it wrote
+/// (`published`) and have nothing else to wait for.
+#[inline(always)]
+fn wake_released(
+    ex: &dyn Executor,
+    b: &mut Binding,
+    readers_done: Vec<TaskRef>,
+    published: Waiters,
+) {
+    // This task lets its versions go before its successors start, so that a
+    // read-write among them finds itself the only holder of its input.
+    drop(b.output.take());
+    drop(b.input.take());
+    let wake = |waiter: TaskRef| {
+        if waiter.satisfy_one() {
+            ex.activate(Activated::new(waiter));
+        }
+    };
+    if !readers_done.is_empty() {
+        readers_done.into_iter().for_each(wake);
+    }
+    published.into_iter().for_each(wake);
 }

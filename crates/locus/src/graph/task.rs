@@ -140,6 +140,11 @@ impl Task {
         self.state.satisfy_one()
     }
 
+    /// Satisfies `n` dependences at once; returns whether the task just became ready.
+    pub(crate) fn satisfy(&self, n: usize) -> bool {
+        self.state.satisfy(n)
+    }
+
     /// Takes the job out of a ready task; `None` if the task is not ready or the job
     /// was taken already.
     pub(crate) fn take_job(&self) -> Option<Job> {

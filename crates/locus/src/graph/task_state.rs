@@ -58,10 +58,19 @@ impl<J> TaskState<J> {
     /// task just became ready (exactly one call does).
     #[inline]
     pub fn satisfy_one(&self) -> bool {
+        self.satisfy(1)
+    }
+
+    /// Satisfies `n` dependences at once (the submitter's guard among them, or `n`
+    /// never reaches the count's end); returns whether the task just became ready.
+    /// A submitter that finds dependences satisfied as it registers them releases them
+    /// with its guard in one read-modify-write.
+    #[inline]
+    pub fn satisfy(&self, n: usize) -> bool {
         // AcqRel: every decrement reads the previous ones, so the one reaching zero
         // acquires what each earlier satisfier and the submitter did before theirs (their
         // reads of the job among it) and makes it visible to whoever takes the job.
-        self.pending.fetch_sub(1, Ordering::AcqRel) == 1
+        self.pending.fetch_sub(n, Ordering::AcqRel) == n
     }
 
     /// Takes the job out of a ready task; `None` if the task is not ready or the job
