@@ -339,10 +339,11 @@ where
     L: AccessList,
     F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
 {
-    if declared.is_empty() {
-        forget_empty(declared);
-        return submit_lean(ex, run, throttle, owner, name, hints.boxed(), body);
-    }
+    // A task declaring nothing takes `submit_lean` (`Scope::submit` chooses).
+    debug_assert!(
+        !declared.is_empty(),
+        "a task declaring nothing is submitted lean"
+    );
     let domain = admit(run, owner, &name)?;
     if domain.is_none() {
         if let [d] = &declared[..] {
@@ -637,10 +638,23 @@ where
 }
 
 /// Counts a task in its run, once its submitter has waited for room in the window if
-/// its scope waits (`throttle`); `control`: a control task.
+/// its scope waits (`throttle`), helping meanwhile; `control`: a control task.
 #[inline(always)]
 fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: bool) {
-    wait_for_window(ex, run, throttle);
+    if let Some(window) = run.window {
+        // `outstanding` counts the root too: more than `window` means `window` tasks.
+        let over = || run.outstanding() > window && !run.is_failed();
+        match throttle {
+            // The root waits for room (`RuntimeBuilder::window`): no task waits for the
+            // root's outputs, so whatever fills the window can finish without it.
+            Throttle::Wait if over() => ex.help_while(&over),
+            // A control task helps while there is work to help with, and goes on when
+            // there is none: tasks waiting for its tokens could fill the window.
+            Throttle::Help if over() => ex.help_while_work(&over),
+            // A task spawning children never waits: they may need its outputs.
+            _ => {}
+        }
+    }
     run.task_submitted(Some((ex.worker(), control)));
 }
 
@@ -843,25 +857,6 @@ where
         children_to_parent,
     );
     Ok(())
-}
-
-/// Waits for room in the run's window as `throttle` says, helping meanwhile.
-#[inline]
-fn wait_for_window(ex: &dyn Executor, run: RunRef, throttle: Throttle) {
-    if let Some(window) = run.window {
-        // `outstanding` counts the root too: more than `window` means `window` tasks.
-        let over = || run.outstanding() > window && !run.is_failed();
-        match throttle {
-            // The root waits for room (`RuntimeBuilder::window`): no task waits for the
-            // root's outputs, so whatever fills the window can finish without it.
-            Throttle::Wait if over() => ex.help_while(&over),
-            // A control task helps while there is work to help with, and goes on when
-            // there is none: tasks waiting for its tokens could fill the window.
-            Throttle::Help if over() => ex.help_while_work(&over),
-            // A task spawning children never waits: they may need its outputs.
-            _ => {}
-        }
-    }
 }
 
 /// A task's body as the record keeps it, with whether it is a control task (it sees
@@ -1884,9 +1879,7 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         Some(domain) => {
             // The children may read the task's outputs now.
             for waiter in domain.body_done(bindings, completion) {
-                if waiter.satisfy_one() {
-                    ex.activate(Activated::new(waiter));
-                }
+                activate_if_ready(ex, waiter);
             }
             if domain.close_one() {
                 let (bindings, completion) = domain.complete();
@@ -1925,9 +1918,7 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
         if let Some(r) = &b.reduce {
             // The copy goes back to the group; the last reducer releases the combiner.
             if let Some(combiner) = r.group.reducer_done(r, complete) {
-                if combiner.satisfy_one() {
-                    ex.activate(Activated::new(combiner));
-                }
+                activate_if_ready(ex, combiner);
             }
             continue;
         }
@@ -1958,13 +1949,17 @@ fn wake_released(
     // read-write among them finds itself the only holder of its input.
     drop(b.output.take());
     drop(b.input.take());
-    let wake = |waiter: TaskRef| {
-        if waiter.satisfy_one() {
-            ex.activate(Activated::new(waiter));
-        }
-    };
+    let wake = |waiter| activate_if_ready(ex, waiter);
     if !readers_done.is_empty() {
         readers_done.into_iter().for_each(wake);
     }
     published.into_iter().for_each(wake);
+}
+
+/// Satisfies one dependence of `waiter`, and activates it on `ex` if that was its last.
+#[inline(always)]
+fn activate_if_ready(ex: &dyn Executor, waiter: TaskRef) {
+    if waiter.satisfy_one() {
+        ex.activate(Activated::new(waiter));
+    }
 }
