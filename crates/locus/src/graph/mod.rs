@@ -32,4 +32,4 @@ pub(crate) use exec::{
 pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, MemoryKey, Started};
 pub(crate) use run::{RunRef, RunState};
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
-pub(crate) use task::{Body, BodyFor, Job};
+pub(crate) use task::{Body, BodyFor, Job, Waiting};

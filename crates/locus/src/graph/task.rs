@@ -16,6 +16,7 @@ use crate::sched::{AccessInfos, Domain};
 const NO_PREFERENCE: usize = usize::MAX;
 
 pub use super::task_ref::TaskRef;
+pub(crate) use super::task_ref::Waiting;
 
 /// The body of a task, with the views of its bindings built inside, borrowing for `'a`
 /// (`'static` but for the root of a run).

@@ -15,6 +15,14 @@
 //! a task is ever made): a clone is one relaxed increment, a drop one release
 //! decrement, and the last drop acquires every other holder's work before it drops the
 //! task.
+//!
+//! A task waiting for its dependences is held by none of the lists it waits in: each
+//! entry is a [`Waiting`], a pointer without a count. Its submitter, once it has
+//! registered the task and released its guard without making it ready, hands its own
+//! reference to the dependences ([`TaskRef::into_dependences`]); the entry whose
+//! satisfaction makes the task ready takes that reference back ([`Waiting::satisfy`]).
+//! A task waiting for one version thus costs no count change at all, where a counted
+//! entry cost an increment and the submitter's drop a decrement.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::Cell;
@@ -131,6 +139,68 @@ impl Drop for TaskRef {
             std::ptr::drop_in_place(std::ptr::addr_of_mut!((*self.record.as_ptr()).task));
             give_record(self.record);
         }
+    }
+}
+
+impl TaskRef {
+    /// Hands this reference to the task's unsatisfied dependences: the caller released
+    /// its guard and the task is not ready, so it waits in lists as [`Waiting`]
+    /// entries, which hold no count. The last of them to be satisfied takes this
+    /// reference back ([`Waiting::satisfy`]). No atomic operation is made, where
+    /// dropping the reference and counting one per list entry would make two per entry.
+    #[inline]
+    pub(crate) fn into_dependences(self) {
+        std::mem::forget(self);
+    }
+}
+
+/// A task waiting in a list (a version's waiters, a shared version's writer waiting
+/// for its readers, a reduction group's combiner) for one of its dependences: its
+/// record, without a count of its own. The task cannot be freed meanwhile: until its
+/// last dependence is satisfied it is not ready, so nothing runs it, and its
+/// submitter's reference is held for it by its dependences
+/// ([`TaskRef::into_dependences`]).
+pub(crate) struct Waiting {
+    record: NonNull<Record>,
+}
+
+// SAFETY: a `Waiting` is used only to satisfy the task's dependence (an atomic
+// decrement of a `Sync` task's count), from whichever thread releases it.
+unsafe impl Send for Waiting {}
+// SAFETY: as for `Send`; `&Waiting` gives nothing.
+unsafe impl Sync for Waiting {}
+
+impl Waiting {
+    /// An entry for one of `task`'s dependences.
+    ///
+    /// # Safety
+    ///
+    /// The dependence is counted in `task`'s pending count, and this entry is the only
+    /// one that satisfies it (with [`satisfy`](Self::satisfy)). `task`'s submitter
+    /// still holds its guard, and once it releases it, hands its reference to the
+    /// dependences if the task is not ready then ([`TaskRef::into_dependences`]).
+    #[inline]
+    pub(crate) unsafe fn new(task: &TaskRef) -> Waiting {
+        Waiting {
+            record: task.record,
+        }
+    }
+
+    /// Satisfies the dependence; returns the task, with the reference its submitter
+    /// handed to its dependences, if that was its last.
+    #[inline]
+    pub(crate) fn satisfy(self) -> Option<TaskRef> {
+        // SAFETY: the dependence is unsatisfied (`new`'s contract: this entry alone
+        // satisfies it), so the task is not ready and its record is alive, held for it
+        // by its dependences. After a decrement that is not the last, the record is not
+        // touched: the last satisfier may free it at once.
+        let ready = unsafe { self.record.as_ref() }.task.satisfy_one();
+        // SAFETY: this was the last dependence: the reference handed over by the
+        // submitter (`into_dependences`) is this caller's now, and no other entry
+        // holds the record.
+        ready.then(|| TaskRef {
+            record: self.record,
+        })
     }
 }
 
