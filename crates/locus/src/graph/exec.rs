@@ -1511,14 +1511,16 @@ pub(crate) fn policy_access_infos(bindings: &[Binding]) -> AccessInfos {
 /// The bytes read and written by the accesses [`for_each_keyed_access`] lists, summed
 /// without looking at the buffers.
 pub(crate) fn declared_bytes(bindings: &[Binding]) -> (u64, u64) {
-    if let [b] = bindings {
-        if b.is_plain() {
+    match bindings {
+        [] => return (0, 0),
+        [b] if b.is_plain() => {
             let bytes = b.bytes as u64;
             return (
                 if b.mode.reads() { bytes } else { 0 },
                 if b.mode.writes() { bytes } else { 0 },
             );
         }
+        _ => {}
     }
     let (mut input, mut output) = (0u64, 0u64);
     for_each_leaf_access(bindings, |b, _, is_input| {
@@ -1855,7 +1857,7 @@ fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
 /// [`start`] for a task of one plain binding (`Binding::is_plain`) and no hints, the
 /// task of most dependence graphs: its buffer prepared and its accesses counted without
 /// walking leaves, gathers, reductions or shared data.
-#[inline(always)]
+#[inline(never)]
 fn start_one_version(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> Started {
     let Job {
         mut bindings,
