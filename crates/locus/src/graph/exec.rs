@@ -331,7 +331,7 @@ pub(crate) fn submit<L, F>(
     throttle: Throttle,
     owner: Option<&Owner>,
     name: Cow<'static, str>,
-    hints: Hints,
+    hints: Option<Box<Hints>>,
     declared: Declarations,
     body: TaskBody<L, F>,
 ) -> Result<(), Error>
@@ -590,7 +590,7 @@ fn submit_one_versioned<L, F>(
     ex: &dyn Executor,
     (run, throttle, owner): Scoped<'_>,
     d: Declared,
-    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+    (name, hints, body): (Cow<'static, str>, Option<Box<Hints>>, TaskBody<L, F>),
 ) -> Result<(), Error>
 where
     L: AccessList,
@@ -665,7 +665,7 @@ fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: boo
 fn new_task<L, F>(
     run: RunRef,
     owner: Option<&Owner>,
-    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+    (name, hints, body): (Cow<'static, str>, Option<Box<Hints>>, TaskBody<L, F>),
     (bindings, inputs, alloc_failed): (Bindings, usize, Option<Error>),
 ) -> TaskRef
 where
@@ -685,7 +685,7 @@ where
         Job {
             bindings,
             body,
-            hints: hints.boxed(),
+            hints,
             control,
             children_to_parent,
             root: false,
@@ -1074,19 +1074,19 @@ fn close_reduction(
 /// memory), so nothing is zeroed or copied.
 ///
 /// Returns the pages of shared data that moved as the task starts: armed for next touch
-/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node;
-/// and the copies of the versions the body updates in place, which [`Backups::restore`]
-/// puts back if it fails (`data::version`, "Failed producers").
+/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node.
+/// Keeps in `backups` the copies of the versions the body updates in place, which
+/// [`Backups::restore`] puts back if it fails (`data::version`, "Failed producers").
+/// `how`: whether bodies run, whether the task is a control task, where a migration
+/// task moves its data.
 fn prepare_buffers(
     ex: &dyn Executor,
     task: &Task,
     bindings: &mut [Binding],
-    bodies: Bodies,
-    control: bool,
-    migrate_to: Option<usize>,
-) -> Result<(u64, Backups), Error> {
+    (bodies, control, migrate_to): (Bodies, bool, Option<usize>),
+    backups: &mut Backups,
+) -> Result<u64, Error> {
     let mut migrated = 0u64;
-    let mut backups = Backups::default();
     if let Some(target) = migrate_to {
         // A migration task (`Scope::migrate`): its declared data move now, nothing else.
         for b in bindings.iter().flat_map(Binding::leaves) {
@@ -1100,7 +1100,7 @@ fn prepare_buffers(
                     })?;
             }
         }
-        return Ok((migrated, backups));
+        return Ok(migrated);
     }
     check_memory(ex, task, bodies, control)?;
     let node = ex.node();
@@ -1128,7 +1128,7 @@ fn prepare_buffers(
             migrated += shared.touch(b.offset, b.bytes, node);
             continue;
         }
-        prepare_version(ex, task, b, (bodies, control, gathered), &mut backups)?;
+        prepare_version(ex, task, b, (bodies, control, gathered), backups)?;
     }
     // Gathered views: a buffer on this node, filled from the segments for reads.
     for b in bindings.iter().filter(|b| !b.weak && !control) {
@@ -1165,7 +1165,7 @@ fn prepare_buffers(
             }
         }
     }
-    Ok((migrated, backups))
+    Ok(migrated)
 }
 
 /// Refuses to run a body that would see buffers holding no memory (a simulation with
@@ -1315,22 +1315,25 @@ impl Backups {
             .buffer()
             .expect("a version updated in place holds its input's buffer");
         let bytes = output.bytes;
-        let saved = if bytes <= INLINE_BACKUP {
-            let mut inline = [0u8; INLINE_BACKUP];
+        let dst = NonNull::new(buffer.as_mut_ptr()).expect("a block is not null");
+        if bytes <= INLINE_BACKUP {
+            // Copied where it is kept, not moved there.
+            self.0
+                .push((dst, Saved::Inline([0u8; INLINE_BACKUP], bytes)));
+            let Some((_, Saved::Inline(inline, _))) = self.0.last_mut() else {
+                unreachable!("just pushed")
+            };
             // SAFETY: the buffer holds `bytes` bytes, produced by the input's producer;
             // nobody but this task, whose body has not started, touches it.
             inline[..bytes]
                 .copy_from_slice(unsafe { std::slice::from_raw_parts(buffer.as_ptr(), bytes) });
-            Saved::Inline(inline, bytes)
-        } else {
-            let copy = ex.pools().alloc(node, bytes)?;
-            // SAFETY: (1) both blocks hold at least `bytes` bytes (versions of one
-            // datum); (2) distinct allocations; (3) as above.
-            unsafe { std::ptr::copy_nonoverlapping(buffer.as_ptr(), copy.as_mut_ptr(), bytes) };
-            Saved::Block(copy)
-        };
-        let dst = NonNull::new(buffer.as_mut_ptr()).expect("a block is not null");
-        self.0.push((dst, saved));
+            return Ok(());
+        }
+        let copy = ex.pools().alloc(node, bytes)?;
+        // SAFETY: (1) both blocks hold at least `bytes` bytes (versions of one datum);
+        // (2) distinct allocations; (3) as above.
+        unsafe { std::ptr::copy_nonoverlapping(buffer.as_ptr(), copy.as_mut_ptr(), bytes) };
+        self.0.push((dst, Saved::Block(copy)));
         Ok(())
     }
 
@@ -1340,7 +1343,7 @@ impl Backups {
     ///
     /// The versions the copies were made of are still held by the task (its bindings),
     /// not published, and their buffers not touched by anyone else.
-    unsafe fn restore(self) {
+    unsafe fn restore(&self) {
         for (dst, saved) in &self.0 {
             let (src, bytes) = match saved {
                 Saved::Inline(inline, bytes) => (inline.as_ptr(), *bytes),
@@ -1769,8 +1772,11 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             run.fail(error);
         }
     } else {
-        let prepared = prepare_buffers(ex, &task, &mut bindings, bodies, control, migrate_to);
-        let outcome = prepared.and_then(|(pages, backups)| {
+        let mut backups = Backups::default();
+        let how = (bodies, control, migrate_to);
+        let prepared = prepare_buffers(ex, &task, &mut bindings, how, &mut backups);
+        // The backups stay where they are: the body's failure restores them in place.
+        let outcome = prepared.and_then(|pages| {
             migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
@@ -1877,19 +1883,21 @@ fn start_one_version(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies)
     } else {
         let mut backups = Backups::default();
         let how = (bodies, control, false);
-        let outcome = check_memory(ex, &task, bodies, control)
-            .and_then(|()| prepare_version(ex, &task, &mut bindings[0], how, &mut backups))
-            .and_then(|()| match (bodies, control) {
-                (Bodies::Skip, false) => drop_skipped(&task, body),
-                _ => {
-                    let flags = (children_to_parent, root);
-                    run_body(ex, &task, body, &bindings, flags, None, || {
-                        completion = Completion::Panicked;
-                        // SAFETY: as in `start`.
-                        unsafe { backups.restore() };
-                    })
-                }
-            });
+        let prepared = check_memory(ex, &task, bodies, control)
+            .and_then(|()| prepare_version(ex, &task, &mut bindings[0], how, &mut backups));
+        // The backups stay where they are: the body's failure restores them in place.
+        let outcome = match (prepared, bodies, control) {
+            (Err(error), ..) => Err(error),
+            (Ok(()), Bodies::Skip, false) => drop_skipped(&task, body),
+            (Ok(()), ..) => {
+                let flags = (children_to_parent, root);
+                run_body(ex, &task, body, &bindings, flags, None, || {
+                    completion = Completion::Panicked;
+                    // SAFETY: as in `start`.
+                    unsafe { backups.restore() };
+                })
+            }
+        };
         match outcome {
             Ok(()) => {
                 completion = Completion::Done;
