@@ -34,6 +34,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod data;
 mod handles;
 mod memory;
+mod names;
 mod partition;
 mod report;
 mod runtime;

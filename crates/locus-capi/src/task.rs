@@ -24,11 +24,15 @@ use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use locus::{Affinity, Data, Read, ReadWrite, Report, Runtime, Scope, TaskCtx, Weak, Write};
+use locus::{
+    AccessList, Affinity, Data, Read, ReadWrite, Report, Runtime, Scope, TaskBuilder, TaskCtx,
+    Weak, Write,
+};
 
 use crate::data::{
-    check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DATA,
+    check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DataEntry, DATA,
 };
+use crate::names::task_name_at;
 use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
 use crate::team::{locus_team, team_of};
 
@@ -261,28 +265,34 @@ impl FrameGuard {
         locus_ctx { bits: self.token }
     }
 
-    /// The message given to `locus_ctx_fail` in this frame, and the first spawn
-    /// refused in it, as the run's error says it.
-    fn take_failures(&self) -> (Option<String>, Option<String>) {
-        FRAMES.with(|f| {
-            f.borrow_mut()
-                .iter_mut()
-                .rev()
-                .find(|e| e.token == self.token)
-                .map_or((None, None), |e| (e.failure.take(), e.refused.take()))
-        })
+    /// Pops the frame once its body has returned: the message given to
+    /// `locus_ctx_fail` in it, and the first spawn refused in it, as the run's error
+    /// says it.
+    fn pop(self) -> (Option<String>, Option<String>) {
+        let entry = pop_frame(self.token);
+        std::mem::forget(self);
+        entry.map_or((None, None), |e| (e.failure, e.refused))
     }
 }
 
 impl Drop for FrameGuard {
     fn drop(&mut self) {
-        FRAMES.with(|f| {
-            let mut f = f.borrow_mut();
-            if let Some(i) = f.iter().rposition(|e| e.token == self.token) {
-                f.truncate(i);
-            }
-        });
+        pop_frame(self.token);
     }
+}
+
+/// Removes the frame of `token` from this thread's stack, with any frame above it
+/// (none: bodies return innermost first), and returns it.
+fn pop_frame(token: u64) -> Option<Entry> {
+    FRAMES.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.last().is_some_and(|e| e.token == token) {
+            return f.pop();
+        }
+        let i = f.iter().rposition(|e| e.token == token)?;
+        f.truncate(i + 1);
+        f.pop()
+    })
 }
 
 /// What a valid context names.
@@ -444,8 +454,16 @@ unsafe fn take_arg(task: &locus_task) -> CResult<Arg> {
     Ok(arg)
 }
 
-/// The access lists of a C task, grouped by kind (Locus's lists are typed); `order`
-/// gives the declaration order back to the body.
+/// One access of a C task, typed as Locus takes it.
+enum Access {
+    Read(Read<u8>),
+    Write(Write<u8>),
+    ReadWrite(ReadWrite<u8>),
+    Weak(Weak),
+}
+
+/// The access lists of a C task of several accesses, grouped by kind (Locus's lists
+/// are typed); `order` gives the declaration order back to the body.
 type Accesses = (Vec<Read<u8>>, Vec<Write<u8>>, Vec<ReadWrite<u8>>, Vec<Weak>);
 
 /// The views Locus hands the grouped lists.
@@ -456,6 +474,18 @@ type Views<'a> = (Vec<&'a [u8]>, Vec<&'a mut [u8]>, Vec<&'a mut [u8]>, Vec<()>);
 struct Slot {
     mode: u32,
     elem_size: usize,
+}
+
+impl Slot {
+    /// The view a body gets of `bytes` bytes at `ptr` for this access.
+    fn view(self, ptr: *mut c_void, bytes: usize) -> locus_view {
+        locus_view {
+            ptr,
+            count: bytes / self.elem_size,
+            elem_size: self.elem_size,
+            mode: self.mode,
+        }
+    }
 }
 
 /// The kinds of a task's accesses in declaration order: inline for the few accesses
@@ -496,86 +526,142 @@ impl Order {
             Order::Heap(v) => v,
         }
     }
+
+    /// Runs `f` on the views of a task declaring these accesses, in declaration order,
+    /// from the grouped views Locus made.
+    fn with_views<R>(&self, views: Views<'_>, f: impl FnOnce(&[locus_view]) -> R) -> R {
+        let (reads, writes, read_writes, _weak) = views;
+        let (mut r, mut w, mut rw) = (
+            reads.into_iter(),
+            writes.into_iter(),
+            read_writes.into_iter(),
+        );
+        let mut out = VIEWS.with(|v| v.take());
+        out.clear();
+        for &slot in self.as_slice() {
+            let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
+                1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
+                2 => w.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
+                3 => rw.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
+                _ => Some((std::ptr::null_mut(), 0)),
+            }
+            .expect("one view per declared access (Locus invariant)");
+            out.push(slot.view(ptr, bytes));
+        }
+        let result = f(&out);
+        out.clear();
+        VIEWS.with(|v| v.set(out));
+        result
+    }
 }
 
-/// Resolves and checks the accesses of a task of `runtime`.
+/// The declared accesses of `task`, as C gave them.
 ///
 /// # Safety
 ///
 /// `task.accesses` is valid for reads of `task.naccesses` entries when that is not 0.
-unsafe fn accesses(task: &locus_task, runtime: u64) -> CResult<(Accesses, Order)> {
-    let list: &[locus_access] = if task.naccesses == 0 {
-        &[]
+unsafe fn access_list(task: &locus_task) -> CResult<&[locus_access]> {
+    if task.naccesses == 0 {
+        Ok(&[])
     } else if task.accesses.is_null() {
-        return Err(Fail::new(
+        Err(Fail::new(
             locus_status::LOCUS_E_NULL,
             format!("accesses is NULL with naccesses {}", task.naccesses),
-        ));
+        ))
     } else {
         // SAFETY: non-NULL, `naccesses` entries (the caller's contract).
-        unsafe { std::slice::from_raw_parts(task.accesses, task.naccesses) }
+        Ok(unsafe { std::slice::from_raw_parts(task.accesses, task.naccesses) })
+    }
+}
+
+/// Checks access `i`, `a`, of a task of `runtime` to the datum `entry` (the live datum
+/// of `a.data`), and makes it.
+fn resolve(i: usize, a: &locus_access, entry: &DataEntry, runtime: u64) -> CResult<(Access, Slot)> {
+    let d: &Data<u8> = &entry.data;
+    if entry.runtime != runtime {
+        return Err(wrong_runtime(d.name()));
+    }
+    let whole = a.start == 0 && a.end == 0;
+    if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
+        return Err(Fail::new(
+            locus_status::LOCUS_E_SIZE,
+            format!(
+                "access {i} to `{}`: a range [{}, {}) is for LOCUS_READ only, mode is {}",
+                d.name(),
+                a.start,
+                a.end,
+                a.mode
+            ),
+        ));
+    }
+    let e = entry.elem_size;
+    let access = match a.mode {
+        1 if whole => Access::Read(d.read()),
+        1 => {
+            if a.start >= a.end || a.end > entry.count {
+                return Err(Fail::new(
+                    locus_status::LOCUS_E_SIZE,
+                    format!(
+                        "access {i} to `{}`: range [{}, {}) is empty or outside its {} \
+                         elements",
+                        d.name(),
+                        a.start,
+                        a.end,
+                        entry.count
+                    ),
+                ));
+            }
+            Access::Read(d.read_range(a.start * e..a.end * e))
+        }
+        2 => Access::Write(d.write()),
+        3 => Access::ReadWrite(d.read_write()),
+        5 => Access::Weak(d.weak_read()),
+        6 => Access::Weak(d.weak_write()),
+        7 => Access::Weak(d.weak_read_write()),
+        m => {
+            return Err(Fail::new(
+                locus_status::LOCUS_E_ARGUMENT,
+                format!("access {i} to `{}`: unknown mode {m}", d.name()),
+            ))
+        }
     };
+    let slot = Slot {
+        mode: a.mode,
+        elem_size: e,
+    };
+    Ok((access, slot))
+}
+
+/// The failure of access `i` whose handle is not a live datum.
+fn bad_handle(i: usize) -> impl FnOnce(Fail) -> Fail {
+    move |f| Fail {
+        message: format!("access {i}: {}", f.message),
+        ..f
+    }
+}
+
+/// Resolves and checks the only access `a` of a task of `runtime`, under one lookup of
+/// its handle.
+fn one_access(a: &locus_access, runtime: u64) -> CResult<(Access, Slot)> {
+    DATA.with(a.data.bits, |entry| resolve(0, a, entry, runtime))
+        .map_err(bad_handle(0))?
+}
+
+/// Resolves and checks the accesses `list` of a task of `runtime`, grouped by kind.
+fn accesses(list: &[locus_access], runtime: u64) -> CResult<(Accesses, Order)> {
     let mut out: Accesses = Default::default();
     let mut order = Order::with_capacity(list.len());
     DATA.with_all(|table| -> CResult {
         for (i, a) in list.iter().enumerate() {
-            let entry = table.get(a.data.bits).map_err(|f| Fail {
-                message: format!("access {i}: {}", f.message),
-                ..f
-            })?;
-            let d: &Data<u8> = &entry.data;
-            if entry.runtime != runtime {
-                return Err(wrong_runtime(d.name()));
+            let entry = table.get(a.data.bits).map_err(bad_handle(i))?;
+            let (access, slot) = resolve(i, a, entry, runtime)?;
+            match access {
+                Access::Read(r) => out.0.push(r),
+                Access::Write(w) => out.1.push(w),
+                Access::ReadWrite(rw) => out.2.push(rw),
+                Access::Weak(w) => out.3.push(w),
             }
-            let whole = a.start == 0 && a.end == 0;
-            if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
-                return Err(Fail::new(
-                    locus_status::LOCUS_E_SIZE,
-                    format!(
-                        "access {i} to `{}`: a range [{}, {}) is for LOCUS_READ only, mode \
-                         is {}",
-                        d.name(),
-                        a.start,
-                        a.end,
-                        a.mode
-                    ),
-                ));
-            }
-            let e = entry.elem_size;
-            match a.mode {
-                1 if whole => out.0.push(d.read()),
-                1 => {
-                    if a.start >= a.end || a.end > entry.count {
-                        return Err(Fail::new(
-                            locus_status::LOCUS_E_SIZE,
-                            format!(
-                                "access {i} to `{}`: range [{}, {}) is empty or outside its \
-                                 {} elements",
-                                d.name(),
-                                a.start,
-                                a.end,
-                                entry.count
-                            ),
-                        ));
-                    }
-                    out.0.push(d.read_range(a.start * e..a.end * e))
-                }
-                2 => out.1.push(d.write()),
-                3 => out.2.push(d.read_write()),
-                5 => out.3.push(d.weak_read()),
-                6 => out.3.push(d.weak_write()),
-                7 => out.3.push(d.weak_read_write()),
-                m => {
-                    return Err(Fail::new(
-                        locus_status::LOCUS_E_ARGUMENT,
-                        format!("access {i} to `{}`: unknown mode {m}", d.name()),
-                    ))
-                }
-            }
-            order.push(Slot {
-                mode: a.mode,
-                elem_size: e,
-            });
+            order.push(slot);
         }
         Ok(())
     })?;
@@ -605,44 +691,18 @@ fn affinity(task: &locus_task, runtime: u64) -> CResult<Option<Affinity>> {
     Ok(Some(if task.affinity_strict { a.strict() } else { a }))
 }
 
-/// At most this many distinct task names are kept for the life of the process; further
-/// names are copied for each task.
-const MAX_NAMES: usize = 1024;
-
-/// A task's name for the runtime: names repeat (one per kind of task), so the first
-/// [`MAX_NAMES`] distinct ones are kept once and shared, which saves an allocation on
-/// one thread and a free on another per task.
-fn task_name(name: &str) -> Cow<'static, str> {
-    use std::collections::HashSet;
-    use std::sync::{OnceLock, RwLock};
-    static NAMES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
-    let names = NAMES.get_or_init(|| RwLock::new(HashSet::new()));
-    if let Some(&kept) = names.read().unwrap_or_else(|e| e.into_inner()).get(name) {
-        return Cow::Borrowed(kept);
-    }
-    let mut names = names.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(&kept) = names.get(name) {
-        return Cow::Borrowed(kept);
-    }
-    if names.len() >= MAX_NAMES {
-        return Cow::Owned(name.to_string());
-    }
-    // Kept for the life of the process, and reachable from `NAMES` all along.
-    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.insert(kept);
-    Cow::Borrowed(kept)
-}
-
-/// The body Locus runs for a C task.
+/// The body Locus runs for a C task: the C function, its argument and the handle bits
+/// of its runtime.
 struct Body {
     f: locus_task_fn,
     arg: Arg,
-    order: Order,
     runtime: u64,
 }
 
 impl Body {
-    fn run(self, ctx: &TaskCtx, views: Views<'_>) {
+    /// Runs the C body of the task whose context is `ctx` with `views`; a failure fails
+    /// the task.
+    fn run(self, ctx: &TaskCtx, views: &[locus_view]) {
         let failed = self.call(ctx.worker(), ctx.node(), Frame::Task(ctx), views);
         drop(self.arg);
         if let Some(message) = failed {
@@ -653,46 +713,27 @@ impl Body {
         }
     }
 
-    /// Calls the C body in `frame` with the views in declaration order; returns why
-    /// it failed, if it did.
-    fn call(&self, worker: usize, node: usize, frame: Frame, views: Views<'_>) -> Option<String> {
-        let (reads, writes, read_writes, _weak) = views;
-        let (mut r, mut w, mut rw) = (
-            reads.into_iter(),
-            writes.into_iter(),
-            read_writes.into_iter(),
-        );
-        let mut out = VIEWS.with(|v| v.take());
-        out.clear();
-        for slot in self.order.as_slice() {
-            let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
-                1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
-                2 => w.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
-                3 => rw.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
-                _ => Some((std::ptr::null_mut(), 0)),
-            }
-            .expect("one view per declared access (Locus invariant)");
-            out.push(locus_view {
-                ptr,
-                count: bytes / slot.elem_size,
-                elem_size: slot.elem_size,
-                mode: slot.mode,
-            });
-        }
+    /// Calls the C body in `frame` with `views` (one per declared access, in order);
+    /// returns why it failed, if it did.
+    fn call(
+        &self,
+        worker: usize,
+        node: usize,
+        frame: Frame,
+        views: &[locus_view],
+    ) -> Option<String> {
         let frame = FrameGuard::push(self.runtime, worker, node, frame);
         // SAFETY: the user's body, called with the arguments its contract names; the
         // views stay valid until it returns (they borrow the task's buffers).
-        let status = unsafe { (self.f)(frame.ctx(), out.as_ptr(), out.len(), self.arg.ptr()) };
-        let (failure, refused) = frame.take_failures();
-        drop(frame);
-        out.clear();
-        VIEWS.with(|v| v.set(out));
+        let status = unsafe { (self.f)(frame.ctx(), views.as_ptr(), views.len(), self.arg.ptr()) };
+        let (failure, refused) = frame.pop();
         body_failure("body", status, failure, refused)
     }
 }
 
-/// A body kept by a recorded graph, called once per replayed iteration.
-struct ReplayedBody(Body);
+/// A body kept by a recorded graph, called once per replayed iteration, and the order
+/// of its accesses.
+struct ReplayedBody(Body, Order);
 
 // SAFETY: the body's only field that is not `Sync` is its argument's pointer, which
 // Locus never dereferences: it hands it to the C body, which runs on one thread at a
@@ -722,16 +763,11 @@ pub(crate) unsafe fn record_task(
         Cow::Borrowed("task")
     } else {
         // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-        task_name(unsafe { c_str(task.name, "name") }?)
+        unsafe { task_name_at(task.name) }?
     };
     // SAFETY: forwarded from the caller.
     let arg = unsafe { take_arg(task) }?;
-    let f = task.body.ok_or_else(|| {
-        Fail::new(
-            locus_status::LOCUS_E_NULL,
-            format!("task `{name}`: body is NULL"),
-        )
-    })?;
+    let f = body_fn(task, &name)?;
     if task.affinity != 0 || task.team.bits != 0 {
         return Err(Fail::new(
             locus_status::LOCUS_E_ARGUMENT,
@@ -742,30 +778,43 @@ pub(crate) unsafe fn record_task(
         ));
     }
     // SAFETY: forwarded from the caller.
-    let (list, order) = unsafe { accesses(task, runtime) }.map_err(|f| Fail {
-        message: format!("task `{name}`: {}", f.message),
-        ..f
-    })?;
-    let body = ReplayedBody(Body {
-        f,
-        arg,
-        order,
-        runtime,
-    });
+    let (list, order) = unsafe { access_list(task) }
+        .and_then(|list| accesses(list, runtime))
+        .map_err(in_task(&name))?;
+    let body = ReplayedBody(Body { f, arg, runtime }, order);
     recorder.spawn(
         name,
         list,
         move |it: &locus::Iteration, views: Views<'_>| {
             // The whole body is captured (a path into it would capture the field alone).
-            let ReplayedBody(body) = &body;
+            let ReplayedBody(body, order) = &body;
             let frame = Frame::Replay(it.index());
-            if let Some(message) = body.call(it.worker(), it.node(), frame, views) {
+            let failed = order.with_views(views, |v| body.call(it.worker(), it.node(), frame, v));
+            if let Some(message) = failed {
                 // Fails the replay naming the task (as `Body::run` fails a run).
                 std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
             }
         },
     )?;
     Ok(())
+}
+
+/// The body of `task` (named `name`), which must not be NULL.
+fn body_fn(task: &locus_task, name: &str) -> CResult<locus_task_fn> {
+    task.body.ok_or_else(|| {
+        Fail::new(
+            locus_status::LOCUS_E_NULL,
+            format!("task `{name}`: body is NULL"),
+        )
+    })
+}
+
+/// Names the task `name` in a failure about it.
+fn in_task(name: &str) -> impl FnOnce(Fail) -> Fail + '_ {
+    move |f| Fail {
+        message: format!("task `{name}`: {}", f.message),
+        ..f
+    }
 }
 
 /// Why a body (`who`: "body" or "the root") that returned `status` fails its task, if
@@ -844,57 +893,125 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
         Ok(())
     } else {
         // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-        unsafe { c_str(task.name, "name") }.map(|n| *name = task_name(n))
+        unsafe { task_name_at(task.name) }.map(|n| *name = n)
     };
     let name = name.clone();
     // SAFETY: forwarded from the caller.
     let arg = unsafe { take_arg(task) }?;
     let cur = current(ctx)?;
     named?;
-    let f = task.body.ok_or_else(|| {
-        Fail::new(
-            locus_status::LOCUS_E_NULL,
-            format!("task `{name}`: body is NULL"),
-        )
-    })?;
+    let f = body_fn(task, &name)?;
     // SAFETY: forwarded from the caller.
-    let (list, order) = unsafe { accesses(task, cur.runtime) }.map_err(|f| Fail {
-        message: format!("task `{name}`: {}", f.message),
-        ..f
-    })?;
-    let affinity = affinity(task, cur.runtime)?;
-    let team = match task.team.bits {
-        0 => None,
-        _ => Some(team_of(task.team, cur.runtime).map_err(|f| Fail {
-            message: format!("team: {}", f.message),
-            ..f
-        })?),
+    let list = unsafe { access_list(task) }.map_err(in_task(&name))?;
+    // A task of one access, as most are, declares it as Rust code would: its view is
+    // made on the stack, and the submission takes Locus's path for one access.
+    let resolved = match list {
+        [] => Resolved::Control,
+        [a] => Resolved::One(one_access(a, cur.runtime).map_err(in_task(&name))?),
+        _ => Resolved::Many(accesses(list, cur.runtime).map_err(in_task(&name))?),
+    };
+    let place = Placement {
+        cost_ns: task.cost_ns,
+        affinity: affinity(task, cur.runtime)?,
+        team: match task.team.bits {
+            0 => None,
+            _ => Some(team_of(task.team, cur.runtime).map_err(|f| Fail {
+                message: format!("team: {}", f.message),
+                ..f
+            })?),
+        },
     };
     let body = Body {
         f,
         arg,
-        order,
         runtime: cur.runtime,
     };
     // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
-    let mut builder = unsafe { scope_of(&cur) }?.task(name, list);
-    if task.cost_ns > 0 {
-        builder = builder.cost(task.cost_ns);
-    }
-    if let Some(a) = affinity {
-        builder = builder.affinity(a);
-    }
-    if let Some(t) = &team {
-        builder = builder.team(t);
-    }
-    if task.naccesses == 0 {
+    let scope = unsafe { scope_of(&cur) }?;
+    match resolved {
+        Resolved::One((access, slot)) => {
+            let view =
+                move |ptr: *const u8, bytes: usize| [slot.view(ptr.cast_mut().cast(), bytes)];
+            match access {
+                Access::Read(a) => {
+                    place
+                        .builder(scope, name, a)
+                        .spawn(move |ctx: &TaskCtx, v: &[u8]| {
+                            body.run(ctx, &view(v.as_ptr(), v.len()))
+                        })
+                }
+                Access::Write(a) => {
+                    place
+                        .builder(scope, name, a)
+                        .spawn(move |ctx: &TaskCtx, v: &mut [u8]| {
+                            body.run(ctx, &view(v.as_ptr(), v.len()))
+                        })
+                }
+                Access::ReadWrite(a) => {
+                    place
+                        .builder(scope, name, a)
+                        .spawn(move |ctx: &TaskCtx, v: &mut [u8]| {
+                            body.run(ctx, &view(v.as_ptr(), v.len()))
+                        })
+                }
+                Access::Weak(a) => place
+                    .builder(scope, name, a)
+                    .spawn(move |ctx: &TaskCtx, ()| body.run(ctx, &view(std::ptr::null(), 0))),
+            }
+        }
+        Resolved::Many((list, order)) => {
+            place
+                .builder(scope, name, list)
+                .spawn(move |ctx: &TaskCtx, views: Views<'_>| {
+                    order.with_views(views, |v| body.run(ctx, v))
+                })
+        }
         // A task of no access is a control task (the field's doc): Rust's `spawn`
         // gives such a task a domain of its own, `spawn_control` does not.
-        builder.spawn_control(move |ctx: &TaskCtx| body.run(ctx, Views::default()))?;
-    } else {
-        builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
-    }
+        Resolved::Control => place
+            .builder(scope, name, ())
+            .spawn_control(move |ctx: &TaskCtx| body.run(ctx, &[])),
+    }?;
     Ok(())
+}
+
+/// The accesses of a task, resolved.
+enum Resolved {
+    /// None: a control task.
+    Control,
+    /// One, as most tasks have.
+    One((Access, Slot)),
+    /// Several, grouped by kind.
+    Many((Accesses, Order)),
+}
+
+/// What a C task asks of its placement: its cost, affinity and team.
+struct Placement {
+    cost_ns: u64,
+    affinity: Option<Affinity>,
+    team: Option<locus::Team>,
+}
+
+impl Placement {
+    /// A task named `name` of `scope` declaring `accesses`, placed as asked.
+    fn builder<'s, L: AccessList>(
+        self,
+        scope: &'s Scope,
+        name: Cow<'static, str>,
+        accesses: L,
+    ) -> TaskBuilder<'s, L> {
+        let mut builder = scope.task(name, accesses);
+        if self.cost_ns > 0 {
+            builder = builder.cost(self.cost_ns);
+        }
+        if let Some(a) = self.affinity {
+            builder = builder.affinity(a);
+        }
+        if let Some(t) = &self.team {
+            builder = builder.team(t);
+        }
+        builder
+    }
 }
 
 /// Writes the worker running the body, and its node (either pointer may be NULL).
@@ -1059,8 +1176,7 @@ pub(crate) fn run_root(
         let frame = FrameGuard::push(runtime, 0, node, Frame::Root(s));
         // SAFETY: the user's root, called as its contract says; it gets no views.
         let status = unsafe { root(frame.ctx(), std::ptr::null(), 0, arg.0) };
-        let (failure, refused) = frame.take_failures();
-        drop(frame);
+        let (failure, refused) = frame.pop();
         match body_failure("the root", status, failure, refused) {
             None => Ok(()),
             Some(m) => Err(m),

@@ -1440,3 +1440,136 @@ unsafe extern "C" fn note_spawn(
     st.message = last_error();
     0
 }
+
+// ---- the views of a task of one access, and of several ----
+
+/// Per task (by its index), what its views showed: mode, count, element size, and the
+/// elements (`u32`) of a view that reads (`None` for a write's, whose contents are
+/// unspecified, and for a weak access's, which has no memory).
+type Seen = std::sync::Mutex<Vec<(u64, Vec<SeenView>)>>;
+
+/// What a `see` body saw of one view.
+type SeenView = (u32, usize, usize, Option<Vec<u32>>);
+
+/// The argument of a `see` task (copied into the task): its index and the record.
+#[repr(C)]
+struct SeeArg {
+    index: u64,
+    seen: *const Seen,
+}
+
+/// Records its views in the `Seen` of its argument; then writes `1, 2, ...` into a
+/// written view and adds 10 to each element of a read-written one.
+unsafe extern "C" fn see(_: locus_ctx, v: *const locus_view, n: usize, arg: *mut c_void) -> i32 {
+    // SAFETY: the copied `SeeArg`, whose record outlives the run; `n` views as declared,
+    // each of `count` u32 at `ptr` (NULL for a weak access).
+    unsafe {
+        let arg = &*(arg as *const SeeArg);
+        let views = if n == 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(v, n)
+        };
+        let mut saw = Vec::new();
+        for view in views {
+            let elems = (!view.ptr.is_null())
+                .then(|| std::slice::from_raw_parts_mut(view.ptr as *mut u32, view.count));
+            let reads = view.mode == locus_mode::LOCUS_READ as u32
+                || view.mode == locus_mode::LOCUS_READ_WRITE as u32;
+            saw.push((
+                view.mode,
+                view.count,
+                view.elem_size,
+                elems.as_ref().filter(|_| reads).map(|e| e.to_vec()),
+            ));
+            if let Some(e) = elems {
+                match view.mode {
+                    2 => e.iter_mut().zip(1..).for_each(|(x, k)| *x = k),
+                    3 => e.iter_mut().for_each(|x| *x += 10),
+                    _ => {}
+                }
+            }
+        }
+        (*arg.seen).lock().unwrap().push((arg.index, saw));
+    }
+    0
+}
+
+#[test]
+fn tasks_of_one_access_and_of_several_see_the_views_they_declared() {
+    use locus_mode::*;
+    let rt = runtime_with(c"2x1", 2, &[]);
+    let (mut x, mut y) = (locus_data::default(), locus_data::default());
+    // SAFETY: valid names and out-pointers.
+    unsafe {
+        expect(
+            locus_data_create(rt, c"x".as_ptr(), 4, 4, &mut x),
+            locus_status::LOCUS_OK,
+            "",
+        );
+        expect(
+            locus_data_create(rt, c"y".as_ptr(), 4, 4, &mut y),
+            locus_status::LOCUS_OK,
+            "",
+        );
+    }
+    let access = |data, mode: locus_mode, start, end| locus_access {
+        data,
+        mode: mode as u32,
+        start,
+        end,
+    };
+    let lists: Vec<Vec<locus_access>> = vec![
+        vec![access(x, LOCUS_WRITE, 0, 0)],
+        vec![access(x, LOCUS_READ_WRITE, 0, 0)],
+        vec![access(x, LOCUS_READ, 1, 3)],
+        vec![access(x, LOCUS_WEAK_READ, 0, 0)],
+        vec![access(x, LOCUS_READ, 0, 0), access(y, LOCUS_WRITE, 0, 0)],
+        vec![access(y, LOCUS_READ_WRITE, 0, 0)],
+        vec![],
+    ];
+    let seen = Seen::default();
+    let args: Vec<SeeArg> = (0..lists.len() as u64)
+        .map(|index| SeeArg { index, seen: &seen })
+        .collect();
+    let mut tasks: Vec<locus_task> = lists
+        .iter()
+        .zip(&args)
+        .map(|(list, arg)| locus_task {
+            accesses: list.as_ptr(),
+            naccesses: list.len(),
+            arg_size: std::mem::size_of::<SeeArg>(),
+            ..task_of(c"see", see, arg as *const SeeArg as *mut c_void)
+        })
+        .collect();
+    expect(run_tasks(rt, &mut tasks), locus_status::LOCUS_OK, "");
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_by_key(|s| s.0);
+    let (r, w, rw, weak) = (
+        LOCUS_READ as u32,
+        LOCUS_WRITE as u32,
+        LOCUS_READ_WRITE as u32,
+        LOCUS_WEAK_READ as u32,
+    );
+    let want: Vec<(u64, Vec<SeenView>)> = vec![
+        (0, vec![(w, 4, 4, None)]),
+        (1, vec![(rw, 4, 4, Some(vec![1, 2, 3, 4]))]),
+        (2, vec![(r, 2, 4, Some(vec![12, 13]))]),
+        (3, vec![(weak, 0, 4, None)]),
+        (
+            4,
+            vec![(r, 4, 4, Some(vec![11, 12, 13, 14])), (w, 4, 4, None)],
+        ),
+        (5, vec![(rw, 4, 4, Some(vec![1, 2, 3, 4]))]),
+        (6, vec![]),
+    ];
+    assert_eq!(seen, want);
+    let mut back = [0u32; 4];
+    for d in [x, y] {
+        // SAFETY: a buffer of 4 u32.
+        let status = unsafe { locus_fetch(rt, d, back.as_mut_ptr().cast(), 4) };
+        expect(status, locus_status::LOCUS_OK, "");
+        assert_eq!(back, [11, 12, 13, 14]);
+    }
+    expect(locus_runtime_destroy(rt), locus_status::LOCUS_OK, "");
+}
