@@ -32,6 +32,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod data;
+mod frames;
 mod handles;
 mod memory;
 mod names;

@@ -77,30 +77,57 @@ unsafe fn holds(at: *const c_char, name: &str) -> bool {
 /// # Safety
 ///
 /// `at` is non-NULL and points to a NUL-terminated string.
+#[inline]
 pub(crate) unsafe fn task_name_at(at: *const c_char) -> CResult<Cow<'static, str>> {
-    CACHE.with(|cache| {
-        let cached = cache.entries.iter().position(|c| c.get().at == at);
-        if let Some(i) = cached {
-            let hit = cache.entries[i].get().name;
-            // SAFETY: the caller's contract.
-            if unsafe { holds(at, hit) } {
-                return Ok(Cow::Borrowed(hit));
-            }
-        }
+    // SAFETY: the caller's contract.
+    match unsafe { cached_name(at) } {
+        Some(name) => Ok(Cow::Borrowed(name)),
         // SAFETY: the caller's contract.
-        let name = task_name(unsafe { c_str(at, "name") }?);
-        if let Cow::Borrowed(kept) = name {
+        None => unsafe { read_name(at) },
+    }
+}
+
+/// The task name at `at` if this thread's cache holds it.
+///
+/// # Safety
+///
+/// As for [`task_name_at`].
+#[inline]
+pub(crate) unsafe fn cached_name(at: *const c_char) -> Option<&'static str> {
+    CACHE.with(|cache| {
+        let i = cache.entries.iter().position(|c| c.get().at == at)?;
+        let hit = cache.entries[i].get().name;
+        // SAFETY: the caller's contract.
+        unsafe { holds(at, hit) }.then_some(hit)
+    })
+}
+
+/// [`task_name_at`] for a name not in the cache: reads it, interns it and caches it.
+///
+/// # Safety
+///
+/// As for [`task_name_at`].
+#[inline(never)]
+unsafe fn read_name(at: *const c_char) -> CResult<Cow<'static, str>> {
+    // SAFETY: the caller's contract.
+    let name = task_name(unsafe { c_str(at, "name") }?);
+    if let Cow::Borrowed(kept) = name {
+        CACHE.with(|cache| {
             // A pointer cached with another name is replaced where it is, so that a
             // pointer appears at most once.
-            let i = cached.unwrap_or_else(|| {
-                let next = cache.next.get();
-                cache.next.set((next + 1) % CACHED);
-                next
-            });
+            let i = cache
+                .entries
+                .iter()
+                .position(|c| c.get().at == at)
+                .unwrap_or_else(|| {
+                    let next = cache.next.get();
+                    cache.next.set((next + 1) % CACHED);
+                    next
+                });
             cache.entries[i].set(Cached { at, name: kept });
-        }
-        Ok(name)
-    })
+        });
+    }
+    Ok(name)
 }
 
 /// A task's name for the runtime: the interned string if it is one of the first

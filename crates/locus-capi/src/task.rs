@@ -19,9 +19,7 @@
 //! since pool memory is mapped by Locus, not by `malloc`).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use locus::{
@@ -32,7 +30,9 @@ use locus::{
 use crate::data::{
     check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DataEntry, DATA,
 };
-use crate::names::task_name_at;
+pub(crate) use crate::frames::in_body;
+use crate::frames::{current, in_frame, record_failure, record_refusal, Current, Frame, Returned};
+use crate::names::{cached_name, task_name_at};
 use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
 use crate::team::{locus_team, team_of};
 
@@ -182,158 +182,10 @@ pub struct locus_task {
     pub team: locus_team,
 }
 
-/// What a frame lets its context do.
-#[derive(Clone, Copy)]
-enum Frame {
-    /// The run's root: it spawns into the run's scope.
-    Root(*const Scope),
-    /// A task body: its context.
-    Task(*const TaskCtx),
-    /// A replayed body of a recorded graph (module `graph`): the iteration's index.
-    /// It can say where it runs and which iteration it is, not spawn or wait.
-    Replay(u64),
-}
-
-/// A body running on this thread.
-struct Entry {
-    token: u64,
-    /// The handle bits of the runtime.
-    runtime: u64,
-    worker: usize,
-    node: usize,
-    frame: Frame,
-    /// The message given to `locus_ctx_fail`.
-    failure: Option<String>,
-    /// The first spawn this body made that was refused: the body's task fails when it
-    /// returns (`locus_spawn`), so that a run is never missing a task and reported as
-    /// complete.
-    refused: Option<String>,
-}
-
 thread_local! {
-    /// The bodies running on this thread, innermost last.
-    static FRAMES: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Threads that have run a body so far: each gets its own range of tokens.
-static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The next token of this thread: its index in the high 24 bits, a counter below,
-    /// so that tokens are unique in the process without a shared counter.
-    static NEXT_TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    /// A spare buffer for a body's views (bodies nesting on the thread take a new one).
+    /// A spare buffer for the views of a body of several accesses (bodies nesting on the
+    /// thread take a new one).
     static VIEWS: std::cell::Cell<Vec<locus_view>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// A new token, unique in the process (and never 0).
-fn next_token() -> u64 {
-    NEXT_TOKEN.with(|next| {
-        let mut token = next.get();
-        if token & 0xff_ffff_ffff == 0 {
-            // First use on this thread, or its counter wrapped: a new range.
-            token = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) << 40 | 1;
-        }
-        next.set(token + 1);
-        token
-    })
-}
-
-/// Pops the frame it pushed when dropped, also when unwinding.
-struct FrameGuard {
-    token: u64,
-}
-
-impl FrameGuard {
-    fn push(runtime: u64, worker: usize, node: usize, frame: Frame) -> FrameGuard {
-        let token = next_token();
-        FRAMES.with(|f| {
-            f.borrow_mut().push(Entry {
-                token,
-                runtime,
-                worker,
-                node,
-                frame,
-                failure: None,
-                refused: None,
-            })
-        });
-        FrameGuard { token }
-    }
-
-    fn ctx(&self) -> locus_ctx {
-        locus_ctx { bits: self.token }
-    }
-
-    /// Pops the frame once its body has returned: the message given to
-    /// `locus_ctx_fail` in it, and the first spawn refused in it, as the run's error
-    /// says it.
-    fn pop(self) -> (Option<String>, Option<String>) {
-        let entry = pop_frame(self.token);
-        std::mem::forget(self);
-        entry.map_or((None, None), |e| (e.failure, e.refused))
-    }
-}
-
-impl Drop for FrameGuard {
-    fn drop(&mut self) {
-        pop_frame(self.token);
-    }
-}
-
-/// Removes the frame of `token` from this thread's stack, with any frame above it
-/// (none: bodies return innermost first), and returns it.
-fn pop_frame(token: u64) -> Option<Entry> {
-    FRAMES.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.last().is_some_and(|e| e.token == token) {
-            return f.pop();
-        }
-        let i = f.iter().rposition(|e| e.token == token)?;
-        f.truncate(i + 1);
-        f.pop()
-    })
-}
-
-/// What a valid context names.
-#[derive(Clone, Copy)]
-struct Current {
-    runtime: u64,
-    worker: usize,
-    node: usize,
-    frame: Frame,
-}
-
-/// The innermost body's frame, if `ctx` is its context.
-fn current(ctx: locus_ctx) -> CResult<Current> {
-    FRAMES.with(|f| {
-        let f = f.borrow();
-        match f.last() {
-            Some(e) if e.token == ctx.bits && ctx.bits != 0 => Ok(Current {
-                runtime: e.runtime,
-                worker: e.worker,
-                node: e.node,
-                frame: e.frame,
-            }),
-            _ => Err(Fail::new(
-                locus_status::LOCUS_E_CONTEXT,
-                if ctx.bits == 0 {
-                    "null task context".to_string()
-                } else {
-                    format!(
-                        "task context {:#x} is not the running body's on this thread (its \
-                         body has returned, or it was passed to another thread)",
-                        ctx.bits
-                    )
-                },
-            )),
-        }
-    })
-}
-
-/// Whether a body (or a run's root) is running on this thread.
-pub(crate) fn in_body() -> bool {
-    FRAMES.with(|f| !f.borrow().is_empty())
 }
 
 /// Runs `f` on the scope a body spawns into (the run's scope for the root, the task's
@@ -424,33 +276,46 @@ impl Drop for Arg {
 /// # Safety
 ///
 /// `task.arg` is valid for reads of `task.arg_size` bytes when that is not 0.
+#[inline]
 unsafe fn take_arg(task: &locus_task) -> CResult<Arg> {
-    let mut arg = Arg {
+    let arg = Arg {
         ptr: SendPtr(task.arg),
         _copy: None,
         free: task.arg_free,
     };
-    if task.arg_size > 0 {
-        if task.arg.is_null() {
-            return Err(Fail::new(
-                locus_status::LOCUS_E_NULL,
-                format!("arg is NULL with arg_size {}", task.arg_size),
-            ));
-        }
-        let chunks = task.arg_size.div_ceil(16);
-        let mut copy = vec![Chunk([0; 16]); chunks].into_boxed_slice();
-        // SAFETY: `arg` holds `arg_size` readable bytes (the caller's contract) and the
-        // copy at least as many; they do not overlap (the copy is fresh).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                task.arg.cast::<u8>(),
-                copy.as_mut_ptr().cast::<u8>(),
-                task.arg_size,
-            )
-        };
-        arg.ptr = SendPtr(copy.as_mut_ptr().cast());
-        arg._copy = Some(copy);
+    if task.arg_size == 0 {
+        return Ok(arg);
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { copy_arg(task, arg) }
+}
+
+/// [`take_arg`] for an argument to copy, `arg` the borrowed one (freed if this fails).
+///
+/// # Safety
+///
+/// As for [`take_arg`].
+#[inline(never)]
+unsafe fn copy_arg(task: &locus_task, mut arg: Arg) -> CResult<Arg> {
+    if task.arg.is_null() {
+        return Err(Fail::new(
+            locus_status::LOCUS_E_NULL,
+            format!("arg is NULL with arg_size {}", task.arg_size),
+        ));
+    }
+    let chunks = task.arg_size.div_ceil(16);
+    let mut copy = vec![Chunk([0; 16]); chunks].into_boxed_slice();
+    // SAFETY: `arg` holds `arg_size` readable bytes (the caller's contract) and the
+    // copy at least as many; they do not overlap (the copy is fresh).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            task.arg.cast::<u8>(),
+            copy.as_mut_ptr().cast::<u8>(),
+            task.arg_size,
+        )
+    };
+    arg.ptr = SendPtr(copy.as_mut_ptr().cast());
+    arg._copy = Some(copy);
     Ok(arg)
 }
 
@@ -576,60 +441,58 @@ unsafe fn access_list(task: &locus_task) -> CResult<&[locus_access]> {
 
 /// Checks access `i`, `a`, of a task of `runtime` to the datum `entry` (the live datum
 /// of `a.data`), and makes it.
+#[inline]
 fn resolve(i: usize, a: &locus_access, entry: &DataEntry, runtime: u64) -> CResult<(Access, Slot)> {
     let d: &Data<u8> = &entry.data;
-    if entry.runtime != runtime {
-        return Err(wrong_runtime(d.name()));
-    }
     let whole = a.start == 0 && a.end == 0;
-    if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
-        return Err(Fail::new(
-            locus_status::LOCUS_E_SIZE,
-            format!(
-                "access {i} to `{}`: a range [{}, {}) is for LOCUS_READ only, mode is {}",
-                d.name(),
-                a.start,
-                a.end,
-                a.mode
-            ),
-        ));
-    }
-    let e = entry.elem_size;
     let access = match a.mode {
+        _ if entry.runtime != runtime => return Err(wrong_runtime(d.name())),
         1 if whole => Access::Read(d.read()),
-        1 => {
-            if a.start >= a.end || a.end > entry.count {
-                return Err(Fail::new(
-                    locus_status::LOCUS_E_SIZE,
-                    format!(
-                        "access {i} to `{}`: range [{}, {}) is empty or outside its {} \
-                         elements",
-                        d.name(),
-                        a.start,
-                        a.end,
-                        entry.count
-                    ),
-                ));
-            }
+        1 if a.start < a.end && a.end <= entry.count => {
+            let e = entry.elem_size;
             Access::Read(d.read_range(a.start * e..a.end * e))
         }
-        2 => Access::Write(d.write()),
-        3 => Access::ReadWrite(d.read_write()),
-        5 => Access::Weak(d.weak_read()),
-        6 => Access::Weak(d.weak_write()),
-        7 => Access::Weak(d.weak_read_write()),
-        m => {
-            return Err(Fail::new(
-                locus_status::LOCUS_E_ARGUMENT,
-                format!("access {i} to `{}`: unknown mode {m}", d.name()),
-            ))
-        }
+        2 if whole => Access::Write(d.write()),
+        3 if whole => Access::ReadWrite(d.read_write()),
+        5 if whole => Access::Weak(d.weak_read()),
+        6 if whole => Access::Weak(d.weak_write()),
+        7 if whole => Access::Weak(d.weak_read_write()),
+        _ => return Err(bad_access(i, a, entry)),
     };
     let slot = Slot {
         mode: a.mode,
-        elem_size: e,
+        elem_size: entry.elem_size,
     };
     Ok((access, slot))
+}
+
+/// Why access `i`, `a`, to the datum `entry` of the task's runtime is refused.
+#[cold]
+fn bad_access(i: usize, a: &locus_access, entry: &DataEntry) -> Fail {
+    let name = entry.data.name();
+    let whole = a.start == 0 && a.end == 0;
+    if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
+        Fail::new(
+            locus_status::LOCUS_E_SIZE,
+            format!(
+                "access {i} to `{name}`: a range [{}, {}) is for LOCUS_READ only, mode is {}",
+                a.start, a.end, a.mode
+            ),
+        )
+    } else if a.mode == locus_mode::LOCUS_READ as u32 {
+        Fail::new(
+            locus_status::LOCUS_E_SIZE,
+            format!(
+                "access {i} to `{name}`: range [{}, {}) is empty or outside its {} elements",
+                a.start, a.end, entry.count
+            ),
+        )
+    } else {
+        Fail::new(
+            locus_status::LOCUS_E_ARGUMENT,
+            format!("access {i} to `{name}`: unknown mode {}", a.mode),
+        )
+    }
 }
 
 /// The failure of access `i` whose handle is not a live datum.
@@ -642,6 +505,7 @@ fn bad_handle(i: usize) -> impl FnOnce(Fail) -> Fail {
 
 /// Resolves and checks the only access `a` of a task of `runtime`, under one lookup of
 /// its handle.
+#[inline]
 fn one_access(a: &locus_access, runtime: u64) -> CResult<(Access, Slot)> {
     DATA.with(a.data.bits, |entry| resolve(0, a, entry, runtime))
         .map_err(bad_handle(0))?
@@ -702,6 +566,7 @@ struct Body {
 impl Body {
     /// Runs the C body of the task whose context is `ctx` with `views`; a failure fails
     /// the task.
+    #[inline]
     fn run(self, ctx: &TaskCtx, views: &[locus_view]) {
         let failed = self.call(ctx.worker(), ctx.node(), Frame::Task(ctx), views);
         drop(self.arg);
@@ -715,6 +580,7 @@ impl Body {
 
     /// Calls the C body in `frame` with `views` (one per declared access, in order);
     /// returns why it failed, if it did.
+    #[inline]
     fn call(
         &self,
         worker: usize,
@@ -722,12 +588,18 @@ impl Body {
         frame: Frame,
         views: &[locus_view],
     ) -> Option<String> {
-        let frame = FrameGuard::push(self.runtime, worker, node, frame);
-        // SAFETY: the user's body, called with the arguments its contract names; the
-        // views stay valid until it returns (they borrow the task's buffers).
-        let status = unsafe { (self.f)(frame.ctx(), views.as_ptr(), views.len(), self.arg.ptr()) };
-        let (failure, refused) = frame.pop();
-        body_failure("body", status, failure, refused)
+        let current = Current {
+            runtime: self.runtime,
+            worker,
+            node,
+            frame,
+        };
+        let returned = in_frame(current, |ctx| {
+            // SAFETY: the user's body, called with the arguments its contract names; the
+            // views stay valid until it returns (they borrow the task's buffers).
+            unsafe { (self.f)(ctx, views.as_ptr(), views.len(), self.arg.ptr()) }
+        });
+        body_failure("body", returned)
     }
 }
 
@@ -817,20 +689,37 @@ fn in_task(name: &str) -> impl FnOnce(Fail) -> Fail + '_ {
     }
 }
 
-/// Why a body (`who`: "body" or "the root") that returned `status` fails its task, if
-/// it does: a non-zero status, with the message given to `locus_ctx_fail`, or a spawn
-/// it made that was refused.
-fn body_failure(
-    who: &str,
-    status: i32,
-    failure: Option<String>,
-    refused: Option<String>,
-) -> Option<String> {
-    match (status, failure, refused) {
-        (0, _, None) => None,
-        (0, _, Some(refused)) => Some(refused),
-        (s, Some(m), _) => Some(format!("{who} returned {s}: {m}")),
-        (s, None, _) => Some(format!("{who} returned {s}")),
+/// Why a body (`who`: "body" or "the root") that `returned` fails its task, if it does:
+/// a non-zero status, with the message given to `locus_ctx_fail`, or a call it made
+/// that was refused.
+#[inline]
+fn body_failure(who: &str, returned: Returned) -> Option<String> {
+    if returned.status == 0 && returned.refused.is_none() {
+        return None;
+    }
+    failure_message(who, returned)
+}
+
+/// [`body_failure`] for a body that failed.
+#[cold]
+fn failure_message(who: &str, returned: Returned) -> Option<String> {
+    match returned {
+        Returned {
+            status: 0,
+            refused: None,
+            ..
+        } => None,
+        Returned {
+            status: 0,
+            refused: Some(refused),
+            ..
+        } => Some(refused),
+        Returned {
+            status,
+            failure: Some(m),
+            ..
+        } => Some(format!("{who} returned {status}: {m}")),
+        Returned { status, .. } => Some(format!("{who} returned {status}")),
     }
 }
 
@@ -838,13 +727,7 @@ fn body_failure(
 /// body running on this thread (the one that made it), the first one only: its task
 /// fails when it returns.
 fn refuse_call(what: &str, fail: &Fail) {
-    FRAMES.with(|f| {
-        if let Some(e) = f.borrow_mut().last_mut() {
-            e.refused.get_or_insert_with(|| {
-                format!("{what} was refused ({:?}): {}", fail.status, fail.message)
-            });
-        }
-    });
+    record_refusal(|| format!("{what} was refused ({:?}): {}", fail.status, fail.message));
 }
 
 /// Spawns a task from a body (or the root) into its scope: a child of the running
@@ -867,13 +750,90 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
     guard(|| {
         let mut name = Cow::Borrowed("task");
         // SAFETY: forwarded from the caller.
-        let spawned = unsafe { spawn(ctx, task, &mut name) };
+        let spawned = match unsafe { spawn_plain(ctx, task) } {
+            Some((plain, spawned)) => {
+                name = Cow::Borrowed(plain);
+                spawned
+            }
+            // SAFETY: forwarded from the caller.
+            None => unsafe { spawn(ctx, task, &mut name) },
+        };
         if let Err(fail) = &spawned {
             // A refused spawn fails the run too (module `runtime`, `locus_run`).
             refuse_call(&format!("locus_spawn of task `{name}`"), fail);
         }
         spawned
     })
+}
+
+/// [`locus_spawn`] of a plain task, the kind a program spawns by the thousand: one
+/// access, a borrowed argument, a name this thread spawned with lately, no hint. Makes
+/// the same checks and the same task as [`spawn`] with less handling, and leaves to
+/// [`spawn`] (returning `None` before it has taken anything) every task that is not
+/// plain or that one of the checks refuses, so that the error is [`spawn`]'s. The
+/// task's name and the outcome of submitting it.
+///
+/// # Safety
+///
+/// As for [`locus_spawn`].
+#[inline]
+unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<(&'static str, CResult)> {
+    // SAFETY: NULL or valid by the caller's contract.
+    let task = unsafe { task.as_ref() }?;
+    let plain = task.naccesses == 1
+        && !task.accesses.is_null()
+        && !task.name.is_null()
+        && task.arg_size == 0
+        && task.cost_ns == 0
+        && task.affinity == 0
+        && task.team.bits == 0;
+    if !plain {
+        return None;
+    }
+    let f = task.body?;
+    // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
+    let name = unsafe { cached_name(task.name) }?;
+    let cur = current(ctx).ok()?;
+    // SAFETY: non-NULL, one access (the caller's contract).
+    let a = unsafe { &*task.accesses };
+    let (access, slot) = DATA.get_with(a.data.bits, |e| resolve(0, a, e, cur.runtime).ok())??;
+    // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
+    let scope = unsafe { scope_of(&cur) }.ok()?;
+    let body = Body {
+        f,
+        arg: Arg {
+            ptr: SendPtr(task.arg),
+            _copy: None,
+            free: task.arg_free,
+        },
+        runtime: cur.runtime,
+    };
+    let place = Placement::default();
+    Some((
+        name,
+        spawn_one(place.builder_of(scope, name.into()), access, slot, body),
+    ))
+}
+
+/// Submits `task` of one access, `access` of kind `slot`, running `body`.
+#[inline]
+fn spawn_one(task: Placed<'_>, access: Access, slot: Slot, body: Body) -> CResult {
+    let view = move |ptr: *const u8, bytes: usize| [slot.view(ptr.cast_mut().cast(), bytes)];
+    match access {
+        Access::Read(a) => task
+            .of(a)
+            .spawn(move |ctx: &TaskCtx, v: &[u8]| body.run(ctx, &view(v.as_ptr(), v.len()))),
+        Access::Write(a) => task
+            .of(a)
+            .spawn(move |ctx: &TaskCtx, v: &mut [u8]| body.run(ctx, &view(v.as_ptr(), v.len()))),
+        Access::ReadWrite(a) => task
+            .of(a)
+            .spawn(move |ctx: &TaskCtx, v: &mut [u8]| body.run(ctx, &view(v.as_ptr(), v.len()))),
+        Access::Weak(a) => task
+            .of(a)
+            .spawn(move |ctx: &TaskCtx, ()| body.run(ctx, &view(std::ptr::null(), 0))),
+    }?;
+    Ok(())
 }
 
 /// [`locus_spawn`]; `name` is set to the task's name as soon as it is read.
@@ -928,51 +888,22 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
     };
     // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
     let scope = unsafe { scope_of(&cur) }?;
+    let task = place.builder_of(scope, name);
     match resolved {
-        Resolved::One((access, slot)) => {
-            let view =
-                move |ptr: *const u8, bytes: usize| [slot.view(ptr.cast_mut().cast(), bytes)];
-            match access {
-                Access::Read(a) => {
-                    place
-                        .builder(scope, name, a)
-                        .spawn(move |ctx: &TaskCtx, v: &[u8]| {
-                            body.run(ctx, &view(v.as_ptr(), v.len()))
-                        })
-                }
-                Access::Write(a) => {
-                    place
-                        .builder(scope, name, a)
-                        .spawn(move |ctx: &TaskCtx, v: &mut [u8]| {
-                            body.run(ctx, &view(v.as_ptr(), v.len()))
-                        })
-                }
-                Access::ReadWrite(a) => {
-                    place
-                        .builder(scope, name, a)
-                        .spawn(move |ctx: &TaskCtx, v: &mut [u8]| {
-                            body.run(ctx, &view(v.as_ptr(), v.len()))
-                        })
-                }
-                Access::Weak(a) => place
-                    .builder(scope, name, a)
-                    .spawn(move |ctx: &TaskCtx, ()| body.run(ctx, &view(std::ptr::null(), 0))),
-            }
-        }
-        Resolved::Many((list, order)) => {
-            place
-                .builder(scope, name, list)
-                .spawn(move |ctx: &TaskCtx, views: Views<'_>| {
-                    order.with_views(views, |v| body.run(ctx, v))
-                })
-        }
+        Resolved::One((access, slot)) => spawn_one(task, access, slot, body),
+        Resolved::Many((list, order)) => task
+            .of(list)
+            .spawn(move |ctx: &TaskCtx, views: Views<'_>| {
+                order.with_views(views, |v| body.run(ctx, v))
+            })
+            .map_err(Fail::from),
         // A task of no access is a control task (the field's doc): Rust's `spawn`
         // gives such a task a domain of its own, `spawn_control` does not.
-        Resolved::Control => place
-            .builder(scope, name, ())
-            .spawn_control(move |ctx: &TaskCtx| body.run(ctx, &[])),
-    }?;
-    Ok(())
+        Resolved::Control => task
+            .of(())
+            .spawn_control(move |ctx: &TaskCtx| body.run(ctx, &[]))
+            .map_err(Fail::from),
+    }
 }
 
 /// The accesses of a task, resolved.
@@ -986,28 +917,46 @@ enum Resolved {
 }
 
 /// What a C task asks of its placement: its cost, affinity and team.
+#[derive(Default)]
 struct Placement {
     cost_ns: u64,
     affinity: Option<Affinity>,
     team: Option<locus::Team>,
 }
 
+/// A task named `name` of `scope`, placed as `place` asks, whose list of accesses is
+/// still to give.
+struct Placed<'s> {
+    scope: &'s Scope,
+    name: Cow<'static, str>,
+    place: Placement,
+}
+
 impl Placement {
-    /// A task named `name` of `scope` declaring `accesses`, placed as asked.
-    fn builder<'s, L: AccessList>(
-        self,
-        scope: &'s Scope,
-        name: Cow<'static, str>,
-        accesses: L,
-    ) -> TaskBuilder<'s, L> {
-        let mut builder = scope.task(name, accesses);
-        if self.cost_ns > 0 {
-            builder = builder.cost(self.cost_ns);
+    /// The task named `name` of `scope`, placed as asked.
+    #[inline]
+    fn builder_of<'s>(self, scope: &'s Scope, name: Cow<'static, str>) -> Placed<'s> {
+        Placed {
+            scope,
+            name,
+            place: self,
         }
-        if let Some(a) = self.affinity {
+    }
+}
+
+impl<'s> Placed<'s> {
+    /// The task's builder, declaring `accesses`.
+    #[inline]
+    fn of<L: AccessList>(self, accesses: L) -> TaskBuilder<'s, L> {
+        let Placed { scope, name, place } = self;
+        let mut builder = scope.task(name, accesses);
+        if place.cost_ns > 0 {
+            builder = builder.cost(place.cost_ns);
+        }
+        if let Some(a) = place.affinity {
             builder = builder.affinity(a);
         }
-        if let Some(t) = &self.team {
+        if let Some(t) = &place.team {
             builder = builder.team(t);
         }
         builder
@@ -1153,11 +1102,7 @@ pub unsafe extern "C" fn locus_ctx_fail(ctx: locus_ctx, message: *const c_char) 
             // SAFETY: non-NULL, NUL-terminated by the caller's contract.
             Some(unsafe { c_str(message, "message") }?.to_string())
         };
-        FRAMES.with(|f| {
-            if let Some(e) = f.borrow_mut().last_mut() {
-                e.failure = text;
-            }
-        });
+        record_failure(text);
         Ok(())
     })
 }
@@ -1173,11 +1118,17 @@ pub(crate) fn run_root(
     let node = rt.worker_nodes().first().copied().unwrap_or(0);
     let result = rt.run(move |s: &Scope| {
         let arg = arg;
-        let frame = FrameGuard::push(runtime, 0, node, Frame::Root(s));
+        let current = Current {
+            runtime,
+            worker: 0,
+            node,
+            frame: Frame::Root(s),
+        };
         // SAFETY: the user's root, called as its contract says; it gets no views.
-        let status = unsafe { root(frame.ctx(), std::ptr::null(), 0, arg.0) };
-        let (failure, refused) = frame.pop();
-        match body_failure("the root", status, failure, refused) {
+        let returned = in_frame(current, |ctx| unsafe {
+            root(ctx, std::ptr::null(), 0, arg.0)
+        });
+        match body_failure("the root", returned) {
             None => Ok(()),
             Some(m) => Err(m),
         }
