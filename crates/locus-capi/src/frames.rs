@@ -88,6 +88,7 @@ impl Frames {
     }
 
     /// Runs `f` on the innermost frame, if any.
+    #[inline]
     fn with_top<R>(&self, f: impl FnOnce(&Entry) -> R) -> Option<R> {
         let top = self.top.get();
         // SAFETY: a non-null `top` is the entry of an `in_frame` call still running on
@@ -139,10 +140,15 @@ pub(crate) fn in_frame(current: Current, body: impl FnOnce(locus_ctx) -> i32) ->
 
 /// The innermost body's frame, if `ctx` is its context.
 pub(crate) fn current(ctx: locus_ctx) -> CResult<Current> {
+    current_frame(ctx).ok_or_else(|| not_current(ctx))
+}
+
+/// [`current`], without the error.
+#[inline]
+pub(crate) fn current_frame(ctx: locus_ctx) -> Option<Current> {
     FRAMES
         .with(|f| f.with_top(|e| (e.token == ctx.bits).then_some(e.current)))
         .flatten()
-        .ok_or_else(|| not_current(ctx))
 }
 
 #[cold]

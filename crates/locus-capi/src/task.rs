@@ -31,7 +31,9 @@ use crate::data::{
     check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DataEntry, DATA,
 };
 pub(crate) use crate::frames::in_body;
-use crate::frames::{current, in_frame, record_failure, record_refusal, Current, Frame, Returned};
+use crate::frames::{
+    current, current_frame, in_frame, record_failure, record_refusal, Current, Frame, Returned,
+};
 use crate::names::{cached_name, task_name_at};
 use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
 use crate::team::{locus_team, team_of};
@@ -206,6 +208,7 @@ pub(crate) fn with_scope<R>(
 /// `cur` comes from [`current`] in the running entry point, so its frame is the
 /// innermost on this thread and its scope lives until that body returns; the result
 /// must not outlive the entry point's call.
+#[inline]
 unsafe fn scope_of<'a>(cur: &Current) -> CResult<&'a Scope> {
     match cur.frame {
         // SAFETY: the caller's contract.
@@ -247,14 +250,36 @@ unsafe impl Send for SendPtr {}
 #[repr(C, align(16))]
 struct Chunk([u8; 16]);
 
-/// A task's argument: borrowed or copied, freed by its `arg_free` exactly once.
+/// A task's argument: borrowed or copied, freed by its `arg_free` exactly once. Two
+/// words, so that a task's body stays small (it is moved a few times on its way into
+/// the task's record): what fewer tasks have, a copy or a destructor, is boxed.
 struct Arg {
     ptr: SendPtr,
+    extra: Option<Box<ArgExtra>>,
+}
+
+/// The copy of a task's argument, and its destructor.
+struct ArgExtra {
+    /// The copy `Arg::ptr` points into, if the argument was copied.
     _copy: Option<Box<[Chunk]>>,
-    free: Option<unsafe extern "C" fn(arg: *mut c_void)>,
+    free: Option<locus_free_fn>,
 }
 
 impl Arg {
+    /// The argument `ptr` (borrowed), with its destructor.
+    #[inline]
+    fn new(ptr: *mut c_void, free: Option<locus_free_fn>) -> Arg {
+        Arg {
+            ptr: SendPtr(ptr),
+            extra: free.map(|free| {
+                Box::new(ArgExtra {
+                    _copy: None,
+                    free: Some(free),
+                })
+            }),
+        }
+    }
+
     fn ptr(&self) -> *mut c_void {
         self.ptr.0
     }
@@ -262,9 +287,10 @@ impl Arg {
 
 impl Drop for Arg {
     fn drop(&mut self) {
-        if let Some(free) = self.free.take() {
+        if let Some(free) = self.extra.as_mut().and_then(|e| e.free.take()) {
             // SAFETY: the user's destructor, called once with the argument it was
-            // given for (the `locus_task::arg_free` contract).
+            // given for (the `locus_task::arg_free` contract); the copy it may point
+            // into is freed after it.
             unsafe { free(self.ptr.0) };
         }
     }
@@ -278,11 +304,7 @@ impl Drop for Arg {
 /// `task.arg` is valid for reads of `task.arg_size` bytes when that is not 0.
 #[inline]
 unsafe fn take_arg(task: &locus_task) -> CResult<Arg> {
-    let arg = Arg {
-        ptr: SendPtr(task.arg),
-        _copy: None,
-        free: task.arg_free,
-    };
+    let arg = Arg::new(task.arg, task.arg_free);
     if task.arg_size == 0 {
         return Ok(arg);
     }
@@ -315,16 +337,33 @@ unsafe fn copy_arg(task: &locus_task, mut arg: Arg) -> CResult<Arg> {
         )
     };
     arg.ptr = SendPtr(copy.as_mut_ptr().cast());
-    arg._copy = Some(copy);
+    let extra = arg.extra.get_or_insert_with(|| {
+        Box::new(ArgExtra {
+            _copy: None,
+            free: None,
+        })
+    });
+    extra._copy = Some(copy);
     Ok(arg)
 }
 
-/// One access of a C task, typed as Locus takes it.
+/// One access of a C task, typed as Locus takes it; a weak access as its datum, made
+/// weak when submitted (so that every kind moves as a word or a few: a weak access is
+/// rare, and costs a count of its datum more).
 enum Access {
     Read(Read<u8>),
     Write(Write<u8>),
     ReadWrite(ReadWrite<u8>),
-    Weak(Weak),
+    Weak(Data<u8>),
+}
+
+/// The weak access of mode `mode` (5, 6 or 7, as checked by [`resolve`]) to `d`.
+fn weak(d: &Data<u8>, mode: u32) -> Weak {
+    match mode {
+        5 => d.weak_read(),
+        6 => d.weak_write(),
+        _ => d.weak_read_write(),
+    }
 }
 
 /// The access lists of a C task of several accesses, grouped by kind (Locus's lists
@@ -454,9 +493,7 @@ fn resolve(i: usize, a: &locus_access, entry: &DataEntry, runtime: u64) -> CResu
         }
         2 if whole => Access::Write(d.write()),
         3 if whole => Access::ReadWrite(d.read_write()),
-        5 if whole => Access::Weak(d.weak_read()),
-        6 if whole => Access::Weak(d.weak_write()),
-        7 if whole => Access::Weak(d.weak_read_write()),
+        5..=7 if whole => Access::Weak(d.clone()),
         _ => return Err(bad_access(i, a, entry)),
     };
     let slot = Slot {
@@ -523,7 +560,7 @@ fn accesses(list: &[locus_access], runtime: u64) -> CResult<(Accesses, Order)> {
                 Access::Read(r) => out.0.push(r),
                 Access::Write(w) => out.1.push(w),
                 Access::ReadWrite(rw) => out.2.push(rw),
-                Access::Weak(w) => out.3.push(w),
+                Access::Weak(d) => out.3.push(weak(&d, slot.mode)),
             }
             order.push(slot);
         }
@@ -748,22 +785,25 @@ fn refuse_call(what: &str, fail: &Fail) {
 #[no_mangle]
 pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) -> locus_status {
     guard(|| {
+        // SAFETY: forwarded from the caller.
+        if let Some(spawned) = unsafe { spawn_plain(ctx, task) } {
+            return spawned;
+        }
         let mut name = Cow::Borrowed("task");
         // SAFETY: forwarded from the caller.
-        let spawned = match unsafe { spawn_plain(ctx, task) } {
-            Some((plain, spawned)) => {
-                name = Cow::Borrowed(plain);
-                spawned
-            }
-            // SAFETY: forwarded from the caller.
-            None => unsafe { spawn(ctx, task, &mut name) },
-        };
+        let spawned = unsafe { spawn(ctx, task, &mut name) };
         if let Err(fail) = &spawned {
-            // A refused spawn fails the run too (module `runtime`, `locus_run`).
-            refuse_call(&format!("locus_spawn of task `{name}`"), fail);
+            refuse_spawn(&name, fail);
         }
         spawned
     })
+}
+
+/// Records the refused spawn of the task `name`: it fails the run too (module
+/// `runtime`, `locus_run`).
+#[cold]
+fn refuse_spawn(name: &str, fail: &Fail) {
+    refuse_call(&format!("locus_spawn of task `{name}`"), fail);
 }
 
 /// [`locus_spawn`] of a plain task, the kind a program spawns by the thousand: one
@@ -771,13 +811,13 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
 /// the same checks and the same task as [`spawn`] with less handling, and leaves to
 /// [`spawn`] (returning `None` before it has taken anything) every task that is not
 /// plain or that one of the checks refuses, so that the error is [`spawn`]'s. The
-/// task's name and the outcome of submitting it.
+/// outcome of submitting it (a refusal recorded as [`locus_spawn`] records it).
 ///
 /// # Safety
 ///
 /// As for [`locus_spawn`].
-#[inline]
-unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<(&'static str, CResult)> {
+#[inline(never)]
+unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<CResult> {
     // SAFETY: NULL or valid by the caller's contract.
     let task = unsafe { task.as_ref() }?;
     let plain = task.naccesses == 1
@@ -793,26 +833,27 @@ unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<(&'stat
     let f = task.body?;
     // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
     let name = unsafe { cached_name(task.name) }?;
-    let cur = current(ctx).ok()?;
+    let cur = current_frame(ctx)?;
     // SAFETY: non-NULL, one access (the caller's contract).
     let a = unsafe { &*task.accesses };
-    let (access, slot) = DATA.get_with(a.data.bits, |e| resolve(0, a, e, cur.runtime).ok())??;
+    let mut resolved = None;
+    DATA.get_with(a.data.bits, |e| {
+        resolved = resolve(0, a, e, cur.runtime).ok()
+    })?;
+    let (access, slot) = resolved?;
     // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
     let scope = unsafe { scope_of(&cur) }.ok()?;
     let body = Body {
         f,
-        arg: Arg {
-            ptr: SendPtr(task.arg),
-            _copy: None,
-            free: task.arg_free,
-        },
+        arg: Arg::new(task.arg, task.arg_free),
         runtime: cur.runtime,
     };
     let place = Placement::default();
-    Some((
-        name,
-        spawn_one(place.builder_of(scope, name.into()), access, slot, body),
-    ))
+    let spawned = spawn_one(place.builder_of(scope, name.into()), access, slot, body);
+    if let Err(fail) = &spawned {
+        refuse_spawn(name, fail);
+    }
+    Some(spawned)
 }
 
 /// Submits `task` of one access, `access` of kind `slot`, running `body`.
@@ -829,8 +870,8 @@ fn spawn_one(task: Placed<'_>, access: Access, slot: Slot, body: Body) -> CResul
         Access::ReadWrite(a) => task
             .of(a)
             .spawn(move |ctx: &TaskCtx, v: &mut [u8]| body.run(ctx, &view(v.as_ptr(), v.len()))),
-        Access::Weak(a) => task
-            .of(a)
+        Access::Weak(d) => task
+            .of(weak(&d, slot.mode))
             .spawn(move |ctx: &TaskCtx, ()| body.run(ctx, &view(std::ptr::null(), 0))),
     }?;
     Ok(())

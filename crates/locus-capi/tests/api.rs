@@ -1573,3 +1573,90 @@ fn tasks_of_one_access_and_of_several_see_the_views_they_declared() {
     }
     expect(locus_runtime_destroy(rt), locus_status::LOCUS_OK, "");
 }
+
+/// Counts the frees of the `AtomicUsize` at `arg`.
+unsafe extern "C" fn count_free(arg: *mut c_void) {
+    // SAFETY: the test's counter, alive while its runtime runs.
+    unsafe { &*(arg as *const std::sync::atomic::AtomicUsize) }
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+unsafe extern "C" fn noop(_: locus_ctx, _: *const locus_view, _: usize, _: *mut c_void) -> i32 {
+    0
+}
+
+/// The root: spawns the task at `arg` and returns 0 whatever the spawn returned (so
+/// that a refused spawn is what fails the run).
+unsafe extern "C" fn spawn_one_and_return_0(
+    ctx: locus_ctx,
+    _: *const locus_view,
+    _: usize,
+    arg: *mut c_void,
+) -> i32 {
+    // SAFETY: `arg` is the test's task, alive while the run lasts.
+    let _ = unsafe { locus_spawn(ctx, arg as *const locus_task) };
+    0
+}
+
+/// Runs `task` from a root that returns 0.
+fn run_one(rt: locus_runtime, task: &locus_task) -> locus_status {
+    let arg = task as *const locus_task as *mut c_void;
+    // SAFETY: a valid root and its argument; no report asked for.
+    unsafe { locus_run(rt, Some(spawn_one_and_return_0), arg, ptr::null_mut()) }
+}
+
+#[test]
+fn tasks_of_one_access_free_their_argument_once_and_refuse_a_freed_datum() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let rt = runtime_with(c"2x1", 2, &[]);
+    let d = slots(rt, 1)[0];
+    let frees = AtomicUsize::new(0);
+    let access = [locus_access {
+        data: d,
+        mode: locus_mode::LOCUS_READ_WRITE as u32,
+        start: 0,
+        end: 0,
+    }];
+    let task = locus_task {
+        accesses: access.as_ptr(),
+        naccesses: 1,
+        arg_free: Some(count_free),
+        ..task_of(c"plain", noop, &frees as *const AtomicUsize as *mut c_void)
+    };
+    // One name at one address: after the first spawn, the others find it cached.
+    for runs in 1..=2 {
+        let mut tasks = vec![task; 3];
+        expect(run_tasks(rt, &mut tasks), locus_status::LOCUS_OK, "");
+        assert_eq!(frees.load(Ordering::SeqCst), 3 * runs);
+    }
+    // A freed datum: refused, naming it, the argument freed once, and the run failed.
+    // SAFETY: a live handle of this test.
+    expect(unsafe { locus_data_free(d) }, locus_status::LOCUS_OK, "");
+    frees.store(0, Ordering::SeqCst);
+    expect(
+        run_one(rt, &task),
+        locus_status::LOCUS_E_RUN_FAILED,
+        "locus_spawn of task `plain` was refused (LOCUS_E_HANDLE)",
+    );
+    assert!(last_error().contains("access 0"), "{}", last_error());
+    assert_eq!(frees.load(Ordering::SeqCst), 1);
+    // A datum of another runtime: refused as such.
+    let other = runtime_with(c"2x1", 2, &[]);
+    let foreign = slots(other, 1)[0];
+    let access = [locus_access {
+        data: foreign,
+        ..access[0]
+    }];
+    let task = locus_task {
+        accesses: access.as_ptr(),
+        ..task
+    };
+    expect(
+        run_one(rt, &task),
+        locus_status::LOCUS_E_RUN_FAILED,
+        "(LOCUS_E_WRONG_RUNTIME)",
+    );
+    assert_eq!(frees.load(Ordering::SeqCst), 2);
+    expect(locus_runtime_destroy(other), locus_status::LOCUS_OK, "");
+    expect(locus_runtime_destroy(rt), locus_status::LOCUS_OK, "");
+}
