@@ -1630,8 +1630,7 @@ fn tasks_of_one_access_free_their_argument_once_and_refuse_a_freed_datum() {
         assert_eq!(frees.load(Ordering::SeqCst), 3 * runs);
     }
     // A freed datum: refused, naming it, the argument freed once, and the run failed.
-    // SAFETY: a live handle of this test.
-    expect(unsafe { locus_data_free(d) }, locus_status::LOCUS_OK, "");
+    expect(locus_data_free(d), locus_status::LOCUS_OK, "");
     frees.store(0, Ordering::SeqCst);
     expect(
         run_one(rt, &task),
