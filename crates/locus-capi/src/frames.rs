@@ -8,12 +8,16 @@
 //! body was given (`locus_ctx`): tokens are unique in the process, so a context kept
 //! after its body returned, or passed to another thread, names no innermost frame
 //! ([`current`]) even when a new frame sits at the same address.
+//!
+//! The thread's cache of task names (module `names`) is kept beside its frames, so that
+//! a spawn finds its context and its name with one access to the thread's state.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use locus::{Scope, TaskCtx};
 
+use crate::names;
 use crate::status::{locus_status, CResult, Fail};
 use crate::task::locus_ctx;
 
@@ -53,14 +57,15 @@ struct Entry {
     outer: *const Entry,
 }
 
-/// The frames of a thread.
-struct Frames {
+/// The frames of a thread, and its cache of task names.
+pub(crate) struct Frames {
     /// The innermost frame (null if no body runs on the thread): it points into the
     /// stack of the [`in_frame`] call running it, which resets it before returning.
     top: Cell<*const Entry>,
     /// The next token of this thread: its index in the high 24 bits, a counter below,
     /// so that tokens are unique in the process without a shared counter.
     next_token: Cell<u64>,
+    names: names::Cache,
 }
 
 thread_local! {
@@ -68,14 +73,33 @@ thread_local! {
         Frames {
             top: Cell::new(std::ptr::null()),
             next_token: Cell::new(0),
+            names: names::Cache::new(),
         }
     };
+}
+
+/// Runs `f` on the calling thread's frames and names.
+#[inline]
+pub(crate) fn with_thread<R>(f: impl FnOnce(&Frames) -> R) -> R {
+    FRAMES.with(f)
 }
 
 /// Threads that have run a body so far: each gets its own range of tokens.
 static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 
 impl Frames {
+    /// The innermost body's frame, if `ctx` is its context.
+    #[inline]
+    pub(crate) fn current(&self, ctx: locus_ctx) -> Option<Current> {
+        self.with_top(|e| (e.token == ctx.bits).then_some(e.current))
+            .flatten()
+    }
+
+    /// The thread's cache of task names.
+    pub(crate) fn names(&self) -> &names::Cache {
+        &self.names
+    }
+
     /// A new token, unique in the process (and never 0).
     fn next_token(&self) -> u64 {
         let mut token = self.next_token.get();
@@ -99,11 +123,11 @@ impl Frames {
 }
 
 /// Restores the thread's innermost frame when dropped, also when unwinding.
-struct Pop(*const Entry);
+struct Pop<'t>(&'t Frames, *const Entry);
 
-impl Drop for Pop {
+impl Drop for Pop<'_> {
     fn drop(&mut self) {
-        FRAMES.with(|f| f.top.set(self.0));
+        self.0.top.set(self.1);
     }
 }
 
@@ -127,7 +151,7 @@ pub(crate) fn in_frame(current: Current, body: impl FnOnce(locus_ctx) -> i32) ->
         };
         frames.top.set(&entry);
         // Declared after `entry`, so dropped before it.
-        let pop = Pop(entry.outer);
+        let pop = Pop(frames, entry.outer);
         let status = body(locus_ctx { bits: entry.token });
         drop(pop);
         Returned {
@@ -140,15 +164,9 @@ pub(crate) fn in_frame(current: Current, body: impl FnOnce(locus_ctx) -> i32) ->
 
 /// The innermost body's frame, if `ctx` is its context.
 pub(crate) fn current(ctx: locus_ctx) -> CResult<Current> {
-    current_frame(ctx).ok_or_else(|| not_current(ctx))
-}
-
-/// [`current`], without the error.
-#[inline]
-pub(crate) fn current_frame(ctx: locus_ctx) -> Option<Current> {
     FRAMES
-        .with(|f| f.with_top(|e| (e.token == ctx.bits).then_some(e.current)))
-        .flatten()
+        .with(|f| f.current(ctx))
+        .ok_or_else(|| not_current(ctx))
 }
 
 #[cold]

@@ -4,7 +4,8 @@
 //! Names repeat (one per kind of task, usually a string literal of the C program), so
 //! the first [`MAX_NAMES`] distinct ones are interned: a task holds a `&'static str`,
 //! which saves an allocation on the submitting thread and a free on the running one.
-//! A small per-thread cache maps the pointer C passed to the interned string, so that
+//! A small per-thread cache ([`Cache`], kept with the thread's frames in module
+//! `frames`) maps the pointer C passed to the interned string, so that
 //! a spawn whose name sits where the last ones' did costs a byte comparison, not a
 //! `strlen`, a UTF-8 check and a hash under a lock. The cache is keyed by the pointer
 //! but checked by content: a hit requires the bytes at the pointer to equal the kept
@@ -17,6 +18,7 @@ use std::collections::HashSet;
 use std::ffi::c_char;
 use std::sync::{OnceLock, RwLock};
 
+use crate::frames::with_thread;
 use crate::status::{c_str, CResult};
 
 /// At most this many distinct task names are kept for the life of the process; further
@@ -39,18 +41,47 @@ const EMPTY: Cached = Cached {
 };
 
 /// The names a thread spawned with lately, and the next entry to replace.
-struct Cache {
+pub(crate) struct Cache {
     entries: [Cell<Cached>; CACHED],
     next: Cell<usize>,
 }
 
-thread_local! {
-    static CACHE: Cache = const {
+impl Cache {
+    /// An empty cache.
+    pub(crate) const fn new() -> Cache {
         Cache {
             entries: [const { Cell::new(EMPTY) }; CACHED],
             next: Cell::new(0),
         }
-    };
+    }
+
+    /// The interned name the NUL-terminated string at `at` holds, if cached.
+    ///
+    /// # Safety
+    ///
+    /// `at` is non-NULL and points to a NUL-terminated string.
+    #[inline]
+    pub(crate) unsafe fn find(&self, at: *const c_char) -> Option<&'static str> {
+        let i = self.entries.iter().position(|c| c.get().at == at)?;
+        let hit = self.entries[i].get().name;
+        // SAFETY: the caller's contract.
+        unsafe { holds(at, hit) }.then_some(hit)
+    }
+
+    /// Caches `name`, the interned string at `at`. A pointer cached with another name
+    /// is replaced where it is, so that a pointer appears at most once.
+    fn keep(&self, at: *const c_char, name: &'static str) {
+        let i = self
+            .entries
+            .iter()
+            .position(|c| c.get().at == at)
+            .unwrap_or_else(|| {
+                let next = self.next.get();
+                self.next.set((next + 1) % CACHED);
+                next
+            });
+        self.entries[i].set(Cached { at, name });
+    }
 }
 
 /// Whether the NUL-terminated string at `at` is `name`.
@@ -80,26 +111,11 @@ unsafe fn holds(at: *const c_char, name: &str) -> bool {
 #[inline]
 pub(crate) unsafe fn task_name_at(at: *const c_char) -> CResult<Cow<'static, str>> {
     // SAFETY: the caller's contract.
-    match unsafe { cached_name(at) } {
+    match with_thread(|t| unsafe { t.names().find(at) }) {
         Some(name) => Ok(Cow::Borrowed(name)),
         // SAFETY: the caller's contract.
         None => unsafe { read_name(at) },
     }
-}
-
-/// The task name at `at` if this thread's cache holds it.
-///
-/// # Safety
-///
-/// As for [`task_name_at`].
-#[inline]
-pub(crate) unsafe fn cached_name(at: *const c_char) -> Option<&'static str> {
-    CACHE.with(|cache| {
-        let i = cache.entries.iter().position(|c| c.get().at == at)?;
-        let hit = cache.entries[i].get().name;
-        // SAFETY: the caller's contract.
-        unsafe { holds(at, hit) }.then_some(hit)
-    })
 }
 
 /// [`task_name_at`] for a name not in the cache: reads it, interns it and caches it.
@@ -112,20 +128,7 @@ unsafe fn read_name(at: *const c_char) -> CResult<Cow<'static, str>> {
     // SAFETY: the caller's contract.
     let name = task_name(unsafe { c_str(at, "name") }?);
     if let Cow::Borrowed(kept) = name {
-        CACHE.with(|cache| {
-            // A pointer cached with another name is replaced where it is, so that a
-            // pointer appears at most once.
-            let i = cache
-                .entries
-                .iter()
-                .position(|c| c.get().at == at)
-                .unwrap_or_else(|| {
-                    let next = cache.next.get();
-                    cache.next.set((next + 1) % CACHED);
-                    next
-                });
-            cache.entries[i].set(Cached { at, name: kept });
-        });
+        with_thread(|t| t.names().keep(at, kept));
     }
     Ok(name)
 }

@@ -32,9 +32,9 @@ use crate::data::{
 };
 pub(crate) use crate::frames::in_body;
 use crate::frames::{
-    current, current_frame, in_frame, record_failure, record_refusal, Current, Frame, Returned,
+    current, in_frame, record_failure, record_refusal, with_thread, Current, Frame, Returned,
 };
-use crate::names::{cached_name, task_name_at};
+use crate::names::task_name_at;
 use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
 use crate::team::{locus_team, team_of};
 
@@ -831,9 +831,12 @@ unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<CResult
         return None;
     }
     let f = task.body?;
-    // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-    let name = unsafe { cached_name(task.name) }?;
-    let cur = current_frame(ctx)?;
+    let (name, cur) = with_thread(|t| {
+        // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
+        let name = unsafe { t.names().find(task.name) };
+        (name, t.current(ctx))
+    });
+    let (name, cur) = (name?, cur?);
     // SAFETY: non-NULL, one access (the caller's contract).
     let a = unsafe { &*task.accesses };
     let mut resolved = None;
