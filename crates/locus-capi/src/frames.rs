@@ -47,12 +47,9 @@ pub(crate) struct Current {
 struct Entry {
     token: u64,
     current: Current,
-    /// The message given to `locus_ctx_fail`.
-    failure: Cell<Option<String>>,
-    /// The first call this body made that was refused (a spawn, a wait): the body's
-    /// task fails when it returns, so that a run is never missing a task and reported
-    /// as complete.
-    refused: Cell<Option<String>>,
+    /// What the body said of its failure, if anything (most bodies say nothing: one
+    /// word to write and read back).
+    notes: Cell<Option<Box<Notes>>>,
     /// The frame this one interrupted (null if none).
     outer: *const Entry,
 }
@@ -131,12 +128,29 @@ impl Drop for Pop<'_> {
     }
 }
 
-/// What a body's frame recorded: its status, the message given to `locus_ctx_fail`,
-/// and the first call it made that was refused.
+/// What a body's frame recorded of its failure.
+#[derive(Default)]
+pub(crate) struct Notes {
+    /// The message given to `locus_ctx_fail`.
+    pub(crate) failure: Option<String>,
+    /// The first call this body made that was refused (a spawn, a wait): the body's
+    /// task fails when it returns, so that a run is never missing a task and reported
+    /// as complete.
+    pub(crate) refused: Option<String>,
+}
+
+/// What a body's frame recorded: its status and its notes.
 pub(crate) struct Returned {
     pub(crate) status: i32,
-    pub(crate) failure: Option<String>,
-    pub(crate) refused: Option<String>,
+    pub(crate) notes: Option<Box<Notes>>,
+}
+
+impl Returned {
+    /// Whether the body succeeded: it returned 0, and no call it made was refused.
+    #[inline]
+    pub(crate) fn succeeded(&self) -> bool {
+        self.status == 0 && !matches!(&self.notes, Some(n) if n.refused.is_some())
+    }
 }
 
 /// Runs `body` with the context of a new innermost frame of this thread, `current`.
@@ -145,8 +159,7 @@ pub(crate) fn in_frame(current: Current, body: impl FnOnce(locus_ctx) -> i32) ->
         let entry = Entry {
             token: frames.next_token(),
             current,
-            failure: Cell::new(None),
-            refused: Cell::new(None),
+            notes: Cell::new(None),
             outer: frames.top.get(),
         };
         frames.top.set(&entry);
@@ -156,8 +169,7 @@ pub(crate) fn in_frame(current: Current, body: impl FnOnce(locus_ctx) -> i32) ->
         drop(pop);
         Returned {
             status,
-            failure: entry.failure.into_inner(),
-            refused: entry.refused.into_inner(),
+            notes: entry.notes.into_inner(),
         }
     })
 }
@@ -195,8 +207,9 @@ pub(crate) fn in_body() -> bool {
 pub(crate) fn record_refusal(what: impl FnOnce() -> String) {
     FRAMES.with(|f| {
         f.with_top(|e| {
-            let first = e.refused.take().unwrap_or_else(what);
-            e.refused.set(Some(first));
+            let mut notes = e.notes.take().unwrap_or_default();
+            notes.refused.get_or_insert_with(what);
+            e.notes.set(Some(notes));
         })
     });
 }
@@ -204,7 +217,13 @@ pub(crate) fn record_refusal(what: impl FnOnce() -> String) {
 /// Records the message given to `locus_ctx_fail` in the innermost body running on this
 /// thread (`None` clears it).
 pub(crate) fn record_failure(message: Option<String>) {
-    FRAMES.with(|f| f.with_top(|e| e.failure.set(message)));
+    FRAMES.with(|f| {
+        f.with_top(|e| {
+            let mut notes = e.notes.take().unwrap_or_default();
+            notes.failure = message;
+            e.notes.set(Some(notes));
+        })
+    });
 }
 
 #[cfg(test)]
@@ -236,15 +255,17 @@ mod tests {
                     7
                 });
                 assert_eq!(inner.status, 7);
-                assert_eq!(inner.refused.as_deref(), Some("first"));
+                let notes = inner.notes.unwrap();
+                assert_eq!(notes.refused.as_deref(), Some("first"));
                 assert!(current(seen[seen.len() - 1]).is_err(), "returned");
                 assert_eq!(current(outer).map(|c| c.worker).ok(), Some(1));
                 record_failure(Some("why".into()));
                 seen.push(outer);
                 0
             });
-            assert_eq!(outer.failure.as_deref(), Some("why"));
-            assert_eq!(outer.refused, None);
+            let notes = outer.notes.unwrap();
+            assert_eq!(notes.failure.as_deref(), Some("why"));
+            assert_eq!(notes.refused, None);
         }
         assert!(!in_body());
         // Frames at the same stack addresses got new tokens; none of them is current.

@@ -32,7 +32,7 @@ use crate::data::{
 };
 pub(crate) use crate::frames::in_body;
 use crate::frames::{
-    current, in_frame, record_failure, record_refusal, with_thread, Current, Frame, Returned,
+    current, in_frame, record_failure, record_refusal, with_thread, Current, Frame, Notes, Returned,
 };
 use crate::names::task_name_at;
 use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
@@ -731,7 +731,7 @@ fn in_task(name: &str) -> impl FnOnce(Fail) -> Fail + '_ {
 /// that was refused.
 #[inline]
 fn body_failure(who: &str, returned: Returned) -> Option<String> {
-    if returned.status == 0 && returned.refused.is_none() {
+    if returned.succeeded() {
         return None;
     }
     failure_message(who, returned)
@@ -740,23 +740,13 @@ fn body_failure(who: &str, returned: Returned) -> Option<String> {
 /// [`body_failure`] for a body that failed.
 #[cold]
 fn failure_message(who: &str, returned: Returned) -> Option<String> {
-    match returned {
-        Returned {
-            status: 0,
-            refused: None,
-            ..
-        } => None,
-        Returned {
-            status: 0,
-            refused: Some(refused),
-            ..
-        } => Some(refused),
-        Returned {
-            status,
-            failure: Some(m),
-            ..
-        } => Some(format!("{who} returned {status}: {m}")),
-        Returned { status, .. } => Some(format!("{who} returned {status}")),
+    let Returned { status, notes } = returned;
+    let Notes { failure, refused } = notes.map(|n| *n).unwrap_or_default();
+    match (status, failure, refused) {
+        (0, _, None) => None,
+        (0, _, Some(refused)) => Some(refused),
+        (s, Some(m), _) => Some(format!("{who} returned {s}: {m}")),
+        (s, None, _) => Some(format!("{who} returned {s}")),
     }
 }
 
