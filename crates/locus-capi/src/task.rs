@@ -850,7 +850,7 @@ unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<CResult
 }
 
 /// Submits `task` of one access, `access` of kind `slot`, running `body`.
-#[inline]
+#[inline(always)]
 fn spawn_one(task: Placed<'_>, access: Access, slot: Slot, body: Body) -> CResult {
     let view = move |ptr: *const u8, bytes: usize| [slot.view(ptr.cast_mut().cast(), bytes)];
     match access {
