@@ -373,6 +373,73 @@ type Accesses = (Vec<Read<u8>>, Vec<Write<u8>>, Vec<ReadWrite<u8>>, Vec<Weak>);
 /// The views Locus hands the grouped lists.
 type Views<'a> = (Vec<&'a [u8]>, Vec<&'a mut [u8]>, Vec<&'a mut [u8]>, Vec<()>);
 
+/// The accesses of a C task of several accesses of distinct kinds (a read and a write,
+/// say), each in its own slot: no allocation.
+type Few = (
+    Option<Read<u8>>,
+    Option<Write<u8>>,
+    Option<ReadWrite<u8>>,
+    Option<Weak>,
+);
+
+/// The views Locus hands a [`Few`].
+type FewViews<'a> = (
+    Option<&'a [u8]>,
+    Option<&'a mut [u8]>,
+    Option<&'a mut [u8]>,
+    Option<()>,
+);
+
+/// Accesses grouped by kind, as Locus takes them: [`Accesses`], or [`Few`] when no
+/// kind appears twice.
+trait Grouped: AccessList + Default {
+    /// Adds `access`, of mode `mode`.
+    fn push(&mut self, access: Access, mode: u32);
+}
+
+impl Grouped for Accesses {
+    fn push(&mut self, access: Access, mode: u32) {
+        match access {
+            Access::Read(r) => self.0.push(r),
+            Access::Write(w) => self.1.push(w),
+            Access::ReadWrite(rw) => self.2.push(rw),
+            Access::Weak(d) => self.3.push(weak(&d, mode)),
+        }
+    }
+}
+
+impl Grouped for Few {
+    /// The caller adds at most one access of each kind ([`distinct_kinds`]).
+    fn push(&mut self, access: Access, mode: u32) {
+        match access {
+            Access::Read(r) => self.0 = Some(r),
+            Access::Write(w) => self.1 = Some(w),
+            Access::ReadWrite(rw) => self.2 = Some(rw),
+            Access::Weak(d) => self.3 = Some(weak(&d, mode)),
+        }
+    }
+}
+
+/// Whether no kind of access (read, write, read-write, weak) appears twice in `list`,
+/// whose modes are all known: it then fits a [`Few`].
+fn distinct_kinds(list: &[locus_access]) -> bool {
+    let mut seen = 0u8;
+    for a in list {
+        let kind = match a.mode {
+            1 => 1,
+            2 => 2,
+            3 => 4,
+            5..=7 => 8,
+            _ => return false,
+        };
+        if seen & kind != 0 {
+            return false;
+        }
+        seen |= kind;
+    }
+    true
+}
+
 /// Kind of the `i`-th declared access: which list holds it, and its element size.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -424,25 +491,24 @@ impl Order {
         }
     }
 
-    fn as_slice(&self) -> &[Slot] {
-        match self {
-            Order::Inline(slots, len) => &slots[..*len],
-            Order::Heap(v) => v,
-        }
-    }
-
     /// Runs `f` on the views of a task declaring these accesses, in declaration order,
-    /// from the grouped views Locus made.
-    fn with_views<R>(&self, views: Views<'_>, f: impl FnOnce(&[locus_view]) -> R) -> R {
-        let (reads, writes, read_writes, _weak) = views;
+    /// from the grouped views Locus made: its reads, writes and read-writes (a weak
+    /// access has no view), made on the stack for the few accesses most tasks declare.
+    fn with_views<'v, R>(
+        &self,
+        (reads, writes, read_writes): (
+            impl IntoIterator<Item = &'v [u8]>,
+            impl IntoIterator<Item = &'v mut [u8]>,
+            impl IntoIterator<Item = &'v mut [u8]>,
+        ),
+        f: impl FnOnce(&[locus_view]) -> R,
+    ) -> R {
         let (mut r, mut w, mut rw) = (
             reads.into_iter(),
             writes.into_iter(),
             read_writes.into_iter(),
         );
-        let mut out = VIEWS.with(|v| v.take());
-        out.clear();
-        for &slot in self.as_slice() {
+        let mut view = |slot: Slot| {
             let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
                 1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
                 2 => w.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
@@ -450,12 +516,30 @@ impl Order {
                 _ => Some((std::ptr::null_mut(), 0)),
             }
             .expect("one view per declared access (Locus invariant)");
-            out.push(slot.view(ptr, bytes));
+            slot.view(ptr, bytes)
+        };
+        match self {
+            Order::Inline(slots, len) => {
+                let mut out = [Slot {
+                    mode: 0,
+                    elem_size: 1,
+                }
+                .view(std::ptr::null_mut(), 0); 4];
+                for (o, &slot) in out.iter_mut().zip(&slots[..*len]) {
+                    *o = view(slot);
+                }
+                f(&out[..*len])
+            }
+            Order::Heap(slots) => {
+                let mut out = VIEWS.with(|v| v.take());
+                out.clear();
+                out.extend(slots.iter().map(|&slot| view(slot)));
+                let result = f(&out);
+                out.clear();
+                VIEWS.with(|v| v.set(out));
+                result
+            }
         }
-        let result = f(&out);
-        out.clear();
-        VIEWS.with(|v| v.set(out));
-        result
     }
 }
 
@@ -549,19 +633,14 @@ fn one_access(a: &locus_access, runtime: u64) -> CResult<(Access, Slot)> {
 }
 
 /// Resolves and checks the accesses `list` of a task of `runtime`, grouped by kind.
-fn accesses(list: &[locus_access], runtime: u64) -> CResult<(Accesses, Order)> {
-    let mut out: Accesses = Default::default();
+fn accesses<G: Grouped>(list: &[locus_access], runtime: u64) -> CResult<(G, Order)> {
+    let mut out = G::default();
     let mut order = Order::with_capacity(list.len());
     DATA.with_all(|table| -> CResult {
         for (i, a) in list.iter().enumerate() {
             let entry = table.get(a.data.bits).map_err(bad_handle(i))?;
             let (access, slot) = resolve(i, a, entry, runtime)?;
-            match access {
-                Access::Read(r) => out.0.push(r),
-                Access::Write(w) => out.1.push(w),
-                Access::ReadWrite(rw) => out.2.push(rw),
-                Access::Weak(d) => out.3.push(weak(&d, slot.mode)),
-            }
+            out.push(access, slot.mode);
             order.push(slot);
         }
         Ok(())
@@ -688,7 +767,7 @@ pub(crate) unsafe fn record_task(
     }
     // SAFETY: forwarded from the caller.
     let (list, order) = unsafe { access_list(task) }
-        .and_then(|list| accesses(list, runtime))
+        .and_then(|list| accesses::<Accesses>(list, runtime))
         .map_err(in_task(&name))?;
     let body = ReplayedBody(Body { f, arg, runtime }, order);
     recorder.spawn(
@@ -698,7 +777,9 @@ pub(crate) unsafe fn record_task(
             // The whole body is captured (a path into it would capture the field alone).
             let ReplayedBody(body, order) = &body;
             let frame = Frame::Replay(it.index());
-            let failed = order.with_views(views, |v| body.call(it.worker(), it.node(), frame, v));
+            let (r, w, rw, _) = views;
+            let failed =
+                order.with_views((r, w, rw), |v| body.call(it.worker(), it.node(), frame, v));
             if let Some(message) = failed {
                 // Fails the replay naming the task (as `Body::run` fails a run).
                 std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
@@ -902,6 +983,9 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
     let resolved = match list {
         [] => Resolved::Control,
         [a] => Resolved::One(one_access(a, cur.runtime).map_err(in_task(&name))?),
+        _ if distinct_kinds(list) => {
+            Resolved::Few(accesses(list, cur.runtime).map_err(in_task(&name))?)
+        }
         _ => Resolved::Many(accesses(list, cur.runtime).map_err(in_task(&name))?),
     };
     let place = Placement {
@@ -927,8 +1011,14 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
         Resolved::One((access, slot)) => spawn_one(task, access, slot, body),
         Resolved::Many((list, order)) => task
             .of(list)
-            .spawn(move |ctx: &TaskCtx, views: Views<'_>| {
-                order.with_views(views, |v| body.run(ctx, v))
+            .spawn(move |ctx: &TaskCtx, (r, w, rw, _): Views<'_>| {
+                order.with_views((r, w, rw), |v| body.run(ctx, v))
+            })
+            .map_err(Fail::from),
+        Resolved::Few((list, order)) => task
+            .of(list)
+            .spawn(move |ctx: &TaskCtx, (r, w, rw, _): FewViews<'_>| {
+                order.with_views((r, w, rw), |v| body.run(ctx, v))
             })
             .map_err(Fail::from),
         // A task of no access is a control task (the field's doc): Rust's `spawn`
@@ -946,6 +1036,8 @@ enum Resolved {
     Control,
     /// One, as most tasks have.
     One((Access, Slot)),
+    /// Several, of distinct kinds.
+    Few((Few, Order)),
     /// Several, grouped by kind.
     Many((Accesses, Order)),
 }

@@ -1527,6 +1527,25 @@ fn tasks_of_one_access_and_of_several_see_the_views_they_declared() {
         vec![access(x, LOCUS_READ, 0, 0), access(y, LOCUS_WRITE, 0, 0)],
         vec![access(y, LOCUS_READ_WRITE, 0, 0)],
         vec![],
+        // Two reads: grouped by kind, views back in declaration order.
+        vec![
+            access(x, LOCUS_READ, 0, 2),
+            access(y, LOCUS_READ_WRITE, 0, 0),
+            access(x, LOCUS_READ, 2, 4),
+        ],
+        // Distinct kinds, one of them weak.
+        vec![
+            access(y, LOCUS_READ, 0, 0),
+            access(x, LOCUS_WEAK_READ_WRITE, 0, 0),
+        ],
+        // More accesses than a body's views on the stack hold.
+        vec![
+            access(x, LOCUS_READ, 0, 1),
+            access(x, LOCUS_READ, 1, 2),
+            access(x, LOCUS_READ, 2, 3),
+            access(x, LOCUS_READ, 3, 4),
+            access(y, LOCUS_READ, 0, 0),
+        ],
     ];
     let seen = Seen::default();
     let args: Vec<SeeArg> = (0..lists.len() as u64)
@@ -1562,14 +1581,39 @@ fn tasks_of_one_access_and_of_several_see_the_views_they_declared() {
         ),
         (5, vec![(rw, 4, 4, Some(vec![1, 2, 3, 4]))]),
         (6, vec![]),
+        (
+            7,
+            vec![
+                (r, 2, 4, Some(vec![11, 12])),
+                (rw, 4, 4, Some(vec![11, 12, 13, 14])),
+                (r, 2, 4, Some(vec![13, 14])),
+            ],
+        ),
+        (
+            8,
+            vec![
+                (r, 4, 4, Some(vec![21, 22, 23, 24])),
+                (LOCUS_WEAK_READ_WRITE as u32, 0, 4, None),
+            ],
+        ),
+        (
+            9,
+            vec![
+                (r, 1, 4, Some(vec![11])),
+                (r, 1, 4, Some(vec![12])),
+                (r, 1, 4, Some(vec![13])),
+                (r, 1, 4, Some(vec![14])),
+                (r, 4, 4, Some(vec![21, 22, 23, 24])),
+            ],
+        ),
     ];
     assert_eq!(seen, want);
     let mut back = [0u32; 4];
-    for d in [x, y] {
+    for (d, want) in [(x, [11, 12, 13, 14]), (y, [21, 22, 23, 24])] {
         // SAFETY: a buffer of 4 u32.
         let status = unsafe { locus_fetch(rt, d, back.as_mut_ptr().cast(), 4) };
         expect(status, locus_status::LOCUS_OK, "");
-        assert_eq!(back, [11, 12, 13, 14]);
+        assert_eq!(back, want);
     }
     expect(locus_runtime_destroy(rt), locus_status::LOCUS_OK, "");
 }
