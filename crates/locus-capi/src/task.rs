@@ -1072,7 +1072,7 @@ impl Placement {
 
 impl<'s> Placed<'s> {
     /// The task's builder, declaring `accesses`.
-    #[inline]
+    #[inline(always)]
     fn of<L: AccessList>(self, accesses: L) -> TaskBuilder<'s, L> {
         let Placed { scope, name, place } = self;
         let mut builder = scope.task(name, accesses);
