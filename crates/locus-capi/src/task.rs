@@ -564,7 +564,7 @@ unsafe fn access_list(task: &locus_task) -> CResult<&[locus_access]> {
 
 /// Checks access `i`, `a`, of a task of `runtime` to the datum `entry` (the live datum
 /// of `a.data`), and makes it.
-#[inline]
+#[inline(always)]
 fn resolve(i: usize, a: &locus_access, entry: &DataEntry, runtime: u64) -> CResult<(Access, Slot)> {
     let d: &Data<u8> = &entry.data;
     let whole = a.start == 0 && a.end == 0;
