@@ -411,12 +411,16 @@ impl Grouped for Accesses {
 impl Grouped for Few {
     /// The caller adds at most one access of each kind ([`distinct_kinds`]).
     fn push(&mut self, access: Access, mode: u32) {
-        match access {
-            Access::Read(r) => self.0 = Some(r),
-            Access::Write(w) => self.1 = Some(w),
-            Access::ReadWrite(rw) => self.2 = Some(rw),
-            Access::Weak(d) => self.3 = Some(weak(&d, mode)),
-        }
+        let replaced = match access {
+            Access::Read(r) => self.0.replace(r).is_some(),
+            Access::Write(w) => self.1.replace(w).is_some(),
+            Access::ReadWrite(rw) => self.2.replace(rw).is_some(),
+            Access::Weak(d) => self.3.replace(weak(&d, mode)).is_some(),
+        };
+        assert!(
+            !replaced,
+            "two accesses of one kind in a `Few` (Locus invariant)"
+        );
     }
 }
 
