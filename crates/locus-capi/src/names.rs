@@ -170,6 +170,9 @@ mod tests {
         // SAFETY: as above.
         let again = unsafe { task_name_at(at(&buf)) }.unwrap();
         assert_eq!(first, "cached-name");
+        // SAFETY: NUL-terminated.
+        let cached = with_thread(|t| unsafe { t.names().find(at(&buf)) });
+        assert_eq!(cached, Some("cached-name"), "kept in the thread's cache");
         match (first, again) {
             (Cow::Borrowed(a), Cow::Borrowed(b)) => assert!(std::ptr::eq(a, b)),
             _ => panic!("an interned name is borrowed"),
