@@ -886,7 +886,7 @@ where
             let shape = accesses.shape();
             drop(accesses);
             (
-                Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
+                Body::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
                     let mut iter = bindings.iter();
                     // SAFETY: `bindings` were made by `submit` from `accesses.declare`, in
                     // order (none for a task declaring nothing); `start` allocates every
@@ -902,7 +902,7 @@ where
             )
         }
         TaskBody::Control(body) => (
-            Box::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
+            Body::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
             true,
             true,
         ),
@@ -1034,7 +1034,7 @@ fn close_reduction(
     // Its bindings' dependences, plus the last reducer of the group.
     let inputs = binding.dependences() + 1;
     let combined = group.clone();
-    let body: Body = Box::new(move |_: &TaskCtx, bindings: &[Binding]| {
+    let body = Body::new(move |_: &TaskCtx, bindings: &[Binding]| {
         let out = bindings[0]
             .output
             .as_ref()
@@ -1767,10 +1767,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         }
     }
     if run.is_failed() {
-        // What the body captured is released before the task counts as finished.
-        if let Err(error) = drop_skipped(&task, body) {
-            run.fail(error);
-        }
+        skip_body(&task, body);
     } else {
         let mut backups = Backups::default();
         let how = (bodies, control, migrate_to);
@@ -1834,10 +1831,7 @@ fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
     let run = task.run;
     let mut completion = Completion::NotRun;
     if run.is_failed() {
-        // What the body captured is released before the task counts as finished.
-        if let Err(error) = drop_skipped(&task, body) {
-            run.fail(error);
-        }
+        skip_body(&task, body);
     } else {
         let flags = (children_to_parent, root);
         let team = hints.as_ref().and_then(|h| h.team.clone());
@@ -1851,13 +1845,7 @@ fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
             Err(error) => run.fail(error),
         }
     }
-    Started {
-        task,
-        bindings,
-        hints,
-        completion,
-        migrated_pages: 0,
-    }
+    Started::new(task, bindings, hints, completion)
 }
 
 /// [`start`] for a task of one plain binding (`Binding::is_plain`) and no hints, the
@@ -1876,10 +1864,7 @@ fn start_one_version(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies)
     let run = task.run;
     let mut completion = Completion::NotRun;
     if run.is_failed() {
-        // What the body captured is released before the task counts as finished.
-        if let Err(error) = drop_skipped(&task, body) {
-            run.fail(error);
-        }
+        skip_body(&task, body);
     } else {
         let mut backups = Backups::default();
         let how = (bodies, control, false);
@@ -1907,13 +1892,7 @@ fn start_one_version(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies)
             Err(error) => run.fail(error),
         }
     }
-    Started {
-        task,
-        bindings,
-        hints,
-        completion,
-        migrated_pages: 0,
-    }
+    Started::new(task, bindings, hints, completion)
 }
 
 /// Counts the bytes a task whose body ran to its end read and wrote ([`access_infos`]),
@@ -1956,6 +1935,34 @@ fn plain_accesses(b: &Binding, mut f: impl FnMut(AccessInfo)) {
             node,
             input: false,
         });
+    }
+}
+
+/// The body of a task of a failed run, not run: what it captured is released before
+/// the task counts as finished.
+fn skip_body(task: &Task, body: Body) {
+    if let Err(error) = drop_skipped(task, body) {
+        task.run.fail(error);
+    }
+}
+
+impl Started {
+    /// A task started with `bindings` and `hints`, whose body ended so (`completion`),
+    /// that moved no pages.
+    #[inline(always)]
+    fn new(
+        task: TaskRef,
+        bindings: Bindings,
+        hints: Option<Box<Hints>>,
+        completion: Completion,
+    ) -> Self {
+        Started {
+            task,
+            bindings,
+            hints,
+            completion,
+            migrated_pages: 0,
+        }
     }
 }
 
@@ -2007,7 +2014,7 @@ fn run_body(
     // SAFETY: `task`, whose run this is, is held by `start` until the body and the
     // context are gone.
     let ctx = unsafe { TaskCtx::new(task, ex.worker(), ex.node(), throttle, owner, team) };
-    catch_unwind(AssertUnwindSafe(|| body(&ctx, bindings))).map_err(|payload| {
+    catch_unwind(AssertUnwindSafe(|| body.call(&ctx, bindings))).map_err(|payload| {
         panicked();
         let task = task.name.to_string();
         match payload.downcast::<crate::error::TaskFailure>() {
