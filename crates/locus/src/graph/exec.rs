@@ -1731,14 +1731,13 @@ impl Started {
 /// that the graph drains and every version is released.
 pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
     let job = task.take_job()?;
-    match &job.bindings[..] {
-        [] if !job.hints.as_ref().is_some_and(|h| h.migrate_to.is_some()) => {
-            return Some(start_free(ex, task, job));
-        }
-        [b] if b.is_plain() && job.hints.is_none() => {
+    if job.bindings.is_empty() && !job.hints.as_ref().is_some_and(|h| h.migrate_to.is_some()) {
+        return Some(start_free(ex, task, job));
+    }
+    if let [b] = &job.bindings[..] {
+        if b.is_plain() && job.hints.is_none() {
             return Some(start_one_version(ex, task, job, bodies));
         }
-        _ => {}
     }
     let Job {
         mut bindings,
