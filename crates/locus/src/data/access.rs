@@ -341,13 +341,14 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
 
     /// What [`views`](Self::views) needs of the list once it is declared: nothing for
     /// one access or a tuple of them (so a body capturing nothing stays zero-sized and
-    /// is not allocated), the lengths of the lists of a length known at run time.
+    /// is not allocated), the lengths of the lists of a length known at run time, and a
+    /// recorded task's list itself (it names each access's mode).
     #[doc(hidden)]
     type Shape: Send + 'static;
 
-    /// The list's [`Shape`](Self::Shape), taken once it is declared.
+    /// The list's [`Shape`](Self::Shape), the list itself given up once it is declared.
     #[doc(hidden)]
-    fn shape(&self) -> Self::Shape;
+    fn into_shape(self) -> Self::Shape;
 
     /// Builds the views from the bindings, consuming one binding per access in the
     /// order of [`declare`](Self::declare); `shape` is the declared list's.
@@ -425,7 +426,7 @@ impl<T: Element> AccessList for Read<T> {
 
     type Shape = ();
 
-    fn shape(&self) {}
+    fn into_shape(self) {}
 
     unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a [T] {
         let b = next_binding(bindings);
@@ -497,7 +498,7 @@ impl<T: Element> AccessList for Write<T> {
 
     type Shape = ();
 
-    fn shape(&self) {}
+    fn into_shape(self) {}
 
     unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
@@ -530,7 +531,7 @@ impl<T: Element> AccessList for ReadWrite<T> {
 
     type Shape = ();
 
-    fn shape(&self) {}
+    fn into_shape(self) {}
 
     unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
@@ -564,7 +565,7 @@ impl<T: Element> AccessList for Reduce<T> {
 
     type Shape = ();
 
-    fn shape(&self) {}
+    fn into_shape(self) {}
 
     unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller; the view is the task's private copy,
@@ -600,7 +601,7 @@ impl AccessList for Weak {
 
     type Shape = ();
 
-    fn shape(&self) {}
+    fn into_shape(self) {}
 
     unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) {
         // The task sees nothing of a weak access: its binding is skipped.
@@ -636,19 +637,16 @@ impl AccessList for RecordedList {
         self.0.len()
     }
 
-    type Shape = Vec<Mode>;
+    type Shape = Self;
 
-    fn shape(&self) -> Vec<Mode> {
-        self.0.iter().map(|(_, mode, _)| *mode).collect()
+    fn into_shape(self) -> Self {
+        self
     }
 
-    unsafe fn views<'a>(
-        modes: &Vec<Mode>,
-        bindings: &mut std::slice::Iter<'a, Binding>,
-    ) -> Vec<RawView> {
-        modes
+    unsafe fn views<'a>(list: &Self, bindings: &mut std::slice::Iter<'a, Binding>) -> Vec<RawView> {
+        list.0
             .iter()
-            .map(|mode| {
+            .map(|(_, mode, _)| {
                 let b = next_binding(bindings);
                 RawView {
                     // A recorded datum is neither partitioned nor reduced: the view is
@@ -678,7 +676,7 @@ impl AccessList for () {
 
     type Shape = ();
 
-    fn shape(&self) {}
+    fn into_shape(self) {}
 
     unsafe fn views<'a>(_: &(), _bindings: &mut std::slice::Iter<'a, Binding>) {}
 
@@ -702,8 +700,8 @@ impl<A: AccessList> AccessList for Vec<A> {
 
     type Shape = Vec<A::Shape>;
 
-    fn shape(&self) -> Self::Shape {
-        self.iter().map(AccessList::shape).collect()
+    fn into_shape(self) -> Self::Shape {
+        self.into_iter().map(AccessList::into_shape).collect()
     }
 
     unsafe fn views<'a>(
@@ -745,8 +743,8 @@ impl<A: AccessList> AccessList for Option<A> {
 
     type Shape = Option<A::Shape>;
 
-    fn shape(&self) -> Self::Shape {
-        self.as_ref().map(AccessList::shape)
+    fn into_shape(self) -> Self::Shape {
+        self.map(AccessList::into_shape)
     }
 
     unsafe fn views<'a>(
@@ -781,8 +779,8 @@ impl<A: AccessList, const N: usize> AccessList for [A; N] {
 
     type Shape = [A::Shape; N];
 
-    fn shape(&self) -> Self::Shape {
-        std::array::from_fn(|i| self[i].shape())
+    fn into_shape(self) -> Self::Shape {
+        self.map(AccessList::into_shape)
     }
 
     unsafe fn views<'a>(
@@ -835,9 +833,9 @@ macro_rules! tuple_access_list {
             type Shape = ($($name::Shape,)+);
 
             #[allow(non_snake_case)]
-            fn shape(&self) -> Self::Shape {
+            fn into_shape(self) -> Self::Shape {
                 let ($($name,)+) = self;
-                ($($name.shape(),)+)
+                ($($name.into_shape(),)+)
             }
 
             #[allow(non_snake_case)]

@@ -883,8 +883,7 @@ where
         TaskBody::Views(accesses, body) => {
             // The declared list is done with but for its shape, which is zero-sized for
             // one access or a tuple of them: a body capturing nothing is not allocated.
-            let shape = accesses.shape();
-            drop(accesses);
+            let shape = accesses.into_shape();
             (
                 Body::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
                     let mut iter = bindings.iter();
@@ -1514,17 +1513,6 @@ pub(crate) fn policy_access_infos(bindings: &[Binding]) -> AccessInfos {
 /// The bytes read and written by the accesses [`for_each_keyed_access`] lists, summed
 /// without looking at the buffers.
 pub(crate) fn declared_bytes(bindings: &[Binding]) -> (u64, u64) {
-    match bindings {
-        [] => return (0, 0),
-        [b] if b.is_plain() => {
-            let bytes = b.bytes as u64;
-            return (
-                if b.mode.reads() { bytes } else { 0 },
-                if b.mode.writes() { bytes } else { 0 },
-            );
-        }
-        _ => {}
-    }
     let (mut input, mut output) = (0u64, 0u64);
     for_each_leaf_access(bindings, |b, _, is_input| {
         let side = if is_input { &mut input } else { &mut output };
@@ -1908,33 +1896,7 @@ fn count_accesses(counters: &crate::metrics::WorkerCounters, bindings: &[Binding
             bytes.add(a.bytes);
         }
     };
-    match bindings {
-        [b] if b.is_plain() => plain_accesses(b, count),
-        _ => for_each_access(bindings, count),
-    }
-}
-
-/// [`for_each_access`] for one plain binding (`Binding::is_plain`): a read of its
-/// input, a write of its output, each on its buffer's node.
-#[inline(always)]
-fn plain_accesses(b: &Binding, mut f: impl FnMut(AccessInfo)) {
-    let bytes = b.bytes as u64;
-    if b.mode.reads() {
-        let node = b.read().and_then(|v| v.node());
-        f(AccessInfo {
-            bytes,
-            node,
-            input: true,
-        });
-    }
-    if b.mode.writes() {
-        let node = b.output.as_ref().and_then(|v| v.node());
-        f(AccessInfo {
-            bytes,
-            node,
-            input: false,
-        });
-    }
+    for_each_access(bindings, count);
 }
 
 /// The body of a task of a failed run, not run: what it captured is released before
