@@ -229,7 +229,7 @@ fn the_trace_keeps_every_region_with_slices_named_by_kind() {
 }
 
 #[test]
-fn past_the_bound_on_pending_tasks_new_ones_run_in_their_creator() {
+fn past_the_bound_on_queued_tasks_new_ones_run_in_their_creator() {
     let Some(bin) = build("throttle") else {
         return;
     };
@@ -269,9 +269,9 @@ fn past_the_bound_on_pending_tasks_new_ones_run_in_their_creator() {
                 created,
                 "{context}: {omp}"
             );
-            // The flat loop creates 20,000 tasks of 10 us at once: past 64 per thread
-            // pending, the rest run in their creator. One thread runs none of them
-            // before the taskwait; a second one runs one while its creator makes many.
+            // The flat loop creates 20,000 tasks of 10 us at once: past 16 per thread
+            // queued, the rest run in their creator. One thread runs none of them
+            // before the taskwait; a second one takes one while its creator makes many.
             let expected = if threads == "1" { 19_000 } else { 1_000 };
             assert_eq!(
                 n("throttled_tasks") > expected,
@@ -302,6 +302,45 @@ fn past_the_bound_on_pending_tasks_new_ones_run_in_their_creator() {
 
 /// `tests/omp/migration.c` (8 one-page blocks, the odd ones first written on node 1,
 /// updated 10 times by tasks on node 0) on 4 virtual nodes under `migration`: its report.
+/// The bound counts queued tasks, not pending ones: at the bottom of a chain of 200
+/// tasks each waiting in a taskwait, with every one of them pending and none queued,
+/// the first tasks of a loop are still deferred, for idle threads to take. Counting
+/// pending tasks (64 per thread, GNU libgomp's rule) deferred 64 tasks of the chain
+/// and none of the loop's, and a second thread found nothing to run.
+#[test]
+fn tasks_waiting_in_a_taskwait_do_not_stop_new_tasks_from_being_deferred() {
+    let Some(bin) = build("deep") else {
+        return;
+    };
+    let dir = common::omp::scratch("gcc");
+    for threads in ["1", "2"] {
+        let report = dir.join(format!("deep-{threads}.json"));
+        let o = locus(&[
+            "omp",
+            "--threads",
+            threads,
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            bin.to_str().unwrap(),
+        ]);
+        let out = ok_stdout(&o, threads);
+        assert!(out.contains("tasks 1200\n"), "{out}");
+        let r = read_json(&report);
+        let n = |k: &str| r["openmp"][k].as_u64().unwrap();
+        assert_eq!(n("deferred_tasks") + n("throttled_tasks"), 1200, "{r}");
+        // The chain's 200 tasks, each created with none queued, and 16 per thread of
+        // the loop's before the others ran in their creator. A second thread takes
+        // tasks, and more are deferred in their place.
+        let bound = 200 + 16 * threads.parse::<u64>().unwrap();
+        if threads == "1" {
+            assert_eq!(n("deferred_tasks"), bound, "{r}");
+        } else {
+            assert!(n("deferred_tasks") >= bound, "{r}");
+        }
+    }
+}
+
 fn migration_report(migration: &str) -> serde_json::Value {
     let bin = build("migration").expect("gcc");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");

@@ -17,9 +17,9 @@ pub const CONFIG: &str = "LOCUS_OMP_CONFIG";
 pub const TOPOLOGY: &str = "LOCUS_OMP_TOPOLOGY";
 /// `strict` or `non-strict` (default): whether a task's home node binds it.
 pub const AFFINITY: &str = "LOCUS_OMP_AFFINITY";
-/// Deferred tasks a team may have pending per member before a new task without
-/// dependences or affinity runs at once in its creator (default 64, as GNU libgomp;
-/// `0`: never).
+/// Deferred tasks a team may have queued (handed to Locus, not started) per member
+/// before a new task without dependences or affinity runs at once in its creator
+/// (default 16; `0`: never).
 pub const THROTTLE: &str = "LOCUS_OMP_THROTTLE";
 /// What a task does with the memory of its out/inout dependences that lies on another
 /// node than the one it starts on: `none` (default), `now`, `next-touch` or `auto`, as

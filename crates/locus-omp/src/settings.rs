@@ -21,11 +21,15 @@ pub(crate) const SCHED_AUTO: u64 = 4;
 /// `omp_sched_monotonic`: the modifier bit of a schedule kind.
 pub(crate) const MONOTONIC: u64 = 0x8000_0000;
 
-/// Pending deferred tasks per team member beyond which a new task without dependences
-/// runs at once in its creator, as GNU libgomp does (its `64 * nthreads`): a recursive
-/// program (BOTS uts, fib) then creates deferred tasks only as fast as the team runs
-/// them, and the rest cost a function call.
-pub(crate) const DEFAULT_THROTTLE: usize = 64;
+/// Queued deferred tasks (handed to Locus, not started) per team member beyond which a
+/// new task without dependences runs at once in its creator. A recursive program (BOTS
+/// uts, fib) then keeps a few tasks per member for idle members to take, and the rest
+/// cost a function call. Counting queued tasks, not pending ones as GNU libgomp does
+/// (its `64 * nthreads`), keeps work to take while a member runs a deep recursion:
+/// tasks started and waiting in a taskwait are pending, and would throttle every task
+/// while the queues are empty. 16 ran BOTS fib, health, nqueens and uts fastest on two
+/// threads among 8, 16, 32 and 64 (`docs/performance.md`, "OpenMP tasks").
+pub(crate) const DEFAULT_THROTTLE: usize = 16;
 
 /// The process's OpenMP runtime.
 pub(crate) struct Omp {
@@ -39,7 +43,7 @@ pub(crate) struct Omp {
     pub virtual_nodes: bool,
     /// `LOCUS_OMP_AFFINITY=strict`: a task's home node binds it.
     pub strict_home: bool,
-    /// `LOCUS_OMP_THROTTLE`: pending deferred tasks per team member beyond which a new
+    /// `LOCUS_OMP_THROTTLE`: queued deferred tasks per team member beyond which a new
     /// task without dependences or affinity runs at once in its creator (0: never).
     pub throttle: usize,
     /// `LOCUS_OMP_MIGRATION`: what a task does with its out/inout memory on another
@@ -103,7 +107,7 @@ pub(crate) struct Counters {
     /// Explicit tasks run at once by their creator (if(0), final, outside a region).
     pub undeferred_tasks: AtomicU64,
     /// Explicit tasks run at once by their creator because the team had too many
-    /// pending (`LOCUS_OMP_THROTTLE`): one count per worker, since every worker of a
+    /// queued (`LOCUS_OMP_THROTTLE`): one count per worker, since every worker of a
     /// recursive program adds to it for nearly every task it creates.
     pub throttled_tasks: Striped,
     /// Deferred tasks with a home node, and of those, run on it.

@@ -12,19 +12,22 @@
 //! of its memory as a hint (`crate::place`). An undeferred task (`if(0)`, or created
 //! by a final task, or outside any region) runs at once on its creator, once its
 //! predecessors are complete. So does a task without dependences or affinity created
-//! while its team has many pending tasks (`LOCUS_OMP_THROTTLE` per member, 64 by
-//! default, GNU libgomp's bound): a recursive program then spawns deferred tasks only as
-//! fast as the team runs them.
+//! while its team has many deferred tasks queued and not started (`LOCUS_OMP_THROTTLE`
+//! per member, 16 by default): a recursive program then spawns deferred tasks only as
+//! fast as the team takes them. Such a task runs in a frame on its creator's stack,
+//! with the node its creator's frame kept from the last one (`Frame::node_for_child`):
+//! it costs a few hundred instructions and allocates nothing.
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long, c_uint, c_void};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::hash::{BuildHasherDefault, DefaultHasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use locus::{Affinity, TaskCtx};
 
 use crate::settings::{die, omp};
-use crate::team::{enter, with_frame, Frame, Team};
+use crate::team::{enter, with_frame, with_frame_slot, Frame, Slot, Team};
 
 const FLAG_FINAL: c_uint = 1 << 1;
 const FLAG_DEPEND: c_uint = 1 << 3;
@@ -65,8 +68,12 @@ pub(crate) struct Group {
 pub(crate) struct TaskNode {
     /// Children not yet complete (taskwait).
     pub children: AtomicUsize,
-    /// Dependences among the children, by address.
-    deps: Mutex<HashMap<usize, DepEntry>>,
+    /// Dependences among the children, by address (hashed with fixed keys: a node is
+    /// made per task, and the keys of a `RandomState` are read from a thread-local).
+    deps: Mutex<HashMap<usize, DepEntry, BuildHasherDefault<DefaultHasher>>>,
+    /// Whether a child recorded dependences in `deps` since the last taskwait. Read and
+    /// written by the thread running the task only (its children are created there).
+    recorded: AtomicBool,
     pub final_: bool,
     /// The taskgroup this task belongs to.
     pub group: Option<Arc<Group>>,
@@ -97,7 +104,8 @@ impl TaskNode {
     pub fn new(final_: bool, group: Option<Arc<Group>>, run_sched: u64) -> TaskNode {
         TaskNode {
             children: AtomicUsize::new(0),
-            deps: Mutex::new(HashMap::new()),
+            deps: Mutex::new(HashMap::default()),
+            recorded: AtomicBool::new(false),
             final_,
             group,
             preds: AtomicUsize::new(1),
@@ -105,6 +113,25 @@ impl TaskNode {
             job: Mutex::new(None),
             run_sched: AtomicU64::new(run_sched),
         }
+    }
+
+    /// Makes a node that nothing else holds the node of a new task, as [`TaskNode::new`]
+    /// makes one, keeping its records' memory.
+    pub fn renew(&mut self, final_: bool, group: Option<Arc<Group>>, run_sched: u64) {
+        *self.children.get_mut() = 0;
+        let deps = self.deps.get_mut().unwrap_or_else(|p| p.into_inner());
+        if !deps.is_empty() {
+            deps.clear();
+        }
+        *self.recorded.get_mut() = false;
+        self.final_ = final_;
+        self.group = group;
+        *self.preds.get_mut() = 1;
+        let succ = self.succ.get_mut().unwrap_or_else(|p| p.into_inner());
+        succ.done = false;
+        succ.list.clear();
+        *self.job.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.run_sched.get_mut() = run_sched;
     }
 
     /// The task's run-sched-var. Only the thread running the task reads or sets it.
@@ -119,7 +146,15 @@ impl TaskNode {
     }
 
     /// Drops the dependence records of children that are all complete.
+    #[inline]
     pub fn forget_dependences(&self) {
+        if self.recorded.load(Ordering::Relaxed) {
+            self.forget_recorded();
+        }
+    }
+
+    fn forget_recorded(&self) {
+        self.recorded.store(false, Ordering::Relaxed);
         let mut deps = self.deps.lock().unwrap_or_else(|p| p.into_inner());
         if !deps.is_empty() {
             deps.clear();
@@ -146,6 +181,9 @@ impl TaskNode {
     /// `record` false only waits (taskwait with depend), leaving the records.
     fn depend_on(self: &Arc<Self>, parent: &TaskNode, deps: &[Dep], record: bool) {
         let mut map = parent.deps.lock().unwrap_or_else(|p| p.into_inner());
+        if record {
+            parent.recorded.store(true, Ordering::Relaxed);
+        }
         for &Dep { addr, writes, .. } in deps {
             let entry = map.entry(addr).or_default();
             if let Some(w) = &entry.writer {
@@ -264,10 +302,12 @@ fn spawn(ctx: &TaskCtx, mut job: Box<Job>) {
     if let Some(a) = affinity {
         builder = builder.affinity(a);
     }
+    job.team.queued.fetch_add(1, Ordering::Relaxed);
     let pending = Unrun(Some(job));
     let spawned = builder.spawn_control(move |ctx| {
         let mut pending = pending;
         if let Some(job) = pending.0.take() {
+            job.team.queued.fetch_sub(1, Ordering::Relaxed);
             run_job(ctx, job);
         }
     });
@@ -284,6 +324,7 @@ struct Unrun(Option<Box<Job>>);
 impl Drop for Unrun {
     fn drop(&mut self) {
         if let Some(job) = self.0.take() {
+            job.team.queued.fetch_sub(1, Ordering::Relaxed);
             abandon(job);
         }
     }
@@ -412,29 +453,43 @@ pub(crate) unsafe fn task(
     } else {
         Vec::new()
     };
-    // Decided once, here: a task run now uses the creator's argument block in place.
-    let (undeferred, throttled) = with_frame(|f| {
-        let undeferred = is_undeferred(f, if_clause);
-        (undeferred, !undeferred && is_throttled(f, &deps, &[]))
-    });
-    // The argument: a private copy, built now.
-    let call = if (undeferred || throttled) && cpyfn.is_none() {
-        Call::Gomp {
-            f,
-            arg: data,
-            layout: None,
+    with_frame_slot(|frame, slot| {
+        // Decided once, here: a task run now uses the creator's argument block in place.
+        let undeferred = is_undeferred(frame, if_clause);
+        let throttled = !undeferred && is_throttled(frame, &deps, &[]);
+        let now = undeferred || throttled;
+        // The argument: a private copy, built now.
+        let call = if now && cpyfn.is_none() {
+            Call::Gomp {
+                f,
+                arg: data,
+                layout: None,
+            }
+        } else {
+            // SAFETY: the size, alignment, copy function and source gcc gave.
+            unsafe { copy_arg(f, data, cpyfn, arg_size, arg_align) }
+        };
+        let final_ = flags & FLAG_FINAL != 0;
+        if now && deps.is_empty() {
+            // Most of a recursive program's tasks: straight to the body.
+            return run_now(
+                frame,
+                slot,
+                call,
+                final_ || frame.task.final_,
+                throttled,
+                &[],
+            );
         }
-    } else {
-        // SAFETY: the size, alignment, copy function and source gcc gave.
-        unsafe { copy_arg(f, data, cpyfn, arg_size, arg_align) }
-    };
-    submit(NewTask {
-        call,
-        deps,
-        affinity: Vec::new(),
-        if_clause,
-        throttled,
-        final_: flags & FLAG_FINAL != 0,
+        let task = NewTask {
+            call,
+            deps,
+            affinity: Vec::new(),
+            if_clause,
+            throttled,
+            final_,
+        };
+        submit_in(frame, slot, task);
     });
 }
 
@@ -445,14 +500,13 @@ fn is_undeferred(frame: &Frame, if_clause: bool) -> bool {
 }
 
 /// Whether a deferrable task created in `frame` runs now because its team has too many
-/// pending tasks: only a task that no dependence orders and no affinity places, as GNU
-/// libgomp runs one past `64 * nthreads` pending tasks.
+/// queued tasks: only a task that no dependence orders and no affinity places.
 fn is_throttled(frame: &Frame, deps: &[Dep], affinity: &[(usize, usize)]) -> bool {
     let limit = omp().throttle;
     deps.is_empty()
         && affinity.is_empty()
         && limit > 0
-        && frame.team.pending.load(Ordering::Relaxed) >= limit * frame.team.n
+        && frame.team.queued.load(Ordering::Relaxed) >= limit * frame.team.n
 }
 
 /// A task the program creates, as either ABI describes it.
@@ -470,11 +524,49 @@ pub(crate) struct NewTask {
     pub final_: bool,
 }
 
+/// Runs a task at once in `frame`, its creator's, whose thread's current-frame
+/// variable is `slot`: an undeferred task, or a `throttled` one, after the sibling tasks
+/// `deps` names. `final_` includes the creator's.
+fn run_now(frame: &Frame, slot: Slot, call: Call, final_: bool, throttled: bool, deps: &[Dep]) {
+    let omp = omp();
+    if throttled {
+        let worker = frame.worker().unwrap_or(0);
+        omp.counters.throttled_tasks.add_one(worker);
+    } else {
+        omp.counters
+            .undeferred_tasks
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    let node = frame.node_for_child(final_, frame.group());
+    if !deps.is_empty() {
+        node.depend_on(&frame.task, deps, true);
+        node.preds.fetch_sub(1, Ordering::AcqRel);
+        frame.help_while(&|| node.preds.load(Ordering::Acquire) > 0);
+    }
+    // SAFETY: `inner` is left (`into_task`) before this function returns, inside
+    // `frame`.
+    let inner = unsafe { Frame::inside(frame, node) };
+    slot.enter(&inner, || call.run());
+    let node = inner.into_task();
+    if !deps.is_empty() {
+        // Its successors are later siblings: none exists yet. A task without
+        // dependences is in no sibling's records, so none can wait for it.
+        let _ = node.complete();
+    }
+    frame.keep_spare(node);
+}
+
 /// Creates a task: deferred (a Locus task once its predecessors are complete), or run
 /// at once by its creator when undeferred (if(0), created by a final task, or outside
 /// any region) or throttled (the team has `LOCUS_OMP_THROTTLE` pending tasks per member
 /// and the task has no dependence and no affinity).
 pub(crate) fn submit(t: NewTask) {
+    with_frame_slot(|frame, slot| submit_in(frame, slot, t));
+}
+
+/// [`submit`] in `frame`, the current frame, whose thread's current-frame variable is
+/// `slot`.
+fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
     let NewTask {
         call,
         deps,
@@ -495,72 +587,53 @@ pub(crate) fn submit(t: NewTask) {
                 .fetch_add(without_length as u64, Ordering::Relaxed);
         }
     }
-    with_frame(|frame| {
-        let final_ = final_ || frame.task.final_;
-        let undeferred = is_undeferred(frame, if_clause);
-        let throttled = !undeferred && (throttled || is_throttled(frame, &deps, &affinity));
-        let group = frame.group();
-        let node = Arc::new(TaskNode::new(final_, group.clone(), frame.task.run_sched()));
-        if undeferred || throttled {
-            if throttled {
-                let worker = frame.worker().unwrap_or(0);
-                omp.counters.throttled_tasks.add_one(worker);
-            } else {
-                omp.counters
-                    .undeferred_tasks
-                    .fetch_add(1, Ordering::Relaxed);
-            }
-            if !deps.is_empty() {
-                node.depend_on(&frame.task, &deps, true);
-                node.preds.fetch_sub(1, Ordering::AcqRel);
-                frame.help_while(&|| node.preds.load(Ordering::Acquire) > 0);
-            }
-            // SAFETY: `inner` is dropped at the end of this block, inside `frame`'s.
-            let inner = unsafe { Frame::inside(frame, node.clone()) };
-            enter(&inner, || call.run());
-            // Its successors are later siblings: none exists yet.
-            let _ = node.complete();
-            return;
-        }
-        omp.counters
-            .deferred_tasks
-            .add_one(frame.worker().unwrap_or(0));
-        frame.task.children.fetch_add(1, Ordering::AcqRel);
-        frame.team.pending.fetch_add(1, Ordering::AcqRel);
-        if let Some(g) = &group {
-            g.pending.fetch_add(1, Ordering::AcqRel);
-        }
-        let has_deps = !deps.is_empty();
-        crate::place::submitted(omp, &deps);
-        // Boxed once: the job moves through the queues and the task's closure as a
-        // pointer, not as the couple of hundred bytes it holds.
-        let job = Box::new(Job {
-            call,
-            node: node.clone(),
-            parent: frame.task.clone(),
-            team: frame.team.counted(),
-            thread_num: frame.thread_num,
-            worker: frame.worker().unwrap_or(0),
-            deps,
-            affinity,
-            placed: Default::default(),
-        });
-        if has_deps {
-            let deps = job.deps.clone();
-            *node.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
-            node.depend_on(&frame.task, &deps, true);
-            if node.preds.fetch_sub(1, Ordering::AcqRel) == 1 {
-                let job = node.job.lock().unwrap_or_else(|p| p.into_inner()).take();
-                if let Some(job) = job {
-                    // SAFETY: not null (deferred tasks are created on workers only).
-                    spawn(unsafe { &*frame.ctx }, job);
-                }
-            }
-        } else {
-            // SAFETY: as above.
-            spawn(unsafe { &*frame.ctx }, job);
-        }
+    let final_ = final_ || frame.task.final_;
+    let undeferred = is_undeferred(frame, if_clause);
+    let throttled = !undeferred && (throttled || is_throttled(frame, &deps, &affinity));
+    if undeferred || throttled {
+        run_now(frame, slot, call, final_, throttled, &deps);
+        return;
+    }
+    let group = frame.group();
+    let node = frame.node_for_child(final_, group.clone());
+    omp.counters
+        .deferred_tasks
+        .add_one(frame.worker().unwrap_or(0));
+    frame.task.children.fetch_add(1, Ordering::AcqRel);
+    frame.team.pending.fetch_add(1, Ordering::AcqRel);
+    if let Some(g) = &group {
+        g.pending.fetch_add(1, Ordering::AcqRel);
+    }
+    let has_deps = !deps.is_empty();
+    crate::place::submitted(omp, &deps);
+    // Boxed once: the job moves through the queues and the task's closure as a
+    // pointer, not as the couple of hundred bytes it holds.
+    let job = Box::new(Job {
+        call,
+        node: node.clone(),
+        parent: frame.task.clone(),
+        team: frame.team.counted(),
+        thread_num: frame.thread_num,
+        worker: frame.worker().unwrap_or(0),
+        deps,
+        affinity,
+        placed: Default::default(),
     });
+    if has_deps {
+        let deps = job.deps.clone();
+        *node.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
+        node.depend_on(&frame.task, &deps, true);
+        if node.preds.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let job = node.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(job) = job {
+                // SAFETY: not null (deferred tasks are created on workers only).
+                spawn(unsafe { &*frame.ctx }, job);
+            }
+        }
+    } else {
+        // SAFETY: as above.
+        spawn(unsafe { &*frame.ctx }, job);
+    }
 }
 
 thread_local! {
@@ -654,7 +727,9 @@ unsafe fn copy_arg(
 pub(crate) fn taskwait() {
     with_frame(|frame| {
         let task = &frame.task;
-        frame.help_while(&|| task.children.load(Ordering::Acquire) > 0);
+        if task.children.load(Ordering::Acquire) > 0 {
+            frame.help_while(&|| task.children.load(Ordering::Acquire) > 0);
+        }
         task.forget_dependences();
     });
 }

@@ -55,6 +55,9 @@ pub(crate) struct Team {
     pub parent: Option<(Arc<Team>, usize)>,
     /// Explicit tasks of the team not yet complete (a barrier waits for them).
     pub pending: AtomicUsize,
+    /// Deferred tasks of the team handed to Locus and not started yet: what idle
+    /// members can take (the throttle, `crate::task`).
+    pub queued: AtomicUsize,
     /// Members whose implicit task has started (the region's start gate).
     started: AtomicUsize,
     /// Threads arrived at the current barrier, and its generation.
@@ -85,6 +88,7 @@ impl Team {
             active_level: active,
             parent,
             pending: AtomicUsize::new(0),
+            queued: AtomicUsize::new(0),
             started: AtomicUsize::new(0),
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
@@ -167,6 +171,10 @@ pub(crate) struct Frame {
     pub ws: RefCell<WsState>,
     /// Taskgroups open in this task, innermost last.
     pub groups: RefCell<Vec<Arc<Group>>>,
+    /// A node of a task this frame's task ran at once and that nothing else held when
+    /// it ended, kept for the next such task ([`Frame::node_for_child`]): a recursive
+    /// program's tasks are mostly run at once, and most make no deferred child.
+    spare: Cell<Option<Arc<TaskNode>>>,
 }
 
 impl Frame {
@@ -186,6 +194,7 @@ impl Frame {
             implicit,
             ws: RefCell::new(WsState::new(ws0)),
             groups: RefCell::new(Vec::new()),
+            spare: Cell::new(None),
         }
     }
 
@@ -203,6 +212,32 @@ impl Frame {
             implicit: false,
             ws: RefCell::new(WsState::new(None)),
             groups: RefCell::new(Vec::new()),
+            spare: Cell::new(None),
+        }
+    }
+
+    /// The frame's task, the frame left.
+    pub fn into_task(self) -> Arc<TaskNode> {
+        self.task
+    }
+
+    /// The node of a task created in this frame: the spare one renewed, or a new one.
+    pub fn node_for_child(&self, final_: bool, group: Option<Arc<Group>>) -> Arc<TaskNode> {
+        let run_sched = self.task.run_sched();
+        if let Some(mut spare) = self.spare.take() {
+            if let Some(node) = Arc::get_mut(&mut spare) {
+                node.renew(final_, group, run_sched);
+                return spare;
+            }
+        }
+        Arc::new(TaskNode::new(final_, group, run_sched))
+    }
+
+    /// Keeps `node`, of a task this frame's task ran at once and that has ended, as the
+    /// spare for the next one, when nothing else holds it (a deferred child of it may).
+    pub fn keep_spare(&self, mut node: Arc<TaskNode>) {
+        if Arc::get_mut(&mut node).is_some() {
+            self.spare.set(Some(node));
         }
     }
 
@@ -250,26 +285,48 @@ thread_local! {
 
 /// Calls `f` with the calling thread's current frame.
 pub(crate) fn with_frame<R>(f: impl FnOnce(&Frame) -> R) -> R {
-    let current = CURRENT.with(Cell::get);
-    if current.is_null() {
-        INITIAL.with(f)
-    } else {
-        // SAFETY: `current` is a frame on this thread's stack, set by `enter` and reset
-        // before that frame is dropped.
-        f(unsafe { &*current })
+    with_frame_slot(|frame, _| f(frame))
+}
+
+/// The calling thread's current-frame variable, found once: a task run at once enters
+/// its frame and leaves it without looking the thread-local variable up again.
+#[derive(Clone, Copy)]
+pub(crate) struct Slot(*const Cell<*const Frame>);
+
+impl Slot {
+    /// Runs `f` with `frame` as the thread's current frame.
+    pub fn enter<R>(self, frame: &Frame, f: impl FnOnce() -> R) -> R {
+        struct Restore<'a>(&'a Cell<*const Frame>, *const Frame);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.1);
+            }
+        }
+        // SAFETY: the thread's own variable (a `Slot` is not `Send`), alive as long as
+        // the thread.
+        let current = unsafe { &*self.0 };
+        let _restore = Restore(current, current.replace(frame));
+        f()
     }
+}
+
+/// Calls `f` with the calling thread's current frame and its current-frame variable.
+pub(crate) fn with_frame_slot<R>(f: impl FnOnce(&Frame, Slot) -> R) -> R {
+    CURRENT.with(|c| {
+        let (current, slot) = (c.get(), Slot(c));
+        if current.is_null() {
+            INITIAL.with(|initial| f(initial, slot))
+        } else {
+            // SAFETY: `current` is a frame on this thread's stack, set by `enter` and
+            // reset before that frame is dropped.
+            f(unsafe { &*current }, slot)
+        }
+    })
 }
 
 /// Runs `f` with `frame` as the thread's current frame.
 pub(crate) fn enter<R>(frame: &Frame, f: impl FnOnce() -> R) -> R {
-    struct Restore(*const Frame);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CURRENT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(CURRENT.with(|c| c.replace(frame)));
-    f()
+    CURRENT.with(|c| Slot(c).enter(frame, f))
 }
 
 thread_local! {
