@@ -213,6 +213,9 @@ impl TaskNode {
             s.done = true;
             std::mem::take(&mut s.list)
         };
+        if list.is_empty() {
+            return list;
+        }
         list.into_iter()
             .filter(|n| n.preds.fetch_sub(1, Ordering::AcqRel) == 1)
             .collect()
@@ -227,9 +230,26 @@ pub(crate) enum Call {
         arg: *mut c_void,
         layout: Option<std::alloc::Layout>,
     },
+    /// gcc's task whose argument, copied byte for byte (no `cpyfn`), fits in `arg`:
+    /// `f(arg)`. The copy moves with the task (a deferred task's one allocation holds
+    /// it), as gcc's runtime copies such an argument by `memcpy`.
+    GompInline {
+        f: unsafe extern "C" fn(*mut c_void),
+        arg: InlineArg,
+    },
     /// clang's task: a `kmp_task_t` allocated by `__kmpc_omp_task_alloc`, run and freed
     /// by `crate::kmp::run_task`.
     Kmp(crate::kmp::KmpTask),
+}
+
+/// Room for a small task argument (most of a recursive program's: a few values and
+/// pointers), aligned as strictly as gcc aligns one.
+#[repr(C, align(16))]
+pub(crate) struct InlineArg([std::mem::MaybeUninit<u8>; InlineArg::BYTES]);
+
+impl InlineArg {
+    const BYTES: usize = 48;
+    const ALIGN: usize = 16;
 }
 
 // SAFETY: the task's function and its private copy of the argument (or clang's task
@@ -248,6 +268,11 @@ impl Call {
                     // else.
                     unsafe { std::alloc::dealloc(arg.cast(), layout) };
                 }
+            }
+            Call::GompInline { f, mut arg } => {
+                // SAFETY: the function gcc gave `GOMP_task`, with the copy of its
+                // argument, alive until the call returns.
+                unsafe { f(arg.0.as_mut_ptr().cast()) }
             }
             Call::Kmp(t) => crate::kmp::run_task(t),
         }
@@ -700,6 +725,18 @@ unsafe fn copy_arg(
         };
     }
     let align = (arg_align.max(1) as usize).next_power_of_two();
+    if cpyfn.is_none() && arg_size as usize <= InlineArg::BYTES && align <= InlineArg::ALIGN {
+        let mut arg = InlineArg([std::mem::MaybeUninit::uninit(); InlineArg::BYTES]);
+        // SAFETY: `data` holds `arg_size` bytes (the caller's contract), which fit.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.cast::<u8>(),
+                arg.0.as_mut_ptr().cast(),
+                arg_size as usize,
+            )
+        };
+        return Call::GompInline { f, arg };
+    }
     let Ok(layout) = std::alloc::Layout::from_size_align(arg_size as usize, align) else {
         die(&format!(
             "a task argument of {arg_size} bytes aligned to {arg_align}"
