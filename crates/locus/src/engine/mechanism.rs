@@ -437,11 +437,13 @@ impl Mechanism {
                 "the declared bytes are those the description lists"
             );
             if push.below_threshold(input, output) {
-                // What `place` decides for it, without describing where its bytes lie.
+                // What `place` decides for it, without describing where its bytes lie:
+                // `route` of `Placement::Local(KeepReason::BelowThreshold)`.
                 let node = self.worker_node[q.me()];
                 task.set_preferred_node(node);
-                let placement = Placement::Local(KeepReason::BelowThreshold);
-                return self.route(q, placement, Decided::ByPolicy, into(task.into_task()));
+                let task = into(task.into_task());
+                q.record(&task, EngineEvent::PushKeptLocal);
+                return self.keep(q, task);
             }
         }
         let ready = task.describe(self.needs_accesses(task.has_affinity()));
@@ -575,6 +577,7 @@ impl Mechanism {
 
     /// Keeps a task on the activator: as its next task when it is finishing a task and
     /// holds none yet (module doc, "Hand-over"), else on its own deque.
+    #[inline(always)]
     fn keep<Q: Queues>(&self, q: &mut Q, task: Q::Task) -> Queue {
         let Some(task) = q.hold_next(task) else {
             // Nobody else may take it: nothing to announce.
@@ -624,6 +627,7 @@ impl Mechanism {
 
     /// Announces work just pushed onto `queue`, waking the nearest sleeper that may
     /// take it if the engine says one may be asleep.
+    #[inline]
     fn announce<Q: Queues>(&self, q: &mut Q, queue: Queue) -> Queue {
         if matches!(queue, Queue::Deque(_)) && q.defer_announce() {
             return queue;
