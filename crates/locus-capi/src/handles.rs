@@ -9,7 +9,11 @@
 //! trust, and AddressSanitizer sees no use after free even when C code uses a handle it
 //! freed. (A generation wraps after 2^24 reuses of one slot.)
 
-use std::sync::{Mutex, MutexGuard};
+/// The lock of a table: a spin lock that yields, as the core's short locks: every
+/// spawn looks a handle up, and a lookup holds it for a few instructions, which a
+/// futex-based mutex doubles (its unlock is a second atomic read-modify-write).
+type Lock<T> = spin::mutex::SpinMutex<T, spin::relax::Yield>;
+type Guard<'a, T> = spin::mutex::SpinMutexGuard<'a, T>;
 
 use crate::status::{locus_status, CResult, Fail};
 
@@ -93,7 +97,7 @@ impl<T> Slots<T> {
 pub(crate) struct Table<T> {
     kind: &'static str,
     tag: u8,
-    slots: Mutex<Slots<T>>,
+    slots: Lock<Slots<T>>,
 }
 
 impl<T> Table<T> {
@@ -102,7 +106,7 @@ impl<T> Table<T> {
         Table {
             kind,
             tag: kind_tag(kind),
-            slots: Mutex::new(Slots {
+            slots: Lock::new(Slots {
                 slots: Vec::new(),
                 free: Vec::new(),
                 live: 0,
@@ -110,10 +114,10 @@ impl<T> Table<T> {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Slots<T>> {
-        // No code path panics while holding the lock with the table half-updated; a
-        // poisoned lock still holds a consistent table.
-        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> Guard<'_, Slots<T>> {
+        // No code path panics while holding the lock with the table half-updated, so a
+        // table whose holder panicked is consistent: the lock keeps no poison.
+        self.slots.lock()
     }
 
     /// Stores `value` and returns its handle.
@@ -230,7 +234,7 @@ impl<T> Table<T> {
 /// A locked table, for looking up several handles under one lock.
 pub(crate) struct Locked<'t, T> {
     table: &'t Table<T>,
-    slots: MutexGuard<'t, Slots<T>>,
+    slots: Guard<'t, Slots<T>>,
 }
 
 impl<T> Locked<'_, T> {
