@@ -583,7 +583,7 @@ fn run_now(frame: &Frame, slot: Slot, call: Call, final_: bool, throttled: bool,
 
 /// Creates a task: deferred (a Locus task once its predecessors are complete), or run
 /// at once by its creator when undeferred (if(0), created by a final task, or outside
-/// any region) or throttled (the team has `LOCUS_OMP_THROTTLE` pending tasks per member
+/// any region) or throttled (the team has `LOCUS_OMP_THROTTLE` queued tasks per member
 /// and the task has no dependence and no affinity).
 pub(crate) fn submit(t: NewTask) {
     with_frame_slot(|frame, slot| submit_in(frame, slot, t));
