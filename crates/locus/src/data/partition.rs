@@ -41,7 +41,7 @@ use std::sync::Arc;
 
 use locus_mem::pool::{AllocError, Pools};
 
-use super::access::{Binding, Declared, Gather, Mode};
+use super::access::{Binding, Declared, Gather, Kind, Mode};
 use super::handle::{Data, DataInner, Element};
 use super::shared::SharedSetup;
 use super::version::VersionCounts;
@@ -1015,15 +1015,16 @@ pub(crate) fn gather(
 /// once the body has returned.
 pub(crate) fn scatter(bindings: &[Binding]) {
     for b in bindings.iter().filter(|b| !b.weak && b.mode.writes()) {
-        let Some(gather) = &b.gather else { continue };
+        let Kind::Gathered(gather) = &b.kind else {
+            continue;
+        };
         let Some(block) = gather.block.get() else {
             continue;
         };
         let es = b.data.elem_size;
         for (leaf, pieces) in gather.leaves.iter().zip(&gather.pieces) {
             let dst = leaf
-                .output
-                .as_ref()
+                .output()
                 .and_then(|v| v.buffer())
                 .expect("a gathered write's segment was allocated before the body");
             for p in pieces {

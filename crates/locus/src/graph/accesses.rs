@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::data::version::{Buffer, VersionRef};
-use crate::data::Binding;
+use crate::data::{Binding, Kind};
 use crate::sched::{AccessInfo, AccessInfos};
 
 /// What the placement policies and the cost model know of a task's accesses: bytes, and
@@ -75,9 +75,9 @@ fn for_each_leaf_access<'a>(
             f(b, Touched::Version(b.read()), true);
         }
         if b.mode.writes() {
-            f(b, Touched::Version(b.output.as_ref()), false);
+            f(b, Touched::Version(b.output()), false);
         }
-        if let Some(r) = &b.reduce {
+        if let Kind::Reduction(r) = &b.kind {
             for input in [true, false] {
                 f(b, Touched::Reduction(r), input);
             }

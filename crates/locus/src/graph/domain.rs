@@ -96,7 +96,7 @@ impl ChildDomain {
                 (Mode::Read, _) => Entry {
                     id: b.data.id,
                     data: b.data.clone(),
-                    current: b.input.clone().expect("a read binds an input"),
+                    current: b.input().cloned().expect("a read binds an input"),
                     writable: false,
                     output: None,
                     start: None,
@@ -106,16 +106,16 @@ impl ChildDomain {
                     id: b.data.id,
                     data: b.data.clone(),
                     current: b
-                        .input
-                        .clone()
+                        .input()
+                        .cloned()
                         .expect("a weak write binds what it supersedes"),
                     writable: true,
-                    output: b.output.clone(),
+                    output: b.output().cloned(),
                     start: None,
                     local: false,
                 },
                 (_, false) => {
-                    let output = b.output.clone().expect("a write binds an output");
+                    let output = b.output().cloned().expect("a write binds an output");
                     let shared = b.data.shared.as_ref();
                     let start = Version::pending(output.bytes, output.counts(), shared);
                     if shared.is_none() {

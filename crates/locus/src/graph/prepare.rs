@@ -11,7 +11,7 @@ use super::task::Task;
 use crate::config::AllocMode;
 use crate::data::partition;
 use crate::data::version::{Buffer, Version};
-use crate::data::{Binding, Mode};
+use crate::data::{Binding, Kind, Mode};
 use crate::error::Error;
 use smallvec::SmallVec;
 
@@ -59,29 +59,35 @@ pub(super) fn prepare_buffers(
             // The task does not see what it declares weakly.
             continue;
         }
-        if let Some(r) = &b.reduce {
-            // A private copy on this node (`data::reduce`).
-            if !control {
-                r.group
-                    .take_copy(r, node, ex.pools(), bodies == Bodies::Run)
-                    .map_err(|e| oom(r.group.bytes(), e))?;
+        match &b.kind {
+            Kind::Reduction(r) => {
+                // A private copy on this node (`data::reduce`).
+                if !control {
+                    r.group
+                        .take_copy(r, node, ex.pools(), bodies == Bodies::Run)
+                        .map_err(|e| oom(r.group.bytes(), e))?;
+                }
             }
-            continue;
-        }
-        if let Some(shared) = b.shared() {
-            // Shared data is placed at creation (or by this first touch) and updated in
-            // place: nothing to allocate or copy.
-            if !control {
-                migrated += migrate_remote(&task.run, shared, b, node);
+            Kind::Shared(..) => {
+                // Shared data is placed at creation (or by this first touch) and
+                // updated in place: nothing to allocate or copy.
+                let shared = b.shared().expect("a shared version names its buffer");
+                if !control {
+                    migrated += migrate_remote(&task.run, shared, b, node);
+                }
+                migrated += shared.touch(b.offset, b.bytes, node);
             }
-            migrated += shared.touch(b.offset, b.bytes, node);
-            continue;
+            Kind::Versioned(_) => {
+                prepare_version(ex, task, b, (bodies, control, gathered), backups)?;
+            }
+            Kind::Gathered(_) => unreachable!("a leaf is not gathered"),
         }
-        prepare_version(ex, task, b, (bodies, control, gathered), backups)?;
     }
     // Gathered views: a buffer on this node, filled from the segments for reads.
     for b in bindings.iter().filter(|b| !b.weak && !control) {
-        let Some(gather) = &b.gather else { continue };
+        let Kind::Gathered(gather) = &b.kind else {
+            continue;
+        };
         partition::gather(b, gather, ex.pools(), node, bodies == Bodies::Skip)
             .map_err(|e| oom(b.bytes, e))?;
     }
@@ -130,6 +136,10 @@ pub(super) fn prepare_version(
     (bodies, control, gathered): (Bodies, bool, bool),
     backups: &mut Backups,
 ) -> Result<(), Error> {
+    let mode = b.mode;
+    let Kind::Versioned(b) = &mut b.kind else {
+        unreachable!("a binding of versioned data")
+    };
     let node = ex.node();
     let oom = |bytes: usize, e: locus_mem::pool::AllocError| oom(task, bytes, e);
     let zeroed = |v: &Version| -> Result<(), Error> {
@@ -151,7 +161,7 @@ pub(super) fn prepare_version(
         zeroed(input)?;
     }
 
-    if let (Mode::ReadWrite, Some(output)) = (b.mode, &b.output) {
+    if let (Mode::ReadWrite, Some(output)) = (mode, &b.output) {
         if Version::take_over(output, &mut b.input, in_place_node) {
             task.run
                 .counters
@@ -178,7 +188,7 @@ pub(super) fn prepare_version(
             // A fresh block of a first-touch pool is placed by this first writer.
             let _ = ex.pools().first_touch(block, node);
         }
-        if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
+        if mode == Mode::ReadWrite && bodies == Bodies::Run {
             let src = b
                 .input
                 .as_ref()
@@ -200,7 +210,7 @@ pub(super) fn leaves_gathered_mut(
     bindings: &mut [Binding],
 ) -> impl Iterator<Item = (&mut Binding, bool)> {
     bindings.iter_mut().flat_map(|b| {
-        let gathered = b.gather.is_some();
+        let gathered = matches!(b.kind, Kind::Gathered(_));
         b.leaves_mut().map(move |leaf| (leaf, gathered))
     })
 }

@@ -5,8 +5,8 @@
 use super::exec::{Completion, Executor};
 use super::prepare::leaves_gathered_mut;
 use super::task::{Activated, Task, Waiting};
-use crate::data::version::Waiters;
-use crate::data::{Binding, Bindings};
+use crate::data::version::{self, Waiters};
+use crate::data::{shared, Binding, Bindings, Kind};
 
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
@@ -18,26 +18,28 @@ pub(super) fn release(
 ) {
     let complete = completion == Completion::Done;
     if let [b] = &mut bindings[..] {
-        if b.gather.is_none() && b.reduce.is_none() && b.data.shared.is_none() {
+        if let Kind::Versioned(_) = b.kind {
             // One binding of versioned data, the most common task: no leaves to walk.
-            let published = crate::data::version::release(b, complete);
+            let published = version::release(b, complete);
             wake_released(ex, b, Vec::new(), published);
             return;
         }
     }
     for (b, gathered) in leaves_gathered_mut(&mut bindings) {
-        if let Some(r) = &b.reduce {
-            // The copy goes back to the group; the last reducer releases the combiner.
-            if let Some(combiner) = r.group.reducer_done(r, complete) {
-                activate_if_ready(ex, combiner);
+        let (readers_done, published) = match &b.kind {
+            Kind::Reduction(r) => {
+                // The copy goes back to the group; the last reducer releases the
+                // combiner.
+                if let Some(combiner) = r.group.reducer_done(r, complete) {
+                    activate_if_ready(ex, combiner);
+                }
+                continue;
             }
-            continue;
-        }
-        // Shared data: the writer the last reader released, then those waiting for
-        // what was written.
-        let (readers_done, published) = match b.data.shared {
-            None => (Vec::new(), crate::data::version::release(b, complete)),
-            Some(_) => crate::data::shared::release(b, &task.name, gathered, completion),
+            Kind::Versioned(_) => (Vec::new(), version::release(b, complete)),
+            // Shared data: the writer the last reader released, then those waiting
+            // for what was written.
+            Kind::Shared(..) => shared::release(b, &task.name, gathered, completion),
+            Kind::Gathered(_) => unreachable!("a leaf is not gathered"),
         };
         wake_released(ex, b, readers_done, published);
     }
@@ -58,8 +60,7 @@ fn wake_released(
 ) {
     // This task lets its versions go before its successors start, so that a
     // read-write among them finds itself the only holder of its input.
-    drop(b.output.take());
-    drop(b.input.take());
+    b.drop_versions();
     let wake = |waiter| activate_if_ready(ex, waiter);
     if !readers_done.is_empty() {
         readers_done.into_iter().for_each(wake);

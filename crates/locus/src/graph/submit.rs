@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::bind::{alloc_at_submission, bind_leaf, register};
+use super::bind::{bind_leaf, register};
 use super::body::Body;
 use super::domain::{ChildDomain, Owner};
 use super::exec::{current_executor, Executor};
@@ -18,9 +18,11 @@ use super::task::{Activated, Job, Task, TaskRef, Waiting};
 use super::validate::{check, validate, validate_nested, Refusal};
 use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
-use crate::data::reduce::{combine_order, Group, ReduceBinding};
-use crate::data::version::{Version, VersionRef};
-use crate::data::{AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Mode};
+use crate::data::reduce::{self, combine_order, Group};
+use crate::data::version::{self, alloc_at_submission, Version, VersionRef};
+use crate::data::{
+    AccessList, Binding, Bindings, DataInner, Declarations, Declared, Gather, Kind, Mode, Versions,
+};
 use crate::error::Error;
 use smallvec::SmallVec;
 
@@ -172,28 +174,10 @@ where
                 combiners.extend(close_reduction(ex, run, &d.data, slot, &mut alloc_failed));
             }
         }
-        let mut reduce = None;
-        let part = match d.mode {
-            Mode::Reduce => {
-                let group = d
-                    .data
-                    .reduction
-                    .lock()
-                    .get_or_insert_with(|| {
-                        let reducer = d.reducer.clone().expect("a reduction has its reducer");
-                        Arc::new(Group::new(reducer, d.data.bytes()))
-                    })
-                    .clone();
-                group.add_reducer();
-                reduce = Some(Box::new(ReduceBinding {
-                    group,
-                    copy: std::sync::Mutex::new(None),
-                }));
-                (None, None, None)
-            }
+        let kind = match d.mode {
+            Mode::Reduce => reduce::bind(d),
             _ => bind_leaf(ex, &run, &name, d, slot, &mut alloc_failed),
         };
-        let (input, output, after) = part;
         let es = d.data.elem_size;
         let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
         let binding = Binding {
@@ -204,13 +188,9 @@ where
             data: unsafe { std::ptr::read(&d.data) },
             mode: d.mode,
             weak: d.weak,
-            input,
-            output,
-            after,
             offset,
             bytes,
-            gather: None,
-            reduce,
+            kind,
         };
         inputs += binding.dependences();
         leaves.push(binding);
@@ -252,13 +232,9 @@ where
                         data: outer.data,
                         mode: outer.mode,
                         weak: outer.weak,
-                        input: None,
-                        output: None,
-                        after: None,
                         offset: 0,
                         bytes,
-                        reduce: None,
-                        gather: Some(Box::new(Gather {
+                        kind: Kind::Gathered(Box::new(Gather {
                             leaves: leaves.by_ref().take(pieces.len()).collect(),
                             pieces,
                             block: std::sync::OnceLock::new(),
@@ -323,9 +299,9 @@ where
     }
     enter_window(ex, run, throttle, matches!(body, TaskBody::Control(_)));
     let mut alloc_failed = None;
-    let (input, output, after) = {
+    let kind = {
         let mut slot = d.data.lock_current();
-        bind_leaf(ex, &run, &name, &d, &mut slot, &mut alloc_failed)
+        version::bind(ex, &run, &name, &d, &mut slot, &mut alloc_failed)
     };
     let Declared {
         data, mode, range, ..
@@ -337,11 +313,7 @@ where
         data,
         mode,
         weak: false,
-        input,
-        output,
-        after,
-        gather: None,
-        reduce: None,
+        kind,
     };
     let bound = (binding.dependences(), alloc_failed);
     let task = (name, hints, body);
@@ -609,25 +581,33 @@ fn close_reduction(
         alloc_at_submission(ex, &name, &next, alloc_failed);
     }
     let previous = std::mem::replace(slot, next.clone());
+    let kind = match shared {
+        Some(_) => Kind::Shared(
+            Versions {
+                input: Some(previous.clone()),
+                output: Some(next),
+            },
+            Some(previous),
+        ),
+        None => Kind::Versioned(Versions {
+            input: Some(previous),
+            output: Some(next),
+        }),
+    };
     let binding = Binding {
         data: data.clone(),
         mode: Mode::ReadWrite,
         weak: false,
-        input: Some(previous.clone()),
-        output: Some(next),
-        after: shared.is_some().then_some(previous),
         offset: 0,
         bytes: data.bytes(),
-        gather: None,
-        reduce: None,
+        kind,
     };
     // Its bindings' dependences, plus the last reducer of the group.
     let inputs = binding.dependences() + 1;
     let combined = group.clone();
     let body = Body::new(move |_: &TaskCtx, bindings: &[Binding]| {
         let out = bindings[0]
-            .output
-            .as_ref()
+            .output()
             .and_then(|v| v.buffer())
             .expect("the combination's buffer was made before its body");
         let order = current_executor(|ex| combine_order(ex.pools(), ex.node()))
