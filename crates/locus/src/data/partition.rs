@@ -338,15 +338,15 @@ impl Resolved {
 impl DataInner {
     /// The segments of a partitioned whole, or of the whole a part belongs to.
     fn table(&self) -> Option<Arc<Table>> {
-        match &self.part_of {
+        match &self.extras.part_of {
             Some(part) => part.root.table(),
-            None => self.segments.get(),
+            None => self.extras.segments.get(),
         }
     }
 
     /// Whether the datum is partitioned or a part (its contents live in segments).
     pub(crate) fn is_partitioned(&self) -> bool {
-        self.part_of.is_some() || self.segments.is_set()
+        self.extras.part_of.is_some() || self.extras.segments.is_set()
     }
 }
 
@@ -357,7 +357,7 @@ pub(crate) fn resolve(d: Declared) -> Resolved {
     };
     // The declared elements, as runs of the whole with their offset in the view.
     let mut runs = Vec::new();
-    match &d.data.part_of {
+    match &d.data.extras.part_of {
         None => runs.push((0, d.range.clone())),
         Some(part) => {
             let mut at = 0;
@@ -679,16 +679,16 @@ pub(crate) fn partition<T: Element>(
     let root = &data.inner;
     let refuse =
         |message: String| Error::Config(format!("partition of `{}`: {message}", root.name));
-    if root.part_of.is_some() {
+    if root.extras.part_of.is_some() {
         return Err(refuse(
             "it is a part; partition the whole datum instead".into(),
         ));
     }
-    if let Some(reason) = &root.unavailable {
+    if let Some(reason) = &root.extras.unavailable {
         return Err(refuse(format!("it has no memory: {reason}")));
     }
     let (parts, grid) = part_runs(partition, root.len).map_err(refuse)?;
-    let mut slot = root.segments.lock();
+    let mut slot = root.extras.segments.lock();
     let table = match slot.as_ref() {
         None if grid.is_some() => {
             // The tiles themselves.

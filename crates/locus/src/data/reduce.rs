@@ -332,7 +332,7 @@ impl DataInner {
         default_node: usize,
     ) -> Result<(), CombineFailure> {
         let mut current = self.lock_current();
-        let Some(group) = self.reduction.lock().take() else {
+        let Some(group) = self.extras.reduction.lock().take() else {
             return Ok(());
         };
         if group.is_empty() {
@@ -388,6 +388,7 @@ impl DataInner {
 pub(crate) fn bind(d: &Declared) -> Kind {
     let group = d
         .data
+        .extras
         .reduction
         .lock()
         .get_or_insert_with(|| {

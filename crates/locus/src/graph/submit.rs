@@ -168,7 +168,7 @@ where
         if run_wide {
             // Any other access closes an open reduction group first; a reduction with
             // other functions too.
-            let open = d.data.reduction.get();
+            let open = d.data.extras.reduction.get();
             let same = |g: &Group| d.reducer.as_ref().is_some_and(|r| g.reducer.same(r));
             if open.is_some_and(|g| !same(&g)) {
                 combiners.extend(close_reduction(ex, run, &d.data, slot, &mut alloc_failed));
@@ -272,7 +272,7 @@ fn is_plain_versioned(d: &Declared) -> bool {
         && !d.weak
         && d.mode != Mode::Reduce
         && !d.data.is_partitioned()
-        && !d.data.reduction.is_set()
+        && !d.data.extras.reduction.is_set()
 }
 
 /// What [`submit_one_versioned`] gets of its scope.
@@ -572,7 +572,7 @@ fn close_reduction(
     slot: &mut VersionRef,
     alloc_failed: &mut Option<Error>,
 ) -> Option<(TaskRef, Arc<Group>)> {
-    let group = data.reduction.lock().take()?;
+    let group = data.extras.reduction.lock().take()?;
     let name: Cow<'static, str> = format!("reduce({})", data.name).into();
     let shared = data.shared.as_ref();
     // A read-write: its input is what `next` supersedes (`Version::hand_input`).

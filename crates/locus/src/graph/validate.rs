@@ -74,7 +74,7 @@ pub(super) fn check(run: &RunState, d: &Declared, run_wide: bool) -> Result<(), 
             d.data.name
         )));
     }
-    if let Some(reason) = &d.data.unavailable {
+    if let Some(reason) = &d.data.extras.unavailable {
         return Err(Refusal::Invalid(format!(
             "`{}` has no memory: {reason}",
             d.data.name
