@@ -64,7 +64,7 @@ pub(crate) use super::counts::{CountsLease, VersionCounts};
 use super::shared::SharedBuffer;
 use crate::config::AllocMode;
 use crate::error::Error;
-use crate::graph::{Executor, RunState, Waiting};
+use crate::graph::{oom, Backups, Bodies, Executor, RunState, Task, Waiting};
 
 /// A shared reference to a version: a reference count without a weak count, so that
 /// freeing a version is one atomic decrement, and [`Version::take_over`]'s check that
@@ -660,6 +660,88 @@ pub(crate) fn alloc_at_submission(
             message: e.to_string(),
         });
     }
+}
+
+/// Prepares a leaf binding `b` of versioned data (neither shared nor a reduction, not
+/// weak) for its task's body (`graph::prepare`), on the executing worker's node: zeroes an initial version
+/// never written, updates in place or allocates the output (copying a read-write's
+/// input into it), and keeps in `backups` what an update in place overwrites. `how`:
+/// whether bodies run, whether the task is a control task, whether the body sees the
+/// access through a gathered copy.
+#[inline]
+pub(crate) fn prepare(
+    ex: &dyn Executor,
+    task: &Task,
+    b: &mut Binding,
+    (bodies, control, gathered): (Bodies, bool, bool),
+    backups: &mut Backups,
+) -> Result<(), Error> {
+    let mode = b.mode;
+    let Kind::Versioned(b) = &mut b.kind else {
+        unreachable!("a binding of versioned data")
+    };
+    let node = ex.node();
+    let oom = |bytes: usize, e: locus_mem::pool::AllocError| oom(task, bytes, e);
+    let zeroed = |v: &Version| -> Result<(), Error> {
+        v.buffer_or_alloc(|| match bodies {
+            Bodies::Run => ex.pools().alloc_zeroed(node, v.bytes),
+            Bodies::Skip => ex.pools().alloc(node, v.bytes),
+        })
+        .map(|_| ())
+        .map_err(|e| oom(v.bytes, e))
+    };
+    // Deferred allocation updates in place only on the executing node; immediate
+    // allocation wherever the buffer lies ("Update in place").
+    let in_place_node = match task.run.alloc {
+        AllocMode::Deferred => Some(node),
+        AllocMode::Immediate => None,
+    };
+    if let Some(input) = &b.input {
+        // An initial version that was never written reads as zeros.
+        zeroed(input)?;
+    }
+
+    if let (Mode::ReadWrite, Some(output)) = (mode, &b.output) {
+        if Version::take_over(output, &mut b.input, in_place_node) {
+            task.run
+                .counters
+                .worker(ex.worker())
+                .versions_in_place
+                .add(1);
+            // The body writes the buffer itself (a gathered view writes its own
+            // copy, scattered only once the body has returned): keep its contents
+            // until the body has run to its end.
+            if bodies == Bodies::Run && !control && !gathered {
+                backups
+                    .keep(ex, node, output)
+                    .map_err(|e| oom(output.bytes, e))?;
+            }
+            return Ok(());
+        }
+    }
+    if let Some(output) = &b.output {
+        let home = output.placement().unwrap_or(node);
+        let out = output
+            .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
+            .map_err(|e| oom(output.bytes, e))?;
+        if let Buffer::Private(block) = out {
+            // A fresh block of a first-touch pool is placed by this first writer.
+            let _ = ex.pools().first_touch(block, node);
+        }
+        if mode == Mode::ReadWrite && bodies == Bodies::Run {
+            let src = b
+                .input
+                .as_ref()
+                .and_then(|v| v.buffer())
+                .expect("read-write input was allocated above");
+            // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions of
+            // one datum); (2) they are distinct allocations (private blocks); (3) the
+            // input is produced and no task writes it any more, and the output is
+            // written only by this task, whose body has not started.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes) };
+        }
+    }
+    Ok(())
 }
 
 /// Releases a complete task's binding `b` of versioned data (`complete`: its body ran

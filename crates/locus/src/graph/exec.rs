@@ -16,12 +16,12 @@ use super::accesses::{access_infos, count_accesses, for_each_keyed_access, Memor
 use super::body::{drop_skipped, run_body, skip_body};
 use super::hints::Hints;
 use super::migrate::forget_reuse;
-use super::prepare::{check_memory, prepare_buffers, prepare_version, Backups};
+use super::prepare::{check_memory, prepare_buffers, Backups};
 use super::release::{activate_if_ready, release};
 use super::submit::forget_empty;
 use super::task::{Activated, Job, Task, TaskRef};
-use crate::data::partition;
 use crate::data::Bindings;
+use crate::data::{partition, version};
 use crate::sched::AccessInfo;
 
 /// What the dependence tracker needs from the engine running it: one per worker (part
@@ -324,7 +324,7 @@ fn start_one_version(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies)
         let mut backups = Backups::default();
         let how = (bodies, control, false);
         let prepared = check_memory(ex, &task, bodies, control)
-            .and_then(|()| prepare_version(ex, &task, &mut bindings[0], how, &mut backups));
+            .and_then(|()| version::prepare(ex, &task, &mut bindings[0], how, &mut backups));
         // The backups stay where they are: the body's failure restores them in place.
         let outcome = match (prepared, bodies, control) {
             (Err(error), ..) => Err(error),

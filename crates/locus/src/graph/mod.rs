@@ -40,6 +40,7 @@ pub use accesses::MemoryKey;
 pub(crate) use body::{drop_payload, panic_message};
 pub(crate) use exec::{current_executor, Completion};
 pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, Started};
+pub(crate) use prepare::{oom, Backups};
 pub(crate) use run::{RunRef, RunState};
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
 pub(crate) use task::{BodyFor, Job, Waiting};

@@ -8,10 +8,9 @@ use std::ptr::NonNull;
 use super::exec::{Bodies, Executor};
 use super::migrate::migrate_remote;
 use super::task::Task;
-use crate::config::AllocMode;
 use crate::data::partition;
-use crate::data::version::{Buffer, Version};
-use crate::data::{Binding, Kind, Mode};
+use crate::data::version::{self, Version};
+use crate::data::{Binding, Kind};
 use crate::error::Error;
 use smallvec::SmallVec;
 
@@ -78,7 +77,7 @@ pub(super) fn prepare_buffers(
                 migrated += shared.touch(b.offset, b.bytes, node);
             }
             Kind::Versioned(_) => {
-                prepare_version(ex, task, b, (bodies, control, gathered), backups)?;
+                version::prepare(ex, task, b, (bodies, control, gathered), backups)?;
             }
             Kind::Gathered(_) => unreachable!("a leaf is not gathered"),
         }
@@ -114,94 +113,12 @@ pub(super) fn check_memory(
 }
 
 /// Task `task` could not get `bytes` bytes.
-fn oom(task: &Task, bytes: usize, e: locus_mem::pool::AllocError) -> Error {
+pub(crate) fn oom(task: &Task, bytes: usize, e: locus_mem::pool::AllocError) -> Error {
     Error::OutOfMemory {
         task: task.name.to_string(),
         bytes,
         message: e.to_string(),
     }
-}
-
-/// [`prepare_buffers`] for one leaf binding `b` of versioned data (neither shared nor a
-/// reduction, not weak), on the executing worker's node: zeroes an initial version
-/// never written, updates in place or allocates the output (copying a read-write's
-/// input into it), and keeps in `backups` what an update in place overwrites. `how`:
-/// whether bodies run, whether the task is a control task, whether the body sees the
-/// access through a gathered copy.
-#[inline]
-pub(super) fn prepare_version(
-    ex: &dyn Executor,
-    task: &Task,
-    b: &mut Binding,
-    (bodies, control, gathered): (Bodies, bool, bool),
-    backups: &mut Backups,
-) -> Result<(), Error> {
-    let mode = b.mode;
-    let Kind::Versioned(b) = &mut b.kind else {
-        unreachable!("a binding of versioned data")
-    };
-    let node = ex.node();
-    let oom = |bytes: usize, e: locus_mem::pool::AllocError| oom(task, bytes, e);
-    let zeroed = |v: &Version| -> Result<(), Error> {
-        v.buffer_or_alloc(|| match bodies {
-            Bodies::Run => ex.pools().alloc_zeroed(node, v.bytes),
-            Bodies::Skip => ex.pools().alloc(node, v.bytes),
-        })
-        .map(|_| ())
-        .map_err(|e| oom(v.bytes, e))
-    };
-    // Deferred allocation updates in place only on the executing node; immediate
-    // allocation wherever the buffer lies (`data::version`, "Update in place").
-    let in_place_node = match task.run.alloc {
-        AllocMode::Deferred => Some(node),
-        AllocMode::Immediate => None,
-    };
-    if let Some(input) = &b.input {
-        // An initial version that was never written reads as zeros.
-        zeroed(input)?;
-    }
-
-    if let (Mode::ReadWrite, Some(output)) = (mode, &b.output) {
-        if Version::take_over(output, &mut b.input, in_place_node) {
-            task.run
-                .counters
-                .worker(ex.worker())
-                .versions_in_place
-                .add(1);
-            // The body writes the buffer itself (a gathered view writes its own
-            // copy, scattered only once the body has returned): keep its contents
-            // until the body has run to its end.
-            if bodies == Bodies::Run && !control && !gathered {
-                backups
-                    .keep(ex, node, output)
-                    .map_err(|e| oom(output.bytes, e))?;
-            }
-            return Ok(());
-        }
-    }
-    if let Some(output) = &b.output {
-        let home = output.placement().unwrap_or(node);
-        let out = output
-            .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
-            .map_err(|e| oom(output.bytes, e))?;
-        if let Buffer::Private(block) = out {
-            // A fresh block of a first-touch pool is placed by this first writer.
-            let _ = ex.pools().first_touch(block, node);
-        }
-        if mode == Mode::ReadWrite && bodies == Bodies::Run {
-            let src = b
-                .input
-                .as_ref()
-                .and_then(|v| v.buffer())
-                .expect("read-write input was allocated above");
-            // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions of
-            // one datum); (2) they are distinct allocations (private blocks); (3) the
-            // input is produced and no task writes it any more, and the output is
-            // written only by this task, whose body has not started.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes) };
-        }
-    }
-    Ok(())
 }
 
 /// The leaves of `bindings` (`Binding::leaves_mut`), each with whether the body sees
@@ -220,7 +137,7 @@ pub(super) fn leaves_gathered_mut(
 /// put back, so that the datum keeps its last complete version wherever the task ran
 /// (`data::version`, "Failed producers"). Dropping it returns the copies to their pool.
 #[derive(Default)]
-pub(super) struct Backups(SmallVec<[(NonNull<u8>, Saved); 1]>);
+pub(crate) struct Backups(SmallVec<[(NonNull<u8>, Saved); 1]>);
 
 /// Bytes of a version copied inline rather than into a block of a pool (most of the
 /// cost of a small copy is the allocation).
@@ -238,7 +155,7 @@ impl Backups {
     /// Copies `output`'s buffer, just taken over from its input, aside (into a block
     /// on `node` unless it is small).
     #[inline]
-    fn keep(
+    pub(crate) fn keep(
         &mut self,
         ex: &dyn Executor,
         node: usize,
