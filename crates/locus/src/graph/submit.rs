@@ -126,21 +126,10 @@ where
     // several workers bind as if one came entirely before the other (binding datum by
     // datum, two tasks writing each other's inputs could each wait for the other). A
     // domain's versions are under the domain's one lock already.
-    let mut locked: SmallVec<[(u64, crate::data::CurrentGuard<'_>); 4]> = SmallVec::new();
-    match (&entries, &declared[..]) {
-        (Some(_), _) | (None, []) => {}
-        // One datum: one lock, no order to keep.
-        (None, [d]) => locked.push((d.data.id, d.data.lock_current())),
-        (None, _) => {
-            let mut order: SmallVec<[&Declared; 4]> = declared.clone();
-            order.sort_by_key(|d| d.data.id);
-            order.dedup_by_key(|d| d.data.id);
-            locked = order
-                .into_iter()
-                .map(|d| (d.data.id, d.data.lock_current()))
-                .collect();
-        }
-    }
+    let mut locked = match entries {
+        Some(_) => SmallVec::new(),
+        None => lock_run_wide(&declared),
+    };
     let mut leaves: Bindings = crate::data::small_vec_for(declared.len());
     let mut inputs = 0;
     let mut alloc_failed = None;
@@ -197,13 +186,57 @@ where
     }
     drop(locked);
     drop(declared);
-    // One binding per declared access: a gathered one holds its segments' bindings.
-    // Without partitioned data, the leaves are those bindings already.
-    let resolved = std::mem::ManuallyDrop::into_inner(resolved);
+    let bindings = bindings_of(std::mem::ManuallyDrop::into_inner(resolved), leaves);
+    let task = new_task(
+        run,
+        owner,
+        (name, hints, body),
+        (bindings, inputs, alloc_failed),
+    );
+    drop(entries);
+    enter(ex, task);
+    for (combiner, group) in combiners {
+        ex.submitted(&combiner);
+        let satisfied = register(&combiner);
+        // The group's count is satisfied at once if every reducer has finished.
+        // SAFETY: the group's count is one of the combiner's dependences, satisfied by
+        // this entry alone; its guard is released below, by `release_guard`.
+        let closed = usize::from(!group.close(unsafe { Waiting::new(&combiner) }));
+        release_guard(ex, combiner, 1 + satisfied + closed);
+    }
+    Ok(())
+}
+
+/// The run-wide current versions of `declared`'s data, locked in the order of the
+/// data's identifiers (one lock for one datum), each with its datum's identifier.
+fn lock_run_wide<'d>(
+    declared: &[&'d Declared],
+) -> SmallVec<[(u64, crate::data::CurrentGuard<'d>); 4]> {
+    match declared {
+        [] => SmallVec::new(),
+        // One datum: one lock, no order to keep.
+        [d] => smallvec::smallvec![(d.data.id, d.data.lock_current())],
+        _ => {
+            let mut order: SmallVec<[&Declared; 4]> = declared.iter().copied().collect();
+            order.sort_by_key(|d| d.data.id);
+            order.dedup_by_key(|d| d.data.id);
+            order
+                .into_iter()
+                .map(|d| (d.data.id, d.data.lock_current()))
+                .collect()
+        }
+    }
+}
+
+/// One binding per declared access (`resolved`), from the bindings of its leaves, in
+/// order: a gathered one holds its segments' bindings. Without partitioned data, the
+/// leaves are those bindings already. The declarations' data counts went to the
+/// bindings ([`forget_data`]).
+fn bindings_of(resolved: SmallVec<[Resolved; 1]>, leaves: Bindings) -> Bindings {
     let gathered = resolved
         .iter()
         .any(|r| matches!(r, Resolved::Gathered { .. }));
-    let bindings: Bindings = if !gathered {
+    if !gathered {
         for r in resolved {
             if let Resolved::Plain(d) = r {
                 forget_data(d);
@@ -243,25 +276,7 @@ where
                 }
             })
             .collect()
-    };
-    let task = new_task(
-        run,
-        owner,
-        (name, hints, body),
-        (bindings, inputs, alloc_failed),
-    );
-    drop(entries);
-    enter(ex, task);
-    for (combiner, group) in combiners {
-        ex.submitted(&combiner);
-        let satisfied = register(&combiner);
-        // The group's count is satisfied at once if every reducer has finished.
-        // SAFETY: the group's count is one of the combiner's dependences, satisfied by
-        // this entry alone; its guard is released below, by `release_guard`.
-        let closed = usize::from(!group.close(unsafe { Waiting::new(&combiner) }));
-        release_guard(ex, combiner, 1 + satisfied + closed);
     }
-    Ok(())
 }
 
 /// Whether a declaration binds like most: a strong read, write or read-write of a
