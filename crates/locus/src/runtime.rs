@@ -947,7 +947,7 @@ impl Runtime {
                 ),
             });
         }
-        if let Some(reason) = &inner.unavailable {
+        if let Some(reason) = &inner.extras.unavailable {
             return Err(Error::Declaration {
                 task: "fetch".into(),
                 message: format!("`{}` has no memory: {reason}", inner.name),

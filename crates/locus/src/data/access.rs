@@ -69,7 +69,8 @@ pub type Declarations = smallvec::SmallVec<[Declared; 1]>;
 /// the allocation it saves (instructions per task under callgrind, `benches/tasks.rs`).
 pub(crate) type Bindings = smallvec::SmallVec<[Binding; 1]>;
 
-/// One access bound to versions at submission (opaque outside the crate).
+/// One access bound to versions at submission (opaque outside the crate): what every
+/// access has, and what its kind holds ([`Kind`]).
 #[doc(hidden)]
 pub struct Binding {
     /// The datum (moved from the declaration).
@@ -77,23 +78,39 @@ pub struct Binding {
     pub(crate) mode: Mode,
     /// A weak access: the task neither waits for it nor sees it; its children do.
     pub(crate) weak: bool,
+    /// First byte of the accessed part.
+    pub(crate) offset: usize,
+    /// Bytes accessed.
+    pub(crate) bytes: usize,
+    /// What the access holds, by kind.
+    pub(crate) kind: Kind,
+}
+
+/// What a binding holds, by the kind of its access: each step of a task's life
+/// (register, prepare, release) is one `match` on it. A kind is bound, and released,
+/// beside its data (modules `version`, `shared`, `reduce`; a gathered view is filled
+/// and scattered by module `partition`).
+pub(crate) enum Kind {
+    /// Versioned data (module `version`): a version read and/or a version written.
+    Versioned(Versions),
+    /// Shared data, updated in place (module `shared`): its versions, and for a write
+    /// the version it supersedes, whose writer and readers the task waits for.
+    Shared(Versions, Option<VersionRef>),
+    /// A reduction (module `reduce`): its group, and the private copy the body
+    /// accumulates into.
+    Reduction(Box<ReduceBinding>),
+    /// An access to partitioned data covering several segments (module `partition`):
+    /// the segments' own bindings, and the buffer the view is gathered in.
+    Gathered(Box<Gather>),
+}
+
+/// The versions an access to versioned or shared data is bound to.
+pub(crate) struct Versions {
     /// The version read (reads and read-writes; for a weak write, the version it
     /// supersedes, which its children start from).
     pub(crate) input: Option<VersionRef>,
     /// The version written (writes and read-writes).
     pub(crate) output: Option<VersionRef>,
-    /// Shared data written in place: the version it supersedes, whose writer and
-    /// readers the task waits for.
-    pub(crate) after: Option<VersionRef>,
-    /// First byte of the accessed part.
-    pub(crate) offset: usize,
-    /// Bytes accessed.
-    pub(crate) bytes: usize,
-    /// An access to partitioned data covering several segments: the segments' own
-    /// bindings, and the buffer the view is gathered in (module `partition`).
-    pub(crate) gather: Option<Box<Gather>>,
-    /// A reduction: its group, and the private copy the body accumulates into.
-    pub(crate) reduce: Option<Box<ReduceBinding>>,
 }
 
 /// The bindings of an access gathered from several segments, and its view's buffer.
@@ -151,20 +168,51 @@ impl Binding {
     /// The bindings to versions this access stands for: itself, or for a gathered
     /// access the bindings of the segments it covers.
     pub(crate) fn leaves(&self) -> std::slice::Iter<'_, Binding> {
-        match &self.gather {
-            Some(g) => g.leaves.iter(),
-            None => std::slice::from_ref(self).iter(),
+        match &self.kind {
+            Kind::Gathered(g) => g.leaves.iter(),
+            _ => std::slice::from_ref(self).iter(),
         }
     }
 
     /// As [`leaves`](Self::leaves), mutably.
     pub(crate) fn leaves_mut(&mut self) -> std::slice::IterMut<'_, Binding> {
-        if self.gather.is_none() {
+        if !matches!(self.kind, Kind::Gathered(_)) {
             return std::slice::from_mut(self).iter_mut();
         }
-        match &mut self.gather {
-            Some(g) => g.leaves.iter_mut(),
-            None => unreachable!("checked above"),
+        match &mut self.kind {
+            Kind::Gathered(g) => g.leaves.iter_mut(),
+            _ => unreachable!("checked above"),
+        }
+    }
+
+    /// The versions of an access to versioned or shared data.
+    #[inline]
+    pub(crate) fn versions(&self) -> Option<&Versions> {
+        match &self.kind {
+            Kind::Versioned(v) | Kind::Shared(v, _) => Some(v),
+            Kind::Reduction(_) | Kind::Gathered(_) => None,
+        }
+    }
+
+    /// The version the access reads, as bound (see [`read`](Self::read)).
+    #[inline]
+    pub(crate) fn input(&self) -> Option<&VersionRef> {
+        self.versions().and_then(|v| v.input.as_ref())
+    }
+
+    /// The version the access writes.
+    #[inline]
+    pub(crate) fn output(&self) -> Option<&VersionRef> {
+        self.versions().and_then(|v| v.output.as_ref())
+    }
+
+    /// Lets the binding's versions go (output first), keeping what a shared write
+    /// follows.
+    #[inline]
+    pub(crate) fn drop_versions(&mut self) {
+        if let Kind::Versioned(v) | Kind::Shared(v, _) = &mut self.kind {
+            drop(v.output.take());
+            drop(v.input.take());
         }
     }
 
@@ -172,16 +220,21 @@ impl Binding {
     /// the output's) buffer at the access's offset. Dangling (aligned for `T`) for an
     /// empty gathered view.
     fn view_ptr<T>(&self, output: bool) -> *mut u8 {
-        if let Some(r) = &self.reduce {
-            return r.view_ptr::<T>();
-        }
-        if let Some(g) = &self.gather {
-            return match g.block.get() {
-                Some(block) if self.bytes > 0 => block.as_mut_ptr(),
-                _ => std::ptr::NonNull::<T>::dangling().as_ptr().cast(),
-            };
-        }
-        let version = if output { &self.output } else { &self.input };
+        let versions = match &self.kind {
+            Kind::Reduction(r) => return r.view_ptr::<T>(),
+            Kind::Gathered(g) => {
+                return match g.block.get() {
+                    Some(block) if self.bytes > 0 => block.as_mut_ptr(),
+                    _ => std::ptr::NonNull::<T>::dangling().as_ptr().cast(),
+                }
+            }
+            Kind::Versioned(v) | Kind::Shared(v, _) => v,
+        };
+        let version = if output {
+            &versions.output
+        } else {
+            &versions.input
+        };
         let block = version
             .as_ref()
             .and_then(|v| v.buffer())
@@ -196,18 +249,23 @@ impl Binding {
         if self.waits_for_nothing() {
             return 0;
         }
-        usize::from(self.input.is_some())
-            + self
-                .after
-                .as_ref()
-                .map_or(0, |_| 1 + usize::from(self.mode == Mode::Write))
+        match &self.kind {
+            Kind::Versioned(v) => usize::from(v.input.is_some()),
+            Kind::Shared(v, after) => {
+                usize::from(v.input.is_some())
+                    + after
+                        .as_ref()
+                        .map_or(0, |_| 1 + usize::from(self.mode == Mode::Write))
+            }
+            Kind::Reduction(_) | Kind::Gathered(_) => 0,
+        }
     }
 
     /// Whether the binding is a strong access of versioned data, neither gathered nor a
     /// reduction: one leaf, reading its input and/or writing its output.
     #[inline]
     pub(crate) fn is_plain(&self) -> bool {
-        !self.weak && self.gather.is_none() && self.reduce.is_none() && self.data.shared.is_none()
+        matches!((&self.kind, self.weak), (Kind::Versioned(_), false))
     }
 
     /// Whether the task registers no dependence for this access: a weak access to
@@ -221,17 +279,21 @@ impl Binding {
     /// The version the access reads: its input, or, for a read-write that took over
     /// its input's buffer (`Version::take_over`), its output.
     pub(crate) fn read(&self) -> Option<&VersionRef> {
-        match (&self.input, self.mode) {
-            (None, Mode::ReadWrite) => self.output.as_ref(),
+        let v = self.versions()?;
+        match (&v.input, self.mode) {
+            (None, Mode::ReadWrite) => v.output.as_ref(),
             (input, _) => input.as_ref(),
         }
     }
 
     /// The shared buffer the access names, for shared data.
     pub(crate) fn shared(&self) -> Option<&Arc<SharedBuffer>> {
-        self.input
+        let Kind::Shared(v, _) = &self.kind else {
+            return None;
+        };
+        v.input
             .as_ref()
-            .or(self.output.as_ref())
+            .or(v.output.as_ref())
             .and_then(|v| v.buffer())
             .and_then(|b| b.shared())
     }

@@ -85,6 +85,20 @@ pub(crate) struct DataInner {
     pub(crate) current: CurrentLock,
     /// The buffer every version names, for shared data (updated in place).
     pub(crate) shared: Option<Arc<SharedBuffer>>,
+    /// What most data never use, behind one pointer ([`Extras`]).
+    pub(crate) extras: Box<Extras>,
+    /// Whether the datum was made in the scope of a task that is not complete yet
+    /// (`graph::domain`): meanwhile only that task's children bind to it, through its
+    /// domain, and a task bound run-wide is refused. Two chains of versions, one in the
+    /// domain and one run-wide, would otherwise share one buffer of shared data.
+    pub(crate) local: AtomicBool,
+}
+
+/// What most data never use: the reason a datum has no memory, partitions, an open
+/// reduction, an owner. Apart from [`DataInner`]'s hot state (its identity, sizes,
+/// current version and shared buffer), behind one pointer, so that the state every task
+/// binding the datum touches takes fewer cache lines.
+pub(crate) struct Extras {
     /// Why the datum's memory could not be made, if it could not: tasks declaring it
     /// are refused.
     pub(crate) unavailable: Option<String>,
@@ -99,11 +113,20 @@ pub(crate) struct DataInner {
     /// the placement policies treat it as that owner's data.
     /// With the node of an attached worker.
     pub(crate) owner: Flagged<(crate::graph::Attach, usize)>,
-    /// Whether the datum was made in the scope of a task that is not complete yet
-    /// (`graph::domain`): meanwhile only that task's children bind to it, through its
-    /// domain, and a task bound run-wide is refused. Two chains of versions, one in the
-    /// domain and one run-wide, would otherwise share one buffer of shared data.
-    pub(crate) local: AtomicBool,
+}
+
+impl Extras {
+    /// None of them: a datum with memory, not partitioned, not a part, not reduced, not
+    /// attached.
+    fn new(unavailable: Option<String>, part_of: Option<PartOf>) -> Box<Self> {
+        Box::new(Extras {
+            unavailable,
+            segments: Flagged::new(),
+            part_of,
+            reduction: Flagged::new(),
+            owner: Flagged::new(),
+        })
+    }
 }
 
 impl DataInner {
@@ -132,11 +155,7 @@ impl DataInner {
             bytes,
             current: CurrentLock::new(initial),
             shared: buffer,
-            unavailable: None,
-            segments: Flagged::new(),
-            part_of: None,
-            reduction: Flagged::new(),
-            owner: Flagged::new(),
+            extras: Extras::new(None, None),
             local: AtomicBool::new(false),
         })
     }
@@ -161,11 +180,7 @@ impl DataInner {
             bytes,
             current: CurrentLock::new(initial),
             shared: Some(buffer),
-            unavailable: None,
-            segments: Flagged::new(),
-            part_of: None,
-            reduction: Flagged::new(),
-            owner: Flagged::new(),
+            extras: Extras::new(None, None),
             local: AtomicBool::new(false),
         }
     }
@@ -193,11 +208,7 @@ impl DataInner {
                 // Never given a buffer: every task declaring the datum is refused.
                 current: CurrentLock::new(Version::initial(0, versions, None)),
                 shared: None,
-                unavailable: Some(error.to_string()),
-                segments: Flagged::new(),
-                part_of: None,
-                reduction: Flagged::new(),
-                owner: Flagged::new(),
+                extras: Extras::new(Some(error.to_string()), None),
                 local: AtomicBool::new(false),
             },
         }
@@ -221,11 +232,7 @@ impl DataInner {
             bytes: len * root.elem_size,
             current: CurrentLock::new(Version::initial(0, versions, None)),
             shared: None,
-            unavailable: root.unavailable.clone(),
-            segments: Flagged::new(),
-            part_of: Some(PartOf { root, runs }),
-            reduction: Flagged::new(),
-            owner: Flagged::new(),
+            extras: Extras::new(root.extras.unavailable.clone(), Some(PartOf { root, runs })),
             local: AtomicBool::new(false),
         }
     }
@@ -541,7 +548,15 @@ impl<T: Element> Data<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::Flagged;
+    use super::{DataInner, Flagged};
+
+    #[test]
+    fn a_datums_hot_state_fits_in_two_cache_lines() {
+        // Its identity, sizes, current version and shared buffer; the extras are
+        // behind one pointer.
+        let size = std::mem::size_of::<DataInner>();
+        assert!(size <= 128, "DataInner takes {size} bytes");
+    }
 
     #[test]
     fn a_flagged_value_is_seen_set_exactly_while_it_is() {

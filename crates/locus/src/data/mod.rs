@@ -32,7 +32,7 @@ pub use reduce::Reduce;
 pub(crate) use access::{declarations, Bindings};
 #[doc(hidden)]
 pub use access::{Binding, Declarations, Declared, RawView};
-pub(crate) use access::{Gather, Mode, RecordedList};
+pub(crate) use access::{Gather, Kind, Mode, RecordedList, Versions};
 pub(crate) use handle::{lock as lock_mutex, CurrentGuard, DataInner};
 
 /// An empty small vector with room for `n` items: allocated only when they do not fit

@@ -39,9 +39,9 @@ use std::collections::BTreeMap;
 use std::ops::{Index, Range};
 use std::sync::Arc;
 
-use locus_mem::pool::Pools;
+use locus_mem::pool::{AllocError, Pools};
 
-use super::access::{Declared, Mode};
+use super::access::{Binding, Declared, Gather, Kind, Mode};
 use super::handle::{Data, DataInner, Element};
 use super::shared::SharedSetup;
 use super::version::VersionCounts;
@@ -338,15 +338,15 @@ impl Resolved {
 impl DataInner {
     /// The segments of a partitioned whole, or of the whole a part belongs to.
     fn table(&self) -> Option<Arc<Table>> {
-        match &self.part_of {
+        match &self.extras.part_of {
             Some(part) => part.root.table(),
-            None => self.segments.get(),
+            None => self.extras.segments.get(),
         }
     }
 
     /// Whether the datum is partitioned or a part (its contents live in segments).
     pub(crate) fn is_partitioned(&self) -> bool {
-        self.part_of.is_some() || self.segments.is_set()
+        self.extras.part_of.is_some() || self.extras.segments.is_set()
     }
 }
 
@@ -357,7 +357,7 @@ pub(crate) fn resolve(d: Declared) -> Resolved {
     };
     // The declared elements, as runs of the whole with their offset in the view.
     let mut runs = Vec::new();
-    match &d.data.part_of {
+    match &d.data.extras.part_of {
         None => runs.push((0, d.range.clone())),
         Some(part) => {
             let mut at = 0;
@@ -679,16 +679,16 @@ pub(crate) fn partition<T: Element>(
     let root = &data.inner;
     let refuse =
         |message: String| Error::Config(format!("partition of `{}`: {message}", root.name));
-    if root.part_of.is_some() {
+    if root.extras.part_of.is_some() {
         return Err(refuse(
             "it is a part; partition the whole datum instead".into(),
         ));
     }
-    if let Some(reason) = &root.unavailable {
+    if let Some(reason) = &root.extras.unavailable {
         return Err(refuse(format!("it has no memory: {reason}")));
     }
     let (parts, grid) = part_runs(partition, root.len).map_err(refuse)?;
-    let mut slot = root.segments.lock();
+    let mut slot = root.extras.segments.lock();
     let table = match slot.as_ref() {
         None if grid.is_some() => {
             // The tiles themselves.
@@ -967,6 +967,80 @@ fn segments_covering(data: &Arc<DataInner>) -> Vec<(Arc<DataInner>, Vec<Piece>)>
             vec![(d.data, vec![piece])]
         }
         Resolved::Gathered { leaves, .. } => leaves.into_iter().map(|(d, p)| (d.data, p)).collect(),
+    }
+}
+
+/// Makes binding `b`'s gathered view (`gather`: the segments it covers) a buffer of
+/// its bytes on `node`, filled from the segments for a read unless bodies are skipped
+/// (`skipped`).
+pub(crate) fn gather(
+    b: &Binding,
+    gather: &Gather,
+    pools: &Arc<Pools>,
+    node: usize,
+    skipped: bool,
+) -> Result<(), AllocError> {
+    if b.bytes == 0 {
+        return Ok(());
+    }
+    let block = pools.alloc(node, b.bytes)?;
+    let block = gather.block.get_or_init(|| block);
+    if !b.mode.reads() || skipped {
+        return Ok(());
+    }
+    let es = b.data.elem_size;
+    for (leaf, pieces) in gather.leaves.iter().zip(&gather.pieces) {
+        let src = leaf
+            .read()
+            .and_then(|v| v.buffer())
+            .expect("a gathered read's segment was allocated above");
+        for p in pieces {
+            // SAFETY: (1) the segment's input version is produced and nobody
+            // writes it while this task holds it (as for any read); (2) the piece
+            // lies inside the segment's buffer (resolved against its elements) and
+            // inside the view's buffer of `b.bytes` bytes; (3) distinct buffers.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    src.as_ptr().add(p.segment * es),
+                    block.as_mut_ptr().add(p.view * es),
+                    p.len * es,
+                )
+            };
+        }
+    }
+    Ok(())
+}
+
+/// Scatters what a body wrote in its gathered views into the segments' new versions,
+/// once the body has returned.
+pub(crate) fn scatter(bindings: &[Binding]) {
+    for b in bindings.iter().filter(|b| !b.weak && b.mode.writes()) {
+        let Kind::Gathered(gather) = &b.kind else {
+            continue;
+        };
+        let Some(block) = gather.block.get() else {
+            continue;
+        };
+        let es = b.data.elem_size;
+        for (leaf, pieces) in gather.leaves.iter().zip(&gather.pieces) {
+            let dst = leaf
+                .output()
+                .and_then(|v| v.buffer())
+                .expect("a gathered write's segment was allocated before the body");
+            for p in pieces {
+                // SAFETY: (1) the segment's output version is this task's, not
+                // published yet, so nobody else reads or writes it (for shared data,
+                // the task waited for the previous writer and readers); (2) the piece
+                // lies inside both buffers (as for the gathering); (3) distinct buffers.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        block.as_ptr().add(p.view * es),
+                        dst.as_mut_ptr().add(p.segment * es),
+                        p.len * es,
+                    )
+                };
+            }
+        }
     }
 }
 

@@ -29,6 +29,7 @@ use std::sync::{Arc, Mutex};
 
 use locus_mem::pool::{AllocError, Block, Pools};
 
+use super::access::{Declared, Kind};
 use super::handle::{lock, DataInner, Element};
 use super::version::Version;
 use crate::graph::Waiting;
@@ -331,7 +332,7 @@ impl DataInner {
         default_node: usize,
     ) -> Result<(), CombineFailure> {
         let mut current = self.lock_current();
-        let Some(group) = self.reduction.lock().take() else {
+        let Some(group) = self.extras.reduction.lock().take() else {
             return Ok(());
         };
         if group.is_empty() {
@@ -381,4 +382,23 @@ impl DataInner {
             }
         }
     }
+}
+/// Binds a reduction `d` to its datum's open group, made by the first reducer since the
+/// datum was last otherwise accessed: the task is one more reducer of the group.
+pub(crate) fn bind(d: &Declared) -> Kind {
+    let group = d
+        .data
+        .extras
+        .reduction
+        .lock()
+        .get_or_insert_with(|| {
+            let reducer = d.reducer.clone().expect("a reduction has its reducer");
+            Arc::new(Group::new(reducer, d.data.bytes()))
+        })
+        .clone();
+    group.add_reducer();
+    Kind::Reduction(Box::new(ReduceBinding {
+        group,
+        copy: Mutex::new(None),
+    }))
 }

@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex};
 use locus_mem::pool::Pools;
 use locus_mem::region::{Region, RegionConfig, RegionError, RegionPolicy, PAGE};
 
-use super::access::{Binding, Mode};
+use super::access::{Binding, Declared, Kind, Mode, Versions};
+use super::counts::VersionCounts;
 use super::lock_mutex;
-use super::version::{Version, Waiters};
+use super::version::{Version, VersionRef, Waiters};
 use crate::error::Error;
 use crate::graph::{Completion, Waiting};
 
@@ -617,6 +618,39 @@ fn main_node_of(region: &Region, nodes: usize) -> usize {
     per_node.iter().position(|&p| p == max).unwrap_or(0)
 }
 
+/// Binds an access `d` of shared data that reads or writes (not a reduction) to
+/// `slot`, the version the next task binds to: a reader counts on it; a writer makes
+/// the next version, which names the same buffer, and follows `slot`'s writer and
+/// readers (its `after`).
+#[inline]
+pub(crate) fn bind(d: &Declared, counts: &'static VersionCounts, slot: &mut VersionRef) -> Kind {
+    match d.mode {
+        Mode::Read => {
+            slot.add_reader();
+            let input = Some(slot.clone());
+            Kind::Shared(
+                Versions {
+                    input,
+                    output: None,
+                },
+                None,
+            )
+        }
+        Mode::Write | Mode::ReadWrite => {
+            let next = Version::pending(d.data.bytes(), counts, d.data.shared.as_ref());
+            let previous = std::mem::replace(slot, next.clone());
+            // A read-write reads what it supersedes; a weak write keeps it, for its
+            // children to start from. In place, a writer follows the previous writer
+            // and its readers.
+            let keeps = d.mode == Mode::ReadWrite || d.weak;
+            let input = keeps.then(|| previous.clone());
+            let output = Some(next);
+            Kind::Shared(Versions { input, output }, Some(previous))
+        }
+        Mode::Reduce => unreachable!("a reduction binds to its group"),
+    }
+}
+
 /// Releases a complete task's binding `b` of shared data (task `task`, whose
 /// completion is `completion`; `gathered`: the body saw the access through a gathered
 /// copy): a reader no longer holds the version it read, a strong writer poisons the
@@ -629,7 +663,7 @@ pub(crate) fn release(
     gathered: bool,
     completion: Completion,
 ) -> (Vec<Waiting>, Waiters) {
-    let released = match (&b.input, b.mode) {
+    let released = match (b.input(), b.mode) {
         (Some(input), Mode::Read) => input.reader_done(),
         _ => Vec::new(),
     };
@@ -645,8 +679,7 @@ pub(crate) fn release(
         }
     }
     let published = b
-        .output
-        .as_ref()
+        .output()
         .map(|o| Version::publish_after_forward(o, completion == Completion::Done))
         .unwrap_or_default();
     (released, published)

@@ -58,11 +58,13 @@ use std::sync::{Arc, OnceLock};
 
 use locus_mem::pool::Block;
 
-use super::access::Binding;
+use super::access::{Binding, Declared, Kind, Mode, Versions};
 use super::counts::Readers;
 pub(crate) use super::counts::{CountsLease, VersionCounts};
 use super::shared::SharedBuffer;
-use crate::graph::Waiting;
+use crate::config::AllocMode;
+use crate::error::Error;
+use crate::graph::{oom, Backups, Bodies, Executor, RunState, Task, Waiting};
 
 /// A shared reference to a version: a reference count without a weak count, so that
 /// freeing a version is one atomic decrement, and [`Version::take_over`]'s check that
@@ -594,21 +596,172 @@ impl Version {
     }
 }
 
+/// Binds an access `d` of versioned data that reads or writes (not a reduction) to
+/// `slot`, the version the next task binds to (run-wide, or in its parent's domain):
+/// a read to it, a write or read-write to a new version that supersedes it. Under
+/// immediate allocation a write's buffer is made here, on the submitting worker's
+/// node; a failure is kept in `alloc_failed` (task `name`), and fails the run once the
+/// task is submitted.
+#[inline]
+pub(crate) fn bind(
+    ex: &dyn Executor,
+    run: &RunState,
+    name: &str,
+    d: &Declared,
+    slot: &mut VersionRef,
+    alloc_failed: &mut Option<Error>,
+) -> Kind {
+    let (input, output) = match d.mode {
+        Mode::Read => (Some(slot.clone()), None),
+        Mode::Write | Mode::ReadWrite => {
+            let next = Version::pending(d.data.bytes(), run.versions, None);
+            // A weak write's version stands for its children's: no buffer of its own.
+            if !d.weak && d.mode == Mode::ReadWrite && run.alloc == AllocMode::Immediate {
+                // A read-write may take over its input's buffer at execution
+                // ("Update in place"); if it cannot, its buffer is made then, on this
+                // node.
+                next.place_on(ex.node());
+            } else if !d.weak && run.alloc == AllocMode::Immediate && alloc_failed.is_none() {
+                alloc_at_submission(ex, name, &next, alloc_failed);
+            }
+            let previous = std::mem::replace(slot, next.clone());
+            // A read-write reads what it supersedes; a weak write keeps it, for its
+            // children to start from. What `next` supersedes is kept until `next` is
+            // committed, so that a failed run leaves the datum with its last complete
+            // version: as the binding's input, handed over as the task publishes
+            // (`Version::hand_input`), or at once.
+            if d.mode == Mode::ReadWrite || d.weak {
+                (Some(previous), Some(next))
+            } else {
+                // SAFETY: this submission makes `next`; its producer is not
+                // submitted yet, so nothing publishes it meanwhile.
+                unsafe { next.hand_input(previous) };
+                (None, Some(next))
+            }
+        }
+        Mode::Reduce => unreachable!("a reduction binds to its group"),
+    };
+    Kind::Versioned(Versions { input, output })
+}
+
+/// Immediate allocation: makes `next`'s buffer on the submitting worker's node, or
+/// keeps why it could not in `alloc_failed` (task `name`).
+pub(crate) fn alloc_at_submission(
+    ex: &dyn Executor,
+    name: &str,
+    next: &Version,
+    alloc_failed: &mut Option<Error>,
+) {
+    let node = ex.node();
+    if let Err(e) = next.buffer_or_alloc(|| ex.pools().alloc(node, next.bytes)) {
+        *alloc_failed = Some(Error::OutOfMemory {
+            task: name.to_string(),
+            bytes: next.bytes,
+            message: e.to_string(),
+        });
+    }
+}
+
+/// Prepares a leaf binding `b` of versioned data (neither shared nor a reduction, not
+/// weak) for its task's body (`graph::prepare`), on the executing worker's node: zeroes an initial version
+/// never written, updates in place or allocates the output (copying a read-write's
+/// input into it), and keeps in `backups` what an update in place overwrites. `how`:
+/// whether bodies run, whether the task is a control task, whether the body sees the
+/// access through a gathered copy.
+#[inline]
+pub(crate) fn prepare(
+    ex: &dyn Executor,
+    task: &Task,
+    b: &mut Binding,
+    (bodies, control, gathered): (Bodies, bool, bool),
+    backups: &mut Backups,
+) -> Result<(), Error> {
+    let mode = b.mode;
+    let Kind::Versioned(b) = &mut b.kind else {
+        unreachable!("a binding of versioned data")
+    };
+    let node = ex.node();
+    let oom = |bytes: usize, e: locus_mem::pool::AllocError| oom(task, bytes, e);
+    let zeroed = |v: &Version| -> Result<(), Error> {
+        v.buffer_or_alloc(|| match bodies {
+            Bodies::Run => ex.pools().alloc_zeroed(node, v.bytes),
+            Bodies::Skip => ex.pools().alloc(node, v.bytes),
+        })
+        .map(|_| ())
+        .map_err(|e| oom(v.bytes, e))
+    };
+    // Deferred allocation updates in place only on the executing node; immediate
+    // allocation wherever the buffer lies ("Update in place").
+    let in_place_node = match task.run.alloc {
+        AllocMode::Deferred => Some(node),
+        AllocMode::Immediate => None,
+    };
+    if let Some(input) = &b.input {
+        // An initial version that was never written reads as zeros.
+        zeroed(input)?;
+    }
+
+    if let (Mode::ReadWrite, Some(output)) = (mode, &b.output) {
+        if Version::take_over(output, &mut b.input, in_place_node) {
+            task.run
+                .counters
+                .worker(ex.worker())
+                .versions_in_place
+                .add(1);
+            // The body writes the buffer itself (a gathered view writes its own
+            // copy, scattered only once the body has returned): keep its contents
+            // until the body has run to its end.
+            if bodies == Bodies::Run && !control && !gathered {
+                backups
+                    .keep(ex, node, output)
+                    .map_err(|e| oom(output.bytes, e))?;
+            }
+            return Ok(());
+        }
+    }
+    if let Some(output) = &b.output {
+        let home = output.placement().unwrap_or(node);
+        let out = output
+            .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
+            .map_err(|e| oom(output.bytes, e))?;
+        if let Buffer::Private(block) = out {
+            // A fresh block of a first-touch pool is placed by this first writer.
+            let _ = ex.pools().first_touch(block, node);
+        }
+        if mode == Mode::ReadWrite && bodies == Bodies::Run {
+            let src = b
+                .input
+                .as_ref()
+                .and_then(|v| v.buffer())
+                .expect("read-write input was allocated above");
+            // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions of
+            // one datum); (2) they are distinct allocations (private blocks); (3) the
+            // input is produced and no task writes it any more, and the output is
+            // written only by this task, whose body has not started.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes) };
+        }
+    }
+    Ok(())
+}
+
 /// Releases a complete task's binding `b` of versioned data (`complete`: its body ran
 /// to its end): publishes the version it wrote, if any, and returns the tasks that
 /// waited for it. A write that did not complete is abandoned, and the datum goes back
 /// to its last committed version now, so that the abandoned one is freed with the
 /// task (module doc, "Failed producers"). The caller lets the binding's versions go.
 pub(crate) fn release(b: &mut Binding, complete: bool) -> Waiters {
-    let Some(output) = &b.output else {
+    let Kind::Versioned(v) = &mut b.kind else {
+        unreachable!("a binding of versioned data")
+    };
+    let Some(output) = &v.output else {
         return Waiters::new();
     };
-    if let (true, Some(previous)) = (b.weak, &b.input) {
+    if let (true, Some(previous)) = (b.weak, &v.input) {
         // A weak write no child took up leaves the contents as they were (a forward
         // set at completion, if a child wrote, comes first).
         output.forward_to(previous.clone());
     }
-    if let Some(input) = b.input.take() {
+    if let Some(input) = v.input.take() {
         // SAFETY: the binding's task is the output's producer, and publishes it below.
         unsafe { output.hand_input(input) };
     }

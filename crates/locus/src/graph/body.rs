@@ -11,9 +11,17 @@ use std::marker::PhantomData;
 use std::mem::{align_of, size_of, ManuallyDrop, MaybeUninit};
 use std::ptr::NonNull;
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::domain::Owner;
+use super::exec::Executor;
 use super::free_list::{self, FreeList};
 use super::scope::TaskCtx;
+use super::submit::Throttle;
+use super::task::{Task, TaskRef};
 use crate::data::Binding;
+use crate::data::Bindings;
+use crate::error::Error;
 
 /// The bytes a small body may take.
 pub(crate) const CELL: usize = 64;
@@ -185,6 +193,99 @@ unsafe fn drop_in<F: FnOnce(&TaskCtx, &[Binding])>(data: NonNull<u8>) {
     // SAFETY: the value was moved out just above.
     unsafe { free::<F>(data) };
     drop(f);
+}
+
+/// Drops the body of a task that does not run (a failed run, or skipped bodies): what
+/// it captured is user code too, whose `Drop` may panic; that panic fails the run.
+pub(super) fn drop_skipped(task: &Task, body: Body) -> Result<(), Error> {
+    catch_unwind(AssertUnwindSafe(move || drop(body))).map_err(|payload| {
+        let message = panic_message(&*payload);
+        drop_payload(payload);
+        Error::TaskPanicked {
+            task: task.name.to_string(),
+            message: format!("dropping the task's closure panicked: {message}"),
+        }
+    })
+}
+
+/// Drops a caught panic's payload, whose own `Drop` may panic too: that second panic
+/// is caught, and its payload forgotten (a payload that panics again when dropped
+/// would otherwise unwind out of the runtime).
+pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(|| drop(payload))) {
+        std::mem::forget(again);
+    }
+}
+
+/// The message of a caught panic's payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+/// The body of a task of a failed run, not run: what it captured is released before
+/// the task counts as finished.
+pub(super) fn skip_body(task: &Task, body: Body) {
+    if let Err(error) = drop_skipped(task, body) {
+        task.run.fail(error);
+    }
+}
+
+/// Runs a task's body in its context; `panicked` is called when it panics, before the
+/// panic becomes the returned error. `flags` are the job's `children_to_parent` and
+/// `root`; `team` is the team its children join.
+#[inline]
+pub(super) fn run_body(
+    ex: &dyn Executor,
+    task: &TaskRef,
+    body: Body,
+    bindings: &Bindings,
+    (children_to_parent, root): (bool, bool),
+    team: Option<super::Team>,
+    panicked: impl FnOnce(),
+) -> Result<(), Error> {
+    // A task's children go to its domain; a control task's to its parent's (module doc
+    // of `graph::domain`).
+    let owner = if children_to_parent {
+        task.parent.as_ref().map(|parent| {
+            // SAFETY: `task`, so its parent, is held by `start` until the body and its
+            // context are gone.
+            unsafe { Owner::new(parent, None) }
+        })
+    } else {
+        let own = Some(NonNull::from(&bindings[..]));
+        // SAFETY: `task` and `bindings` are held, unmoved, by `start` until the body and
+        // its context are gone.
+        Some(unsafe { Owner::new(task, own) })
+    };
+    let throttle = match (root, children_to_parent) {
+        (true, _) => Throttle::Wait,
+        (false, true) => Throttle::Help,
+        (false, false) => Throttle::Never,
+    };
+    // SAFETY: `task`, whose run this is, is held by `start` until the body and the
+    // context are gone.
+    let ctx = unsafe { TaskCtx::new(task, ex.worker(), ex.node(), throttle, owner, team) };
+    catch_unwind(AssertUnwindSafe(|| body.call(&ctx, bindings))).map_err(|payload| {
+        panicked();
+        let task = task.name.to_string();
+        match payload.downcast::<crate::error::TaskFailure>() {
+            Ok(failure) => Error::TaskFailed {
+                task,
+                message: failure.0,
+            },
+            Err(payload) => {
+                let message = panic_message(&*payload);
+                drop_payload(payload);
+                Error::TaskPanicked { task, message }
+            }
+        }
+    })
 }
 
 #[cfg(test)]

@@ -28,8 +28,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::task::TaskRef;
+use super::validate::Refusal;
 use crate::data::version::{Version, VersionRef};
 use crate::data::{lock_mutex, Binding, Bindings, DataInner, Mode};
+use crate::error::Error;
+use std::ptr::NonNull;
 
 /// One datum of a domain.
 pub(crate) struct Entry {
@@ -92,7 +96,7 @@ impl ChildDomain {
                 (Mode::Read, _) => Entry {
                     id: b.data.id,
                     data: b.data.clone(),
-                    current: b.input.clone().expect("a read binds an input"),
+                    current: b.input().cloned().expect("a read binds an input"),
                     writable: false,
                     output: None,
                     start: None,
@@ -102,16 +106,16 @@ impl ChildDomain {
                     id: b.data.id,
                     data: b.data.clone(),
                     current: b
-                        .input
-                        .clone()
+                        .input()
+                        .cloned()
                         .expect("a weak write binds what it supersedes"),
                     writable: true,
-                    output: b.output.clone(),
+                    output: b.output().cloned(),
                     start: None,
                     local: false,
                 },
                 (_, false) => {
-                    let output = b.output.clone().expect("a write binds an output");
+                    let output = b.output().cloned().expect("a write binds an output");
                     let shared = b.data.shared.as_ref();
                     let start = Version::pending(output.bytes, output.counts(), shared);
                     if shared.is_none() {
@@ -236,5 +240,72 @@ impl ChildDomain {
                 local: true,
             },
         );
+    }
+}
+
+/// The task in whose domain a scope binds its tasks (`graph::domain`).
+pub(crate) struct Owner {
+    /// Borrowed from `start`, which holds the task (or, for a control task, the task
+    /// whose parent this is) until the body and its context are gone: no reference
+    /// count is taken per task run.
+    task: NonNull<TaskRef>,
+    /// The owner's bindings while its body runs, to make its domain on the first
+    /// spawn; `None` when the domain exists already (the children of a control task
+    /// go to the domain of the control task's parent).
+    pub(crate) bindings: Option<NonNull<[Binding]>>,
+}
+
+impl Owner {
+    /// The owner of a body's scope: `task`, with its `bindings` if the body is its own.
+    ///
+    /// # Safety
+    ///
+    /// `task` (and the bindings) outlive the owner, which lives only in the context of
+    /// the body `start` runs.
+    pub(super) unsafe fn new(task: &TaskRef, bindings: Option<NonNull<[Binding]>>) -> Self {
+        Owner {
+            task: NonNull::from(task),
+            bindings,
+        }
+    }
+
+    /// The owning task.
+    pub(crate) fn task(&self) -> &TaskRef {
+        // SAFETY: `Owner::new`'s contract: the task outlives the owner.
+        unsafe { self.task.as_ref() }
+    }
+
+    /// The owner's domain if it has one already.
+    pub(crate) fn existing_domain(&self) -> Option<&ChildDomain> {
+        self.task().domain.get().map(|d| &**d)
+    }
+
+    /// Whether the scope is the owner's own (its body runs), not a control task's.
+    pub(crate) fn is_own(&self) -> bool {
+        self.bindings.is_some()
+    }
+
+    /// The owner's domain, made on first use.
+    pub(crate) fn domain_or_refusal(&self) -> Result<&ChildDomain, Error> {
+        self.domain().map_err(|r| r.into_error(&self.task().name))
+    }
+
+    /// The owner's domain, made on first use.
+    pub(super) fn domain(&self) -> Result<&ChildDomain, Refusal> {
+        match self.bindings {
+            // SAFETY: the pointer is set by `start` to the bindings of the task whose
+            // body is running, and only that body's context reaches it; they live in
+            // `start`'s frame until the body returns.
+            Some(bindings) => Ok(self
+                .task()
+                .domain
+                .get_or_init(|| Box::new(ChildDomain::new(unsafe { bindings.as_ref() })))),
+            None => self.task().domain.get().map(|d| &**d).ok_or_else(|| {
+                Refusal::Invalid(format!(
+                    "the scope of `{}` has no domain (a runtime bug)",
+                    self.task().name
+                ))
+            }),
+        }
     }
 }

@@ -5,20 +5,27 @@
 //! This module carries no scheduling decision and knows no thread: it reaches the engine
 //! that runs it through the [`Executor`] trait.
 
+mod accesses;
+mod bind;
 mod body;
 mod completion;
 mod domain;
 mod exec;
 mod free_list;
 mod hints;
+mod migrate;
+mod prepare;
 mod record;
+mod release;
 mod replay;
 mod run;
 mod scope;
+mod submit;
 mod task;
 mod task_ref;
 mod task_state;
 mod team;
+mod validate;
 
 pub use hints::{Affinity, AffinityTarget};
 pub use record::Recorder;
@@ -28,10 +35,12 @@ pub use scope::{Scope, TaskBuilder, TaskCtx};
 pub use team::{Attach, Team};
 pub(crate) use team::{Owned, TeamInner};
 
-pub(crate) use exec::{
-    current_executor, drop_payload, panic_message, policy_access_infos, Completion,
-};
-pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, MemoryKey, Started};
+pub(crate) use accesses::policy_access_infos;
+pub use accesses::MemoryKey;
+pub(crate) use body::{drop_payload, panic_message};
+pub(crate) use exec::{current_executor, Completion};
+pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, Started};
+pub(crate) use prepare::{oom, Backups};
 pub(crate) use run::{RunRef, RunState};
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
 pub(crate) use task::{BodyFor, Job, Waiting};

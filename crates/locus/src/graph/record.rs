@@ -291,7 +291,7 @@ fn check(runtime_id: u64, task: &str, declared: &[Declared]) -> Result<(), Error
                 ),
             ));
         }
-        if let Some(reason) = &data.unavailable {
+        if let Some(reason) = &data.extras.unavailable {
             return Err(refuse(
                 task,
                 format!("`{}` has no memory: {reason}", data.name),

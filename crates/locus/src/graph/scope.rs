@@ -4,11 +4,11 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::exec::{
-    current_executor, forget_empty, submit, submit_lean, with_executor, Owner, TaskBody, Throttle,
-};
+use super::domain::Owner;
+use super::exec::{current_executor, with_executor};
 use super::hints::{Affinity, Hints};
 use super::run::RunRef;
+use super::submit::{forget_empty, submit, submit_lean, TaskBody, Throttle};
 use crate::data::version::VersionRef;
 use crate::data::{AccessList, Data, DataInner, Element};
 use crate::error::Error;
@@ -303,7 +303,7 @@ impl Scope {
     {
         let (run, throttle, owner) = (self.run(), self.throttle, self.owner.as_ref());
         if declared.is_empty() && self.team.is_none() && hints.is_default() {
-            // The lean path, with no hint to check (`exec::submit_lean`).
+            // The lean path, with no hint to check (`submit::submit_lean`).
             forget_empty(declared);
             return with_executor((name, body), |ex, (name, body)| {
                 submit_lean(ex, run, throttle, owner, name, None, body)
@@ -346,7 +346,7 @@ impl Scope {
             }
         }
         let submitted = if declared.is_empty() {
-            // The lean path: nothing to bind (`exec::submit_lean`).
+            // The lean path: nothing to bind (`submit::submit_lean`).
             forget_empty(declared);
             with_executor((name, hints.boxed(), body), |ex, (name, hints, body)| {
                 submit_lean(ex, run, throttle, owner, name, hints, body)

@@ -245,8 +245,9 @@ impl Activated {
 
     /// The bytes the task reads and writes, as its description's accesses count them
     /// ([`describe`](Self::describe)), without looking at where they lie.
+    #[inline]
     pub fn declared_bytes(&self) -> (u64, u64) {
-        crate::graph::exec::declared_bytes(&self.job().bindings)
+        crate::graph::accesses::declared_bytes(&self.job().bindings)
     }
 
     /// Whether the task carries an affinity hint.

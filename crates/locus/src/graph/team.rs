@@ -133,7 +133,7 @@ pub(crate) enum Owned {
 impl DataInner {
     /// The owner the policies treat this datum as belonging to, if it is attached.
     pub(crate) fn owned_by(&self) -> Option<Owned> {
-        self.owner.get().map(|(a, _)| match a {
+        self.extras.owner.get().map(|(a, _)| match a {
             Attach::Worker(w) => Owned::Worker(w),
             Attach::Node(n) => Owned::Node(n),
             Attach::Team(t) => Owned::Node(t.home()),
@@ -142,7 +142,7 @@ impl DataInner {
 
     /// The node the policies count this datum's bytes on, if it is attached.
     pub(crate) fn owner_node(&self) -> Option<usize> {
-        self.owner.get().map(|(a, worker_node)| match a {
+        self.extras.owner.get().map(|(a, worker_node)| match a {
             Attach::Worker(_) => worker_node,
             Attach::Node(n) => n,
             Attach::Team(t) => t.home(),

@@ -454,7 +454,7 @@ impl Runtime {
                 data: inner.name.clone(),
             });
         }
-        if let Some(reason) = &inner.unavailable {
+        if let Some(reason) = &inner.extras.unavailable {
             return Err(Error::Config(format!(
                 "{op}: `{}` has no memory: {reason}",
                 inner.name
@@ -467,7 +467,7 @@ impl Runtime {
                 inner.name
             )));
         }
-        if inner.reduction.is_set() {
+        if inner.extras.reduction.is_set() {
             return Err(Error::Config(format!(
                 "{op}: `{}` has a reduction in progress: fetch it (or run a task that \
                  reads it) first",

@@ -137,7 +137,7 @@ impl Runtime {
                 .expect("team lock")
                 .push(Arc::downgrade(inner));
         }
-        *inner.owner.lock() = Some((owner, node));
+        *inner.extras.owner.lock() = Some((owner, node));
         Ok(())
     }
 
@@ -152,7 +152,7 @@ impl Runtime {
                 data: data.inner.name.clone(),
             });
         }
-        let previous = data.inner.owner.lock().take();
+        let previous = data.inner.extras.owner.lock().take();
         if let Some((Attach::Team(t), _)) = previous {
             t.inner
                 .data
