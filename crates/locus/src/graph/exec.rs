@@ -194,6 +194,7 @@ impl Started {
 ///
 /// When the run has failed, the body is skipped but the task must still be finished, so
 /// that the graph drains and every version is released.
+#[inline]
 pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
     let job = task.take_job()?;
     if job.bindings.is_empty() && !job.hints.as_ref().is_some_and(|h| h.migrate_to.is_some()) {
@@ -204,6 +205,13 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             return Some(start_one_version(ex, task, job, bodies));
         }
     }
+    Some(start_general(ex, task, job, bodies))
+}
+
+/// [`start`] for any task: its buffers prepared, gathered or migrated as its bindings
+/// and hints say.
+#[inline(never)]
+fn start_general(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> Started {
     let Job {
         mut bindings,
         body,
@@ -260,13 +268,13 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             Err(error) => run.fail(error),
         }
     }
-    Some(Started {
+    Started {
         task,
         bindings,
         hints,
         completion,
         migrated_pages,
-    })
+    }
 }
 
 /// [`start`] for a task with no binding that moves no data (not a migration task): no
