@@ -348,8 +348,9 @@ where
 /// its scope waits (`throttle`), helping meanwhile; `control`: a control task.
 #[inline(always)]
 fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: bool) {
-    if let Some(window) = run.window {
-        // `outstanding` counts the root too: more than `window` means `window` tasks.
+    // `outstanding` counts the root too: more than `window` means `window` tasks.
+    // Tested here first, so that a submission with room calls nothing.
+    if let Some(window) = run.window.filter(|&w| run.outstanding() > w) {
         let over = || run.outstanding() > window && !run.is_failed();
         match throttle {
             // The root waits for room (`RuntimeBuilder::window`): no task waits for the

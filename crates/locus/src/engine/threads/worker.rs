@@ -108,6 +108,7 @@ impl WorkerThread {
     /// now, goes to its deque, where any worker may take it, and is announced. The only
     /// worker of a runtime keeps it: no other could take it, and the slot is the first
     /// place it looks when it next helps or when the body returns (`run_task`).
+    #[inline]
     fn give_up_next(&self) {
         if self.alone {
             return;
