@@ -741,7 +741,8 @@ impl Machine {
         self.inline.borrow_mut().push(Inline {
             worker: w,
             task: meta.id,
-            cursor: now + costs.task_start_ns,
+            // A task declaring nothing (`meta.control`) starts by the lean path.
+            cursor: now + costs.per_task_ns(costs.task_start_ns, meta.control),
             in_body: true,
         });
         let worker = SimWorker {
@@ -1018,12 +1019,21 @@ impl Machine {
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("activation from inline code");
         debug_assert_eq!(frame.worker, w);
-        frame.cursor += costs.activate_ns;
+        let lean = ready.accesses.is_empty();
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
-        let created = st
+        let mut created = st
             .created_at
             .remove(&(&*task as *const locus::engine::Task as usize));
+        if lean && created == Some(frame.cursor) {
+            // Submitted just now in this frame (`submitted` cannot see the task's
+            // declarations): a task declaring nothing was submitted by the lean path.
+            let full = costs.task_create_ns;
+            let refund = full - costs.per_task_ns(full, true);
+            frame.cursor -= refund;
+            created = created.map(|at| at - refund);
+        }
+        frame.cursor += costs.per_task_ns(costs.activate_ns, lean);
         let bytes: u64 = ready.accesses.iter().map(|a| a.bytes).sum();
         st.summary.declared_bytes += bytes;
         let id = st.next_id;
@@ -1056,6 +1066,8 @@ impl Machine {
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("submission from inline code");
         debug_assert_eq!(frame.worker, w);
+        // The full path's cost: a task declaring nothing, which takes the lean path, is
+        // activated next in this frame, which gives the difference back (`activate`).
         frame.cursor += self.shared.costs.task_create_ns;
         self.state
             .borrow_mut()

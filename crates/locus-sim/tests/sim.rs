@@ -526,3 +526,57 @@ fn waits_nested_deeper_than_the_stack_allows_fail_the_run() {
     }
     assert!(Runtime::builder().worker_stack_size(4096).build().is_err());
 }
+
+/// Makespan of 200 tasks of no cost on one worker, each declaring nothing or writing a
+/// datum of its own, with tasks declaring nothing charged `lean_task_percent` of the
+/// runtime's costs per task.
+fn lean_makespan(lean_task_percent: u64, declare: bool) -> u64 {
+    let probe = Probe::new();
+    let costs = Costs {
+        lean_task_percent,
+        ..Costs::default()
+    };
+    let rt = runtime(
+        "1x1",
+        Config::DsaBase,
+        Sim::new().costs(costs).probe(probe.clone()),
+    );
+    let data: Vec<_> = (0..200)
+        .map(|i| rt.data::<u64>(&format!("d{i}"), 1))
+        .collect();
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for d in &data {
+                if declare {
+                    s.task("write", d.write()).cost(0).spawn(|_, v| v[0] = 1)?;
+                } else {
+                    s.task("nothing", ()).cost(0).spawn(|_, ()| ())?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    finished.value.unwrap();
+    assert_eq!(finished.report.tasks, 200);
+    probe.summary().makespan_ns
+}
+
+/// A task declaring nothing takes the runtime's lean path (docs/performance.md): the
+/// simulator charges it `lean_task_percent` of a task's creation, activation and start,
+/// and a task declaring data all of them.
+#[test]
+fn tasks_declaring_nothing_pay_the_lean_share_of_the_costs_per_task() {
+    let full = lean_makespan(100, false);
+    let lean = lean_makespan(31, false);
+    assert!(
+        lean * 100 <= full * 40 && lean * 100 >= full * 25,
+        "lean {lean} ns, full {full} ns"
+    );
+    // Tasks declaring data pay the full costs: only the root, which declares nothing,
+    // starts by the lean path.
+    let start = Costs::default().task_start_ns;
+    assert_eq!(
+        lean_makespan(100, true) - lean_makespan(31, true),
+        start - start * 31 / 100
+    );
+}
