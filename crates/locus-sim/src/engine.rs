@@ -1029,7 +1029,7 @@ impl Machine {
             // Submitted just now in this frame (`submitted` cannot see the task's
             // declarations): a task declaring nothing was submitted by the lean path.
             let full = costs.task_create_ns;
-            let refund = full - costs.per_task_ns(full, true);
+            let refund = full.saturating_sub(costs.per_task_ns(full, true));
             frame.cursor -= refund;
             created = created.map(|at| at - refund);
         }
