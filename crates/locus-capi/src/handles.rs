@@ -170,6 +170,7 @@ impl<T> Table<T> {
 
     /// Runs `f` on the live object of `handle`, under the table's lock: `f` must not
     /// call back into C or into the runtime (which may run task bodies).
+    #[inline]
     pub(crate) fn with<R>(&self, handle: u64, f: impl FnOnce(&mut T) -> R) -> CResult<R> {
         let (index, generation) = self.slot_index(handle);
         let mut table = self.lock();
@@ -177,6 +178,14 @@ impl<T> Table<T> {
             Some(v) => Ok(f(v)),
             None => Err(self.not_live(handle)),
         }
+    }
+
+    /// Runs `f` on the live object of `handle`, if it is one, under the table's lock
+    /// (as [`Table::with`], without an error for a handle that is not).
+    #[inline]
+    pub(crate) fn get_with<R>(&self, handle: u64, f: impl FnOnce(&T) -> R) -> Option<R> {
+        let (index, generation) = self.slot_index(handle);
+        self.lock().get(index, generation).map(f)
     }
 
     /// Runs `f` with the whole table locked, for lookups of several handles at once;

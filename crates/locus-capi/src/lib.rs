@@ -32,8 +32,10 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod data;
+mod frames;
 mod handles;
 mod memory;
+mod names;
 mod partition;
 mod report;
 mod runtime;

@@ -19,16 +19,22 @@
 //! since pool memory is mapped by Locus, not by `malloc`).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use locus::{Affinity, Data, Read, ReadWrite, Report, Runtime, Scope, TaskCtx, Weak, Write};
+use locus::{
+    AccessList, Affinity, Data, Read, ReadWrite, Report, Runtime, Scope, TaskBuilder, TaskCtx,
+    Weak, Write,
+};
 
 use crate::data::{
-    check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DATA,
+    check_count, checked_size, data_of, locus_data, output, store, wrong_runtime, DataEntry, DATA,
 };
+pub(crate) use crate::frames::in_body;
+use crate::frames::{
+    current, in_frame, record_failure, record_refusal, with_thread, Current, Frame, Notes, Returned,
+};
+use crate::names::task_name_at;
 use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
 use crate::team::{locus_team, team_of};
 
@@ -178,152 +184,10 @@ pub struct locus_task {
     pub team: locus_team,
 }
 
-/// What a frame lets its context do.
-#[derive(Clone, Copy)]
-enum Frame {
-    /// The run's root: it spawns into the run's scope.
-    Root(*const Scope),
-    /// A task body: its context.
-    Task(*const TaskCtx),
-    /// A replayed body of a recorded graph (module `graph`): the iteration's index.
-    /// It can say where it runs and which iteration it is, not spawn or wait.
-    Replay(u64),
-}
-
-/// A body running on this thread.
-struct Entry {
-    token: u64,
-    /// The handle bits of the runtime.
-    runtime: u64,
-    worker: usize,
-    node: usize,
-    frame: Frame,
-    /// The message given to `locus_ctx_fail`.
-    failure: Option<String>,
-    /// The first spawn this body made that was refused: the body's task fails when it
-    /// returns (`locus_spawn`), so that a run is never missing a task and reported as
-    /// complete.
-    refused: Option<String>,
-}
-
 thread_local! {
-    /// The bodies running on this thread, innermost last.
-    static FRAMES: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Threads that have run a body so far: each gets its own range of tokens.
-static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The next token of this thread: its index in the high 24 bits, a counter below,
-    /// so that tokens are unique in the process without a shared counter.
-    static NEXT_TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    /// A spare buffer for a body's views (bodies nesting on the thread take a new one).
+    /// A spare buffer for the views of a body of several accesses (bodies nesting on the
+    /// thread take a new one).
     static VIEWS: std::cell::Cell<Vec<locus_view>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// A new token, unique in the process (and never 0).
-fn next_token() -> u64 {
-    NEXT_TOKEN.with(|next| {
-        let mut token = next.get();
-        if token & 0xff_ffff_ffff == 0 {
-            // First use on this thread, or its counter wrapped: a new range.
-            token = NEXT_THREAD.fetch_add(1, Ordering::Relaxed) << 40 | 1;
-        }
-        next.set(token + 1);
-        token
-    })
-}
-
-/// Pops the frame it pushed when dropped, also when unwinding.
-struct FrameGuard {
-    token: u64,
-}
-
-impl FrameGuard {
-    fn push(runtime: u64, worker: usize, node: usize, frame: Frame) -> FrameGuard {
-        let token = next_token();
-        FRAMES.with(|f| {
-            f.borrow_mut().push(Entry {
-                token,
-                runtime,
-                worker,
-                node,
-                frame,
-                failure: None,
-                refused: None,
-            })
-        });
-        FrameGuard { token }
-    }
-
-    fn ctx(&self) -> locus_ctx {
-        locus_ctx { bits: self.token }
-    }
-
-    /// The message given to `locus_ctx_fail` in this frame, and the first spawn
-    /// refused in it, as the run's error says it.
-    fn take_failures(&self) -> (Option<String>, Option<String>) {
-        FRAMES.with(|f| {
-            f.borrow_mut()
-                .iter_mut()
-                .rev()
-                .find(|e| e.token == self.token)
-                .map_or((None, None), |e| (e.failure.take(), e.refused.take()))
-        })
-    }
-}
-
-impl Drop for FrameGuard {
-    fn drop(&mut self) {
-        FRAMES.with(|f| {
-            let mut f = f.borrow_mut();
-            if let Some(i) = f.iter().rposition(|e| e.token == self.token) {
-                f.truncate(i);
-            }
-        });
-    }
-}
-
-/// What a valid context names.
-#[derive(Clone, Copy)]
-struct Current {
-    runtime: u64,
-    worker: usize,
-    node: usize,
-    frame: Frame,
-}
-
-/// The innermost body's frame, if `ctx` is its context.
-fn current(ctx: locus_ctx) -> CResult<Current> {
-    FRAMES.with(|f| {
-        let f = f.borrow();
-        match f.last() {
-            Some(e) if e.token == ctx.bits && ctx.bits != 0 => Ok(Current {
-                runtime: e.runtime,
-                worker: e.worker,
-                node: e.node,
-                frame: e.frame,
-            }),
-            _ => Err(Fail::new(
-                locus_status::LOCUS_E_CONTEXT,
-                if ctx.bits == 0 {
-                    "null task context".to_string()
-                } else {
-                    format!(
-                        "task context {:#x} is not the running body's on this thread (its \
-                         body has returned, or it was passed to another thread)",
-                        ctx.bits
-                    )
-                },
-            )),
-        }
-    })
-}
-
-/// Whether a body (or a run's root) is running on this thread.
-pub(crate) fn in_body() -> bool {
-    FRAMES.with(|f| !f.borrow().is_empty())
 }
 
 /// Runs `f` on the scope a body spawns into (the run's scope for the root, the task's
@@ -344,6 +208,7 @@ pub(crate) fn with_scope<R>(
 /// `cur` comes from [`current`] in the running entry point, so its frame is the
 /// innermost on this thread and its scope lives until that body returns; the result
 /// must not outlive the entry point's call.
+#[inline]
 unsafe fn scope_of<'a>(cur: &Current) -> CResult<&'a Scope> {
     match cur.frame {
         // SAFETY: the caller's contract.
@@ -385,14 +250,36 @@ unsafe impl Send for SendPtr {}
 #[repr(C, align(16))]
 struct Chunk([u8; 16]);
 
-/// A task's argument: borrowed or copied, freed by its `arg_free` exactly once.
+/// A task's argument: borrowed or copied, freed by its `arg_free` exactly once. Two
+/// words, so that a task's body stays small (it is moved a few times on its way into
+/// the task's record): what fewer tasks have, a copy or a destructor, is boxed.
 struct Arg {
     ptr: SendPtr,
+    extra: Option<Box<ArgExtra>>,
+}
+
+/// The copy of a task's argument, and its destructor.
+struct ArgExtra {
+    /// The copy `Arg::ptr` points into, if the argument was copied.
     _copy: Option<Box<[Chunk]>>,
-    free: Option<unsafe extern "C" fn(arg: *mut c_void)>,
+    free: Option<locus_free_fn>,
 }
 
 impl Arg {
+    /// The argument `ptr` (borrowed), with its destructor.
+    #[inline]
+    fn new(ptr: *mut c_void, free: Option<locus_free_fn>) -> Arg {
+        Arg {
+            ptr: SendPtr(ptr),
+            extra: free.map(|free| {
+                Box::new(ArgExtra {
+                    _copy: None,
+                    free: Some(free),
+                })
+            }),
+        }
+    }
+
     fn ptr(&self) -> *mut c_void {
         self.ptr.0
     }
@@ -400,9 +287,10 @@ impl Arg {
 
 impl Drop for Arg {
     fn drop(&mut self) {
-        if let Some(free) = self.free.take() {
+        if let Some(free) = self.extra.as_mut().and_then(|e| e.free.take()) {
             // SAFETY: the user's destructor, called once with the argument it was
-            // given for (the `locus_task::arg_free` contract).
+            // given for (the `locus_task::arg_free` contract); the copy it may point
+            // into is freed after it.
             unsafe { free(self.ptr.0) };
         }
     }
@@ -414,48 +302,165 @@ impl Drop for Arg {
 /// # Safety
 ///
 /// `task.arg` is valid for reads of `task.arg_size` bytes when that is not 0.
+#[inline]
 unsafe fn take_arg(task: &locus_task) -> CResult<Arg> {
-    let mut arg = Arg {
-        ptr: SendPtr(task.arg),
-        _copy: None,
-        free: task.arg_free,
-    };
-    if task.arg_size > 0 {
-        if task.arg.is_null() {
-            return Err(Fail::new(
-                locus_status::LOCUS_E_NULL,
-                format!("arg is NULL with arg_size {}", task.arg_size),
-            ));
-        }
-        let chunks = task.arg_size.div_ceil(16);
-        let mut copy = vec![Chunk([0; 16]); chunks].into_boxed_slice();
-        // SAFETY: `arg` holds `arg_size` readable bytes (the caller's contract) and the
-        // copy at least as many; they do not overlap (the copy is fresh).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                task.arg.cast::<u8>(),
-                copy.as_mut_ptr().cast::<u8>(),
-                task.arg_size,
-            )
-        };
-        arg.ptr = SendPtr(copy.as_mut_ptr().cast());
-        arg._copy = Some(copy);
+    let arg = Arg::new(task.arg, task.arg_free);
+    if task.arg_size == 0 {
+        return Ok(arg);
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { copy_arg(task, arg) }
+}
+
+/// [`take_arg`] for an argument to copy, `arg` the borrowed one (freed if this fails).
+///
+/// # Safety
+///
+/// As for [`take_arg`].
+#[inline(never)]
+unsafe fn copy_arg(task: &locus_task, mut arg: Arg) -> CResult<Arg> {
+    if task.arg.is_null() {
+        return Err(Fail::new(
+            locus_status::LOCUS_E_NULL,
+            format!("arg is NULL with arg_size {}", task.arg_size),
+        ));
+    }
+    let chunks = task.arg_size.div_ceil(16);
+    let mut copy = vec![Chunk([0; 16]); chunks].into_boxed_slice();
+    // SAFETY: `arg` holds `arg_size` readable bytes (the caller's contract) and the
+    // copy at least as many; they do not overlap (the copy is fresh).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            task.arg.cast::<u8>(),
+            copy.as_mut_ptr().cast::<u8>(),
+            task.arg_size,
+        )
+    };
+    arg.ptr = SendPtr(copy.as_mut_ptr().cast());
+    let extra = arg.extra.get_or_insert_with(|| {
+        Box::new(ArgExtra {
+            _copy: None,
+            free: None,
+        })
+    });
+    extra._copy = Some(copy);
     Ok(arg)
 }
 
-/// The access lists of a C task, grouped by kind (Locus's lists are typed); `order`
-/// gives the declaration order back to the body.
+/// One access of a C task, typed as Locus takes it; a weak access as its datum, made
+/// weak when submitted (so that every kind moves as a word or a few: a weak access is
+/// rare, and costs a count of its datum more).
+enum Access {
+    Read(Read<u8>),
+    Write(Write<u8>),
+    ReadWrite(ReadWrite<u8>),
+    Weak(Data<u8>),
+}
+
+/// The weak access of mode `mode` (5, 6 or 7, as checked by [`resolve`]) to `d`.
+fn weak(d: &Data<u8>, mode: u32) -> Weak {
+    match mode {
+        5 => d.weak_read(),
+        6 => d.weak_write(),
+        _ => d.weak_read_write(),
+    }
+}
+
+/// The access lists of a C task of several accesses, grouped by kind (Locus's lists
+/// are typed); `order` gives the declaration order back to the body.
 type Accesses = (Vec<Read<u8>>, Vec<Write<u8>>, Vec<ReadWrite<u8>>, Vec<Weak>);
 
 /// The views Locus hands the grouped lists.
 type Views<'a> = (Vec<&'a [u8]>, Vec<&'a mut [u8]>, Vec<&'a mut [u8]>, Vec<()>);
+
+/// The accesses of a C task of several accesses of distinct kinds (a read and a write,
+/// say), each in its own slot: no allocation.
+type Few = (
+    Option<Read<u8>>,
+    Option<Write<u8>>,
+    Option<ReadWrite<u8>>,
+    Option<Weak>,
+);
+
+/// The views Locus hands a [`Few`].
+type FewViews<'a> = (
+    Option<&'a [u8]>,
+    Option<&'a mut [u8]>,
+    Option<&'a mut [u8]>,
+    Option<()>,
+);
+
+/// Accesses grouped by kind, as Locus takes them: [`Accesses`], or [`Few`] when no
+/// kind appears twice.
+trait Grouped: AccessList + Default {
+    /// Adds `access`, of mode `mode`.
+    fn push(&mut self, access: Access, mode: u32);
+}
+
+impl Grouped for Accesses {
+    fn push(&mut self, access: Access, mode: u32) {
+        match access {
+            Access::Read(r) => self.0.push(r),
+            Access::Write(w) => self.1.push(w),
+            Access::ReadWrite(rw) => self.2.push(rw),
+            Access::Weak(d) => self.3.push(weak(&d, mode)),
+        }
+    }
+}
+
+impl Grouped for Few {
+    /// The caller adds at most one access of each kind ([`distinct_kinds`]).
+    fn push(&mut self, access: Access, mode: u32) {
+        let replaced = match access {
+            Access::Read(r) => self.0.replace(r).is_some(),
+            Access::Write(w) => self.1.replace(w).is_some(),
+            Access::ReadWrite(rw) => self.2.replace(rw).is_some(),
+            Access::Weak(d) => self.3.replace(weak(&d, mode)).is_some(),
+        };
+        assert!(
+            !replaced,
+            "two accesses of one kind in a `Few` (Locus invariant)"
+        );
+    }
+}
+
+/// Whether no kind of access (read, write, read-write, weak) appears twice in `list`,
+/// whose modes are all known: it then fits a [`Few`].
+fn distinct_kinds(list: &[locus_access]) -> bool {
+    let mut seen = 0u8;
+    for a in list {
+        let kind = match a.mode {
+            1 => 1,
+            2 => 2,
+            3 => 4,
+            5..=7 => 8,
+            _ => return false,
+        };
+        if seen & kind != 0 {
+            return false;
+        }
+        seen |= kind;
+    }
+    true
+}
 
 /// Kind of the `i`-th declared access: which list holds it, and its element size.
 #[derive(Clone, Copy)]
 struct Slot {
     mode: u32,
     elem_size: usize,
+}
+
+impl Slot {
+    /// The view a body gets of `bytes` bytes at `ptr` for this access.
+    fn view(self, ptr: *mut c_void, bytes: usize) -> locus_view {
+        locus_view {
+            ptr,
+            count: bytes / self.elem_size,
+            elem_size: self.elem_size,
+            mode: self.mode,
+        }
+    }
 }
 
 /// The kinds of a task's accesses in declaration order: inline for the few accesses
@@ -490,92 +495,157 @@ impl Order {
         }
     }
 
-    fn as_slice(&self) -> &[Slot] {
+    /// Runs `f` on the views of a task declaring these accesses, in declaration order,
+    /// from the grouped views Locus made: its reads, writes and read-writes (a weak
+    /// access has no view), made on the stack for the few accesses most tasks declare.
+    fn with_views<'v, R>(
+        &self,
+        (reads, writes, read_writes): (
+            impl IntoIterator<Item = &'v [u8]>,
+            impl IntoIterator<Item = &'v mut [u8]>,
+            impl IntoIterator<Item = &'v mut [u8]>,
+        ),
+        f: impl FnOnce(&[locus_view]) -> R,
+    ) -> R {
+        let (mut r, mut w, mut rw) = (
+            reads.into_iter(),
+            writes.into_iter(),
+            read_writes.into_iter(),
+        );
+        let mut view = |slot: Slot| {
+            let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
+                1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
+                2 => w.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
+                3 => rw.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
+                _ => Some((std::ptr::null_mut(), 0)),
+            }
+            .expect("one view per declared access (Locus invariant)");
+            slot.view(ptr, bytes)
+        };
         match self {
-            Order::Inline(slots, len) => &slots[..*len],
-            Order::Heap(v) => v,
+            Order::Inline(slots, len) => {
+                let mut out = [Slot {
+                    mode: 0,
+                    elem_size: 1,
+                }
+                .view(std::ptr::null_mut(), 0); 4];
+                for (o, &slot) in out.iter_mut().zip(&slots[..*len]) {
+                    *o = view(slot);
+                }
+                f(&out[..*len])
+            }
+            Order::Heap(slots) => {
+                let mut out = VIEWS.with(|v| v.take());
+                out.clear();
+                out.extend(slots.iter().map(|&slot| view(slot)));
+                let result = f(&out);
+                out.clear();
+                VIEWS.with(|v| v.set(out));
+                result
+            }
         }
     }
 }
 
-/// Resolves and checks the accesses of a task of `runtime`.
+/// The declared accesses of `task`, as C gave them.
 ///
 /// # Safety
 ///
 /// `task.accesses` is valid for reads of `task.naccesses` entries when that is not 0.
-unsafe fn accesses(task: &locus_task, runtime: u64) -> CResult<(Accesses, Order)> {
-    let list: &[locus_access] = if task.naccesses == 0 {
-        &[]
+unsafe fn access_list(task: &locus_task) -> CResult<&[locus_access]> {
+    if task.naccesses == 0 {
+        Ok(&[])
     } else if task.accesses.is_null() {
-        return Err(Fail::new(
+        Err(Fail::new(
             locus_status::LOCUS_E_NULL,
             format!("accesses is NULL with naccesses {}", task.naccesses),
-        ));
+        ))
     } else {
         // SAFETY: non-NULL, `naccesses` entries (the caller's contract).
-        unsafe { std::slice::from_raw_parts(task.accesses, task.naccesses) }
+        Ok(unsafe { std::slice::from_raw_parts(task.accesses, task.naccesses) })
+    }
+}
+
+/// Checks access `i`, `a`, of a task of `runtime` to the datum `entry` (the live datum
+/// of `a.data`), and makes it.
+#[inline(always)]
+fn resolve(i: usize, a: &locus_access, entry: &DataEntry, runtime: u64) -> CResult<(Access, Slot)> {
+    let d: &Data<u8> = &entry.data;
+    let whole = a.start == 0 && a.end == 0;
+    let access = match a.mode {
+        _ if entry.runtime != runtime => return Err(wrong_runtime(d.name())),
+        1 if whole => Access::Read(d.read()),
+        1 if a.start < a.end && a.end <= entry.count => {
+            let e = entry.elem_size;
+            Access::Read(d.read_range(a.start * e..a.end * e))
+        }
+        2 if whole => Access::Write(d.write()),
+        3 if whole => Access::ReadWrite(d.read_write()),
+        5..=7 if whole => Access::Weak(d.clone()),
+        _ => return Err(bad_access(i, a, entry)),
     };
-    let mut out: Accesses = Default::default();
+    let slot = Slot {
+        mode: a.mode,
+        elem_size: entry.elem_size,
+    };
+    Ok((access, slot))
+}
+
+/// Why access `i`, `a`, to the datum `entry` of the task's runtime is refused.
+#[cold]
+fn bad_access(i: usize, a: &locus_access, entry: &DataEntry) -> Fail {
+    let name = entry.data.name();
+    let whole = a.start == 0 && a.end == 0;
+    if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
+        Fail::new(
+            locus_status::LOCUS_E_SIZE,
+            format!(
+                "access {i} to `{name}`: a range [{}, {}) is for LOCUS_READ only, mode is {}",
+                a.start, a.end, a.mode
+            ),
+        )
+    } else if a.mode == locus_mode::LOCUS_READ as u32 {
+        Fail::new(
+            locus_status::LOCUS_E_SIZE,
+            format!(
+                "access {i} to `{name}`: range [{}, {}) is empty or outside its {} elements",
+                a.start, a.end, entry.count
+            ),
+        )
+    } else {
+        Fail::new(
+            locus_status::LOCUS_E_ARGUMENT,
+            format!("access {i} to `{name}`: unknown mode {}", a.mode),
+        )
+    }
+}
+
+/// The failure of access `i` whose handle is not a live datum.
+fn bad_handle(i: usize) -> impl FnOnce(Fail) -> Fail {
+    move |f| Fail {
+        message: format!("access {i}: {}", f.message),
+        ..f
+    }
+}
+
+/// Resolves and checks the only access `a` of a task of `runtime`, under one lookup of
+/// its handle.
+#[inline]
+fn one_access(a: &locus_access, runtime: u64) -> CResult<(Access, Slot)> {
+    DATA.with(a.data.bits, |entry| resolve(0, a, entry, runtime))
+        .map_err(bad_handle(0))?
+}
+
+/// Resolves and checks the accesses `list` of a task of `runtime`, grouped by kind.
+fn accesses<G: Grouped>(list: &[locus_access], runtime: u64) -> CResult<(G, Order)> {
+    let mut out = G::default();
     let mut order = Order::with_capacity(list.len());
     DATA.with_all(|table| -> CResult {
         for (i, a) in list.iter().enumerate() {
-            let entry = table.get(a.data.bits).map_err(|f| Fail {
-                message: format!("access {i}: {}", f.message),
-                ..f
-            })?;
-            let d: &Data<u8> = &entry.data;
-            if entry.runtime != runtime {
-                return Err(wrong_runtime(d.name()));
-            }
-            let whole = a.start == 0 && a.end == 0;
-            if !whole && a.mode != locus_mode::LOCUS_READ as u32 {
-                return Err(Fail::new(
-                    locus_status::LOCUS_E_SIZE,
-                    format!(
-                        "access {i} to `{}`: a range [{}, {}) is for LOCUS_READ only, mode \
-                         is {}",
-                        d.name(),
-                        a.start,
-                        a.end,
-                        a.mode
-                    ),
-                ));
-            }
-            let e = entry.elem_size;
-            match a.mode {
-                1 if whole => out.0.push(d.read()),
-                1 => {
-                    if a.start >= a.end || a.end > entry.count {
-                        return Err(Fail::new(
-                            locus_status::LOCUS_E_SIZE,
-                            format!(
-                                "access {i} to `{}`: range [{}, {}) is empty or outside its \
-                                 {} elements",
-                                d.name(),
-                                a.start,
-                                a.end,
-                                entry.count
-                            ),
-                        ));
-                    }
-                    out.0.push(d.read_range(a.start * e..a.end * e))
-                }
-                2 => out.1.push(d.write()),
-                3 => out.2.push(d.read_write()),
-                5 => out.3.push(d.weak_read()),
-                6 => out.3.push(d.weak_write()),
-                7 => out.3.push(d.weak_read_write()),
-                m => {
-                    return Err(Fail::new(
-                        locus_status::LOCUS_E_ARGUMENT,
-                        format!("access {i} to `{}`: unknown mode {m}", d.name()),
-                    ))
-                }
-            }
-            order.push(Slot {
-                mode: a.mode,
-                elem_size: e,
-            });
+            let entry = table.get(a.data.bits).map_err(bad_handle(i))?;
+            let (access, slot) = resolve(i, a, entry, runtime)?;
+            out.push(access, slot.mode);
+            order.push(slot);
         }
         Ok(())
     })?;
@@ -605,44 +675,19 @@ fn affinity(task: &locus_task, runtime: u64) -> CResult<Option<Affinity>> {
     Ok(Some(if task.affinity_strict { a.strict() } else { a }))
 }
 
-/// At most this many distinct task names are kept for the life of the process; further
-/// names are copied for each task.
-const MAX_NAMES: usize = 1024;
-
-/// A task's name for the runtime: names repeat (one per kind of task), so the first
-/// [`MAX_NAMES`] distinct ones are kept once and shared, which saves an allocation on
-/// one thread and a free on another per task.
-fn task_name(name: &str) -> Cow<'static, str> {
-    use std::collections::HashSet;
-    use std::sync::{OnceLock, RwLock};
-    static NAMES: OnceLock<RwLock<HashSet<&'static str>>> = OnceLock::new();
-    let names = NAMES.get_or_init(|| RwLock::new(HashSet::new()));
-    if let Some(&kept) = names.read().unwrap_or_else(|e| e.into_inner()).get(name) {
-        return Cow::Borrowed(kept);
-    }
-    let mut names = names.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(&kept) = names.get(name) {
-        return Cow::Borrowed(kept);
-    }
-    if names.len() >= MAX_NAMES {
-        return Cow::Owned(name.to_string());
-    }
-    // Kept for the life of the process, and reachable from `NAMES` all along.
-    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.insert(kept);
-    Cow::Borrowed(kept)
-}
-
-/// The body Locus runs for a C task.
+/// The body Locus runs for a C task: the C function, its argument and the handle bits
+/// of its runtime.
 struct Body {
     f: locus_task_fn,
     arg: Arg,
-    order: Order,
     runtime: u64,
 }
 
 impl Body {
-    fn run(self, ctx: &TaskCtx, views: Views<'_>) {
+    /// Runs the C body of the task whose context is `ctx` with `views`; a failure fails
+    /// the task.
+    #[inline]
+    fn run(self, ctx: &TaskCtx, views: &[locus_view]) {
         let failed = self.call(ctx.worker(), ctx.node(), Frame::Task(ctx), views);
         drop(self.arg);
         if let Some(message) = failed {
@@ -653,46 +698,34 @@ impl Body {
         }
     }
 
-    /// Calls the C body in `frame` with the views in declaration order; returns why
-    /// it failed, if it did.
-    fn call(&self, worker: usize, node: usize, frame: Frame, views: Views<'_>) -> Option<String> {
-        let (reads, writes, read_writes, _weak) = views;
-        let (mut r, mut w, mut rw) = (
-            reads.into_iter(),
-            writes.into_iter(),
-            read_writes.into_iter(),
-        );
-        let mut out = VIEWS.with(|v| v.take());
-        out.clear();
-        for slot in self.order.as_slice() {
-            let (ptr, bytes): (*mut c_void, usize) = match slot.mode {
-                1 => r.next().map(|v| (v.as_ptr().cast_mut().cast(), v.len())),
-                2 => w.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
-                3 => rw.next().map(|v| (v.as_mut_ptr().cast(), v.len())),
-                _ => Some((std::ptr::null_mut(), 0)),
-            }
-            .expect("one view per declared access (Locus invariant)");
-            out.push(locus_view {
-                ptr,
-                count: bytes / slot.elem_size,
-                elem_size: slot.elem_size,
-                mode: slot.mode,
-            });
-        }
-        let frame = FrameGuard::push(self.runtime, worker, node, frame);
-        // SAFETY: the user's body, called with the arguments its contract names; the
-        // views stay valid until it returns (they borrow the task's buffers).
-        let status = unsafe { (self.f)(frame.ctx(), out.as_ptr(), out.len(), self.arg.ptr()) };
-        let (failure, refused) = frame.take_failures();
-        drop(frame);
-        out.clear();
-        VIEWS.with(|v| v.set(out));
-        body_failure("body", status, failure, refused)
+    /// Calls the C body in `frame` with `views` (one per declared access, in order);
+    /// returns why it failed, if it did.
+    #[inline]
+    fn call(
+        &self,
+        worker: usize,
+        node: usize,
+        frame: Frame,
+        views: &[locus_view],
+    ) -> Option<String> {
+        let current = Current {
+            runtime: self.runtime,
+            worker,
+            node,
+            frame,
+        };
+        let returned = in_frame(current, |ctx| {
+            // SAFETY: the user's body, called with the arguments its contract names; the
+            // views stay valid until it returns (they borrow the task's buffers).
+            unsafe { (self.f)(ctx, views.as_ptr(), views.len(), self.arg.ptr()) }
+        });
+        body_failure("body", returned)
     }
 }
 
-/// A body kept by a recorded graph, called once per replayed iteration.
-struct ReplayedBody(Body);
+/// A body kept by a recorded graph, called once per replayed iteration, and the order
+/// of its accesses.
+struct ReplayedBody(Body, Order);
 
 // SAFETY: the body's only field that is not `Sync` is its argument's pointer, which
 // Locus never dereferences: it hands it to the C body, which runs on one thread at a
@@ -722,16 +755,11 @@ pub(crate) unsafe fn record_task(
         Cow::Borrowed("task")
     } else {
         // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-        task_name(unsafe { c_str(task.name, "name") }?)
+        unsafe { task_name_at(task.name) }?
     };
     // SAFETY: forwarded from the caller.
     let arg = unsafe { take_arg(task) }?;
-    let f = task.body.ok_or_else(|| {
-        Fail::new(
-            locus_status::LOCUS_E_NULL,
-            format!("task `{name}`: body is NULL"),
-        )
-    })?;
+    let f = body_fn(task, &name)?;
     if task.affinity != 0 || task.team.bits != 0 {
         return Err(Fail::new(
             locus_status::LOCUS_E_ARGUMENT,
@@ -742,24 +770,21 @@ pub(crate) unsafe fn record_task(
         ));
     }
     // SAFETY: forwarded from the caller.
-    let (list, order) = unsafe { accesses(task, runtime) }.map_err(|f| Fail {
-        message: format!("task `{name}`: {}", f.message),
-        ..f
-    })?;
-    let body = ReplayedBody(Body {
-        f,
-        arg,
-        order,
-        runtime,
-    });
+    let (list, order) = unsafe { access_list(task) }
+        .and_then(|list| accesses::<Accesses>(list, runtime))
+        .map_err(in_task(&name))?;
+    let body = ReplayedBody(Body { f, arg, runtime }, order);
     recorder.spawn(
         name,
         list,
         move |it: &locus::Iteration, views: Views<'_>| {
             // The whole body is captured (a path into it would capture the field alone).
-            let ReplayedBody(body) = &body;
+            let ReplayedBody(body, order) = &body;
             let frame = Frame::Replay(it.index());
-            if let Some(message) = body.call(it.worker(), it.node(), frame, views) {
+            let (r, w, rw, _) = views;
+            let failed =
+                order.with_views((r, w, rw), |v| body.call(it.worker(), it.node(), frame, v));
+            if let Some(message) = failed {
                 // Fails the replay naming the task (as `Body::run` fails a run).
                 std::panic::resume_unwind(Box::new(locus::TaskFailure(message)));
             }
@@ -768,15 +793,40 @@ pub(crate) unsafe fn record_task(
     Ok(())
 }
 
-/// Why a body (`who`: "body" or "the root") that returned `status` fails its task, if
-/// it does: a non-zero status, with the message given to `locus_ctx_fail`, or a spawn
-/// it made that was refused.
-fn body_failure(
-    who: &str,
-    status: i32,
-    failure: Option<String>,
-    refused: Option<String>,
-) -> Option<String> {
+/// The body of `task` (named `name`), which must not be NULL.
+fn body_fn(task: &locus_task, name: &str) -> CResult<locus_task_fn> {
+    task.body.ok_or_else(|| {
+        Fail::new(
+            locus_status::LOCUS_E_NULL,
+            format!("task `{name}`: body is NULL"),
+        )
+    })
+}
+
+/// Names the task `name` in a failure about it.
+fn in_task(name: &str) -> impl FnOnce(Fail) -> Fail + '_ {
+    move |f| Fail {
+        message: format!("task `{name}`: {}", f.message),
+        ..f
+    }
+}
+
+/// Why a body (`who`: "body" or "the root") that `returned` fails its task, if it does:
+/// a non-zero status, with the message given to `locus_ctx_fail`, or a call it made
+/// that was refused.
+#[inline]
+fn body_failure(who: &str, returned: Returned) -> Option<String> {
+    if returned.succeeded() {
+        return None;
+    }
+    failure_message(who, returned)
+}
+
+/// [`body_failure`] for a body that failed.
+#[cold]
+fn failure_message(who: &str, returned: Returned) -> Option<String> {
+    let Returned { status, notes } = returned;
+    let Notes { failure, refused } = notes.map(|n| *n).unwrap_or_default();
     match (status, failure, refused) {
         (0, _, None) => None,
         (0, _, Some(refused)) => Some(refused),
@@ -789,13 +839,7 @@ fn body_failure(
 /// body running on this thread (the one that made it), the first one only: its task
 /// fails when it returns.
 fn refuse_call(what: &str, fail: &Fail) {
-    FRAMES.with(|f| {
-        if let Some(e) = f.borrow_mut().last_mut() {
-            e.refused.get_or_insert_with(|| {
-                format!("{what} was refused ({:?}): {}", fail.status, fail.message)
-            });
-        }
-    });
+    record_refusal(|| format!("{what} was refused ({:?}): {}", fail.status, fail.message));
 }
 
 /// Spawns a task from a body (or the root) into its scope: a child of the running
@@ -816,15 +860,99 @@ fn refuse_call(what: &str, fail: &Fail) {
 #[no_mangle]
 pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) -> locus_status {
     guard(|| {
+        // SAFETY: forwarded from the caller.
+        if let Some(spawned) = unsafe { spawn_plain(ctx, task) } {
+            return spawned;
+        }
         let mut name = Cow::Borrowed("task");
         // SAFETY: forwarded from the caller.
         let spawned = unsafe { spawn(ctx, task, &mut name) };
         if let Err(fail) = &spawned {
-            // A refused spawn fails the run too (module `runtime`, `locus_run`).
-            refuse_call(&format!("locus_spawn of task `{name}`"), fail);
+            refuse_spawn(&name, fail);
         }
         spawned
     })
+}
+
+/// Records the refused spawn of the task `name`: it fails the run too (module
+/// `runtime`, `locus_run`).
+#[cold]
+fn refuse_spawn(name: &str, fail: &Fail) {
+    refuse_call(&format!("locus_spawn of task `{name}`"), fail);
+}
+
+/// [`locus_spawn`] of a plain task, the kind a program spawns by the thousand: one
+/// access, a borrowed argument, a name this thread spawned with lately, no hint. Makes
+/// the same checks and the same task as [`spawn`] with less handling, and leaves to
+/// [`spawn`] (returning `None` before it has taken anything) every task that is not
+/// plain or that one of the checks refuses, so that the error is [`spawn`]'s. The
+/// outcome of submitting it (a refusal recorded as [`locus_spawn`] records it).
+///
+/// # Safety
+///
+/// As for [`locus_spawn`].
+#[inline(never)]
+unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<CResult> {
+    // SAFETY: NULL or valid by the caller's contract.
+    let task = unsafe { task.as_ref() }?;
+    let plain = task.naccesses == 1
+        && !task.accesses.is_null()
+        && !task.name.is_null()
+        && task.arg_size == 0
+        && task.cost_ns == 0
+        && task.affinity == 0
+        && task.team.bits == 0;
+    if !plain {
+        return None;
+    }
+    let f = task.body?;
+    let (name, cur) = with_thread(|t| {
+        // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
+        let name = unsafe { t.names().find(task.name) };
+        (name, t.current(ctx))
+    });
+    let (name, cur) = (name?, cur?);
+    // SAFETY: non-NULL, one access (the caller's contract).
+    let a = unsafe { &*task.accesses };
+    let mut resolved = None;
+    DATA.get_with(a.data.bits, |e| {
+        resolved = resolve(0, a, e, cur.runtime).ok()
+    })?;
+    let (access, slot) = resolved?;
+    // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
+    let scope = unsafe { scope_of(&cur) }.ok()?;
+    let body = Body {
+        f,
+        arg: Arg::new(task.arg, task.arg_free),
+        runtime: cur.runtime,
+    };
+    let place = Placement::default();
+    let spawned = spawn_one(place.builder_of(scope, name.into()), access, slot, body);
+    if let Err(fail) = &spawned {
+        refuse_spawn(name, fail);
+    }
+    Some(spawned)
+}
+
+/// Submits `task` of one access, `access` of kind `slot`, running `body`.
+#[inline(always)]
+fn spawn_one(task: Placed<'_>, access: Access, slot: Slot, body: Body) -> CResult {
+    let view = move |ptr: *const u8, bytes: usize| [slot.view(ptr.cast_mut().cast(), bytes)];
+    match access {
+        Access::Read(a) => task
+            .of(a)
+            .spawn(move |ctx: &TaskCtx, v: &[u8]| body.run(ctx, &view(v.as_ptr(), v.len()))),
+        Access::Write(a) => task
+            .of(a)
+            .spawn(move |ctx: &TaskCtx, v: &mut [u8]| body.run(ctx, &view(v.as_ptr(), v.len()))),
+        Access::ReadWrite(a) => task
+            .of(a)
+            .spawn(move |ctx: &TaskCtx, v: &mut [u8]| body.run(ctx, &view(v.as_ptr(), v.len()))),
+        Access::Weak(d) => task
+            .of(weak(&d, slot.mode))
+            .spawn(move |ctx: &TaskCtx, ()| body.run(ctx, &view(std::ptr::null(), 0))),
+    }?;
+    Ok(())
 }
 
 /// [`locus_spawn`]; `name` is set to the task's name as soon as it is read.
@@ -844,57 +972,125 @@ unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static,
         Ok(())
     } else {
         // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-        unsafe { c_str(task.name, "name") }.map(|n| *name = task_name(n))
+        unsafe { task_name_at(task.name) }.map(|n| *name = n)
     };
     let name = name.clone();
     // SAFETY: forwarded from the caller.
     let arg = unsafe { take_arg(task) }?;
     let cur = current(ctx)?;
     named?;
-    let f = task.body.ok_or_else(|| {
-        Fail::new(
-            locus_status::LOCUS_E_NULL,
-            format!("task `{name}`: body is NULL"),
-        )
-    })?;
+    let f = body_fn(task, &name)?;
     // SAFETY: forwarded from the caller.
-    let (list, order) = unsafe { accesses(task, cur.runtime) }.map_err(|f| Fail {
-        message: format!("task `{name}`: {}", f.message),
-        ..f
-    })?;
-    let affinity = affinity(task, cur.runtime)?;
-    let team = match task.team.bits {
-        0 => None,
-        _ => Some(team_of(task.team, cur.runtime).map_err(|f| Fail {
-            message: format!("team: {}", f.message),
-            ..f
-        })?),
+    let list = unsafe { access_list(task) }.map_err(in_task(&name))?;
+    // A task of one access, as most are, declares it as Rust code would: its view is
+    // made on the stack, and the submission takes Locus's path for one access.
+    let resolved = match list {
+        [] => Resolved::Control,
+        [a] => Resolved::One(one_access(a, cur.runtime).map_err(in_task(&name))?),
+        _ if distinct_kinds(list) => {
+            Resolved::Few(accesses(list, cur.runtime).map_err(in_task(&name))?)
+        }
+        _ => Resolved::Many(accesses(list, cur.runtime).map_err(in_task(&name))?),
+    };
+    let place = Placement {
+        cost_ns: task.cost_ns,
+        affinity: affinity(task, cur.runtime)?,
+        team: match task.team.bits {
+            0 => None,
+            _ => Some(team_of(task.team, cur.runtime).map_err(|f| Fail {
+                message: format!("team: {}", f.message),
+                ..f
+            })?),
+        },
     };
     let body = Body {
         f,
         arg,
-        order,
         runtime: cur.runtime,
     };
     // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
-    let mut builder = unsafe { scope_of(&cur) }?.task(name, list);
-    if task.cost_ns > 0 {
-        builder = builder.cost(task.cost_ns);
-    }
-    if let Some(a) = affinity {
-        builder = builder.affinity(a);
-    }
-    if let Some(t) = &team {
-        builder = builder.team(t);
-    }
-    if task.naccesses == 0 {
+    let scope = unsafe { scope_of(&cur) }?;
+    let task = place.builder_of(scope, name);
+    match resolved {
+        Resolved::One((access, slot)) => spawn_one(task, access, slot, body),
+        Resolved::Many((list, order)) => task
+            .of(list)
+            .spawn(move |ctx: &TaskCtx, (r, w, rw, _): Views<'_>| {
+                order.with_views((r, w, rw), |v| body.run(ctx, v))
+            })
+            .map_err(Fail::from),
+        Resolved::Few((list, order)) => task
+            .of(list)
+            .spawn(move |ctx: &TaskCtx, (r, w, rw, _): FewViews<'_>| {
+                order.with_views((r, w, rw), |v| body.run(ctx, v))
+            })
+            .map_err(Fail::from),
         // A task of no access is a control task (the field's doc): Rust's `spawn`
         // gives such a task a domain of its own, `spawn_control` does not.
-        builder.spawn_control(move |ctx: &TaskCtx| body.run(ctx, Views::default()))?;
-    } else {
-        builder.spawn(move |ctx: &TaskCtx, views: Views<'_>| body.run(ctx, views))?;
+        Resolved::Control => task
+            .of(())
+            .spawn_control(move |ctx: &TaskCtx| body.run(ctx, &[]))
+            .map_err(Fail::from),
     }
-    Ok(())
+}
+
+/// The accesses of a task, resolved.
+enum Resolved {
+    /// None: a control task.
+    Control,
+    /// One, as most tasks have.
+    One((Access, Slot)),
+    /// Several, of distinct kinds.
+    Few((Few, Order)),
+    /// Several, grouped by kind.
+    Many((Accesses, Order)),
+}
+
+/// What a C task asks of its placement: its cost, affinity and team.
+#[derive(Default)]
+struct Placement {
+    cost_ns: u64,
+    affinity: Option<Affinity>,
+    team: Option<locus::Team>,
+}
+
+/// A task named `name` of `scope`, placed as `place` asks, whose list of accesses is
+/// still to give.
+struct Placed<'s> {
+    scope: &'s Scope,
+    name: Cow<'static, str>,
+    place: Placement,
+}
+
+impl Placement {
+    /// The task named `name` of `scope`, placed as asked.
+    #[inline]
+    fn builder_of<'s>(self, scope: &'s Scope, name: Cow<'static, str>) -> Placed<'s> {
+        Placed {
+            scope,
+            name,
+            place: self,
+        }
+    }
+}
+
+impl<'s> Placed<'s> {
+    /// The task's builder, declaring `accesses`.
+    #[inline(always)]
+    fn of<L: AccessList>(self, accesses: L) -> TaskBuilder<'s, L> {
+        let Placed { scope, name, place } = self;
+        let mut builder = scope.task(name, accesses);
+        if place.cost_ns > 0 {
+            builder = builder.cost(place.cost_ns);
+        }
+        if let Some(a) = place.affinity {
+            builder = builder.affinity(a);
+        }
+        if let Some(t) = &place.team {
+            builder = builder.team(t);
+        }
+        builder
+    }
 }
 
 /// Writes the worker running the body, and its node (either pointer may be NULL).
@@ -1036,11 +1232,7 @@ pub unsafe extern "C" fn locus_ctx_fail(ctx: locus_ctx, message: *const c_char) 
             // SAFETY: non-NULL, NUL-terminated by the caller's contract.
             Some(unsafe { c_str(message, "message") }?.to_string())
         };
-        FRAMES.with(|f| {
-            if let Some(e) = f.borrow_mut().last_mut() {
-                e.failure = text;
-            }
-        });
+        record_failure(text);
         Ok(())
     })
 }
@@ -1056,12 +1248,17 @@ pub(crate) fn run_root(
     let node = rt.worker_nodes().first().copied().unwrap_or(0);
     let result = rt.run(move |s: &Scope| {
         let arg = arg;
-        let frame = FrameGuard::push(runtime, 0, node, Frame::Root(s));
+        let current = Current {
+            runtime,
+            worker: 0,
+            node,
+            frame: Frame::Root(s),
+        };
         // SAFETY: the user's root, called as its contract says; it gets no views.
-        let status = unsafe { root(frame.ctx(), std::ptr::null(), 0, arg.0) };
-        let (failure, refused) = frame.take_failures();
-        drop(frame);
-        match body_failure("the root", status, failure, refused) {
+        let returned = in_frame(current, |ctx| unsafe {
+            root(ctx, std::ptr::null(), 0, arg.0)
+        });
+        match body_failure("the root", returned) {
             None => Ok(()),
             Some(m) => Err(m),
         }

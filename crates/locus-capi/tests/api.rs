@@ -1440,3 +1440,266 @@ unsafe extern "C" fn note_spawn(
     st.message = last_error();
     0
 }
+
+// ---- the views of a task of one access, and of several ----
+
+/// Per task (by its index), what its views showed: mode, count, element size, and the
+/// elements (`u32`) of a view that reads (`None` for a write's, whose contents are
+/// unspecified, and for a weak access's, which has no memory).
+type Seen = std::sync::Mutex<Vec<(u64, Vec<SeenView>)>>;
+
+/// What a `see` body saw of one view.
+type SeenView = (u32, usize, usize, Option<Vec<u32>>);
+
+/// The argument of a `see` task (copied into the task): its index and the record.
+#[repr(C)]
+struct SeeArg {
+    index: u64,
+    seen: *const Seen,
+}
+
+/// Records its views in the `Seen` of its argument; then writes `1, 2, ...` into a
+/// written view and adds 10 to each element of a read-written one.
+unsafe extern "C" fn see(_: locus_ctx, v: *const locus_view, n: usize, arg: *mut c_void) -> i32 {
+    // SAFETY: the copied `SeeArg`, whose record outlives the run; `n` views as declared,
+    // each of `count` u32 at `ptr` (NULL for a weak access).
+    unsafe {
+        let arg = &*(arg as *const SeeArg);
+        let views = if n == 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(v, n)
+        };
+        let mut saw = Vec::new();
+        for view in views {
+            let elems = (!view.ptr.is_null())
+                .then(|| std::slice::from_raw_parts_mut(view.ptr as *mut u32, view.count));
+            let reads = view.mode == locus_mode::LOCUS_READ as u32
+                || view.mode == locus_mode::LOCUS_READ_WRITE as u32;
+            saw.push((
+                view.mode,
+                view.count,
+                view.elem_size,
+                elems.as_ref().filter(|_| reads).map(|e| e.to_vec()),
+            ));
+            if let Some(e) = elems {
+                match view.mode {
+                    2 => e.iter_mut().zip(1..).for_each(|(x, k)| *x = k),
+                    3 => e.iter_mut().for_each(|x| *x += 10),
+                    _ => {}
+                }
+            }
+        }
+        (*arg.seen).lock().unwrap().push((arg.index, saw));
+    }
+    0
+}
+
+#[test]
+fn tasks_of_one_access_and_of_several_see_the_views_they_declared() {
+    use locus_mode::*;
+    let rt = runtime_with(c"2x1", 2, &[]);
+    let (mut x, mut y) = (locus_data::default(), locus_data::default());
+    // SAFETY: valid names and out-pointers.
+    unsafe {
+        expect(
+            locus_data_create(rt, c"x".as_ptr(), 4, 4, &mut x),
+            locus_status::LOCUS_OK,
+            "",
+        );
+        expect(
+            locus_data_create(rt, c"y".as_ptr(), 4, 4, &mut y),
+            locus_status::LOCUS_OK,
+            "",
+        );
+    }
+    let access = |data, mode: locus_mode, start, end| locus_access {
+        data,
+        mode: mode as u32,
+        start,
+        end,
+    };
+    let lists: Vec<Vec<locus_access>> = vec![
+        vec![access(x, LOCUS_WRITE, 0, 0)],
+        vec![access(x, LOCUS_READ_WRITE, 0, 0)],
+        vec![access(x, LOCUS_READ, 1, 3)],
+        vec![access(x, LOCUS_WEAK_READ, 0, 0)],
+        vec![access(x, LOCUS_READ, 0, 0), access(y, LOCUS_WRITE, 0, 0)],
+        vec![access(y, LOCUS_READ_WRITE, 0, 0)],
+        vec![],
+        // Two reads: grouped by kind, views back in declaration order.
+        vec![
+            access(x, LOCUS_READ, 0, 2),
+            access(y, LOCUS_READ_WRITE, 0, 0),
+            access(x, LOCUS_READ, 2, 4),
+        ],
+        // Distinct kinds, one of them weak.
+        vec![
+            access(y, LOCUS_READ, 0, 0),
+            access(x, LOCUS_WEAK_READ_WRITE, 0, 0),
+        ],
+        // More accesses than a body's views on the stack hold.
+        vec![
+            access(x, LOCUS_READ, 0, 1),
+            access(x, LOCUS_READ, 1, 2),
+            access(x, LOCUS_READ, 2, 3),
+            access(x, LOCUS_READ, 3, 4),
+            access(y, LOCUS_READ, 0, 0),
+        ],
+    ];
+    let seen = Seen::default();
+    let args: Vec<SeeArg> = (0..lists.len() as u64)
+        .map(|index| SeeArg { index, seen: &seen })
+        .collect();
+    let mut tasks: Vec<locus_task> = lists
+        .iter()
+        .zip(&args)
+        .map(|(list, arg)| locus_task {
+            accesses: list.as_ptr(),
+            naccesses: list.len(),
+            arg_size: std::mem::size_of::<SeeArg>(),
+            ..task_of(c"see", see, arg as *const SeeArg as *mut c_void)
+        })
+        .collect();
+    expect(run_tasks(rt, &mut tasks), locus_status::LOCUS_OK, "");
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_by_key(|s| s.0);
+    let (r, w, rw, weak) = (
+        LOCUS_READ as u32,
+        LOCUS_WRITE as u32,
+        LOCUS_READ_WRITE as u32,
+        LOCUS_WEAK_READ as u32,
+    );
+    let want: Vec<(u64, Vec<SeenView>)> = vec![
+        (0, vec![(w, 4, 4, None)]),
+        (1, vec![(rw, 4, 4, Some(vec![1, 2, 3, 4]))]),
+        (2, vec![(r, 2, 4, Some(vec![12, 13]))]),
+        (3, vec![(weak, 0, 4, None)]),
+        (
+            4,
+            vec![(r, 4, 4, Some(vec![11, 12, 13, 14])), (w, 4, 4, None)],
+        ),
+        (5, vec![(rw, 4, 4, Some(vec![1, 2, 3, 4]))]),
+        (6, vec![]),
+        (
+            7,
+            vec![
+                (r, 2, 4, Some(vec![11, 12])),
+                (rw, 4, 4, Some(vec![11, 12, 13, 14])),
+                (r, 2, 4, Some(vec![13, 14])),
+            ],
+        ),
+        (
+            8,
+            vec![
+                (r, 4, 4, Some(vec![21, 22, 23, 24])),
+                (LOCUS_WEAK_READ_WRITE as u32, 0, 4, None),
+            ],
+        ),
+        (
+            9,
+            vec![
+                (r, 1, 4, Some(vec![11])),
+                (r, 1, 4, Some(vec![12])),
+                (r, 1, 4, Some(vec![13])),
+                (r, 1, 4, Some(vec![14])),
+                (r, 4, 4, Some(vec![21, 22, 23, 24])),
+            ],
+        ),
+    ];
+    assert_eq!(seen, want);
+    let mut back = [0u32; 4];
+    for (d, want) in [(x, [11, 12, 13, 14]), (y, [21, 22, 23, 24])] {
+        // SAFETY: a buffer of 4 u32.
+        let status = unsafe { locus_fetch(rt, d, back.as_mut_ptr().cast(), 4) };
+        expect(status, locus_status::LOCUS_OK, "");
+        assert_eq!(back, want);
+    }
+    expect(locus_runtime_destroy(rt), locus_status::LOCUS_OK, "");
+}
+
+/// Counts the frees of the `AtomicUsize` at `arg`.
+unsafe extern "C" fn count_free(arg: *mut c_void) {
+    // SAFETY: the test's counter, alive while its runtime runs.
+    unsafe { &*(arg as *const std::sync::atomic::AtomicUsize) }
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+unsafe extern "C" fn noop(_: locus_ctx, _: *const locus_view, _: usize, _: *mut c_void) -> i32 {
+    0
+}
+
+/// The root: spawns the task at `arg` and returns 0 whatever the spawn returned (so
+/// that a refused spawn is what fails the run).
+unsafe extern "C" fn spawn_one_and_return_0(
+    ctx: locus_ctx,
+    _: *const locus_view,
+    _: usize,
+    arg: *mut c_void,
+) -> i32 {
+    // SAFETY: `arg` is the test's task, alive while the run lasts.
+    let _ = unsafe { locus_spawn(ctx, arg as *const locus_task) };
+    0
+}
+
+/// Runs `task` from a root that returns 0.
+fn run_one(rt: locus_runtime, task: &locus_task) -> locus_status {
+    let arg = task as *const locus_task as *mut c_void;
+    // SAFETY: a valid root and its argument; no report asked for.
+    unsafe { locus_run(rt, Some(spawn_one_and_return_0), arg, ptr::null_mut()) }
+}
+
+#[test]
+fn tasks_of_one_access_free_their_argument_once_and_refuse_a_freed_datum() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let rt = runtime_with(c"2x1", 2, &[]);
+    let d = slots(rt, 1)[0];
+    let frees = AtomicUsize::new(0);
+    let access = [locus_access {
+        data: d,
+        mode: locus_mode::LOCUS_READ_WRITE as u32,
+        start: 0,
+        end: 0,
+    }];
+    let task = locus_task {
+        accesses: access.as_ptr(),
+        naccesses: 1,
+        arg_free: Some(count_free),
+        ..task_of(c"plain", noop, &frees as *const AtomicUsize as *mut c_void)
+    };
+    // One name at one address: after the first spawn, the others find it cached.
+    for runs in 1..=2 {
+        let mut tasks = vec![task; 3];
+        expect(run_tasks(rt, &mut tasks), locus_status::LOCUS_OK, "");
+        assert_eq!(frees.load(Ordering::SeqCst), 3 * runs);
+    }
+    // A freed datum: refused, naming it, the argument freed once, and the run failed.
+    expect(locus_data_free(d), locus_status::LOCUS_OK, "");
+    frees.store(0, Ordering::SeqCst);
+    expect(
+        run_one(rt, &task),
+        locus_status::LOCUS_E_RUN_FAILED,
+        "locus_spawn of task `plain` was refused (LOCUS_E_HANDLE)",
+    );
+    assert!(last_error().contains("access 0"), "{}", last_error());
+    assert_eq!(frees.load(Ordering::SeqCst), 1);
+    // A datum of another runtime: refused as such.
+    let other = runtime_with(c"2x1", 2, &[]);
+    let foreign = slots(other, 1)[0];
+    let access = [locus_access {
+        data: foreign,
+        ..access[0]
+    }];
+    let task = locus_task {
+        accesses: access.as_ptr(),
+        ..task
+    };
+    expect(
+        run_one(rt, &task),
+        locus_status::LOCUS_E_RUN_FAILED,
+        "(LOCUS_E_WRONG_RUNTIME)",
+    );
+    assert_eq!(frees.load(Ordering::SeqCst), 2);
+    expect(locus_runtime_destroy(other), locus_status::LOCUS_OK, "");
+    expect(locus_runtime_destroy(rt), locus_status::LOCUS_OK, "");
+}

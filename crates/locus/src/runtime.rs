@@ -1199,7 +1199,7 @@ impl Runtime {
 
         let value: Mutex<Option<R>> = Mutex::new(None);
         let slot = &value;
-        let body: crate::graph::BodyFor<'_> = Box::new(move |ctx: &TaskCtx, _: &[Binding]| {
+        let body = crate::graph::BodyFor::new(move |ctx: &TaskCtx, _: &[Binding]| {
             let r = root(ctx.scope());
             *lock_mutex(slot) = Some(r);
         });
@@ -1209,7 +1209,7 @@ impl Runtime {
         // closure) is taken and dropped by `execute` before the task counts as
         // finished, whether the body ran or was skipped. So nothing borrowed is used
         // after the borrow ends.
-        let body: crate::graph::Body = unsafe { std::mem::transmute(body) };
+        let body = unsafe { body.extend() };
         // SAFETY: `run` is kept until this function returns, after `wait_done`: every
         // task of the run has finished by then (the `Engine` contract, checked below).
         let run_ref = unsafe { crate::graph::RunRef::new(&run) };

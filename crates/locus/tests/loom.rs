@@ -532,7 +532,7 @@ fn last_reader_and_next_writer_release_it_once() {
             })
             .collect();
         // `exec::submit` of the writer.
-        if !readers.add_release_waiter(&writer) {
+        if !readers.add_release_waiter(writer.clone()) {
             assert!(!writer.satisfy_one(), "the guard is still held");
         }
         release(&writer, &activations);
@@ -542,6 +542,6 @@ fn last_reader_and_next_writer_release_it_once() {
         assert_eq!(activations.load(Ordering::Relaxed), 1);
         assert_eq!(writer.take_job(), None);
         // No reader is left: a later writer does not wait.
-        assert!(!readers.add_release_waiter(&writer));
+        assert!(!readers.add_release_waiter(writer.clone()));
     });
 }

@@ -72,7 +72,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             let (message, code) = f.parts();
-            eprintln!("locus-mpi: {message}");
+            // One write: the ranks of a job share one stderr, and a line written in
+            // pieces interleaves with another rank's.
+            let line = format!("locus-mpi: {message}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             ExitCode::from(code)
         }
     }

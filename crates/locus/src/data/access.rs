@@ -203,6 +203,13 @@ impl Binding {
                 .map_or(0, |_| 1 + usize::from(self.mode == Mode::Write))
     }
 
+    /// Whether the binding is a strong access of versioned data, neither gathered nor a
+    /// reduction: one leaf, reading its input and/or writing its output.
+    #[inline]
+    pub(crate) fn is_plain(&self) -> bool {
+        !self.weak && self.gather.is_none() && self.reduce.is_none() && self.data.shared.is_none()
+    }
+
     /// Whether the task registers no dependence for this access: a weak access to
     /// versioned data. (A weak access to shared data, updated in place, still orders
     /// the task after the previous writer and its readers, as a strong one does: its
@@ -332,8 +339,19 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
     #[doc(hidden)]
     fn count(&self) -> usize;
 
+    /// What [`views`](Self::views) needs of the list once it is declared: nothing for
+    /// one access or a tuple of them (so a body capturing nothing stays zero-sized and
+    /// is not allocated), the lengths of the lists of a length known at run time, and a
+    /// recorded task's list itself (it names each access's mode).
+    #[doc(hidden)]
+    type Shape: Send + 'static;
+
+    /// The list's [`Shape`](Self::Shape), the list itself given up once it is declared.
+    #[doc(hidden)]
+    fn into_shape(self) -> Self::Shape;
+
     /// Builds the views from the bindings, consuming one binding per access in the
-    /// order of [`declare`](Self::declare).
+    /// order of [`declare`](Self::declare); `shape` is the declared list's.
     ///
     /// # Safety
     ///
@@ -342,7 +360,10 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
     /// binding's range; for the lifetime `'a` no other thread may access the buffers
     /// of written versions, and nobody may write the buffers of read versions.
     #[doc(hidden)]
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a>;
+    unsafe fn views<'a>(
+        shape: &Self::Shape,
+        bindings: &mut std::slice::Iter<'a, Binding>,
+    ) -> Self::Views<'a>;
 
     /// Builds the views of a replayed task (`graph::replay`) from the memory of each
     /// access, consuming one raw view per access in the order of
@@ -403,7 +424,11 @@ impl<T: Element> AccessList for Read<T> {
         1
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a [T] {
+    type Shape = ();
+
+    fn into_shape(self) {}
+
+    unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a [T] {
         let b = next_binding(bindings);
         // SAFETY: (1) the caller guarantees the buffer is allocated, holds at least
         // `offset + bytes` bytes, and is not written while `'a` lasts (for shared data,
@@ -471,7 +496,11 @@ impl<T: Element> AccessList for Write<T> {
         1
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
+    type Shape = ();
+
+    fn into_shape(self) {}
+
+    unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
         unsafe { output_view(next_binding(bindings)) }
     }
@@ -500,7 +529,11 @@ impl<T: Element> AccessList for ReadWrite<T> {
         1
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
+    type Shape = ();
+
+    fn into_shape(self) {}
+
+    unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller.
         unsafe { output_view(next_binding(bindings)) }
     }
@@ -530,7 +563,11 @@ impl<T: Element> AccessList for Reduce<T> {
         1
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
+    type Shape = ();
+
+    fn into_shape(self) {}
+
+    unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) -> &'a mut [T] {
         // SAFETY: forwarded from the caller; the view is the task's private copy,
         // which no other task holds while the body runs (module `reduce`).
         unsafe { output_view(next_binding(bindings)) }
@@ -562,7 +599,11 @@ impl AccessList for Weak {
         1
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) {
+    type Shape = ();
+
+    fn into_shape(self) {}
+
+    unsafe fn views<'a>(_: &(), bindings: &mut std::slice::Iter<'a, Binding>) {
         // The task sees nothing of a weak access: its binding is skipped.
         next_binding(bindings);
     }
@@ -596,8 +637,14 @@ impl AccessList for RecordedList {
         self.0.len()
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Vec<RawView> {
-        self.0
+    type Shape = Self;
+
+    fn into_shape(self) -> Self {
+        self
+    }
+
+    unsafe fn views<'a>(list: &Self, bindings: &mut std::slice::Iter<'a, Binding>) -> Vec<RawView> {
+        list.0
             .iter()
             .map(|(_, mode, _)| {
                 let b = next_binding(bindings);
@@ -627,7 +674,11 @@ impl AccessList for () {
         0
     }
 
-    unsafe fn views<'a>(&self, _bindings: &mut std::slice::Iter<'a, Binding>) {}
+    type Shape = ();
+
+    fn into_shape(self) {}
+
+    unsafe fn views<'a>(_: &(), _bindings: &mut std::slice::Iter<'a, Binding>) {}
 
     unsafe fn raw_views<'a>(&self, _raw: &mut std::slice::Iter<'a, RawView>) {}
 }
@@ -647,10 +698,20 @@ impl<A: AccessList> AccessList for Vec<A> {
         self.iter().map(AccessList::count).sum()
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
-        self.iter()
+    type Shape = Vec<A::Shape>;
+
+    fn into_shape(self) -> Self::Shape {
+        self.into_iter().map(AccessList::into_shape).collect()
+    }
+
+    unsafe fn views<'a>(
+        shape: &Self::Shape,
+        bindings: &mut std::slice::Iter<'a, Binding>,
+    ) -> Self::Views<'a> {
+        shape
+            .iter()
             // SAFETY: forwarded from the caller, element by element in declaration order.
-            .map(|a| unsafe { a.views(bindings) })
+            .map(|a| unsafe { A::views(a, bindings) })
             .collect()
     }
 
@@ -680,9 +741,18 @@ impl<A: AccessList> AccessList for Option<A> {
         self.as_ref().map_or(0, AccessList::count)
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
+    type Shape = Option<A::Shape>;
+
+    fn into_shape(self) -> Self::Shape {
+        self.map(AccessList::into_shape)
+    }
+
+    unsafe fn views<'a>(
+        shape: &Self::Shape,
+        bindings: &mut std::slice::Iter<'a, Binding>,
+    ) -> Self::Views<'a> {
         // SAFETY: forwarded from the caller; `None` declared nothing and consumes nothing.
-        self.as_ref().map(|a| unsafe { a.views(bindings) })
+        shape.as_ref().map(|a| unsafe { A::views(a, bindings) })
     }
 
     unsafe fn raw_views<'a>(&self, raw: &mut std::slice::Iter<'a, RawView>) -> Self::Views<'a> {
@@ -707,11 +777,20 @@ impl<A: AccessList, const N: usize> AccessList for [A; N] {
         self.iter().map(AccessList::count).sum()
     }
 
-    unsafe fn views<'a>(&self, bindings: &mut std::slice::Iter<'a, Binding>) -> Self::Views<'a> {
-        let views: Vec<A::Views<'a>> = self
+    type Shape = [A::Shape; N];
+
+    fn into_shape(self) -> Self::Shape {
+        self.map(AccessList::into_shape)
+    }
+
+    unsafe fn views<'a>(
+        shape: &Self::Shape,
+        bindings: &mut std::slice::Iter<'a, Binding>,
+    ) -> Self::Views<'a> {
+        let views: Vec<A::Views<'a>> = shape
             .iter()
             // SAFETY: forwarded from the caller, element by element in declaration order.
-            .map(|a| unsafe { a.views(bindings) })
+            .map(|a| unsafe { A::views(a, bindings) })
             .collect();
         match views.try_into() {
             Ok(array) => array,
@@ -751,15 +830,23 @@ macro_rules! tuple_access_list {
                 0 $(+ $name.count())+
             }
 
+            type Shape = ($($name::Shape,)+);
+
+            #[allow(non_snake_case)]
+            fn into_shape(self) -> Self::Shape {
+                let ($($name,)+) = self;
+                ($($name.into_shape(),)+)
+            }
+
             #[allow(non_snake_case)]
             unsafe fn views<'a>(
-                &self,
+                shape: &Self::Shape,
                 bindings: &mut std::slice::Iter<'a, Binding>,
             ) -> Self::Views<'a> {
-                let ($($name,)+) = self;
+                let ($($name,)+) = shape;
                 // SAFETY: forwarded from the caller, element by element in declaration
                 // order (tuple fields are evaluated left to right).
-                unsafe { ($($name.views(bindings),)+) }
+                unsafe { ($($name::views($name, bindings),)+) }
             }
 
             #[allow(non_snake_case)]

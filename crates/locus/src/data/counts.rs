@@ -351,16 +351,14 @@ impl<T> Readers<T> {
 
     /// Registers `task`, the writer that supersedes the version, as waiting for its
     /// readers, unless none is left. Returns whether the task must wait (and is then
-    /// released by the last [`reader_done`](Self::reader_done)).
-    pub fn add_release_waiter(&self, task: &T) -> bool
-    where
-        T: Clone,
-    {
+    /// released by the last [`reader_done`](Self::reader_done)); if not, `task` is
+    /// dropped.
+    pub fn add_release_waiter(&self, task: T) -> bool {
         let mut state = lock(&self.state);
         if state.readers == 0 {
             false
         } else {
-            state.release_waiters.push(task.clone());
+            state.release_waiters.push(task);
             true
         }
     }

@@ -31,7 +31,7 @@ use locus_mem::pool::{AllocError, Block, Pools};
 
 use super::handle::{lock, DataInner, Element};
 use super::version::Version;
-use crate::graph::TaskRef;
+use crate::graph::Waiting;
 
 /// The identity and combine function of a reduction, without their element type.
 pub(crate) struct Reducer {
@@ -107,7 +107,7 @@ struct GroupState {
     /// Reducers bound to the group and not finished.
     unfinished: usize,
     /// The combining task, once the group is closed, while reducers are unfinished.
-    combiner: Option<TaskRef>,
+    combiner: Option<Waiting>,
     /// Copies not in use, in the order they were made.
     free: Vec<(u64, Block)>,
     /// Copies made so far (their order of creation).
@@ -197,7 +197,7 @@ impl Group {
 
     /// A reducer finished (`complete`: its body ran to its end): its copy goes back to
     /// the free ones. Returns the combining task if it waited for this last reducer.
-    pub(crate) fn reducer_done(&self, binding: &ReduceBinding, complete: bool) -> Option<TaskRef> {
+    pub(crate) fn reducer_done(&self, binding: &ReduceBinding, complete: bool) -> Option<Waiting> {
         let copy = lock(&binding.copy).take();
         let mut state = lock(&self.state);
         if let Some(copy) = copy {
@@ -215,10 +215,10 @@ impl Group {
     /// Closes the group for `combiner`; returns whether it must wait for reducers still
     /// unfinished (the last of them then hands it back through
     /// [`reducer_done`](Self::reducer_done)).
-    pub(crate) fn close(&self, combiner: &TaskRef) -> bool {
+    pub(crate) fn close(&self, combiner: Waiting) -> bool {
         let mut state = lock(&self.state);
         if state.unfinished > 0 {
-            state.combiner = Some(combiner.clone());
+            state.combiner = Some(combiner);
             true
         } else {
             false

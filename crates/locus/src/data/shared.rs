@@ -18,7 +18,7 @@ use super::access::{Binding, Mode};
 use super::lock_mutex;
 use super::version::{Version, Waiters};
 use crate::error::Error;
-use crate::graph::{Completion, TaskRef};
+use crate::graph::{Completion, Waiting};
 
 /// Where shared data goes on a runtime, and how much of it is alive.
 ///
@@ -628,7 +628,7 @@ pub(crate) fn release(
     task: &str,
     gathered: bool,
     completion: Completion,
-) -> (Vec<TaskRef>, Waiters) {
+) -> (Vec<Waiting>, Waiters) {
     let released = match (&b.input, b.mode) {
         (Some(input), Mode::Read) => input.reader_done(),
         _ => Vec::new(),

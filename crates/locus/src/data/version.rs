@@ -62,7 +62,7 @@ use super::access::Binding;
 use super::counts::Readers;
 pub(crate) use super::counts::{CountsLease, VersionCounts};
 use super::shared::SharedBuffer;
-use crate::graph::TaskRef;
+use crate::graph::Waiting;
 
 /// A shared reference to a version: a reference count without a weak count, so that
 /// freeing a version is one atomic decrement, and [`Version::take_over`]'s check that
@@ -73,7 +73,7 @@ pub(crate) type VersionRef = triomphe::Arc<Version>;
 type StateLock = spin::mutex::SpinMutex<State, spin::relax::Yield>;
 
 /// The tasks waiting for a version: inline for the one or two most versions have.
-pub(crate) type Waiters = smallvec::SmallVec<[TaskRef; 2]>;
+pub(crate) type Waiters = smallvec::SmallVec<[Waiting; 2]>;
 
 struct State {
     produced: bool,
@@ -262,7 +262,7 @@ pub(crate) struct Version {
     fallback: Fallback,
     /// Shared data: tasks bound to read this version and not finished, and the next
     /// writer, waiting for them (module `counts`).
-    readers: Readers<TaskRef>,
+    readers: Readers<Waiting>,
     /// The runtime's counts, never freed (`data::counts::CountsLease`).
     counts: &'static VersionCounts,
     /// Published by a producer that did not complete (see the module doc): set once,
@@ -477,24 +477,24 @@ impl Version {
     }
 
     /// Shared data: a reader finished; returns the writer that waited for the last one.
-    pub(crate) fn reader_done(&self) -> Vec<TaskRef> {
+    pub(crate) fn reader_done(&self) -> Vec<Waiting> {
         self.readers.reader_done()
     }
 
     /// Shared data: registers the writer that supersedes this version as waiting for its
     /// readers, unless none is left. Returns whether the task must wait.
-    pub(crate) fn add_release_waiter(&self, task: &TaskRef) -> bool {
+    pub(crate) fn add_release_waiter(&self, task: Waiting) -> bool {
         self.readers.add_release_waiter(task)
     }
 
-    /// Registers `task` as waiting for this version unless it is already produced.
-    /// Returns whether the task must wait.
-    pub(crate) fn add_waiter(&self, task: &TaskRef) -> bool {
+    /// Registers `task` as waiting for this version unless it is already produced (the
+    /// entry is then dropped). Returns whether the task must wait.
+    pub(crate) fn add_waiter(&self, task: Waiting) -> bool {
         let mut state = self.state.lock();
         if state.produced {
             false
         } else {
-            state.waiters.push(task.clone());
+            state.waiters.push(task);
             true
         }
     }

@@ -175,7 +175,7 @@ impl ChildDomain {
         &self,
         bindings: Bindings,
         completion: super::exec::Completion,
-    ) -> Vec<crate::graph::TaskRef> {
+    ) -> Vec<crate::graph::Waiting> {
         let starts: Vec<VersionRef> = self
             .entries()
             .iter()

@@ -17,7 +17,7 @@ use super::domain::{ChildDomain, Entry};
 use super::hints::Hints;
 use super::run::{RunRef, RunState};
 use super::scope::TaskCtx;
-use super::task::{Activated, Body, Job, Task, TaskRef};
+use super::task::{Activated, Body, Job, Task, TaskRef, Waiting};
 use crate::config::AllocMode;
 use crate::data::partition::{self, Piece, Resolved};
 use crate::data::reduce::{combine_order, Group, ReduceBinding};
@@ -331,7 +331,7 @@ pub(crate) fn submit<L, F>(
     throttle: Throttle,
     owner: Option<&Owner>,
     name: Cow<'static, str>,
-    hints: Hints,
+    hints: Option<Box<Hints>>,
     declared: Declarations,
     body: TaskBody<L, F>,
 ) -> Result<(), Error>
@@ -560,10 +560,10 @@ where
         ex.submitted(&combiner);
         let satisfied = register(&combiner);
         // The group's count is satisfied at once if every reducer has finished.
-        let closed = usize::from(!group.close(&combiner));
-        if combiner.satisfy(1 + satisfied + closed) {
-            ex.activate(Activated::new(combiner));
-        }
+        // SAFETY: the group's count is one of the combiner's dependences, satisfied by
+        // this entry alone; its guard is released below, by `release_guard`.
+        let closed = usize::from(!group.close(unsafe { Waiting::new(&combiner) }));
+        release_guard(ex, combiner, 1 + satisfied + closed);
     }
     Ok(())
 }
@@ -590,7 +590,7 @@ fn submit_one_versioned<L, F>(
     ex: &dyn Executor,
     (run, throttle, owner): Scoped<'_>,
     d: Declared,
-    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+    (name, hints, body): (Cow<'static, str>, Option<Box<Hints>>, TaskBody<L, F>),
 ) -> Result<(), Error>
 where
     L: AccessList,
@@ -665,7 +665,7 @@ fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: boo
 fn new_task<L, F>(
     run: RunRef,
     owner: Option<&Owner>,
-    (name, hints, body): (Cow<'static, str>, Hints, TaskBody<L, F>),
+    (name, hints, body): (Cow<'static, str>, Option<Box<Hints>>, TaskBody<L, F>),
     (bindings, inputs, alloc_failed): (Bindings, usize, Option<Error>),
 ) -> TaskRef
 where
@@ -685,7 +685,7 @@ where
         Job {
             bindings,
             body,
-            hints: hints.boxed(),
+            hints,
             control,
             children_to_parent,
             root: false,
@@ -702,8 +702,19 @@ fn enter(ex: &dyn Executor, task: TaskRef) {
     ex.submitted(&task);
     // The dependences found satisfied go with the guard, in one count.
     let satisfied = register(&task);
-    if task.satisfy(1 + satisfied) {
+    release_guard(ex, task, 1 + satisfied);
+}
+
+/// Releases the guard of a task just registered with what it waits for, with `n - 1`
+/// dependences found satisfied meanwhile: activates it if it is ready, or else hands
+/// the submitter's reference to the dependences it waits for, the last of which
+/// activates it ([`Waiting`]).
+#[inline(always)]
+fn release_guard(ex: &dyn Executor, task: TaskRef, n: usize) {
+    if task.satisfy(n) {
         ex.activate(Activated::new(task));
+    } else {
+        task.into_dependences();
     }
 }
 
@@ -869,23 +880,28 @@ where
     F: for<'a> FnOnce(&TaskCtx, L::Views<'a>) + Send + 'static,
 {
     match body {
-        TaskBody::Views(accesses, body) => (
-            Box::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
-                let mut iter = bindings.iter();
-                // SAFETY: `bindings` were made by `submit` from `accesses.declare`, in
-                // order (none for a task declaring nothing); `start` allocates every
-                // buffer before calling the body and runs it only once all input
-                // versions are produced and before the output versions are published,
-                // so no other task writes what the body reads or touches what it
-                // writes.
-                let views = unsafe { accesses.views(&mut iter) };
-                body(ctx, views);
-            }),
-            no_views,
-            false,
-        ),
+        TaskBody::Views(accesses, body) => {
+            // The declared list is done with but for its shape, which is zero-sized for
+            // one access or a tuple of them: a body capturing nothing is not allocated.
+            let shape = accesses.into_shape();
+            (
+                Body::new(move |ctx: &TaskCtx, bindings: &[Binding]| {
+                    let mut iter = bindings.iter();
+                    // SAFETY: `bindings` were made by `submit` from `accesses.declare`, in
+                    // order (none for a task declaring nothing); `start` allocates every
+                    // buffer before calling the body and runs it only once all input
+                    // versions are produced and before the output versions are published,
+                    // so no other task writes what the body reads or touches what it
+                    // writes.
+                    let views = unsafe { L::views(&shape, &mut iter) };
+                    body(ctx, views);
+                }),
+                no_views,
+                false,
+            )
+        }
         TaskBody::Control(body) => (
-            Box::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
+            Body::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
             true,
             true,
         ),
@@ -962,15 +978,22 @@ fn register_leaf(task: &TaskRef, b: &Binding) -> usize {
     if b.waits_for_nothing() {
         return 0;
     }
+    // Each entry made below is one of the dependences `Binding::dependences` counted for
+    // the task, satisfied by that entry alone; the caller holds the guard and releases
+    // it with `release_guard`.
+    let waiting = || {
+        // SAFETY: as just said.
+        unsafe { Waiting::new(task) }
+    };
     let mut satisfied = 0;
     if let Some(input) = &b.input {
-        satisfied += usize::from(!input.add_waiter(task));
+        satisfied += usize::from(!input.add_waiter(waiting()));
     }
     if let Some(previous) = &b.after {
         if b.mode == Mode::Write {
-            satisfied += usize::from(!previous.add_waiter(task));
+            satisfied += usize::from(!previous.add_waiter(waiting()));
         }
-        satisfied += usize::from(!previous.add_release_waiter(task));
+        satisfied += usize::from(!previous.add_release_waiter(waiting()));
     }
     satisfied
 }
@@ -1010,7 +1033,7 @@ fn close_reduction(
     // Its bindings' dependences, plus the last reducer of the group.
     let inputs = binding.dependences() + 1;
     let combined = group.clone();
-    let body: Body = Box::new(move |_: &TaskCtx, bindings: &[Binding]| {
+    let body = Body::new(move |_: &TaskCtx, bindings: &[Binding]| {
         let out = bindings[0]
             .output
             .as_ref()
@@ -1050,19 +1073,19 @@ fn close_reduction(
 /// memory), so nothing is zeroed or copied.
 ///
 /// Returns the pages of shared data that moved as the task starts: armed for next touch
-/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node;
-/// and the copies of the versions the body updates in place, which [`Backups::restore`]
-/// puts back if it fails (`data::version`, "Failed producers").
+/// and taken to this node, or, for a migration task (`migrate_to`), moved to its node.
+/// Keeps in `backups` the copies of the versions the body updates in place, which
+/// [`Backups::restore`] puts back if it fails (`data::version`, "Failed producers").
+/// `how`: whether bodies run, whether the task is a control task, where a migration
+/// task moves its data.
 fn prepare_buffers(
     ex: &dyn Executor,
     task: &Task,
     bindings: &mut [Binding],
-    bodies: Bodies,
-    control: bool,
-    migrate_to: Option<usize>,
-) -> Result<(u64, Backups), Error> {
+    (bodies, control, migrate_to): (Bodies, bool, Option<usize>),
+    backups: &mut Backups,
+) -> Result<u64, Error> {
     let mut migrated = 0u64;
-    let mut backups = Backups::default();
     if let Some(target) = migrate_to {
         // A migration task (`Scope::migrate`): its declared data move now, nothing else.
         for b in bindings.iter().flat_map(Binding::leaves) {
@@ -1076,36 +1099,11 @@ fn prepare_buffers(
                     })?;
             }
         }
-        return Ok((migrated, backups));
+        return Ok(migrated);
     }
-    // Control tasks see no buffer, so they run whatever the pools hold.
-    if bodies == Bodies::Run && !control && ex.pools().config().accounting_only {
-        return Err(Error::Config(format!(
-            "task `{}`: buffers hold no memory (a simulation with skipped bodies), so its \
-             body cannot run",
-            task.name
-        )));
-    }
+    check_memory(ex, task, bodies, control)?;
     let node = ex.node();
-    let oom = |bytes: usize, e: locus_mem::pool::AllocError| Error::OutOfMemory {
-        task: task.name.to_string(),
-        bytes,
-        message: e.to_string(),
-    };
-    let zeroed = |v: &Version| -> Result<(), Error> {
-        v.buffer_or_alloc(|| match bodies {
-            Bodies::Run => ex.pools().alloc_zeroed(node, v.bytes),
-            Bodies::Skip => ex.pools().alloc(node, v.bytes),
-        })
-        .map(|_| ())
-        .map_err(|e| oom(v.bytes, e))
-    };
-    // Deferred allocation updates in place only on the executing node; immediate
-    // allocation wherever the buffer lies (`data::version`, "Update in place").
-    let in_place_node = match task.run.alloc {
-        AllocMode::Deferred => Some(node),
-        AllocMode::Immediate => None,
-    };
+    let oom = |bytes: usize, e: locus_mem::pool::AllocError| oom(task, bytes, e);
     for (b, gathered) in leaves_gathered_mut(bindings) {
         if b.weak {
             // The task does not see what it declares weakly.
@@ -1129,53 +1127,7 @@ fn prepare_buffers(
             migrated += shared.touch(b.offset, b.bytes, node);
             continue;
         }
-        if let Some(input) = &b.input {
-            // An initial version that was never written reads as zeros.
-            zeroed(input)?;
-        }
-
-        if let (Mode::ReadWrite, Some(output)) = (b.mode, &b.output) {
-            if Version::take_over(output, &mut b.input, in_place_node) {
-                task.run
-                    .counters
-                    .worker(ex.worker())
-                    .versions_in_place
-                    .add(1);
-                // The body writes the buffer itself (a gathered view writes its own
-                // copy, scattered only once the body has returned): keep its contents
-                // until the body has run to its end.
-                if bodies == Bodies::Run && !control && !gathered {
-                    backups
-                        .keep(ex, node, output)
-                        .map_err(|e| oom(output.bytes, e))?;
-                }
-                continue;
-            }
-        }
-        if let Some(output) = &b.output {
-            let home = output.placement().unwrap_or(node);
-            let out = output
-                .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
-                .map_err(|e| oom(output.bytes, e))?;
-            if let Buffer::Private(block) = out {
-                // A fresh block of a first-touch pool is placed by this first writer.
-                let _ = ex.pools().first_touch(block, node);
-            }
-            if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
-                let src = b
-                    .input
-                    .as_ref()
-                    .and_then(|v| v.buffer())
-                    .expect("read-write input was allocated above");
-                // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions of
-                // one datum); (2) they are distinct allocations (private blocks); (3) the
-                // input is produced and no task writes it any more, and the output is
-                // written only by this task, whose body has not started.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes)
-                };
-            }
-        }
+        prepare_version(ex, task, b, (bodies, control, gathered), backups)?;
     }
     // Gathered views: a buffer on this node, filled from the segments for reads.
     for b in bindings.iter().filter(|b| !b.weak && !control) {
@@ -1212,7 +1164,113 @@ fn prepare_buffers(
             }
         }
     }
-    Ok((migrated, backups))
+    Ok(migrated)
+}
+
+/// Refuses to run a body that would see buffers holding no memory (a simulation with
+/// skipped bodies); control tasks see no buffer, so they run whatever the pools hold.
+#[inline]
+fn check_memory(
+    ex: &dyn Executor,
+    task: &Task,
+    bodies: Bodies,
+    control: bool,
+) -> Result<(), Error> {
+    if bodies == Bodies::Run && !control && ex.pools().config().accounting_only {
+        return Err(Error::Config(format!(
+            "task `{}`: buffers hold no memory (a simulation with skipped bodies), so its \
+             body cannot run",
+            task.name
+        )));
+    }
+    Ok(())
+}
+
+/// Task `task` could not get `bytes` bytes.
+fn oom(task: &Task, bytes: usize, e: locus_mem::pool::AllocError) -> Error {
+    Error::OutOfMemory {
+        task: task.name.to_string(),
+        bytes,
+        message: e.to_string(),
+    }
+}
+
+/// [`prepare_buffers`] for one leaf binding `b` of versioned data (neither shared nor a
+/// reduction, not weak), on the executing worker's node: zeroes an initial version
+/// never written, updates in place or allocates the output (copying a read-write's
+/// input into it), and keeps in `backups` what an update in place overwrites. `how`:
+/// whether bodies run, whether the task is a control task, whether the body sees the
+/// access through a gathered copy.
+#[inline]
+fn prepare_version(
+    ex: &dyn Executor,
+    task: &Task,
+    b: &mut Binding,
+    (bodies, control, gathered): (Bodies, bool, bool),
+    backups: &mut Backups,
+) -> Result<(), Error> {
+    let node = ex.node();
+    let oom = |bytes: usize, e: locus_mem::pool::AllocError| oom(task, bytes, e);
+    let zeroed = |v: &Version| -> Result<(), Error> {
+        v.buffer_or_alloc(|| match bodies {
+            Bodies::Run => ex.pools().alloc_zeroed(node, v.bytes),
+            Bodies::Skip => ex.pools().alloc(node, v.bytes),
+        })
+        .map(|_| ())
+        .map_err(|e| oom(v.bytes, e))
+    };
+    // Deferred allocation updates in place only on the executing node; immediate
+    // allocation wherever the buffer lies (`data::version`, "Update in place").
+    let in_place_node = match task.run.alloc {
+        AllocMode::Deferred => Some(node),
+        AllocMode::Immediate => None,
+    };
+    if let Some(input) = &b.input {
+        // An initial version that was never written reads as zeros.
+        zeroed(input)?;
+    }
+
+    if let (Mode::ReadWrite, Some(output)) = (b.mode, &b.output) {
+        if Version::take_over(output, &mut b.input, in_place_node) {
+            task.run
+                .counters
+                .worker(ex.worker())
+                .versions_in_place
+                .add(1);
+            // The body writes the buffer itself (a gathered view writes its own
+            // copy, scattered only once the body has returned): keep its contents
+            // until the body has run to its end.
+            if bodies == Bodies::Run && !control && !gathered {
+                backups
+                    .keep(ex, node, output)
+                    .map_err(|e| oom(output.bytes, e))?;
+            }
+            return Ok(());
+        }
+    }
+    if let Some(output) = &b.output {
+        let home = output.placement().unwrap_or(node);
+        let out = output
+            .buffer_or_alloc(|| ex.pools().alloc(home, output.bytes))
+            .map_err(|e| oom(output.bytes, e))?;
+        if let Buffer::Private(block) = out {
+            // A fresh block of a first-touch pool is placed by this first writer.
+            let _ = ex.pools().first_touch(block, node);
+        }
+        if b.mode == Mode::ReadWrite && bodies == Bodies::Run {
+            let src = b
+                .input
+                .as_ref()
+                .and_then(|v| v.buffer())
+                .expect("read-write input was allocated above");
+            // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions of
+            // one datum); (2) they are distinct allocations (private blocks); (3) the
+            // input is produced and no task writes it any more, and the output is
+            // written only by this task, whose body has not started.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes) };
+        }
+    }
+    Ok(())
 }
 
 /// The leaves of `bindings` (`Binding::leaves_mut`), each with whether the body sees
@@ -1256,22 +1314,25 @@ impl Backups {
             .buffer()
             .expect("a version updated in place holds its input's buffer");
         let bytes = output.bytes;
-        let saved = if bytes <= INLINE_BACKUP {
-            let mut inline = [0u8; INLINE_BACKUP];
+        let dst = NonNull::new(buffer.as_mut_ptr()).expect("a block is not null");
+        if bytes <= INLINE_BACKUP {
+            // Copied where it is kept, not moved there.
+            self.0
+                .push((dst, Saved::Inline([0u8; INLINE_BACKUP], bytes)));
+            let Some((_, Saved::Inline(inline, _))) = self.0.last_mut() else {
+                unreachable!("just pushed")
+            };
             // SAFETY: the buffer holds `bytes` bytes, produced by the input's producer;
             // nobody but this task, whose body has not started, touches it.
             inline[..bytes]
                 .copy_from_slice(unsafe { std::slice::from_raw_parts(buffer.as_ptr(), bytes) });
-            Saved::Inline(inline, bytes)
-        } else {
-            let copy = ex.pools().alloc(node, bytes)?;
-            // SAFETY: (1) both blocks hold at least `bytes` bytes (versions of one
-            // datum); (2) distinct allocations; (3) as above.
-            unsafe { std::ptr::copy_nonoverlapping(buffer.as_ptr(), copy.as_mut_ptr(), bytes) };
-            Saved::Block(copy)
-        };
-        let dst = NonNull::new(buffer.as_mut_ptr()).expect("a block is not null");
-        self.0.push((dst, saved));
+            return Ok(());
+        }
+        let copy = ex.pools().alloc(node, bytes)?;
+        // SAFETY: (1) both blocks hold at least `bytes` bytes (versions of one datum);
+        // (2) distinct allocations; (3) as above.
+        unsafe { std::ptr::copy_nonoverlapping(buffer.as_ptr(), copy.as_mut_ptr(), bytes) };
+        self.0.push((dst, Saved::Block(copy)));
         Ok(())
     }
 
@@ -1281,7 +1342,7 @@ impl Backups {
     ///
     /// The versions the copies were made of are still held by the task (its bindings),
     /// not published, and their buffers not touched by anyone else.
-    unsafe fn restore(self) {
+    unsafe fn restore(&self) {
         for (dst, saved) in &self.0 {
             let (src, bytes) = match saved {
                 Saved::Inline(inline, bytes) => (inline.as_ptr(), *bytes),
@@ -1661,6 +1722,11 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
     if job.bindings.is_empty() && !job.hints.as_ref().is_some_and(|h| h.migrate_to.is_some()) {
         return Some(start_free(ex, task, job));
     }
+    if let [b] = &job.bindings[..] {
+        if b.is_plain() && job.hints.is_none() {
+            return Some(start_one_version(ex, task, job, bodies));
+        }
+    }
     let Job {
         mut bindings,
         body,
@@ -1688,13 +1754,13 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
         }
     }
     if run.is_failed() {
-        // What the body captured is released before the task counts as finished.
-        if let Err(error) = drop_skipped(&task, body) {
-            run.fail(error);
-        }
+        skip_body(&task, body);
     } else {
-        let prepared = prepare_buffers(ex, &task, &mut bindings, bodies, control, migrate_to);
-        let outcome = prepared.and_then(|(pages, backups)| {
+        let mut backups = Backups::default();
+        let how = (bodies, control, migrate_to);
+        let prepared = prepare_buffers(ex, &task, &mut bindings, how, &mut backups);
+        // The backups stay where they are: the body's failure restores them in place.
+        let outcome = prepared.and_then(|pages| {
             migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
@@ -1720,16 +1786,7 @@ pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started
             Ok(()) if migration => completion = Completion::Done,
             Ok(()) => {
                 completion = Completion::Done;
-                for_each_access(&bindings, |a| {
-                    if let Some(n) = a.node {
-                        let bytes = if a.input {
-                            &counters.read_bytes[n]
-                        } else {
-                            &counters.write_bytes[n]
-                        };
-                        bytes.add(a.bytes);
-                    }
-                });
+                count_accesses(counters, &bindings);
                 count_started(ex, &task);
             }
             Err(error) => run.fail(error),
@@ -1761,10 +1818,7 @@ fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
     let run = task.run;
     let mut completion = Completion::NotRun;
     if run.is_failed() {
-        // What the body captured is released before the task counts as finished.
-        if let Err(error) = drop_skipped(&task, body) {
-            run.fail(error);
-        }
+        skip_body(&task, body);
     } else {
         let flags = (children_to_parent, root);
         let team = hints.as_ref().and_then(|h| h.team.clone());
@@ -1778,12 +1832,98 @@ fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
             Err(error) => run.fail(error),
         }
     }
-    Started {
-        task,
-        bindings,
+    Started::new(task, bindings, hints, completion)
+}
+
+/// [`start`] for a task of one plain binding (`Binding::is_plain`) and no hints, the
+/// task of most dependence graphs: its buffer prepared and its accesses counted without
+/// walking leaves, gathers, reductions or shared data.
+#[inline(never)]
+fn start_one_version(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> Started {
+    let Job {
+        mut bindings,
+        body,
         hints,
-        completion,
-        migrated_pages: 0,
+        control,
+        children_to_parent,
+        root,
+    } = job;
+    let run = task.run;
+    let mut completion = Completion::NotRun;
+    if run.is_failed() {
+        skip_body(&task, body);
+    } else {
+        let mut backups = Backups::default();
+        let how = (bodies, control, false);
+        let prepared = check_memory(ex, &task, bodies, control)
+            .and_then(|()| prepare_version(ex, &task, &mut bindings[0], how, &mut backups));
+        // The backups stay where they are: the body's failure restores them in place.
+        let outcome = match (prepared, bodies, control) {
+            (Err(error), ..) => Err(error),
+            (Ok(()), Bodies::Skip, false) => drop_skipped(&task, body),
+            (Ok(()), ..) => {
+                let flags = (children_to_parent, root);
+                run_body(ex, &task, body, &bindings, flags, None, || {
+                    completion = Completion::Panicked;
+                    // SAFETY: as in `start`.
+                    unsafe { backups.restore() };
+                })
+            }
+        };
+        match outcome {
+            Ok(()) => {
+                completion = Completion::Done;
+                count_accesses(run.counters.worker(ex.worker()), &bindings);
+                count_started(ex, &task);
+            }
+            Err(error) => run.fail(error),
+        }
+    }
+    Started::new(task, bindings, hints, completion)
+}
+
+/// Counts the bytes a task whose body ran to its end read and wrote ([`access_infos`]),
+/// by node, in a worker's counters.
+#[inline]
+fn count_accesses(counters: &crate::metrics::WorkerCounters, bindings: &[Binding]) {
+    let count = |a: AccessInfo| {
+        if let Some(n) = a.node {
+            let bytes = if a.input {
+                &counters.read_bytes[n]
+            } else {
+                &counters.write_bytes[n]
+            };
+            bytes.add(a.bytes);
+        }
+    };
+    for_each_access(bindings, count);
+}
+
+/// The body of a task of a failed run, not run: what it captured is released before
+/// the task counts as finished.
+fn skip_body(task: &Task, body: Body) {
+    if let Err(error) = drop_skipped(task, body) {
+        task.run.fail(error);
+    }
+}
+
+impl Started {
+    /// A task started with `bindings` and `hints`, whose body ended so (`completion`),
+    /// that moved no pages.
+    #[inline(always)]
+    fn new(
+        task: TaskRef,
+        bindings: Bindings,
+        hints: Option<Box<Hints>>,
+        completion: Completion,
+    ) -> Self {
+        Started {
+            task,
+            bindings,
+            hints,
+            completion,
+            migrated_pages: 0,
+        }
     }
 }
 
@@ -1835,7 +1975,7 @@ fn run_body(
     // SAFETY: `task`, whose run this is, is held by `start` until the body and the
     // context are gone.
     let ctx = unsafe { TaskCtx::new(task, ex.worker(), ex.node(), throttle, owner, team) };
-    catch_unwind(AssertUnwindSafe(|| body(&ctx, bindings))).map_err(|payload| {
+    catch_unwind(AssertUnwindSafe(|| body.call(&ctx, bindings))).map_err(|payload| {
         panicked();
         let task = task.name.to_string();
         match payload.downcast::<crate::error::TaskFailure>() {
@@ -1942,7 +2082,7 @@ fn release(ex: &dyn Executor, task: &Task, mut bindings: Bindings, completion: C
 fn wake_released(
     ex: &dyn Executor,
     b: &mut Binding,
-    readers_done: Vec<TaskRef>,
+    readers_done: Vec<Waiting>,
     published: Waiters,
 ) {
     // This task lets its versions go before its successors start, so that a
@@ -1958,8 +2098,8 @@ fn wake_released(
 
 /// Satisfies one dependence of `waiter`, and activates it on `ex` if that was its last.
 #[inline(always)]
-fn activate_if_ready(ex: &dyn Executor, waiter: TaskRef) {
-    if waiter.satisfy_one() {
-        ex.activate(Activated::new(waiter));
+fn activate_if_ready(ex: &dyn Executor, waiter: Waiting) {
+    if let Some(ready) = waiter.satisfy() {
+        ex.activate(Activated::new(ready));
     }
 }

@@ -5,9 +5,11 @@
 //! This module carries no scheduling decision and knows no thread: it reaches the engine
 //! that runs it through the [`Executor`] trait.
 
+mod body;
 mod completion;
 mod domain;
 mod exec;
+mod free_list;
 mod hints;
 mod record;
 mod replay;
@@ -32,4 +34,4 @@ pub(crate) use exec::{
 pub use exec::{finish, start, Bodies, CurrentExecutor, Executor, MemoryKey, Started};
 pub(crate) use run::{RunRef, RunState};
 pub use task::{Activated, EngineEvent, ReadyDescription, Task, TaskRef};
-pub(crate) use task::{Body, BodyFor, Job};
+pub(crate) use task::{BodyFor, Job, Waiting};

@@ -354,7 +354,7 @@ impl Scope {
             .map_err(|(name, ..)| name)
         } else {
             with_executor(
-                (name, hints, declared, body),
+                (name, hints.boxed(), declared, body),
                 |ex, (name, hints, declared, body)| {
                     submit(ex, run, throttle, owner, name, hints, declared, body)
                 },

@@ -5,9 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::hints::Hints;
 use super::run::RunRef;
-use super::scope::TaskCtx;
 use super::task_state::TaskState;
-use crate::data::Binding;
 use crate::error::Error;
 use crate::graph::hints::{Affinity, AffinityTarget};
 use crate::sched::{AccessInfos, Domain};
@@ -16,13 +14,9 @@ use crate::sched::{AccessInfos, Domain};
 const NO_PREFERENCE: usize = usize::MAX;
 
 pub use super::task_ref::TaskRef;
+pub(crate) use super::task_ref::Waiting;
 
-/// The body of a task, with the views of its bindings built inside, borrowing for `'a`
-/// (`'static` but for the root of a run).
-pub(crate) type BodyFor<'a> = Box<dyn FnOnce(&TaskCtx, &[Binding]) + Send + 'a>;
-
-/// The body of a task.
-pub(crate) type Body = BodyFor<'static>;
+pub(crate) use super::body::{Body, BodyFor};
 
 /// What the executing worker takes out of a ready task.
 pub(crate) struct Job {

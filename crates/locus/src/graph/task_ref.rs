@@ -5,26 +5,26 @@
 //! drops the last reference (usually the worker that ran it). A freed record goes to
 //! that thread's free list, where the thread's next submission takes it, instead of
 //! back to the allocator: on one worker, a stream of tasks reuses a handful of records.
-//! Each thread keeps at most [`POOL_CAP`] records; beyond that, and on a thread whose
-//! pool is gone (it is exiting), a record goes back to the allocator. So the memory
-//! kept is bounded by the threads times the cap, whichever thread frees what. A record
-//! freed on a thread that makes no tasks stays in that thread's list (at most the cap)
-//! until the thread exits.
+//! The lists are bounded (module `free_list`).
 //!
 //! The reference count is that of `std::sync::Arc` without a weak count (no `Weak` of
 //! a task is ever made): a clone is one relaxed increment, a drop one release
 //! decrement, and the last drop acquires every other holder's work before it drops the
 //! task.
+//!
+//! A task waiting for its dependences is held by none of the lists it waits in: each
+//! entry is a [`Waiting`], a pointer without a count. Its submitter, once it has
+//! registered the task and released its guard without making it ready, hands its own
+//! reference to the dependences ([`TaskRef::into_dependences`]); the entry whose
+//! satisfaction makes the task ready takes that reference back ([`Waiting::satisfy`]).
+//! A task waiting for one version thus costs no count change at all, where a counted
+//! entry cost an increment and the submitter's drop a decrement.
 
-use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
-use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::{self, AtomicUsize, Ordering};
 
+use super::free_list::{self, FreeList};
 use super::task::Task;
-
-/// The records each thread keeps for reuse, at most.
-pub(crate) const POOL_CAP: usize = 512;
 
 /// Above this many references, a clone aborts (as `Arc` does): the count cannot
 /// overflow, however many clones leak.
@@ -134,6 +134,68 @@ impl Drop for TaskRef {
     }
 }
 
+impl TaskRef {
+    /// Hands this reference to the task's unsatisfied dependences: the caller released
+    /// its guard and the task is not ready, so it waits in lists as [`Waiting`]
+    /// entries, which hold no count. The last of them to be satisfied takes this
+    /// reference back ([`Waiting::satisfy`]). No atomic operation is made, where
+    /// dropping the reference and counting one per list entry would make two per entry.
+    #[inline]
+    pub(crate) fn into_dependences(self) {
+        std::mem::forget(self);
+    }
+}
+
+/// A task waiting in a list (a version's waiters, a shared version's writer waiting
+/// for its readers, a reduction group's combiner) for one of its dependences: its
+/// record, without a count of its own. The task cannot be freed meanwhile: until its
+/// last dependence is satisfied it is not ready, so nothing runs it, and its
+/// submitter's reference is held for it by its dependences
+/// ([`TaskRef::into_dependences`]).
+pub(crate) struct Waiting {
+    record: NonNull<Record>,
+}
+
+// SAFETY: a `Waiting` is used only to satisfy the task's dependence (an atomic
+// decrement of a `Sync` task's count), from whichever thread releases it.
+unsafe impl Send for Waiting {}
+// SAFETY: as for `Send`; `&Waiting` gives nothing.
+unsafe impl Sync for Waiting {}
+
+impl Waiting {
+    /// An entry for one of `task`'s dependences.
+    ///
+    /// # Safety
+    ///
+    /// The dependence is counted in `task`'s pending count, and this entry is the only
+    /// one that satisfies it (with [`satisfy`](Self::satisfy)). `task`'s submitter
+    /// still holds its guard, and once it releases it, hands its reference to the
+    /// dependences if the task is not ready then ([`TaskRef::into_dependences`]).
+    #[inline]
+    pub(crate) unsafe fn new(task: &TaskRef) -> Waiting {
+        Waiting {
+            record: task.record,
+        }
+    }
+
+    /// Satisfies the dependence; returns the task, with the reference its submitter
+    /// handed to its dependences, if that was its last.
+    #[inline]
+    pub(crate) fn satisfy(self) -> Option<TaskRef> {
+        // SAFETY: the dependence is unsatisfied (`new`'s contract: this entry alone
+        // satisfies it), so the task is not ready and its record is alive, held for it
+        // by its dependences. After a decrement that is not the last, the record is not
+        // touched: the last satisfier may free it at once.
+        let ready = unsafe { self.record.as_ref() }.task.satisfy_one();
+        // SAFETY: this was the last dependence: the reference handed over by the
+        // submitter (`into_dependences`) is this caller's now, and no other entry
+        // holds the record.
+        ready.then(|| TaskRef {
+            record: self.record,
+        })
+    }
+}
+
 impl std::ops::Deref for TaskRef {
     type Target = Task;
 
@@ -143,75 +205,15 @@ impl std::ops::Deref for TaskRef {
     }
 }
 
-/// The free list of one thread: records that hold no live value, each storing the
-/// next one's address in its first bytes.
-struct Pool {
-    head: Cell<Option<NonNull<Record>>>,
-    len: Cell<usize>,
-}
-
 thread_local! {
-    static POOL: Pool = const {
-        Pool {
-            head: Cell::new(None),
-            len: Cell::new(0),
-        }
-    };
-}
-
-impl Pool {
-    fn pop(&self) -> Option<NonNull<Record>> {
-        let record = self.head.get()?;
-        // SAFETY: a record in the list holds the next one's address, written by
-        // `push`, at its start (a record is aligned for a pointer and larger than one).
-        let next = unsafe { record.cast::<Option<NonNull<Record>>>().read() };
-        self.head.set(next);
-        self.len.set(self.len.get() - 1);
-        Some(record)
-    }
-
-    /// Keeps `record`, unless the list is full; returns whether it was kept.
-    ///
-    /// # Safety
-    ///
-    /// `record` was allocated with the layout of a `Record` and holds no live value;
-    /// nothing else uses it.
-    unsafe fn push(&self, record: NonNull<Record>) -> bool {
-        if self.len.get() >= POOL_CAP {
-            return false;
-        }
-        // SAFETY: the caller's contract: the record's memory is ours and unused.
-        unsafe {
-            record
-                .cast::<Option<NonNull<Record>>>()
-                .write(self.head.get())
-        };
-        self.head.set(Some(record));
-        self.len.set(self.len.get() + 1);
-        true
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        while let Some(record) = self.pop() {
-            // SAFETY: every record in the list was allocated by `take_record` with
-            // this layout and holds no live value.
-            unsafe { dealloc(record.as_ptr().cast(), Layout::new::<Record>()) };
-        }
-    }
+    /// The calling thread's free records (module `free_list`).
+    static RECORDS: FreeList<Record> = const { FreeList::new() };
 }
 
 /// A record holding no live value: from the calling thread's free list, or allocated.
 #[inline(always)]
 fn take_record() -> NonNull<Record> {
-    if let Ok(Some(record)) = POOL.try_with(Pool::pop) {
-        return record;
-    }
-    let layout = Layout::new::<Record>();
-    // SAFETY: `Record` is not zero-sized.
-    let memory = unsafe { alloc(layout) };
-    NonNull::new(memory.cast()).unwrap_or_else(|| handle_alloc_error(layout))
+    free_list::take(&RECORDS)
 }
 
 /// Gives back a record whose task was dropped.
@@ -222,44 +224,6 @@ fn take_record() -> NonNull<Record> {
 /// else.
 #[inline]
 unsafe fn give_record(record: NonNull<Record>) {
-    // SAFETY: the caller's contract is `push`'s.
-    let kept = POOL.try_with(|pool| unsafe { pool.push(record) });
-    if kept != Ok(true) {
-        // SAFETY: allocated by `take_record` with this layout, and unused.
-        unsafe { dealloc(record.as_ptr().cast(), Layout::new::<Record>()) };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pool_keeps_at_most_its_cap_and_gives_records_back_in_reverse() {
-        let pool = Pool {
-            head: Cell::new(None),
-            len: Cell::new(0),
-        };
-        let records: Vec<_> = (0..POOL_CAP + 3).map(|_| take_record_fresh()).collect();
-        let mut kept = 0;
-        for &r in &records {
-            // SAFETY: fresh records, each given once.
-            if unsafe { pool.push(r) } {
-                kept += 1;
-            } else {
-                // SAFETY: allocated by `take_record_fresh` with this layout.
-                unsafe { dealloc(r.as_ptr().cast(), Layout::new::<Record>()) };
-            }
-        }
-        assert_eq!(kept, POOL_CAP);
-        assert_eq!(pool.pop(), Some(records[POOL_CAP - 1]));
-        assert_eq!(pool.len.get(), POOL_CAP - 1);
-        drop(pool);
-    }
-
-    fn take_record_fresh() -> NonNull<Record> {
-        let layout = Layout::new::<Record>();
-        // SAFETY: `Record` is not zero-sized.
-        NonNull::new(unsafe { alloc(layout) }.cast()).expect("memory")
-    }
+    // SAFETY: the caller's contract is `give`'s.
+    unsafe { free_list::give(&RECORDS, record) }
 }
