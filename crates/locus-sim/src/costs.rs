@@ -95,6 +95,11 @@ pub struct Costs {
     /// `task_start_ns`, in percent: such a task takes the runtime's lean path (no
     /// binding, no registration, no release).
     pub lean_task_percent: u64,
+    /// What a replayed task pays of `task_create_ns`, `activate_ns` and
+    /// `task_start_ns`, in percent, whatever it declares: a replay analyses no
+    /// dependence and allocates nothing per task (a counter per task, a list of
+    /// successors, the recorded home).
+    pub replay_task_percent: u64,
     /// Sweeps over the victims an idle worker makes before it sleeps (the `threads`
     /// engine's `SPIN_ROUNDS`).
     pub spin_rounds: u32,
@@ -186,12 +191,43 @@ pub const KERNEL_OPS: &[KernelOps] = &[
     },
 ];
 
+/// Which of the runtime's task paths a task takes, for its costs per task
+/// ([`Costs::per_task_ns`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskPath {
+    /// Submitted, made ready and started by the dynamic path: every cost.
+    Full,
+    /// A task declaring no access, by the dynamic path's lean path:
+    /// [`Costs::lean_task_percent`] of each cost.
+    Lean,
+    /// A task of a replayed graph (docs/guide.md, "Recorded graphs"):
+    /// [`Costs::replay_task_percent`] of each cost.
+    Replayed,
+}
+
+impl TaskPath {
+    /// The path of a task that declares `accesses` accesses and is replayed or not.
+    pub fn of(accesses: usize, replayed: bool) -> Self {
+        if replayed {
+            TaskPath::Replayed
+        } else if accesses == 0 {
+            TaskPath::Lean
+        } else {
+            TaskPath::Full
+        }
+    }
+}
+
 /// Runtime costs. Task creation, activation and start add up to 370 ns, the median wall
 /// time per task of the overhead graph on one worker under `dsa-base`, 368 ns (`dsa-opt`:
 /// 364 ns), which pays every runtime cost of a task and nothing else. They split it as
 /// callgrind splits a chain task's instructions (one worker, `dsa-opt`, inclusive costs):
 /// submission 38%, start 38%, finish with the successor's activation 24%. A task
 /// declaring nothing pays 31% of each: 920 instructions against a chain task's 2,959.
+/// A replayed task pays 8% of each, whatever it declares: a replayed chain task costs 213
+/// instructions against a dynamic one's 2,521 (`replay-chain` and `chain` under
+/// `scripts/task-cost.py`, one worker, `dsa-opt`, the same commit `6c2d4d8`; a replayed
+/// empty task costs the same 213).
 /// `scripts/sim-task-costs.py` measures and prints them (7 alternating runs of
 /// `locus run overhead --topology 1x1 --config dsa-base` and `dsa-opt`; 2-core AMD EPYC
 /// KVM guest, 2026-11-28); docs/performance.md, "The simulator's costs per task", gives
@@ -226,6 +262,7 @@ const OPTERON: Costs = Costs {
     wake_ns: 20_000,
     alloc_ns: 50,
     lean_task_percent: 31,
+    replay_task_percent: 8,
     spin_rounds: 64,
     mailbox_capacity: 1024,
 };
@@ -357,12 +394,12 @@ impl Costs {
     }
 
     /// The runtime cost `ns` (`task_create_ns`, `activate_ns` or `task_start_ns`) of a
-    /// task, `lean` when it declares no access.
-    pub fn per_task_ns(&self, ns: u64, lean: bool) -> u64 {
-        if lean {
-            ns * self.lean_task_percent / 100
-        } else {
-            ns
+    /// task taking `path`.
+    pub fn per_task_ns(&self, ns: u64, path: TaskPath) -> u64 {
+        match path {
+            TaskPath::Full => ns,
+            TaskPath::Lean => ns * self.lean_task_percent / 100,
+            TaskPath::Replayed => ns * self.replay_task_percent / 100,
         }
     }
 

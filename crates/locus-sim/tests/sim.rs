@@ -580,3 +580,65 @@ fn tasks_declaring_nothing_pay_the_lean_share_of_the_costs_per_task() {
         start - start * 31 / 100
     );
 }
+
+/// Makespan and tasks of `tasks` tasks of no cost on one worker with a window of 16,
+/// each declaring nothing (`chain` false) or reading and writing one of two data in
+/// turn (two chains interleaved: a task's finish makes the next but one ready while the
+/// next is queued already), with
+/// every runtime cost per task charged in full (no lean share) and no allocation cost.
+fn one_worker_makespan(tasks: usize, chain: bool) -> u64 {
+    let probe = Probe::new();
+    let costs = Costs {
+        lean_task_percent: 100,
+        alloc_ns: 0,
+        ..Costs::default()
+    };
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("1x1").unwrap())
+        .config(Config::DsaBase)
+        .window(16)
+        .engine(Sim::new().costs(costs).probe(probe.clone()))
+        .build()
+        .unwrap();
+    let d = [rt.data::<u64>("a", 1), rt.data::<u64>("b", 1)];
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for i in 0..tasks {
+                if chain {
+                    s.task("step", d[i % 2].read_write())
+                        .cost(0)
+                        .spawn(|_, v| v[0] += 1)?;
+                } else {
+                    s.task("nothing", ()).cost(0).spawn(|_, ()| ())?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    finished.value.unwrap();
+    assert_eq!(finished.report.tasks, tasks as u64);
+    probe.summary().makespan_ns
+}
+
+/// One worker both submits the tasks and runs them, one thing at a time, as the
+/// `threads` engine's one thread does: its time per task is the sum of the costs per
+/// task (creation, activation, start), never less. The root's submissions and the tasks
+/// its worker helps with while the window is full do not overlap, nor does a helped
+/// task's finish (activating its successor) and the next task it takes.
+#[test]
+fn one_worker_pays_every_cost_per_task_in_turn() {
+    let c = Costs::default();
+    let per_task = c.task_create_ns + c.activate_ns + c.task_start_ns;
+    for chain in [false, true] {
+        let tasks = 400;
+        let makespan = one_worker_makespan(tasks, chain);
+        let expected = tasks as u64 * per_task;
+        // Beyond the costs per task: the root's start, and for the chain the few bytes
+        // each task moves.
+        let slack = if chain { tasks as u64 * 40 } else { 0 } + c.task_start_ns;
+        assert!(
+            makespan >= expected && makespan <= expected + slack,
+            "chain {chain}: {makespan} ns for {tasks} tasks, {per_task} ns each expected"
+        );
+    }
+}
