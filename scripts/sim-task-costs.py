@@ -24,8 +24,14 @@ A task that declares nothing takes the lean path (no binding, no registration, n
 release): `LEAN_RATIO` of a chain task's instructions (920 against 2,959, the `empty` and
 `chain` graphs under `scripts/task-cost.py`), which `lean_task_percent` carries.
 
-Prints the medians, the constants rounded to 10 ns, and the simulator's own time per task
-for the same run (`locus sim overhead --topology 1x1 --config dsa-base`).
+A replayed task (a recorded graph's, `Runtime::replay`) analyses no dependence and
+allocates nothing: `REPLAY_RATIO` of a chain task's instructions (213 for `replay-chain`
+against 2,521 for `chain`, the same commit; `replay-empty` costs the same 213), which
+`replay_task_percent` carries, whatever the task declares.
+
+Prints the medians, the constants rounded to 10 ns, the lean and replayed shares, and
+the simulator's own time per task for the same run (`locus sim overhead --topology 1x1
+--config dsa-base`).
 """
 
 import json
@@ -36,6 +42,9 @@ import sys
 SPLIT = {"task_create_ns": 0.38, "task_start_ns": 0.38, "activate_ns": 0.24}
 # Instructions per task, one worker, `dsa-opt`: `empty` over `chain` (scripts/task-cost.py).
 LEAN_RATIO = 920 / 2959
+# Instructions per replayed task over a dynamic chain task's, one worker, `dsa-opt`, the
+# same commit (`6c2d4d8`): `replay-chain` over `chain` (scripts/task-cost.py).
+REPLAY_RATIO = 213 / 2521
 
 
 def per_task_ns(locus, config, command="run"):
@@ -79,11 +88,12 @@ def main():
     for name, share in SPLIT.items():
         print(f"  {name}: {round(total * share, -1):.0f}")
     print(f"  lean_task_percent: {round(LEAN_RATIO * 100):.0f}")
-    # The simulator's own figure for the same run, with the constants it was built with.
-    # It is below their sum (179 ns against 370 on 2026-11-28): the root's submissions
-    # and the tasks its worker runs while it waits for the window overlap in simulated
-    # time (`help_while` in crates/locus-sim/src/engine.rs starts them at the clock,
-    # not after the submissions the body has paid for).
+    print(f"  replay_task_percent: {round(REPLAY_RATIO * 100):.0f}")
+    # The simulator's own figure for the same run, with the constants it was built with:
+    # their sum, plus `alloc_ns` where a task allocates its output's buffer at start and
+    # the few bytes each task moves (408 ns against 370 on 2026-11-29). One worker pays
+    # every cost in turn: a task it helps with while the window is full starts once its
+    # submissions are paid (`catch_up` in crates/locus-sim/src/engine.rs).
     simulated = per_task_ns(locus, "dsa-base", "sim")
     print(f"simulated (locus sim, dsa-base): {simulated:.0f} ns per task")
 
