@@ -96,9 +96,9 @@ pub struct Costs {
     /// binding, no registration, no release).
     pub lean_task_percent: u64,
     /// What a replayed task pays of `task_create_ns`, `activate_ns` and
-    /// `task_start_ns`, in percent, whatever it declares: a replay analyses no
-    /// dependence and allocates nothing per task (a counter per task, a list of
-    /// successors, the recorded home).
+    /// `task_start_ns`, in percent, whatever it declares, and it pays no `alloc_ns`: a
+    /// replay analyses no dependence and allocates nothing per task (a counter per task,
+    /// a list of successors, the recorded home).
     pub replay_task_percent: u64,
     /// Sweeps over the victims an idle worker makes before it sleeps (the `threads`
     /// engine's `SPIN_ROUNDS`).

@@ -777,7 +777,14 @@ impl Machine {
             .borrow_mut()
             .pop()
             .expect("the frame pushed above");
-        let ready_at = frame.cursor + meta.allocs * costs.alloc_ns;
+        // A replay allocates no buffer per task: its rotated versions' buffers were
+        // allocated once, at its first iteration (docs/guide.md, "Recorded graphs").
+        let allocs = if meta.path == TaskPath::Replayed {
+            0
+        } else {
+            meta.allocs
+        };
+        let ready_at = frame.cursor + allocs * costs.alloc_ns;
         let mut st = self.state.borrow_mut();
         let Some(started) = started else {
             // The job was taken already: nothing to run.
