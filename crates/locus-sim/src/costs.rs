@@ -71,9 +71,12 @@ pub struct Costs {
     /// Compute time of a task without a cost hint and not in `kernel_ops`, in
     /// picoseconds per byte accessed.
     pub compute_ps_per_byte: u64,
-    /// Submitting one task from a body (the control program creates tasks over time).
+    /// Submitting one task from a body (the control program creates tasks over time):
+    /// its record, its bindings and their registration with the versions it waits for.
     pub task_create_ns: u64,
-    /// Deciding where an activated task goes and queueing it locally.
+    /// Making a task ready and queueing it locally: deciding where it goes, and the
+    /// finish of the task that made it ready (its versions published and released),
+    /// which is charged here as that task activates its successors.
     pub activate_ns: u64,
     /// Extra cost of transferring a task to another worker's mailbox.
     pub push_ns: u64,
@@ -88,6 +91,15 @@ pub struct Costs {
     pub wake_ns: u64,
     /// Allocating one buffer from a node's pool.
     pub alloc_ns: u64,
+    /// What a task declaring no access pays of `task_create_ns`, `activate_ns` and
+    /// `task_start_ns`, in percent: such a task takes the runtime's lean path (no
+    /// binding, no registration, no release).
+    pub lean_task_percent: u64,
+    /// What a replayed task pays of `task_create_ns`, `activate_ns` and
+    /// `task_start_ns`, in percent, whatever it declares, and it pays no `alloc_ns`: a
+    /// replay analyses no dependence and allocates nothing per task (a counter per task,
+    /// a list of successors, the recorded home).
+    pub replay_task_percent: u64,
     /// Sweeps over the victims an idle worker makes before it sleeps (the `threads`
     /// engine's `SPIN_ROUNDS`).
     pub spin_rounds: u32,
@@ -179,13 +191,51 @@ pub const KERNEL_OPS: &[KernelOps] = &[
     },
 ];
 
-/// Runtime costs. Task creation, activation, start and allocation add up to 1450 ns,
-/// matching `cargo run --release -p locus-bench --example overhead -- 1x1 dsa-base` on
-/// a 2-core, one-node machine shared with other builds: 1464 ns per task
-/// for one worker, which pays every runtime cost of a task and nothing else; the split
-/// among the four is an estimate. Steal attempts, the spin pause and the wake-up latency
-/// are estimates (an uncontended cache-line transfer; one `sched_yield`; a futex wake-up
-/// of a sleeping thread), not measured yet; README, "Where the constants come from".
+/// Which of the runtime's task paths a task takes, for its costs per task
+/// ([`Costs::per_task_ns`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskPath {
+    /// Submitted, made ready and started by the dynamic path: every cost.
+    Full,
+    /// A task declaring no access, by the dynamic path's lean path:
+    /// [`Costs::lean_task_percent`] of each cost.
+    Lean,
+    /// A task of a replayed graph (docs/guide.md, "Recorded graphs"):
+    /// [`Costs::replay_task_percent`] of each cost.
+    Replayed,
+}
+
+impl TaskPath {
+    /// The path of a task that declares `accesses` accesses and is replayed or not.
+    pub fn of(accesses: usize, replayed: bool) -> Self {
+        if replayed {
+            TaskPath::Replayed
+        } else if accesses == 0 {
+            TaskPath::Lean
+        } else {
+            TaskPath::Full
+        }
+    }
+}
+
+/// Runtime costs. Task creation, activation and start add up to 370 ns, the median wall
+/// time per task of the overhead graph on one worker under `dsa-base`, 368 ns (`dsa-opt`:
+/// 364 ns), which pays every runtime cost of a task and nothing else. They split it as
+/// callgrind splits a chain task's instructions (one worker, `dsa-opt`, inclusive costs):
+/// submission 38%, start 38%, finish with the successor's activation 24%. A task
+/// declaring nothing pays 31% of each: 920 instructions against a chain task's 2,959.
+/// A replayed task pays 8% of each, whatever it declares: a replayed chain task costs 213
+/// instructions against a dynamic one's 2,521 (`replay-chain` and `chain` under
+/// `scripts/task-cost.py`, one worker, `dsa-opt`, the same commit `6c2d4d8`; a replayed
+/// empty task costs the same 213).
+/// `scripts/sim-task-costs.py` measures and prints them (7 alternating runs of
+/// `locus run overhead --topology 1x1 --config dsa-base` and `dsa-opt`; 2-core AMD EPYC
+/// KVM guest, 2026-11-28); docs/performance.md, "The simulator's costs per task", gives
+/// the callgrind commands. `alloc_ns`, a pool's free list, is not measured apart: it is
+/// the earlier estimate (200 ns of an earlier 1,464 ns per task) scaled by the same
+/// ratio. Steal attempts, the spin pause and the wake-up latency are estimates (an
+/// uncontended cache-line transfer; one `sched_yield`; a futex wake-up of a sleeping
+/// thread), not measured yet; README, "Where the constants come from".
 const OPTERON: Costs = Costs {
     node_bandwidth_gb_s: 25.6,
     link_bandwidth_gb_s: 38.4,
@@ -203,14 +253,16 @@ const OPTERON: Costs = Costs {
     ops_per_cycle: 1.0,
     kernel_ops: KERNEL_OPS,
     compute_ps_per_byte: 250,
-    task_create_ns: 600,
-    activate_ns: 150,
+    task_create_ns: 140,
+    activate_ns: 90,
     push_ns: 100,
-    task_start_ns: 500,
+    task_start_ns: 140,
     steal_attempt_ns: 50,
     yield_ns: 200,
     wake_ns: 20_000,
-    alloc_ns: 200,
+    alloc_ns: 50,
+    lean_task_percent: 31,
+    replay_task_percent: 8,
     spin_rounds: 64,
     mailbox_capacity: 1024,
 };
@@ -339,6 +391,16 @@ impl Costs {
     /// in flight times the line size over the latency (Little's law).
     pub fn core_bandwidth_gb_s(&self, latency_ns: f64) -> f64 {
         f64::from(self.outstanding_lines) * f64::from(self.line_bytes) / latency_ns
+    }
+
+    /// The runtime cost `ns` (`task_create_ns`, `activate_ns` or `task_start_ns`) of a
+    /// task taking `path`.
+    pub fn per_task_ns(&self, ns: u64, path: TaskPath) -> u64 {
+        match path {
+            TaskPath::Full => ns,
+            TaskPath::Lean => ns * self.lean_task_percent / 100,
+            TaskPath::Replayed => ns * self.replay_task_percent / 100,
+        }
     }
 
     /// Compute time, in ns, of a task named `name` declaring `bytes` (without a cost

@@ -33,6 +33,7 @@ use locus::engine::{
 use locus::observe::{
     guarded, Both, EngineView, Observer, Ready, TaskBytes, TaskSpan, TraceRecorder,
 };
+use locus::sched::Domain;
 use locus::{Error, Topology};
 use locus_mem::pool::Pools;
 use locus_topo::NodeId;
@@ -41,7 +42,7 @@ use rand::SeedableRng;
 
 use crate::builder::{BodiesChoice, Sim};
 use crate::cache::Caches;
-use crate::costs::Costs;
+use crate::costs::{Costs, TaskPath};
 use crate::events::EventQueue;
 use crate::memory::{rate_of, Memory, Path, UNITS_PER_BYTE};
 use crate::probe::{Probe, Span, Summary};
@@ -304,6 +305,8 @@ struct Meta {
     ready_ns: u64,
     /// Declares no access: a control program, whose body always runs.
     control: bool,
+    /// The runtime path it takes, for its costs per task.
+    path: TaskPath,
     /// Buffers its start will allocate (outputs with deferred allocation, initial
     /// versions read first).
     allocs: u64,
@@ -338,6 +341,9 @@ enum Event {
     FlowEnd { node: usize, epoch: u64 },
     /// A worker's task ends.
     End { worker: usize },
+    /// A worker waiting in a body has paid for what that body and the tasks it helped
+    /// did so far (`Machine::catch_up`): nothing happens, time reaches it.
+    Paid,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -381,6 +387,9 @@ struct Running {
 struct WorkerState {
     activity: Activity,
     running: Option<Running>,
+    /// When the worker is done with the `finish` of the last task it ran (activating
+    /// its successors costs it time after the task's end).
+    finished_at: u64,
 }
 
 struct State {
@@ -397,10 +406,14 @@ struct State {
     last_end: u64,
     summary: Summary,
     spans: Option<Vec<Span>>,
-    /// When each submitted, not yet activated task was created, by task address: a
-    /// task cannot become ready before its creation, even if its inputs were produced
-    /// earlier in simulated time. Only looked up and removed, never iterated.
-    created_at: std::collections::HashMap<usize, u64>,
+    /// When each submitted, not yet activated task was created, and what its creation
+    /// was charged, by task address: a task cannot become ready before its creation,
+    /// even if its inputs were produced earlier in simulated time. Only looked up and
+    /// removed, never iterated.
+    created_at: std::collections::HashMap<usize, (u64, u64)>,
+    /// The run has activated a replayed task: it is a replay's run, whose control
+    /// program submits replayed tasks only, each charged the replay's creation.
+    replaying: bool,
 }
 
 /// The code of a task (its body, or its `finish`) running inline: whose it is and the
@@ -477,6 +490,7 @@ impl Machine {
                 .map(|_| WorkerState {
                     activity: Activity::Searching,
                     running: None,
+                    finished_at: 0,
                 })
                 .collect(),
             queues: Model::new(&shared.worker_node, nodes),
@@ -499,6 +513,7 @@ impl Machine {
             summary: Summary::default(),
             spans: keep_spans.then(Vec::new),
             created_at: std::collections::HashMap::new(),
+            replaying: false,
         };
         Machine {
             shared,
@@ -518,6 +533,7 @@ impl Machine {
             spawned: false,
             ready_ns: 0,
             control: true,
+            path: TaskPath::Lean,
             allocs: 0,
         };
         st.queues.sent(Queue::Private(0));
@@ -557,6 +573,7 @@ impl Machine {
             Event::Memory { worker } => self.start_flows(worker),
             Event::FlowEnd { node, epoch } => self.flow_end(node, epoch),
             Event::End { worker } => self.end(worker),
+            Event::Paid => {}
         }
         true
     }
@@ -741,7 +758,7 @@ impl Machine {
         self.inline.borrow_mut().push(Inline {
             worker: w,
             task: meta.id,
-            cursor: now + costs.task_start_ns,
+            cursor: now + costs.per_task_ns(costs.task_start_ns, meta.path),
             in_body: true,
         });
         let worker = SimWorker {
@@ -760,7 +777,14 @@ impl Machine {
             .borrow_mut()
             .pop()
             .expect("the frame pushed above");
-        let ready_at = frame.cursor + meta.allocs * costs.alloc_ns;
+        // A replay allocates no buffer per task: its rotated versions' buffers were
+        // allocated once, at its first iteration (docs/guide.md, "Recorded graphs").
+        let allocs = if meta.path == TaskPath::Replayed {
+            0
+        } else {
+            meta.allocs
+        };
+        let ready_at = frame.cursor + allocs * costs.alloc_ns;
         let mut st = self.state.borrow_mut();
         let Some(started) = started else {
             // The job was taken already: nothing to run.
@@ -999,7 +1023,9 @@ impl Machine {
             .borrow_mut()
             .pop()
             .expect("the frame pushed above");
-        self.state.borrow_mut().events.push(
+        let mut st = self.state.borrow_mut();
+        st.workers[w].finished_at = frame.cursor;
+        st.events.push(
             frame.cursor,
             Event::Look {
                 worker: w,
@@ -1018,12 +1044,25 @@ impl Machine {
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("activation from inline code");
         debug_assert_eq!(frame.worker, w);
-        frame.cursor += costs.activate_ns;
+        // Only a replay submits tasks with a home (`Domain::Home`): the run is a
+        // replay's, whose control program submits nothing else (`submitted`).
+        let replayed = matches!(ready.affinity, Some((Domain::Home(_), _)));
+        let path = TaskPath::of(ready.accesses.len(), replayed);
         let mut st = self.state.borrow_mut();
         let st = &mut *st;
-        let created = st
+        st.replaying |= replayed;
+        let mut created = st
             .created_at
             .remove(&(&*task as *const locus::engine::Task as usize));
+        if let Some((at, charged)) = created.filter(|&(at, _)| at == frame.cursor) {
+            // Submitted just now in this frame (`submitted` cannot see the task's
+            // declarations or hint): a task declaring nothing was submitted by the lean
+            // path, the first replayed task of a run by the replay's.
+            let refund = charged.saturating_sub(costs.per_task_ns(costs.task_create_ns, path));
+            frame.cursor -= refund;
+            created = Some((at - refund, charged));
+        }
+        frame.cursor += costs.per_task_ns(costs.activate_ns, path);
         let bytes: u64 = ready.accesses.iter().map(|a| a.bytes).sum();
         st.summary.declared_bytes += bytes;
         let id = st.next_id;
@@ -1034,6 +1073,7 @@ impl Machine {
             spawned: frame.in_body,
             ready_ns: 0,
             control: ready.accesses.is_empty(),
+            path,
             allocs: ready.accesses.iter().filter(|a| a.node.is_none()).count() as u64,
         };
         let mut view = st.queues.view(w, &mut st.rng, &shared.charges);
@@ -1047,7 +1087,7 @@ impl Machine {
         let effects = view.done();
         let at = frame.cursor;
         frame.cursor += effects.spent;
-        self.carry_out(st, at, created.unwrap_or(0), effects);
+        self.carry_out(st, at, created.map_or(0, |(at, _)| at), effects);
     }
 
     /// A body (or the control program) on worker `w` submitted `task`: the creation
@@ -1056,11 +1096,24 @@ impl Machine {
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("submission from inline code");
         debug_assert_eq!(frame.worker, w);
-        frame.cursor += self.shared.costs.task_create_ns;
-        self.state
-            .borrow_mut()
-            .created_at
-            .insert(task as *const locus::engine::Task as usize, frame.cursor);
+        // A task declaring nothing, which takes the lean path, or the first replayed
+        // task of a run, is activated next in this frame, which gives the difference
+        // back (`activate`).
+        let mut st = self.state.borrow_mut();
+        let path = if st.replaying {
+            TaskPath::Replayed
+        } else {
+            TaskPath::Full
+        };
+        let charged = self
+            .shared
+            .costs
+            .per_task_ns(self.shared.costs.task_create_ns, path);
+        frame.cursor += charged;
+        st.created_at.insert(
+            task as *const locus::engine::Task as usize,
+            (frame.cursor, charged),
+        );
     }
 
     /// A body on worker `w` waits for the submission window: simulated time goes on
@@ -1069,6 +1122,7 @@ impl Machine {
     /// helping worker does.
     fn help_while(self: &Rc<Self>, w: usize, blocked: &dyn Fn() -> bool) {
         while blocked() {
+            self.catch_up(w);
             // Between two events, a worker waiting in the outermost body it runs (a
             // control program throttled by the window) takes the work of its own queues
             // (tasks only it may run among them: strict hints, its mailbox) as the
@@ -1099,10 +1153,39 @@ impl Machine {
                 break;
             }
         }
-        let now = self.state.borrow().now;
+        let (now, finished_at) = {
+            let st = self.state.borrow();
+            (st.now, st.workers[w].finished_at)
+        };
         let mut inline = self.inline.borrow_mut();
         let frame = inline.last_mut().expect("helping from inline code");
-        frame.cursor = frame.cursor.max(now);
+        frame.cursor = frame.cursor.max(now).max(finished_at);
+    }
+
+    /// Before worker `w`, waiting in a body, takes another task, simulated time reaches
+    /// what it has paid for: the body's work so far (its submissions) and the `finish`
+    /// of the last task it helped. One worker thread submits and runs tasks in turn
+    /// (the `threads` engine's waiting worker helps on its own thread): a task it helps
+    /// starts after its submissions, never beside them. Other workers' events up to
+    /// then happen meanwhile.
+    fn catch_up(self: &Rc<Self>, w: usize) {
+        let paid = {
+            let inline = self.inline.borrow();
+            let frame = inline.last().expect("helping from inline code");
+            debug_assert_eq!(frame.worker, w);
+            let mut st = self.state.borrow_mut();
+            let paid = frame.cursor.max(st.workers[w].finished_at);
+            if paid <= st.now {
+                return;
+            }
+            st.events.push(paid, Event::Paid);
+            paid
+        };
+        while self.state.borrow().now < paid {
+            if !self.step() {
+                break;
+            }
+        }
     }
 
     /// A task of worker `w`'s own queues and its node's (no stealing), taken now.

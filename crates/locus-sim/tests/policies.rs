@@ -412,7 +412,7 @@ fn deferred_allocation_writes_locally_wherever_the_writer_runs() {
 // Hierarchical stealing
 // ---------------------------------------------------------------------------------
 
-/// One generator per node, pinned to the node's first worker, spawns `per_node` tasks
+/// One generator per node, pinned to the node's last worker, spawns `per_node` tasks
 /// that each write 64 KiB; under immediate allocation the outputs are on the
 /// generator's node, so a task is local exactly when a worker of that node runs it.
 /// The other workers only steal.
@@ -425,13 +425,15 @@ fn generators(rt: &Runtime, per_node: usize) -> Report {
                 .collect()
         })
         .collect();
-    let first_worker = |n: usize| rt.worker_nodes().iter().position(|&m| m == n).unwrap();
+    // The node's last worker: worker 0 runs the root first, and a generator waiting
+    // for it would leave its node's workers idle, stealing from other nodes.
+    let last_worker = |n: usize| rt.worker_nodes().iter().rposition(|&m| m == n).unwrap();
     let report = rt
         .run(|s| {
             for (n, outs) in outs.iter().enumerate() {
                 let outs = outs.clone();
                 s.task(format!("gen-{n}"), ())
-                    .affinity(Affinity::worker(first_worker(n)).strict())
+                    .affinity(Affinity::worker(last_worker(n)).strict())
                     .spawn_control(move |ctx| {
                         for (k, out) in outs.iter().enumerate() {
                             ctx.scope()

@@ -4,6 +4,7 @@
 
 use locus::engine::Bodies;
 use locus::{Config, Data, Runtime, Topology};
+use locus_sim::costs::{Costs, TaskPath};
 use locus_sim::Sim;
 
 fn runtime(spec: &str, sim: Option<Sim>) -> Runtime {
@@ -91,4 +92,78 @@ fn replayed_stencils_verify_in_the_simulator_and_run_with_skipped_bodies() {
     };
     assert_eq!(report.tasks, 6);
     assert!(report.locality.r_loc_rt > 0.0);
+}
+
+/// Simulated ns per task of 10 iterations of 64 tasks, each writing a datum of its own,
+/// on one worker with a window of 16 and `costs`: replayed (`replay` true) or submitted
+/// by a dynamic run.
+fn one_worker_ns_per_task(costs: Costs, replay: bool) -> f64 {
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("1x1").unwrap())
+        .config(Config::DsaOpt)
+        .window(16)
+        .engine(Sim::new().costs(costs))
+        .build()
+        .unwrap();
+    let data: Vec<Data<u64>> = (0..64).map(|k| rt.data(format!("d{k}"), 1)).collect();
+    let iterations = 10;
+    let report = if replay {
+        let mut g = rt
+            .record("writes", |r| {
+                for d in &data {
+                    r.spawn("write", d.write(), |it, v| v[0] = it.index())?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        rt.replay(&mut g, iterations).unwrap()
+    } else {
+        let finished = rt
+            .run(|s| -> Result<(), locus::Error> {
+                for i in 0..iterations {
+                    for d in &data {
+                        s.task("write", d.write()).spawn(move |_, v| v[0] = i)?;
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        finished.value.unwrap();
+        finished.report
+    };
+    assert_eq!(report.tasks, iterations * 64);
+    for d in &data {
+        assert_eq!(rt.fetch(d).unwrap(), vec![iterations - 1]);
+    }
+    report.wall_s * 1e9 / report.tasks as f64
+}
+
+/// A replayed task costs the runtime what a replay costs (`replay_task_percent` of the
+/// costs per task: no dependence analysis, no allocation), not what the dynamic path
+/// costs: on one worker, which pays every cost in turn, a replayed graph's time per task
+/// is that share of the dynamic run's costs, with no buffer allocated, plus the few
+/// bytes each task writes. The
+/// share is set here (10%), apart from the measured one.
+#[test]
+fn replayed_tasks_pay_the_replays_cost_per_task() {
+    let c = Costs {
+        replay_task_percent: 10,
+        ..Costs::default()
+    };
+    let full = c.task_create_ns + c.activate_ns + c.task_start_ns;
+    let replayed = [c.task_create_ns, c.activate_ns, c.task_start_ns]
+        .iter()
+        .map(|&ns| c.per_task_ns(ns, TaskPath::Replayed))
+        .sum::<u64>() as f64;
+    let dynamic = one_worker_ns_per_task(c, false);
+    let replay = one_worker_ns_per_task(c, true);
+    // What a task moves and computes (8 bytes written) is the same in both runs; the
+    // dynamic run also allocates each output's buffer as its task starts, which a
+    // replay does once, at its first iteration.
+    let work = dynamic - full as f64 - c.alloc_ns as f64;
+    assert!((0.0..10.0).contains(&work), "dynamic {dynamic} ns per task");
+    assert!(
+        (replay - replayed - work).abs() < 5.0,
+        "replay {replay} ns per task, {replayed} + {work} expected"
+    );
 }

@@ -526,3 +526,119 @@ fn waits_nested_deeper_than_the_stack_allows_fail_the_run() {
     }
     assert!(Runtime::builder().worker_stack_size(4096).build().is_err());
 }
+
+/// Makespan of 200 tasks of no cost on one worker, each declaring nothing or writing a
+/// datum of its own, with tasks declaring nothing charged `lean_task_percent` of the
+/// runtime's costs per task.
+fn lean_makespan(lean_task_percent: u64, declare: bool) -> u64 {
+    let probe = Probe::new();
+    let costs = Costs {
+        lean_task_percent,
+        ..Costs::default()
+    };
+    let rt = runtime(
+        "1x1",
+        Config::DsaBase,
+        Sim::new().costs(costs).probe(probe.clone()),
+    );
+    let data: Vec<_> = (0..200)
+        .map(|i| rt.data::<u64>(&format!("d{i}"), 1))
+        .collect();
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for d in &data {
+                if declare {
+                    s.task("write", d.write()).cost(0).spawn(|_, v| v[0] = 1)?;
+                } else {
+                    s.task("nothing", ()).cost(0).spawn(|_, ()| ())?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    finished.value.unwrap();
+    assert_eq!(finished.report.tasks, 200);
+    probe.summary().makespan_ns
+}
+
+/// A task declaring nothing takes the runtime's lean path (docs/performance.md): the
+/// simulator charges it `lean_task_percent` of a task's creation, activation and start,
+/// and a task declaring data all of them.
+#[test]
+fn tasks_declaring_nothing_pay_the_lean_share_of_the_costs_per_task() {
+    let full = lean_makespan(100, false);
+    let lean = lean_makespan(31, false);
+    assert!(
+        lean * 100 <= full * 40 && lean * 100 >= full * 25,
+        "lean {lean} ns, full {full} ns"
+    );
+    // Tasks declaring data pay the full costs: only the root, which declares nothing,
+    // starts by the lean path.
+    let start = Costs::default().task_start_ns;
+    assert_eq!(
+        lean_makespan(100, true) - lean_makespan(31, true),
+        start - start * 31 / 100
+    );
+}
+
+/// Makespan and tasks of `tasks` tasks of no cost on one worker with a window of 16,
+/// each declaring nothing (`chain` false) or reading and writing one of two data in
+/// turn (two chains interleaved: a task's finish makes the next but one ready while the
+/// next is queued already), with
+/// every runtime cost per task charged in full (no lean share) and no allocation cost.
+fn one_worker_makespan(tasks: usize, chain: bool) -> u64 {
+    let probe = Probe::new();
+    let costs = Costs {
+        lean_task_percent: 100,
+        alloc_ns: 0,
+        ..Costs::default()
+    };
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("1x1").unwrap())
+        .config(Config::DsaBase)
+        .window(16)
+        .engine(Sim::new().costs(costs).probe(probe.clone()))
+        .build()
+        .unwrap();
+    let d = [rt.data::<u64>("a", 1), rt.data::<u64>("b", 1)];
+    let finished = rt
+        .run(|s| -> Result<(), locus::Error> {
+            for i in 0..tasks {
+                if chain {
+                    s.task("step", d[i % 2].read_write())
+                        .cost(0)
+                        .spawn(|_, v| v[0] += 1)?;
+                } else {
+                    s.task("nothing", ()).cost(0).spawn(|_, ()| ())?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    finished.value.unwrap();
+    assert_eq!(finished.report.tasks, tasks as u64);
+    probe.summary().makespan_ns
+}
+
+/// One worker both submits the tasks and runs them, one thing at a time, as the
+/// `threads` engine's one thread does: its time per task is the sum of the costs per
+/// task (creation, activation, start), never less. The root's submissions and the tasks
+/// its worker helps with while the window is full do not overlap, nor does a helped
+/// task's finish (activating its successor) and the next task it takes.
+#[test]
+fn one_worker_pays_every_cost_per_task_in_turn() {
+    let c = Costs::default();
+    let per_task = c.task_create_ns + c.activate_ns + c.task_start_ns;
+    for chain in [false, true] {
+        let tasks = 400;
+        let makespan = one_worker_makespan(tasks, chain);
+        let expected = tasks as u64 * per_task;
+        // Beyond the costs per task: the root's start, and for the chain the few bytes
+        // each task moves.
+        let slack = if chain { tasks as u64 * 40 } else { 0 } + c.task_start_ns;
+        assert!(
+            makespan >= expected && makespan <= expected + slack,
+            "chain {chain}: {makespan} ns for {tasks} tasks, {per_task} ns each expected"
+        );
+    }
+}
