@@ -341,6 +341,25 @@ fn tasks_waiting_in_a_taskwait_do_not_stop_new_tasks_from_being_deferred() {
     }
 }
 
+/// A `liblocus_omp.so` on an inherited `LD_LIBRARY_PATH` (cargo's holds
+/// `target/<profile>`, where an older copy may lie) does not shadow the runtime of the
+/// build `locus omp` belongs to: here it is not even a library, and the program runs.
+#[test]
+fn a_runtime_on_an_inherited_library_path_does_not_shadow_the_builds_own() {
+    let Some(bin) = build("deep") else {
+        return;
+    };
+    let decoy = common::omp::scratch("gcc").join("decoy");
+    std::fs::create_dir_all(&decoy).unwrap();
+    std::fs::write(decoy.join("liblocus_omp.so"), b"not a library").unwrap();
+    let o = locus_env(
+        &["omp", "--threads", "1", "--", bin.to_str().unwrap()],
+        &[("LD_LIBRARY_PATH", decoy.to_str().unwrap())],
+    );
+    let out = ok_stdout(&o, "with a decoy on LD_LIBRARY_PATH");
+    assert!(out.ends_with("ok\n"), "{out}");
+}
+
 fn migration_report(migration: &str) -> serde_json::Value {
     let bin = build("migration").expect("gcc");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("omp");

@@ -6,7 +6,8 @@
 //! (`libgomp.so.1`: gcc's ABI; `libomp.so.5` or `libomp.so`: clang's), finds the
 //! directory holding Locus's library of that name (and the `liblocus_omp.so` both
 //! forward to), puts it first on `LD_LIBRARY_PATH` (which ld.so searches before a clang
-//! binary's RUNPATH), passes the settings as environment variables (`locus_omp::env`; a
+//! binary's RUNPATH; in a build's tree, the `deps/` holding `liblocus_omp.so` follows
+//! it, before any inherited entry), passes the settings as environment variables (`locus_omp::env`; a
 //! program run without the command reads them too), runs the program and exits with its
 //! status (128 + the signal's number when a signal ended it).
 //!
@@ -89,7 +90,15 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let dir = library_dir(library)?;
     let mut cmd = Command::new(program);
     cmd.args(rest);
-    let mut path = dir.into_os_string();
+    let mut path = dir.clone().into_os_string();
+    let deps = dir.join("../deps");
+    if !dir.join(env::RUNTIME_FILE).is_file() && deps.join(env::RUNTIME_FILE).is_file() {
+        // The runtime the libraries forward to, in a build's tree: their RUNPATH names
+        // it, but ld.so searches an inherited LD_LIBRARY_PATH first, and cargo's holds
+        // `target/<profile>`, where an older copy of it may lie.
+        path.push(":");
+        path.push(deps.canonicalize().unwrap_or(deps));
+    }
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
         path.push(":");
         path.push(old);
