@@ -24,11 +24,12 @@ pub(crate) const MONOTONIC: u64 = 0x8000_0000;
 /// Queued deferred tasks (handed to Locus, not started) per team member beyond which a
 /// new task without dependences runs at once in its creator. A recursive program (BOTS
 /// uts, fib) then keeps a few tasks per member for idle members to take, and the rest
-/// cost a function call. Counting queued tasks, not pending ones as GNU libgomp does
-/// (its `64 * nthreads`), keeps work to take while a member runs a deep recursion:
-/// tasks started and waiting in a taskwait are pending, and would throttle every task
-/// while the queues are empty. 16 ran BOTS fib, health, nqueens and uts fastest on two
-/// threads among 8, 16, 32 and 64 (`docs/performance.md`, "OpenMP tasks").
+/// cost a few hundred instructions. Counting queued tasks, not pending ones as GNU
+/// libgomp does (its `64 * nthreads`), keeps work to take while a member runs a deep
+/// recursion: tasks started and waiting in a taskwait are pending, and would throttle
+/// every task while the queues are empty. Among 8, 16, 32 and 64 on two threads, 16 ran
+/// BOTS uts fastest and 8 did as well on the others (`docs/performance.md`, "OpenMP
+/// tasks on Locus's runtime").
 pub(crate) const DEFAULT_THROTTLE: usize = 16;
 
 /// The process's OpenMP runtime.

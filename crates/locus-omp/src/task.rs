@@ -118,20 +118,32 @@ impl TaskNode {
     /// Makes a node that nothing else holds the node of a new task, as [`TaskNode::new`]
     /// makes one, keeping its records' memory.
     pub fn renew(&mut self, final_: bool, group: Option<Arc<Group>>, run_sched: u64) {
-        *self.children.get_mut() = 0;
-        let deps = self.deps.get_mut().unwrap_or_else(|p| p.into_inner());
+        // Every field named, so that one added to the node is reset here too.
+        let TaskNode {
+            children,
+            deps,
+            recorded,
+            final_: old_final,
+            group: old_group,
+            preds,
+            succ,
+            job,
+            run_sched: old_run_sched,
+        } = self;
+        *children.get_mut() = 0;
+        let deps = deps.get_mut().unwrap_or_else(|p| p.into_inner());
         if !deps.is_empty() {
             deps.clear();
         }
-        *self.recorded.get_mut() = false;
-        self.final_ = final_;
-        self.group = group;
-        *self.preds.get_mut() = 1;
-        let succ = self.succ.get_mut().unwrap_or_else(|p| p.into_inner());
+        *recorded.get_mut() = false;
+        *old_final = final_;
+        *old_group = group;
+        *preds.get_mut() = 1;
+        let succ = succ.get_mut().unwrap_or_else(|p| p.into_inner());
         succ.done = false;
         succ.list.clear();
-        *self.job.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.run_sched.get_mut() = run_sched;
+        *job.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        *old_run_sched.get_mut() = run_sched;
     }
 
     /// The task's run-sched-var. Only the thread running the task reads or sets it.
@@ -249,7 +261,7 @@ pub(crate) struct InlineArg([std::mem::MaybeUninit<u8>; InlineArg::BYTES]);
 
 impl InlineArg {
     const BYTES: usize = 48;
-    const ALIGN: usize = 16;
+    const ALIGN: usize = std::mem::align_of::<InlineArg>();
 }
 
 // SAFETY: the task's function and its private copy of the argument (or clang's task

@@ -91,8 +91,7 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     let mut cmd = Command::new(program);
     cmd.args(rest);
     let mut path = dir.clone().into_os_string();
-    let deps = dir.join("../deps");
-    if !dir.join(env::RUNTIME_FILE).is_file() && deps.join(env::RUNTIME_FILE).is_file() {
+    if let Some(deps) = runtime_dir(&dir).filter(|d| *d != dir) {
         // The runtime the libraries forward to, in a build's tree: their RUNPATH names
         // it, but ld.so searches an inherited LD_LIBRARY_PATH first, and cargo's holds
         // `target/<profile>`, where an older copy of it may lie.
@@ -150,6 +149,14 @@ pub fn main(args: &Args) -> Result<(), Failure> {
     std::process::exit(code)
 }
 
+/// Where the `liblocus_omp.so` of the libraries in `dir` lies: beside them (an
+/// installation), or in `../deps` (a build's tree, where cargo puts it).
+fn runtime_dir(dir: &Path) -> Option<PathBuf> {
+    [dir.to_path_buf(), dir.join("../deps")]
+        .into_iter()
+        .find(|d| d.join(env::RUNTIME_FILE).is_file())
+}
+
 /// The directory holding Locus's `library` (`libgomp.so.1` or `libomp.so.5`) and
 /// `liblocus_omp.so`.
 pub(crate) fn library_dir(library: &str) -> Result<PathBuf, Failure> {
@@ -168,11 +175,7 @@ pub(crate) fn library_dir(library: &str) -> Result<PathBuf, Failure> {
     }
     candidates
         .iter()
-        .find(|d| {
-            d.join(library).is_file()
-                && (d.join(env::RUNTIME_FILE).is_file()
-                    || d.join("../deps").join(env::RUNTIME_FILE).is_file())
-        })
+        .find(|d| d.join(library).is_file() && runtime_dir(d).is_some())
         .map(|d| d.canonicalize().unwrap_or_else(|_| d.clone()))
         .ok_or_else(|| {
             let looked: Vec<String> = candidates.iter().map(|d| d.display().to_string()).collect();

@@ -437,13 +437,11 @@ impl Mechanism {
                 "the declared bytes are those the description lists"
             );
             if push.below_threshold(input, output) {
-                // What `place` decides for it, without describing where its bytes lie:
-                // `route` of `Placement::Local(KeepReason::BelowThreshold)`.
+                // What `place` decides for it, without describing where its bytes lie.
                 let node = self.worker_node[q.me()];
                 task.set_preferred_node(node);
                 let task = into(task.into_task());
-                q.record(&task, EngineEvent::PushKeptLocal);
-                return self.keep(q, task);
+                return self.keep_local(q, KeepReason::BelowThreshold, task);
             }
         }
         let ready = task.describe(self.needs_accesses(task.has_affinity()));
@@ -520,12 +518,7 @@ impl Mechanism {
     ) -> Queue {
         let pushed = decided == Decided::ByPolicy;
         match placement {
-            Placement::Local(reason) => {
-                if reason == KeepReason::BelowThreshold {
-                    q.record(&task, EngineEvent::PushKeptLocal);
-                }
-                self.keep(q, task)
-            }
+            Placement::Local(reason) => self.keep_local(q, reason, task),
             Placement::Node(node) => {
                 if pushed {
                     q.record(&task, EngineEvent::PushAttempted);
@@ -573,6 +566,16 @@ impl Mechanism {
                 self.announce(q, Queue::Global(q.me()))
             }
         }
+    }
+
+    /// Carries [`Placement::Local`] out: keeps the task, counting one kept below the
+    /// push threshold.
+    #[inline(always)]
+    fn keep_local<Q: Queues>(&self, q: &mut Q, reason: KeepReason, task: Q::Task) -> Queue {
+        if reason == KeepReason::BelowThreshold {
+            q.record(&task, EngineEvent::PushKeptLocal);
+        }
+        self.keep(q, task)
     }
 
     /// Keeps a task on the activator: as its next task when it is finishing a task and
