@@ -66,21 +66,33 @@ fn for_each_leaf_access<'a>(
     bindings: &'a [Binding],
     mut f: impl FnMut(&'a Binding, Touched<'a>, bool),
 ) {
+    // One plain binding, the task of most graphs, is its own only leaf.
+    if let [b] = bindings {
+        if b.is_plain() {
+            return leaf_accesses(b, &mut f);
+        }
+    }
     for b in bindings
         .iter()
         .filter(|b| !b.weak)
         .flat_map(Binding::leaves)
     {
-        if b.mode.reads() {
-            f(b, Touched::Version(b.read()), true);
-        }
-        if b.mode.writes() {
-            f(b, Touched::Version(b.output()), false);
-        }
-        if let Kind::Reduction(r) = &b.kind {
-            for input in [true, false] {
-                f(b, Touched::Reduction(r), input);
-            }
+        leaf_accesses(b, &mut f);
+    }
+}
+
+/// [`for_each_leaf_access`] for one leaf binding `b`.
+#[inline(always)]
+fn leaf_accesses<'a>(b: &'a Binding, f: &mut impl FnMut(&'a Binding, Touched<'a>, bool)) {
+    if b.mode.reads() {
+        f(b, Touched::Version(b.read()), true);
+    }
+    if b.mode.writes() {
+        f(b, Touched::Version(b.output()), false);
+    }
+    if let Kind::Reduction(r) = &b.kind {
+        for input in [true, false] {
+            f(b, Touched::Reduction(r), input);
         }
     }
 }

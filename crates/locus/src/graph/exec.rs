@@ -403,7 +403,10 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         completion,
         ..
     } = started;
-    drop(hints);
+    // Most tasks have no hints: the test is inlined, the drop is not.
+    if let Some(hints) = hints {
+        drop(hints);
+    }
     // The parent to notify: a task is complete once its body and its children are,
     // and its completion may complete its parent, and so on up.
     let mut parent = match task.domain.get() {

@@ -344,6 +344,11 @@ where
     Ok(())
 }
 
+/// How many tasks a root that found the window full lets finish before it submits
+/// again. Small, so that the versions and task records the tasks it runs free are
+/// still on its thread's free lists (`version::spare::KEPT`) when it submits the next.
+const WINDOW_REFILL: usize = 6;
+
 /// Counts a task in its run, once its submitter has waited for room in the window if
 /// its scope waits (`throttle`), helping meanwhile; `control`: a control task.
 #[inline(always)]
@@ -354,8 +359,13 @@ fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: boo
         let over = || run.outstanding() > window && !run.is_failed();
         match throttle {
             // The root waits for room (`RuntimeBuilder::window`): no task waits for the
-            // root's outputs, so whatever fills the window can finish without it.
-            Throttle::Wait if over() => ex.help_while(&over),
+            // root's outputs, so whatever fills the window can finish without it. It
+            // helps until [`WINDOW_REFILL`] tasks have room, not one: its submissions
+            // and its helping alternate in runs, not task by task.
+            Throttle::Wait if over() => {
+                let low = window.saturating_sub(WINDOW_REFILL - 1).max(1);
+                ex.help_while(&|| run.outstanding() > low && !run.is_failed())
+            }
             // A control task helps while there is work to help with, and goes on when
             // there is none: tasks waiting for its tokens could fill the window.
             Throttle::Help if over() => ex.help_while_work(&over),

@@ -1,6 +1,7 @@
 //! The task record shared by the dependence tracker and the engine.
 
 use std::borrow::Cow;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::hints::Hints;
@@ -63,7 +64,19 @@ pub struct Task {
     pub(crate) parent: Option<TaskRef>,
     /// What the task hands to its children, once its body spawns one. Boxed: most
     /// tasks spawn none, and the record of every task stays small.
-    pub(crate) domain: std::sync::OnceLock<Box<super::domain::ChildDomain>>,
+    /// Dropped by hand ([`Task`]'s `Drop`): the test whether it was set is inlined
+    /// where a task's record is freed.
+    pub(crate) domain: ManuallyDrop<std::sync::OnceLock<Box<super::domain::ChildDomain>>>,
+}
+
+impl Drop for Task {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.domain.get().is_some() {
+            // SAFETY: `domain` is dropped here only, once, as the task is.
+            unsafe { ManuallyDrop::drop(&mut self.domain) }
+        }
+    }
 }
 
 impl Task {
@@ -105,7 +118,7 @@ impl Task {
             preferred: AtomicUsize::new(NO_PREFERENCE),
             state: state(),
             parent,
-            domain: std::sync::OnceLock::new(),
+            domain: ManuallyDrop::new(std::sync::OnceLock::new()),
         })
     }
 
