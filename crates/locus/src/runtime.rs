@@ -250,8 +250,10 @@ impl RuntimeBuilder {
     /// `Option` (`None`: no bound).
     ///
     /// The run's root (the control program given to [`Runtime::run`]) waits for room:
-    /// when the run is over the bound, its next submission runs ready tasks until the
-    /// run is back under it. A control task ([`Scope::spawn_control`]) over the bound
+    /// when the run is over the bound, its next submission runs ready tasks until a
+    /// few tasks (six, or as many as the bound allows) have room under it, so that
+    /// submitting and helping alternate in short runs rather than task by task. A
+    /// control task ([`Scope::spawn_control`]) over the bound
     /// runs ready tasks while it finds some, and goes on submitting when it finds none
     /// (the tasks filling the window may be waiting for its own tokens). Other tasks
     /// spawning children never wait, since their children may need their outputs:

@@ -154,3 +154,40 @@ fn tasks_declaring_nothing_keep_the_window_the_counts_and_the_refusals() {
         }
     });
 }
+
+#[test]
+fn a_root_over_the_window_lets_six_tasks_finish_before_it_submits_again() {
+    // One worker: the root's thread runs every task, so what ran before each
+    // submission is exactly what the root's helping ran.
+    let rt = Runtime::builder()
+        .topology(Topology::from_spec("1x1").unwrap())
+        .window(16)
+        .build()
+        .unwrap();
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut seen = Vec::new();
+    let f = rt
+        .run(|s| {
+            for _ in 0..64 {
+                seen.push(ran.load(std::sync::atomic::Ordering::Relaxed));
+                let ran = ran.clone();
+                s.spawn("t", (), move |_, ()| {
+                    ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                })
+                .unwrap();
+            }
+        })
+        .unwrap();
+    assert_eq!(f.report.tasks, 64);
+    // The first 16 submissions find room; the 17th finds the window full, and its
+    // submitter runs tasks until six have room; then it submits six before the
+    // window is full again.
+    assert!(seen[..17].iter().all(|&n| n == 0), "{seen:?}");
+    let steps: Vec<usize> = seen.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(steps[16..].iter().all(|&d| d == 0 || d == 6), "{seen:?}");
+    assert_eq!(
+        steps[16..].iter().filter(|&&d| d == 6).count(),
+        (64 - 17) / 6 + 1,
+        "{seen:?}"
+    );
+}
