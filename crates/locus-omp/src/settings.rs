@@ -21,8 +21,11 @@ pub(crate) const SCHED_AUTO: u64 = 4;
 /// `omp_sched_monotonic`: the modifier bit of a schedule kind.
 pub(crate) const MONOTONIC: u64 = 0x8000_0000;
 
-/// Queued deferred tasks (handed to Locus, not started) per team member beyond which a
-/// new task without dependences runs at once in its creator. A recursive program (BOTS
+/// Queued deferred tasks (handed to Locus, not started) a team member created, beyond
+/// which a new task it creates without dependences runs at once in it. Each member
+/// counts its own, on a cache line the others do not write, as LLVM's libomp bounds each
+/// thread's own deque: a team-wide count is a line every member writes for every task,
+/// whose transfers between distant cores cost more than the rest of such a task. A recursive program (BOTS
 /// uts, fib) then keeps a few tasks per member for idle members to take, and the rest
 /// cost a few hundred instructions. Counting queued tasks, not pending ones as GNU
 /// libgomp does (its `64 * nthreads`), keeps work to take while a member runs a deep
@@ -44,8 +47,8 @@ pub(crate) struct Omp {
     pub virtual_nodes: bool,
     /// `LOCUS_OMP_AFFINITY=strict`: a task's home node binds it.
     pub strict_home: bool,
-    /// `LOCUS_OMP_THROTTLE`: queued deferred tasks per team member beyond which a new
-    /// task without dependences or affinity runs at once in its creator (0: never).
+    /// `LOCUS_OMP_THROTTLE`: queued deferred tasks a member created beyond which a new
+    /// task it creates without dependences or affinity runs at once in it (0: never).
     pub throttle: usize,
     /// `LOCUS_OMP_MIGRATION`: what a task does with its out/inout memory on another
     /// node (`crate::place::migrate`).

@@ -12,9 +12,9 @@
 //! of its memory as a hint (`crate::place`). An undeferred task (`if(0)`, or created
 //! by a final task, or outside any region) runs at once on its creator, once its
 //! predecessors are complete. So does a task without dependences or affinity created
-//! while its team has many deferred tasks queued and not started (`LOCUS_OMP_THROTTLE`
-//! per member, 16 by default): a recursive program then spawns deferred tasks only as
-//! fast as the team takes them. Such a task runs in a frame on its creator's stack,
+//! while its creator has many deferred tasks queued and not started (`LOCUS_OMP_THROTTLE`,
+//! 16 by default, each member counting those it created): a recursive program then
+//! spawns deferred tasks only as fast as the team takes them. Such a task runs in a frame on its creator's stack,
 //! with the node its creator's frame kept from the last one (`Frame::node_for_child`):
 //! it costs a few hundred instructions and allocates nothing.
 
@@ -339,12 +339,12 @@ fn spawn(ctx: &TaskCtx, mut job: Box<Job>) {
     if let Some(a) = affinity {
         builder = builder.affinity(a);
     }
-    job.team.queued.fetch_add(1, Ordering::Relaxed);
+    job.team.queue(job.thread_num);
     let pending = Unrun(Some(job));
     let spawned = builder.spawn_control(move |ctx| {
         let mut pending = pending;
         if let Some(job) = pending.0.take() {
-            job.team.queued.fetch_sub(1, Ordering::Relaxed);
+            job.team.unqueue(job.thread_num);
             run_job(ctx, job);
         }
     });
@@ -361,7 +361,7 @@ struct Unrun(Option<Box<Job>>);
 impl Drop for Unrun {
     fn drop(&mut self) {
         if let Some(job) = self.0.take() {
-            job.team.queued.fetch_sub(1, Ordering::Relaxed);
+            job.team.unqueue(job.thread_num);
             abandon(job);
         }
     }
@@ -536,14 +536,15 @@ fn is_undeferred(frame: &Frame, if_clause: bool) -> bool {
     !if_clause || frame.task.final_ || frame.ctx.is_null()
 }
 
-/// Whether a deferrable task created in `frame` runs now because its team has too many
-/// queued tasks: only a task that no dependence orders and no affinity places.
+/// Whether a deferrable task created in `frame` runs now because its creator has too
+/// many queued tasks (`Team::queued_by`): only a task that no dependence orders and no
+/// affinity places.
 fn is_throttled(frame: &Frame, deps: &[Dep], affinity: &[(usize, usize)]) -> bool {
     let limit = omp().throttle;
     deps.is_empty()
         && affinity.is_empty()
         && limit > 0
-        && frame.team.queued.load(Ordering::Relaxed) >= limit * frame.team.n
+        && frame.team.queued_by(frame.thread_num) >= limit
 }
 
 /// A task the program creates, as either ABI describes it.
@@ -595,8 +596,8 @@ fn run_now(frame: &Frame, slot: Slot, call: Call, final_: bool, throttled: bool,
 
 /// Creates a task: deferred (a Locus task once its predecessors are complete), or run
 /// at once by its creator when undeferred (if(0), created by a final task, or outside
-/// any region) or throttled (the team has `LOCUS_OMP_THROTTLE` queued tasks per member
-/// and the task has no dependence and no affinity).
+/// any region) or throttled (its creator has `LOCUS_OMP_THROTTLE` queued tasks, and
+/// the task has no dependence and no affinity).
 pub(crate) fn submit(t: NewTask) {
     with_frame_slot(|frame, slot| submit_in(frame, slot, t));
 }

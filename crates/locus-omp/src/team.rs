@@ -18,6 +18,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crossbeam_utils::CachePadded;
 use locus::{Affinity, TaskCtx};
 
 use crate::settings::{add_report, die, omp};
@@ -53,11 +54,17 @@ pub(crate) struct Team {
     pub active_level: usize,
     /// The enclosing team and this team's encountering thread's index in it.
     pub parent: Option<(Arc<Team>, usize)>,
-    /// Explicit tasks of the team not yet complete (a barrier waits for them).
-    pub pending: AtomicUsize,
-    /// Deferred tasks of the team handed to Locus and not started yet: what idle
-    /// members can take (the throttle, `crate::task`).
-    pub queued: AtomicUsize,
+    /// Explicit tasks of the team not yet complete (a barrier waits for them). On a
+    /// cache line of its own: every deferred task writes it twice, and the team's
+    /// other fields are read by every task.
+    pub pending: CachePadded<AtomicUsize>,
+    /// Deferred tasks handed to Locus and not started yet, by the member that created
+    /// them: what idle members can take (the throttle, `crate::task`). One cache line
+    /// per member: a member counting the tasks it creates, most of which it runs
+    /// itself, touches no line another member writes. (A team-wide count was a line
+    /// every member wrote for every task; between distant cores its transfers cost
+    /// more than the rest of such a task.)
+    queued: Box<[CachePadded<AtomicUsize>]>,
     /// Members whose implicit task has started (the region's start gate).
     started: AtomicUsize,
     /// Threads arrived at the current barrier, and its generation.
@@ -76,6 +83,28 @@ pub(crate) struct Team {
 }
 
 impl Team {
+    /// Counts a deferred task created by member `member` as queued.
+    pub fn queue(&self, member: usize) {
+        if let Some(q) = self.queued.get(member) {
+            q.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a task [`queue`](Self::queue) counted for member `member` as started
+    /// (or dropped unrun).
+    pub fn unqueue(&self, member: usize) {
+        if let Some(q) = self.queued.get(member) {
+            q.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Deferred tasks member `member` created that have not started.
+    pub fn queued_by(&self, member: usize) -> usize {
+        self.queued
+            .get(member)
+            .map_or(0, |q| q.load(Ordering::Relaxed))
+    }
+
     pub fn new(n: usize, parent: Option<(Arc<Team>, usize)>, ws0: Option<Arc<WorkShare>>) -> Team {
         let (level, active) = match &parent {
             Some((p, _)) => (p.level + 1, p.active_level + usize::from(n > 1)),
@@ -87,8 +116,10 @@ impl Team {
             level,
             active_level: active,
             parent,
-            pending: AtomicUsize::new(0),
-            queued: AtomicUsize::new(0),
+            pending: CachePadded::new(AtomicUsize::new(0)),
+            queued: (0..n)
+                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                .collect(),
             started: AtomicUsize::new(0),
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
