@@ -1229,7 +1229,7 @@ impl Runtime {
             0,
             None,
         );
-        run.task_submitted(None);
+        run.root_submitted();
         let ready = task.satisfy_one();
         debug_assert!(ready);
         let wall_s = self.engine.run(task);

@@ -227,11 +227,48 @@ fn only_the_last_finisher_keeps_the_run_alive() {
                 })
             })
             .collect();
-        run.wait_done();
-        assert_eq!(run.outstanding(), 0);
-        let last: Vec<bool> = tasks.into_iter().map(|t| t.join().unwrap()).collect();
-        assert_eq!(last.iter().filter(|&&l| l).count(), 1, "{last:?}");
-        assert_eq!(kept.load(Ordering::Relaxed), 1);
+        one_last_finisher(&run, tasks, &kept);
+    });
+}
+
+/// Waits for `run`, whose finishers are `threads` (each returning whether it was the
+/// last): exactly one was, and it alone kept the run alive (`kept`).
+fn one_last_finisher(
+    run: &Completion<()>,
+    threads: Vec<thread::JoinHandle<bool>>,
+    kept: &AtomicUsize,
+) {
+    run.wait_done();
+    assert_eq!(run.outstanding(), 0);
+    let last: Vec<bool> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(last.iter().filter(|&&l| l).count(), 1, "{last:?}");
+    assert_eq!(kept.load(Ordering::Relaxed), 1);
+}
+
+/// One worker gives back two finished tasks it held back (`graph::run`, `Finished`) in
+/// one decrement while another finishes a task at once: exactly one of them, the last,
+/// keeps the run alive and wakes the waiter, once both have.
+#[test]
+fn finished_tasks_given_back_at_once_end_the_run_once() {
+    model(|| {
+        let run = Arc::new(Completion::<()>::default());
+        for _ in 0..3 {
+            run.task_submitted();
+        }
+        let kept = Arc::new(AtomicUsize::new(0));
+        let workers: Vec<_> = [2, 1]
+            .into_iter()
+            .map(|k| {
+                let (run, kept) = (run.clone(), kept.clone());
+                thread::spawn(move || {
+                    run.tasks_finished_with(k, || {
+                        assert_ne!(run.outstanding(), 0, "kept before the last decrement");
+                        kept.fetch_add(1, Ordering::Relaxed);
+                    })
+                })
+            })
+            .collect();
+        one_last_finisher(&run, workers, &kept);
     });
 }
 

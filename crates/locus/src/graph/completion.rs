@@ -67,17 +67,27 @@ impl<E> Completion<E> {
     /// above one: it cannot be the last, and touches nothing after. A count read at one
     /// is this task's alone (every other task has finished, and only an unfinished
     /// task submits): that caller is the last.
+    #[inline]
     pub fn task_finished_with<K>(&self, keep_alive: impl FnOnce() -> K) -> bool {
+        self.tasks_finished_with(1, keep_alive)
+    }
+
+    /// As [`task_finished_with`](Self::task_finished_with) for `k` tasks at once (at
+    /// least one), counted by one worker that had kept them back (`graph::run`,
+    /// `Finished`): the count never went below what is unfinished meanwhile, so a count
+    /// read at `k` is these tasks' alone, and this call is the last.
+    pub fn tasks_finished_with<K>(&self, k: usize, keep_alive: impl FnOnce() -> K) -> bool {
+        debug_assert!(k > 0, "at least one task finished");
         let mut n = self.outstanding.load(Ordering::Acquire);
         loop {
-            if n == 1 {
+            if n == k {
                 let alive = keep_alive();
                 // AcqRel: everything the finishing worker did for this task (its
                 // counters, the release of its versions, a failure it recorded) happens
                 // before the waiter sees zero; every decrement reads the previous ones,
                 // so the last acquires them all.
-                let before = self.outstanding.fetch_sub(1, Ordering::AcqRel);
-                debug_assert_eq!(before, 1, "a count at one is the last task's");
+                let before = self.outstanding.fetch_sub(k, Ordering::AcqRel);
+                debug_assert_eq!(before, k, "a count at k is the last tasks'");
                 let mut done = lock(&self.done);
                 *done = true;
                 self.done_cv.notify_all();
@@ -86,9 +96,10 @@ impl<E> Completion<E> {
                 return true;
             }
             // AcqRel as above; a failed exchange reads the current count.
+            debug_assert!(n > k, "more tasks finished than were outstanding");
             match self.outstanding.compare_exchange_weak(
                 n,
-                n - 1,
+                n - k,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {

@@ -18,6 +18,7 @@ use super::hints::Hints;
 use super::migrate::forget_reuse;
 use super::prepare::{check_memory, prepare_buffers, Backups};
 use super::release::{activate_if_ready, release};
+use super::run::Finished;
 use super::submit::forget_empty;
 use super::task::{Activated, Job, Task, TaskRef};
 use crate::data::Bindings;
@@ -52,6 +53,15 @@ pub trait Executor {
     /// registered (it may become ready at once, or much later). The simulator charges
     /// the creation here and remembers when it happened; `threads` needs nothing.
     fn submitted(&self, _task: &Task) {}
+
+    /// The finished tasks this worker holds back from their run's count, if it holds
+    /// any back (`graph::run`, `Finished`): it then gives them back before it looks
+    /// for work elsewhere and finds none. `None` (the default): each finished task is
+    /// subtracted at once.
+    #[doc(hidden)]
+    fn finished(&self) -> Option<&super::run::Finished> {
+        None
+    }
 }
 
 thread_local! {
@@ -396,6 +406,13 @@ fn count_started(ex: &dyn Executor, task: &Task) {
 /// spawned children publishes its outputs only once they are complete too
 /// (`graph::domain`).
 pub fn finish(ex: &dyn Executor, started: Started) {
+    finish_holding(ex, started, ex.finished());
+}
+
+/// [`finish`] on a worker that holds finished tasks back in `held` (`run::Finished`),
+/// as [`Executor::finished`] says; the engine that knows it saves the call.
+#[inline(always)]
+pub(crate) fn finish_holding(ex: &dyn Executor, started: Started, held: Option<&Finished>) {
     let Started {
         task,
         bindings,
@@ -441,5 +458,8 @@ pub fn finish(ex: &dyn Executor, started: Started) {
         release(ex, done, bindings, completion);
         parent = done.parent.as_ref();
     }
-    task.run.task_finished();
+    match held {
+        Some(f) => f.finished(task.run),
+        None => task.run.task_finished(),
+    }
 }

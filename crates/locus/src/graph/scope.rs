@@ -447,8 +447,12 @@ impl TaskCtx {
         let run = self.scope.run();
         match &self.scope.owner {
             None if self.scope.throttle == Throttle::Wait => {
-                // The root: every task but itself.
-                help_while(&|| run.outstanding() > 1);
+                // The root: every task but itself, and but those its worker holds
+                // back (`run::Finished`).
+                help_while(&|| {
+                    let n = current_executor(|ex| run.outstanding_seen_from(ex));
+                    n.unwrap_or_else(|| run.outstanding()) > 1
+                });
             }
             Some(owner) if owner.is_own() => {
                 if let Some(domain) = owner.existing_domain() {

@@ -354,9 +354,13 @@ const WINDOW_REFILL: usize = 6;
 #[inline(always)]
 fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: bool) {
     // `outstanding` counts the root too: more than `window` means `window` tasks.
-    // Tested here first, so that a submission with room calls nothing.
-    if let Some(window) = run.window.filter(|&w| run.outstanding() > w) {
-        let over = || run.outstanding() > window && !run.is_failed();
+    // Tested here first, so that a submission with room calls nothing. The count is
+    // less what this worker holds back (`run::Finished`), and above the truth by what
+    // the others hold back.
+    let held = ex.finished();
+    let outstanding = || run.outstanding_less(held);
+    if let Some(window) = run.window.filter(|&w| outstanding() > w) {
+        let over = || outstanding() > window && !run.is_failed();
         match throttle {
             // The root waits for room (`RuntimeBuilder::window`): no task waits for the
             // root's outputs, so whatever fills the window can finish without it. It
@@ -364,7 +368,7 @@ fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: boo
             // and its helping alternate in runs, not task by task.
             Throttle::Wait if over() => {
                 let low = window.saturating_sub(WINDOW_REFILL - 1).max(1);
-                ex.help_while(&|| run.outstanding() > low && !run.is_failed())
+                ex.help_while(&|| outstanding() > low && !run.is_failed())
             }
             // A control task helps while there is work to help with, and goes on when
             // there is none: tasks waiting for its tokens could fill the window.
@@ -373,7 +377,7 @@ fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: boo
             _ => {}
         }
     }
-    run.task_submitted(Some((ex.worker(), control)));
+    run.task_submitted_held(ex, held, control);
 }
 
 /// Makes the task of a submission (its name, hints and body) from its bindings
@@ -658,6 +662,6 @@ fn close_reduction(
         inputs,
         None,
     );
-    run.task_submitted(Some((ex.worker(), false)));
+    run.task_submitted_from(ex, false);
     Some((task, group))
 }

@@ -260,7 +260,12 @@ impl Activated {
     /// ([`describe`](Self::describe)), without looking at where they lie.
     #[inline]
     pub fn declared_bytes(&self) -> (u64, u64) {
-        crate::graph::accesses::declared_bytes(&self.job().bindings)
+        let bindings = &self.job().bindings;
+        if bindings.is_empty() {
+            // A task declaring nothing, as every OpenMP task without dependences.
+            return (0, 0);
+        }
+        crate::graph::accesses::declared_bytes(bindings)
     }
 
     /// Whether the task carries an affinity hint.

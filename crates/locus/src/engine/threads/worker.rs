@@ -11,7 +11,9 @@ use locus_mem::pool::Pools;
 use super::Registry;
 use crate::engine::mechanism::{Push, Queues, Steal, Wake};
 use crate::engine::StackGuard;
-use crate::graph::{finish, start, Activated, Bodies, EngineEvent, Executor, TaskRef};
+use crate::graph::{
+    finish_holding, start, Activated, Bodies, EngineEvent, Executor, Finished, TaskRef,
+};
 use crate::observe::{Observer, Ready, TaskBytes, TaskSpan};
 use crate::sched::LoadView;
 
@@ -52,6 +54,9 @@ pub(crate) struct WorkerThread {
     /// sleep"): from its start of searching, or its wake-up, to the work it finds or its
     /// going to sleep.
     searching: Cell<bool>,
+    /// Finished tasks held back from their run's count (`graph::run`, `Finished`):
+    /// given back whenever the worker finds no work.
+    finished: Finished,
     /// Whether this is the runtime's only worker.
     alone: bool,
     registry: Arc<Registry>,
@@ -82,6 +87,7 @@ impl WorkerThread {
             next: Cell::new(None),
             announce_due: Cell::new(false),
             searching: Cell::new(false),
+            finished: Finished::new(index),
             alone: registry.shared.len() == 1,
             registry,
         }
@@ -164,7 +170,7 @@ impl WorkerThread {
     #[inline]
     fn finish(&self, started: crate::graph::Started) {
         self.finishing.set(true);
-        finish(self, started);
+        finish_holding(self, started, Some(&self.finished));
         self.finishing.set(false);
         if self.announce_due.replace(false) {
             self.registry.mechanism.announce_batch(&mut &*self);
@@ -209,6 +215,9 @@ impl WorkerThread {
                 self.run_task(task);
                 continue;
             }
+            // Out of work: the finished tasks held back go to their run's count,
+            // which may end the run.
+            self.finished.give_back();
             if self.registry.terminate.load(Ordering::SeqCst) {
                 return;
             }
@@ -492,7 +501,11 @@ impl Executor for WorkerThread {
         while blocked() {
             match self.next_or_find() {
                 Some(task) => self.run_nested(task),
-                None => std::thread::yield_now(),
+                None => {
+                    // Out of work: as in `main_loop`.
+                    self.finished.give_back();
+                    std::thread::yield_now()
+                }
             }
         }
         self.give_up_next();
@@ -502,9 +515,17 @@ impl Executor for WorkerThread {
         while blocked() {
             match self.next_or_find() {
                 Some(task) => self.run_nested(task),
-                None => break,
+                None => {
+                    self.finished.give_back();
+                    break;
+                }
             }
         }
         self.give_up_next();
+    }
+
+    #[inline]
+    fn finished(&self) -> Option<&Finished> {
+        Some(&self.finished)
     }
 }
