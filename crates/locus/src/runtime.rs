@@ -258,7 +258,10 @@ impl RuntimeBuilder {
     /// (the tasks filling the window may be waiting for its own tokens). Other tasks
     /// spawning children never wait, since their children may need their outputs:
     /// waiting would deadlock. Every task counts in the window all the same, so the
-    /// window bounds what the control program holds without ever deadlocking.
+    /// window bounds what the control program holds without ever deadlocking. (A
+    /// worker may count up to 16 tasks it finished as still outstanding until it next
+    /// runs out of work: it holds them back from the run-wide count, and spends them
+    /// on the tasks it submits, docs/architecture.md, "finish".)
     ///
     /// The argument is a plain `usize`, so that one whose type comes from the call
     /// (`window(text.parse()?)`) keeps compiling.

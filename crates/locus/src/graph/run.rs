@@ -254,7 +254,7 @@ pub struct Finished {
 
 impl Finished {
     /// The most a worker holds back.
-    const MAX: usize = 64;
+    const MAX: usize = 16;
 
     /// None held back, by worker `worker`.
     pub(crate) const fn new(worker: usize) -> Self {
