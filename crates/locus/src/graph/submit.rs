@@ -79,28 +79,36 @@ where
     // Each binding takes its declaration's datum, without a count: the declarations
     // are kept from dropping theirs (`forget_data` below), and are dropped whole only
     // if the task is refused. (Should a panic leave `submit` before the bindings are
-    // made, they leak rather than release a count a binding may hold.)
+    // made, they leak rather than release a count a binding may hold.) Without
+    // partitioned data, they are bound as declared: nothing to resolve.
+    let partitioned = declared.iter().any(|d| d.data.is_partitioned());
+    let checked = validate(&run, &declared, entries.is_none());
     let mut resolved: std::mem::ManuallyDrop<SmallVec<[Resolved; 1]>> =
-        std::mem::ManuallyDrop::new(crate::data::small_vec_for(declared.len()));
-    let checked = validate(&run, &declared, entries.is_none()).and_then(|()| {
-        // Accesses to partitioned data bind to the segments they cover; only then can
-        // two declarations meet on one segment (`partition::check_leaves`).
-        let names: SmallVec<[String; 4]> = if declared.iter().any(|d| d.data.is_partitioned()) {
-            declared.iter().map(|d| d.data.name.clone()).collect()
-        } else {
-            SmallVec::new()
-        };
-        for d in declared {
-            resolved.push(partition::resolve(d));
-        }
-        if names.is_empty() {
-            return Ok(());
-        }
-        partition::check_leaves(&resolved, &names).map_err(Refusal::Invalid)
-    });
+        std::mem::ManuallyDrop::new(SmallVec::new());
+    let mut plain = std::mem::ManuallyDrop::new(Declarations::new());
+    let checked = if partitioned {
+        checked.and_then(|()| {
+            // Accesses to partitioned data bind to the segments they cover; only then
+            // can two declarations meet on one segment (`partition::check_leaves`).
+            let names: SmallVec<[String; 4]> =
+                declared.iter().map(|d| d.data.name.clone()).collect();
+            resolved.reserve_exact(declared.len());
+            for d in declared {
+                resolved.push(partition::resolve(d));
+            }
+            partition::check_leaves(&resolved, &names).map_err(Refusal::Invalid)
+        })
+    } else {
+        *plain = declared;
+        checked
+    };
     // The declarations the task binds to versions, in order (after a refusal, whatever
     // was resolved: nothing is bound then).
-    let declared = partition::leaves_of(&resolved);
+    let declared: SmallVec<[&Declared; 4]> = if partitioned {
+        partition::leaves_of(&resolved)
+    } else {
+        plain.iter().collect()
+    };
     // Where each leaf's entry is in the parent's domain, in the order of the leaves.
     let mut positions: SmallVec<[u32; 8]> = SmallVec::new();
     let checked = checked.and_then(|()| match (owner, &entries) {
@@ -113,6 +121,7 @@ where
         drop(declared);
         // Nothing was bound: the declarations keep their data's counts.
         drop(std::mem::ManuallyDrop::into_inner(resolved));
+        drop(std::mem::ManuallyDrop::into_inner(plain));
         // The run fails too, so that a misuse cannot go unnoticed.
         run.fail(refusal.clone().into_error(&name));
         return Err(refusal.into_error(&name));
@@ -170,8 +179,9 @@ where
         let es = d.data.elem_size;
         let (offset, bytes) = (d.range.start * es, (d.range.end - d.range.start) * es);
         let binding = Binding {
-            // SAFETY: the declaration's count moves to the binding: `resolved`, which
-            // holds the declaration, never drops this `Arc` (it is `ManuallyDrop`, and
+            // SAFETY: the declaration's count moves to the binding: `resolved` or
+            // `plain`, which holds the declaration, never drops this `Arc` (both are
+            // `ManuallyDrop`, and
             // `forget_data` forgets it), and reads through it (`declared`) end below,
             // while the binding, kept in `leaves`, holds the datum alive.
             data: unsafe { std::ptr::read(&d.data) },
@@ -186,7 +196,15 @@ where
     }
     drop(locked);
     drop(declared);
-    let bindings = bindings_of(std::mem::ManuallyDrop::into_inner(resolved), leaves);
+    let bindings = if partitioned {
+        bindings_of(std::mem::ManuallyDrop::into_inner(resolved), leaves)
+    } else {
+        // The declarations' data counts went to the bindings.
+        std::mem::ManuallyDrop::into_inner(plain)
+            .into_iter()
+            .for_each(forget_data);
+        leaves
+    };
     let task = new_task(
         run,
         owner,
