@@ -63,6 +63,16 @@ pub(crate) fn find(entries: &[Entry], id: u64) -> Option<&Entry> {
 
 /// Where [`find`] finds the entry of datum `id` among `entries`.
 pub(crate) fn position(entries: &[Entry], id: u64) -> Option<usize> {
+    // Data made one after the other have consecutive identifiers, and a parent often
+    // declares such a run of them (the partitions of a vector): where the identifier
+    // would be if the entries had no gap is tried first.
+    let first = entries.first()?.id;
+    let guess = id.wrapping_sub(first);
+    if let Some(e) = usize::try_from(guess).ok().and_then(|k| entries.get(k)) {
+        if e.id == id {
+            return Some(guess as usize);
+        }
+    }
     entries.binary_search_by_key(&id, |e| e.id).ok()
 }
 
