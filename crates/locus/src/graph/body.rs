@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::domain::Owner;
 use super::exec::Executor;
-use super::free_list::{self, FreeList};
+use super::free_list::{self, Depot, FreeList};
 use super::scope::TaskCtx;
 use super::submit::Throttle;
 use super::task::{Task, TaskRef};
@@ -34,6 +34,9 @@ thread_local! {
     /// The calling thread's free cells.
     static CELLS: FreeList<Cell> = const { FreeList::new() };
 }
+
+/// The full lists of cells handed between threads (module `free_list`).
+static CELL_DEPOT: Depot<Cell> = Depot::new();
 
 /// Where a body of type `F` is kept.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -102,7 +105,7 @@ impl<'a> BodyFor<'a> {
                 NonNull::<F>::dangling().cast()
             }
             Storage::Cell => {
-                let cell = free_list::take(&CELLS);
+                let cell = free_list::take(&CELLS, &CELL_DEPOT);
                 // SAFETY: the cell holds no live value and is large and aligned enough
                 // for `F` (`storage`).
                 unsafe { cell.cast::<F>().write(f) };
@@ -159,7 +162,7 @@ unsafe fn free<F>(data: NonNull<u8>) {
     match storage::<F>() {
         Storage::None => {}
         // SAFETY: a cell from `free_list::take`, unused now.
-        Storage::Cell => unsafe { free_list::give(&CELLS, data.cast::<Cell>()) },
+        Storage::Cell => unsafe { free_list::give(&CELLS, &CELL_DEPOT, data.cast::<Cell>()) },
         // SAFETY: the allocation `Box::new` made for an `F`, whose value is gone.
         Storage::Heap => unsafe {
             std::alloc::dealloc(data.as_ptr(), std::alloc::Layout::new::<F>())

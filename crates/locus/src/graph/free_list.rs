@@ -3,19 +3,70 @@
 //!
 //! An allocation freed by a thread goes to that thread's list, where the thread's next
 //! request takes it, instead of back to the allocator. A list keeps at most [`CAP`]
-//! allocations; beyond that, and on a thread whose list is gone (it is exiting), an
-//! allocation goes back to the allocator. So the memory kept is bounded by the threads
+//! allocations. A full list goes whole to a process-wide [`Depot`] (at most
+//! [`DEPOT_LISTS`] lists), where a thread whose list is empty takes one whole: when one
+//! worker makes the tasks another runs (a control program and a worker taking its
+//! tasks), the records go back to their maker by the list, with one lock per [`CAP`]
+//! of them, not one by one through the allocator's cross-thread frees. Beyond the
+//! depot's bound, and on a thread whose list is gone (it is exiting), an allocation goes
+//! back to the allocator. So the memory kept is bounded by the threads and the depot
 //! times the cap, whichever thread frees what. An allocation freed on a thread that
-//! makes none stays in that thread's list (at most the cap) until the thread exits.
+//! makes none stays in that thread's list (at most the cap) until the list is full or
+//! the thread exits.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Mutex;
 use std::thread::LocalKey;
 
 /// The allocations each thread's list keeps for reuse, at most.
 pub(crate) const CAP: usize = 512;
+
+/// The full lists a [`Depot`] keeps, at most.
+pub(crate) const DEPOT_LISTS: usize = 8;
+
+/// A list detached from a thread: its first allocation and its length.
+struct Chain {
+    head: NonNull<u8>,
+    len: usize,
+}
+
+/// Full free lists handed between threads (module doc), for allocations of a `T`.
+pub(crate) struct Depot<T> {
+    lists: Mutex<Vec<Chain>>,
+    _kind: PhantomData<T>,
+}
+
+// SAFETY: the chains hold allocations that hold no live value and that nothing else
+// uses; they move between threads under the lock, as the allocator's memory may.
+unsafe impl<T> Sync for Depot<T> {}
+
+impl<T> Depot<T> {
+    /// An empty depot.
+    pub(crate) const fn new() -> Self {
+        Depot {
+            lists: Mutex::new(Vec::new()),
+            _kind: PhantomData,
+        }
+    }
+
+    /// Keeps `chain`, unless the depot is full; gives it back if not kept.
+    fn put(&self, chain: Chain) -> Option<Chain> {
+        let mut lists = self.lists.lock().unwrap_or_else(|p| p.into_inner());
+        if lists.len() >= DEPOT_LISTS {
+            return Some(chain);
+        }
+        lists.push(chain);
+        None
+    }
+
+    /// A full list, if the depot keeps one.
+    fn get(&self) -> Option<Chain> {
+        self.lists.lock().unwrap_or_else(|p| p.into_inner()).pop()
+    }
+}
 
 /// The free list of one thread: allocations of a `T` that hold no live value, each
 /// storing the next one's address in its first bytes (so a `T` is at least as large
@@ -68,6 +119,25 @@ impl<T> FreeList<T> {
         true
     }
 
+    /// Detaches every allocation of the list, which is then empty.
+    fn take_all(&self) -> Option<Chain> {
+        let head = self.head.take()?;
+        Some(Chain {
+            head,
+            len: self.len.replace(0),
+        })
+    }
+
+    /// Makes `chain` the list, which is empty.
+    fn install(&self, chain: Chain) {
+        debug_assert!(
+            self.head.get().is_none(),
+            "a list is installed only when empty"
+        );
+        self.head.set(Some(chain.head));
+        self.len.set(chain.len);
+    }
+
     /// How many allocations the list keeps.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -85,11 +155,28 @@ impl<T> Drop for FreeList<T> {
     }
 }
 
-/// An allocation for a `T`, holding no live value: from the calling thread's `list`, or
-/// from the allocator.
+/// An allocation for a `T`, holding no live value: from the calling thread's `list`,
+/// from a list in `depot`, or from the allocator.
 #[inline(always)]
-pub(crate) fn take<T>(list: &'static LocalKey<FreeList<T>>) -> NonNull<T> {
+pub(crate) fn take<T>(
+    list: &'static LocalKey<FreeList<T>>,
+    depot: &'static Depot<T>,
+) -> NonNull<T> {
     if let Ok(Some(slot)) = list.try_with(FreeList::pop) {
+        return slot;
+    }
+    take_slow(list, depot)
+}
+
+/// [`take`] when the thread's list is empty.
+#[inline(never)]
+fn take_slow<T>(list: &'static LocalKey<FreeList<T>>, depot: &'static Depot<T>) -> NonNull<T> {
+    let from_depot = list.try_with(|list| {
+        let chain = depot.get()?;
+        list.install(chain);
+        list.pop()
+    });
+    if let Ok(Some(slot)) = from_depot {
         return slot;
     }
     let layout = Layout::new::<T>();
@@ -106,13 +193,56 @@ pub(crate) fn take<T>(list: &'static LocalKey<FreeList<T>>) -> NonNull<T> {
 /// `slot` was made by [`take`] (for any thread's list of `T`), holds no live value and
 /// is used by nothing else.
 #[inline]
-pub(crate) unsafe fn give<T>(list: &'static LocalKey<FreeList<T>>, slot: NonNull<T>) {
+pub(crate) unsafe fn give<T>(
+    list: &'static LocalKey<FreeList<T>>,
+    depot: &'static Depot<T>,
+    slot: NonNull<T>,
+) {
     // SAFETY: the caller's contract is `push`'s.
     let kept = list.try_with(|list| unsafe { list.push(slot) });
+    if kept != Ok(true) {
+        // SAFETY: the caller's contract.
+        unsafe { give_slow(list, depot, slot) };
+    }
+}
+
+/// [`give`] when the thread's list is full (or gone): the full list goes to `depot`, or
+/// back to the allocator if the depot is full, and `slot` starts a new list.
+///
+/// # Safety
+///
+/// As [`give`].
+#[inline(never)]
+unsafe fn give_slow<T>(
+    list: &'static LocalKey<FreeList<T>>,
+    depot: &'static Depot<T>,
+    slot: NonNull<T>,
+) {
+    let kept = list.try_with(|list| {
+        if let Some(refused) = list.take_all().and_then(|chain| depot.put(chain)) {
+            // SAFETY: the allocations of a list, made by `take` with this layout and
+            // holding no live value.
+            unsafe { free_chain::<T>(refused) };
+        }
+        // SAFETY: the caller's contract is `push`'s; the list is empty now.
+        unsafe { list.push(slot) }
+    });
     if kept != Ok(true) {
         // SAFETY: allocated by `take` with this layout, and unused.
         unsafe { dealloc(slot.as_ptr().cast(), Layout::new::<T>()) };
     }
+}
+
+/// Gives the allocations of `chain` back to the allocator.
+///
+/// # Safety
+///
+/// `chain` was detached from a list of `T` ([`FreeList::take_all`]).
+unsafe fn free_chain<T>(chain: Chain) {
+    let list = FreeList::<T>::new();
+    list.install(chain);
+    // Dropping the list frees them.
+    drop(list);
 }
 
 #[cfg(test)]
@@ -141,5 +271,51 @@ mod tests {
         assert_eq!(list.pop(), Some(slots[CAP - 1]));
         assert_eq!(list.len(), CAP - 1);
         drop(list);
+    }
+
+    thread_local! {
+        static LIST: FreeList<[u64; 4]> = const { FreeList::new() };
+    }
+    static DEPOT: Depot<[u64; 4]> = Depot::new();
+
+    #[test]
+    fn a_full_list_goes_to_the_depot_and_an_empty_one_takes_it_back() {
+        // One thread frees CAP + 1 allocations it did not make: its full list goes to
+        // the depot, and the last one starts a new list.
+        let freed: Vec<usize> = std::thread::spawn(|| {
+            let layout = Layout::new::<[u64; 4]>();
+            (0..CAP + 1)
+                .map(|_| {
+                    // SAFETY: not zero-sized.
+                    let slot = NonNull::new(unsafe { alloc(layout) }.cast()).expect("memory");
+                    // SAFETY: allocated with a `[u64; 4]`'s layout, given once, unused.
+                    unsafe { give(&LIST, &DEPOT, slot) };
+                    slot.as_ptr() as usize
+                })
+                .collect()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(DEPOT.lists.lock().unwrap().len(), 1);
+        // Another thread, with an empty list, takes the depot's list whole: its CAP
+        // allocations, the last freed first.
+        let taken: Vec<usize> = std::thread::spawn(|| {
+            let taken: Vec<usize> = (0..CAP)
+                .map(|_| take(&LIST, &DEPOT).as_ptr() as usize)
+                .collect();
+            for &a in &taken {
+                // SAFETY: taken above, unused.
+                unsafe { give(&LIST, &DEPOT, NonNull::new(a as *mut [u64; 4]).unwrap()) };
+            }
+            taken
+        })
+        .join()
+        .unwrap();
+        assert_eq!(taken[0], freed[CAP - 1]);
+        let (mut a, mut b) = (taken.clone(), freed[..CAP].to_vec());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "the depot's list is the one the first thread filled");
+        assert!(DEPOT.lists.lock().unwrap().is_empty());
     }
 }

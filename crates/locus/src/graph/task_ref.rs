@@ -23,7 +23,7 @@
 use std::ptr::NonNull;
 use std::sync::atomic::{self, AtomicUsize, Ordering};
 
-use super::free_list::{self, FreeList};
+use super::free_list::{self, Depot, FreeList};
 use super::task::Task;
 
 /// Above this many references, a clone aborts (as `Arc` does): the count cannot
@@ -210,10 +210,13 @@ thread_local! {
     static RECORDS: FreeList<Record> = const { FreeList::new() };
 }
 
+/// The full lists of records handed between threads (module `free_list`).
+static RECORD_DEPOT: Depot<Record> = Depot::new();
+
 /// A record holding no live value: from the calling thread's free list, or allocated.
 #[inline(always)]
 fn take_record() -> NonNull<Record> {
-    free_list::take(&RECORDS)
+    free_list::take(&RECORDS, &RECORD_DEPOT)
 }
 
 /// Gives back a record whose task was dropped.
@@ -225,5 +228,5 @@ fn take_record() -> NonNull<Record> {
 #[inline]
 unsafe fn give_record(record: NonNull<Record>) {
     // SAFETY: the caller's contract is `give`'s.
-    unsafe { free_list::give(&RECORDS, record) }
+    unsafe { free_list::give(&RECORDS, &RECORD_DEPOT, record) }
 }
