@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use locus::{Affinity, TaskCtx};
 
 use crate::settings::{die, omp};
-use crate::team::{enter, with_frame, with_frame_slot, Frame, Slot, Team};
+use crate::team::{enter, with_frame, with_frame_slot, Frame, Slot, Team, TeamLink};
 
 const FLAG_FINAL: c_uint = 1 << 1;
 const FLAG_DEPEND: c_uint = 1 << 3;
@@ -296,7 +296,8 @@ struct Job {
     call: Call,
     node: Arc<TaskNode>,
     parent: Arc<TaskNode>,
-    team: Arc<Team>,
+    /// Not counted: the task is counted in its `pending` instead (`TeamLink`).
+    team: TeamLink,
     /// The creator's team index and worker (a small team's tasks stay there).
     thread_num: usize,
     worker: usize,
@@ -404,8 +405,8 @@ fn run_job(ctx: &TaskCtx, job: Box<Job>) {
     crate::place::ran(omp, &placed, ctx.node());
     crate::place::touched(omp, &deps, &affinity, ctx.node());
     let thread_num = if team.small { thread_num } else { ctx.worker() };
-    // The job's count of the team becomes the frame's: none is taken per task.
-    let frame = Frame::new(ctx, team, thread_num, node, false);
+    // No count of the team is taken per task (`TeamLink`).
+    let frame = Frame::deferred(ctx, team, thread_num, node);
     enter(&frame, || call.run());
     finish(ctx, &frame.task, &parent, &frame.team);
 }
@@ -650,7 +651,7 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
         call,
         node: node.clone(),
         parent: frame.task.clone(),
-        team: frame.team.counted(),
+        team: TeamLink::of(&frame.team),
         thread_num: frame.thread_num,
         worker: frame.worker().unwrap_or(0),
         deps,

@@ -156,7 +156,8 @@ impl Team {
 /// write the team's count.
 pub(crate) enum TeamRef {
     Counted(Arc<Team>),
-    /// A team alive as long as the frame: held counted by the frame below it.
+    /// A team alive as long as the frame: held counted by the frame below it, or, in a
+    /// deferred task's frame, alive as long as the task is counted in it (`TeamLink`).
     Borrowed(NonNull<Team>),
 }
 
@@ -175,6 +176,38 @@ impl TeamRef {
                 }
             }
         }
+    }
+}
+
+/// A deferred task's team, not counted: every deferred task is counted in its team's
+/// `pending` from its creation to its last use of the team (`task::counted_complete`),
+/// and the team outlives that count. An active region's team is held by the region until
+/// its Locus run has ended, every task of it with it; a serialised region's, until its
+/// end found `pending` at zero (`end_serialised`). Counting the team per task would make
+/// every member write the team's reference count twice per deferred task.
+pub(crate) struct TeamLink(NonNull<Team>);
+
+// SAFETY: a shared reference to a `Team` (`Sync`: atomics and locks), valid as the type
+// doc says, from whichever thread runs the task.
+unsafe impl Send for TeamLink {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for TeamLink {}
+
+impl TeamLink {
+    /// The team of a deferred task created in a frame of `team`; the task is counted in
+    /// `team.pending` already.
+    pub fn of(team: &Team) -> TeamLink {
+        TeamLink(NonNull::from(team))
+    }
+}
+
+impl std::ops::Deref for TeamLink {
+    type Target = Team;
+
+    fn deref(&self) -> &Team {
+        // SAFETY: the team outlives the task's count in it (the type doc), and the task
+        // uses its team only until it is counted complete.
+        unsafe { self.0.as_ref() }
     }
 }
 
@@ -224,6 +257,27 @@ impl Frame {
             task,
             implicit,
             ws: RefCell::new(WsState::new(ws0)),
+            groups: RefCell::new(Vec::new()),
+            spare: Cell::new(None),
+        }
+    }
+
+    /// The frame of deferred task `task` of `team`, run on the worker of `ctx` as
+    /// member `thread_num`. The frame does not count the team: it is dropped once the
+    /// task has been counted complete, and never used after (`TeamLink`).
+    pub fn deferred(
+        ctx: *const TaskCtx,
+        team: TeamLink,
+        thread_num: usize,
+        task: Arc<TaskNode>,
+    ) -> Frame {
+        Frame {
+            ctx,
+            team: TeamRef::Borrowed(team.0),
+            thread_num,
+            task,
+            implicit: false,
+            ws: RefCell::new(WsState::new(None)),
             groups: RefCell::new(Vec::new()),
             spare: Cell::new(None),
         }
