@@ -271,16 +271,7 @@ impl Frame {
         thread_num: usize,
         task: Arc<TaskNode>,
     ) -> Frame {
-        Frame {
-            ctx,
-            team: TeamRef::Borrowed(team.0),
-            thread_num,
-            task,
-            implicit: false,
-            ws: RefCell::new(WsState::new(None)),
-            groups: RefCell::new(Vec::new()),
-            spare: Cell::new(None),
-        }
+        Frame::explicit(ctx, team.0, thread_num, task)
     }
 
     /// The frame of explicit task `task`, run at once by its creator in frame `outer`.
@@ -289,10 +280,26 @@ impl Frame {
     ///
     /// The frame is dropped before `outer`.
     pub unsafe fn inside(outer: &Frame, task: Arc<TaskNode>) -> Frame {
+        Frame::explicit(
+            outer.ctx,
+            NonNull::from(&*outer.team),
+            outer.thread_num,
+            task,
+        )
+    }
+
+    /// The frame of an explicit task of the team `team` points to, which the frame
+    /// borrows (its callers say why the team outlives it).
+    fn explicit(
+        ctx: *const TaskCtx,
+        team: NonNull<Team>,
+        thread_num: usize,
+        task: Arc<TaskNode>,
+    ) -> Frame {
         Frame {
-            ctx: outer.ctx,
-            team: TeamRef::Borrowed(NonNull::from(&*outer.team)),
-            thread_num: outer.thread_num,
+            ctx,
+            team: TeamRef::Borrowed(team),
+            thread_num,
             task,
             implicit: false,
             ws: RefCell::new(WsState::new(None)),

@@ -219,9 +219,7 @@ impl RunRef {
         // SAFETY: these tasks have not finished yet (the type doc).
         unsafe { self.0.as_ref() }.tasks_finished(k, keep_alive);
     }
-}
 
-impl RunRef {
     /// The address of the run's state, never 0.
     #[inline]
     fn addr(self) -> usize {
@@ -242,7 +240,8 @@ impl RunRef {
 /// back one of its tasks, so the reference held here stays valid. Held back for one run
 /// at a time; a task of another run gives the first run's back first. At most
 /// [`Finished::MAX`], so that a bounded window sees the count at most that many above
-/// the truth per worker (a control program over its window gives back its own first).
+/// the truth per other worker (the submitting worker's own are subtracted:
+/// [`RunRef::outstanding_less`]).
 pub struct Finished {
     /// The run of what is held back: its state's address, 0 when none is held back
     /// (`n` is 0 then, and only then).
