@@ -227,22 +227,45 @@ pub(crate) fn set_last_error(message: &str) {
 /// Runs an entry point's body: a failure sets the last error and returns its status, a
 /// panic becomes `locus_status::LOCUS_E_INTERNAL`, never an unwind into C.
 pub(crate) fn guard(f: impl FnOnce() -> CResult) -> locus_status {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => locus_status::LOCUS_OK,
-        Ok(Err(fail)) => {
-            set_last_error(&fail.message);
-            fail.status
-        }
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".into());
-            set_last_error(&format!("internal error in Locus: {what}"));
-            locus_status::LOCUS_E_INTERNAL
-        }
+    guard_status(|| status_of(f()))
+}
+
+/// The status of an entry point's outcome `result`; a failure sets the last error.
+#[inline]
+pub(crate) fn status_of(result: CResult) -> locus_status {
+    match result {
+        Ok(()) => locus_status::LOCUS_OK,
+        Err(fail) => failed(fail),
     }
+}
+
+/// Sets the last error to `fail`'s message and returns its status.
+#[cold]
+fn failed(fail: Fail) -> locus_status {
+    set_last_error(&fail.message);
+    fail.status
+}
+
+/// [`guard`] for a body that returns its status itself (and sets the last error when
+/// it fails): a panic becomes `locus_status::LOCUS_E_INTERNAL`.
+#[inline]
+pub(crate) fn guard_status(f: impl FnOnce() -> locus_status) -> locus_status {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(status) => status,
+        Err(payload) => panicked(payload),
+    }
+}
+
+/// The status of an entry point whose body panicked with `payload`.
+#[cold]
+fn panicked(payload: Box<dyn std::any::Any + Send>) -> locus_status {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into());
+    set_last_error(&format!("internal error in Locus: {what}"));
+    locus_status::LOCUS_E_INTERNAL
 }
 
 /// The message of the last call that failed on the calling thread, naming the bad

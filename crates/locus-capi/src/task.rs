@@ -35,7 +35,7 @@ use crate::frames::{
     current, in_frame, record_failure, record_refusal, with_thread, Current, Frame, Notes, Returned,
 };
 use crate::names::task_name_at;
-use crate::status::{c_str, guard, in_call, locus_status, CResult, Fail};
+use crate::status::{c_str, guard, guard_status, in_call, locus_status, status_of, CResult, Fail};
 use crate::team::{locus_team, team_of};
 
 /// A task body (and the run's root): returns 0 on success; anything else fails the run,
@@ -686,7 +686,7 @@ struct Body {
 impl Body {
     /// Runs the C body of the task whose context is `ctx` with `views`; a failure fails
     /// the task.
-    #[inline]
+    #[inline(always)]
     fn run(self, ctx: &TaskCtx, views: &[locus_view]) {
         let failed = self.call(ctx.worker(), ctx.node(), Frame::Task(ctx), views);
         drop(self.arg);
@@ -859,10 +859,10 @@ fn refuse_call(what: &str, fail: &Fail) {
 /// its fields' documentation says.
 #[no_mangle]
 pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) -> locus_status {
-    guard(|| {
+    guard_status(|| {
         // SAFETY: forwarded from the caller.
-        if let Some(spawned) = unsafe { spawn_plain(ctx, task) } {
-            return spawned;
+        if let Some(status) = unsafe { spawn_plain(ctx, task) } {
+            return status;
         }
         let mut name = Cow::Borrowed("task");
         // SAFETY: forwarded from the caller.
@@ -870,7 +870,7 @@ pub unsafe extern "C" fn locus_spawn(ctx: locus_ctx, task: *const locus_task) ->
         if let Err(fail) = &spawned {
             refuse_spawn(&name, fail);
         }
-        spawned
+        status_of(spawned)
     })
 }
 
@@ -881,18 +881,26 @@ fn refuse_spawn(name: &str, fail: &Fail) {
     refuse_call(&format!("locus_spawn of task `{name}`"), fail);
 }
 
+/// The access of a plain task ([`spawn_plain`]): the whole datum, not weak.
+enum Plain {
+    Read(Read<u8>),
+    Write(Write<u8>),
+    ReadWrite(ReadWrite<u8>),
+}
+
 /// [`locus_spawn`] of a plain task, the kind a program spawns by the thousand: one
-/// access, a borrowed argument, a name this thread spawned with lately, no hint. Makes
-/// the same checks and the same task as [`spawn`] with less handling, and leaves to
-/// [`spawn`] (returning `None` before it has taken anything) every task that is not
-/// plain or that one of the checks refuses, so that the error is [`spawn`]'s. The
-/// outcome of submitting it (a refusal recorded as [`locus_spawn`] records it).
+/// access to a whole datum, read, write or read-write, a borrowed argument, a name this
+/// thread spawned with lately, no hint. Makes the same checks and the same task as
+/// [`spawn`] with less handling, and leaves to [`spawn`] (returning `None` before it
+/// has taken anything) every task that is not plain or that one of the checks refuses,
+/// so that the error is [`spawn`]'s. The status of submitting it (a refusal recorded
+/// as [`locus_spawn`] records it).
 ///
 /// # Safety
 ///
 /// As for [`locus_spawn`].
 #[inline(never)]
-unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<CResult> {
+unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<locus_status> {
     // SAFETY: NULL or valid by the caller's contract.
     let task = unsafe { task.as_ref() }?;
     let plain = task.naccesses == 1
@@ -906,32 +914,65 @@ unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<CResult
         return None;
     }
     let f = task.body?;
-    let (name, cur) = with_thread(|t| {
-        // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
-        let name = unsafe { t.names().find(task.name) };
-        (name, t.current(ctx))
-    });
-    let (name, cur) = (name?, cur?);
     // SAFETY: non-NULL, one access (the caller's contract).
     let a = unsafe { &*task.accesses };
-    let mut resolved = None;
-    DATA.get_with(a.data.bits, |e| {
-        resolved = resolve(0, a, e, cur.runtime).ok()
+    if a.start != 0 || a.end != 0 {
+        return None;
+    }
+    let (name, runtime, scope) = with_thread(|t| {
+        let cur = t.current(ctx)?;
+        // SAFETY: `cur` is this thread's innermost frame, just checked; the scope is
+        // used during this call only.
+        let scope: *const Scope = unsafe { scope_of(&cur) }.ok()?;
+        // SAFETY: non-NULL, and NUL-terminated by the caller's contract.
+        let name = unsafe { t.names().find(task.name) }?;
+        Some((name, cur.runtime, scope))
     })?;
-    let (access, slot) = resolved?;
-    // SAFETY: `cur` was checked by `current` in this call, which the scope is used in.
-    let scope = unsafe { scope_of(&cur) }.ok()?;
+    let (access, elem_size) = DATA.get_with(a.data.bits, |e| {
+        let d = &e.data;
+        let access = match a.mode {
+            _ if e.runtime != runtime => return None,
+            1 => Plain::Read(d.read()),
+            2 => Plain::Write(d.write()),
+            3 => Plain::ReadWrite(d.read_write()),
+            _ => return None,
+        };
+        Some((access, e.elem_size))
+    })??;
+    // SAFETY: as above: the scope of the innermost frame, which outlives this call.
+    let scope = unsafe { &*scope };
     let body = Body {
         f,
         arg: Arg::new(task.arg, task.arg_free),
-        runtime: cur.runtime,
+        runtime,
     };
-    let place = Placement::default();
-    let spawned = spawn_one(place.builder_of(scope, name.into()), access, slot, body);
-    if let Err(fail) = &spawned {
-        refuse_spawn(name, fail);
-    }
-    Some(spawned)
+    let view = move |mode: u32, ptr: *const u8, bytes: usize| {
+        [Slot { mode, elem_size }.view(ptr.cast_mut().cast(), bytes)]
+    };
+    let spawned = match access {
+        Plain::Read(r) => scope.spawn(name, r, move |ctx: &TaskCtx, v: &[u8]| {
+            body.run(ctx, &view(1, v.as_ptr(), v.len()))
+        }),
+        Plain::Write(w) => scope.spawn(name, w, move |ctx: &TaskCtx, v: &mut [u8]| {
+            body.run(ctx, &view(2, v.as_ptr(), v.len()))
+        }),
+        Plain::ReadWrite(rw) => scope.spawn(name, rw, move |ctx: &TaskCtx, v: &mut [u8]| {
+            body.run(ctx, &view(3, v.as_ptr(), v.len()))
+        }),
+    };
+    Some(match spawned {
+        Ok(()) => locus_status::LOCUS_OK,
+        Err(e) => refused_plain(name, e),
+    })
+}
+
+/// The status of the plain task `name` that Locus refused with `e`, recorded as
+/// [`locus_spawn`] records a refusal.
+#[cold]
+fn refused_plain(name: &str, e: locus::Error) -> locus_status {
+    let fail = Fail::from(e);
+    refuse_spawn(name, &fail);
+    status_of(Err(fail))
 }
 
 /// Submits `task` of one access, `access` of kind `slot`, running `body`.
