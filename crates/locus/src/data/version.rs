@@ -67,9 +67,100 @@ use crate::error::Error;
 use crate::graph::{oom, Backups, Bodies, Executor, RunState, Task, Waiting};
 
 /// A shared reference to a version: a reference count without a weak count, so that
-/// freeing a version is one atomic decrement, and [`Version::take_over`]'s check that
-/// nobody else holds one is a load (no `Weak` of a version is ever made).
-pub(crate) type VersionRef = triomphe::Arc<Version>;
+/// [`Version::take_over`]'s check that nobody else holds one is a load (no `Weak` of a
+/// version is ever made).
+///
+/// The last reference, dropped where a load sees it alone, drops the version and keeps
+/// its allocation as a spare of the dropping thread (module `spare`), for the next
+/// version that thread makes, without an atomic read-modify-write: a version made by
+/// one worker and let go by another (its readers ran there) is not freed across
+/// threads through the allocator. A reference dropped while another is held is one
+/// atomic decrement; should that make it the last (the other was dropped meanwhile),
+/// the allocation is freed as any `Arc`'s.
+pub(crate) struct VersionRef(std::mem::ManuallyDrop<triomphe::Arc<Version>>);
+
+impl VersionRef {
+    fn new(version: Version) -> Self {
+        VersionRef(std::mem::ManuallyDrop::new(triomphe::Arc::new(version)))
+    }
+
+    /// The reference `raw` (from [`VersionRef::into_raw`], or a spare written anew).
+    ///
+    /// # Safety
+    ///
+    /// As `triomphe::Arc::from_raw`.
+    unsafe fn from_raw(raw: *const Version) -> Self {
+        // SAFETY: the caller's contract.
+        VersionRef(std::mem::ManuallyDrop::new(unsafe {
+            triomphe::Arc::from_raw(raw)
+        }))
+    }
+
+    /// Gives up the reference, as `triomphe::Arc::into_raw`.
+    pub(crate) fn into_raw(this: Self) -> *const Version {
+        let mut this = std::mem::ManuallyDrop::new(this);
+        // SAFETY: taken once; `this` is not dropped.
+        triomphe::Arc::into_raw(unsafe { std::mem::ManuallyDrop::take(&mut this.0) })
+    }
+
+    /// The version's address.
+    pub(crate) fn as_ptr(this: &Self) -> *const Version {
+        triomphe::Arc::as_ptr(&this.0)
+    }
+
+    /// Whether both refer to one version.
+    pub(crate) fn ptr_eq(a: &Self, b: &Self) -> bool {
+        triomphe::Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// The version, if this is its only reference.
+    pub(crate) fn get_mut(this: &mut Self) -> Option<&mut Version> {
+        triomphe::Arc::get_mut(&mut this.0)
+    }
+}
+
+impl Clone for VersionRef {
+    #[inline]
+    fn clone(&self) -> Self {
+        VersionRef(self.0.clone())
+    }
+}
+
+impl std::ops::Deref for VersionRef {
+    type Target = Version;
+
+    #[inline]
+    fn deref(&self) -> &Version {
+        &self.0
+    }
+}
+
+impl Drop for VersionRef {
+    #[inline]
+    fn drop(&mut self) {
+        if self.0.is_unique() {
+            self.recycle();
+        } else {
+            // SAFETY: dropped once, here.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.0) };
+        }
+    }
+}
+
+impl VersionRef {
+    /// Drops the version of this reference, its only one, and keeps its allocation as
+    /// a spare (module `spare`).
+    #[inline(never)]
+    fn recycle(&mut self) {
+        // SAFETY: taken once, by the drop calling this.
+        let arc = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
+        let raw = triomphe::Arc::into_raw(arc).cast_mut();
+        // SAFETY: the only reference (the count loaded as 1 with `Acquire`, after every
+        // other holder's release), given up: nobody else reaches the version; the
+        // pointer came from `into_raw`.
+        unsafe { spare::recycle(std::ptr::NonNull::new_unchecked(raw)) };
+    }
+}
 
 /// The lock of a version's [`State`].
 type StateLock = spin::mutex::SpinMutex<State, spin::relax::Yield>;
@@ -275,7 +366,7 @@ pub(crate) struct Version {
 }
 
 impl Version {
-    fn new(
+    fn made(
         bytes: usize,
         produced: bool,
         counts: &'static VersionCounts,
@@ -320,7 +411,7 @@ impl Version {
         counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::new(bytes, true, counts, shared)
+        Version::made(bytes, true, counts, shared)
     }
 
     /// A version that its producer, just submitted, will write; `shared` names the
@@ -330,7 +421,7 @@ impl Version {
         counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::new(bytes, false, counts, shared)
+        Version::made(bytes, false, counts, shared)
     }
 
     /// The runtime's counts of live versions.
@@ -772,24 +863,47 @@ pub(crate) fn release(b: &mut Binding, complete: bool) -> Waiters {
     waiters
 }
 
-/// Allocations of versions freed by an update in place (`Version::take_over`), kept by
-/// the thread that freed them for the next versions it makes: in a chain of
-/// read-writes on one worker, the version a task frees is the allocation of the one the
-/// next submission makes, with no call to the allocator. A spare is a version's
-/// allocation whose count is one (as `Arc::into_raw` leaves it) and whose version is
-/// dropped; nothing else points to it. At most [`spare::KEPT`] per thread; the rest,
-/// and a thread's spares when it exits, are freed.
+/// Allocations of versions freed by an update in place (`Version::take_over`) or by
+/// their last reference ([`VersionRef`]'s drop), kept by the thread that freed them for
+/// the next versions it makes: in a chain of read-writes on one worker, the version a
+/// task frees is the allocation of the one the next submission makes, with no call to
+/// the allocator. A spare is a version's allocation whose count is one (as
+/// `Arc::into_raw` leaves it) and whose version is dropped; nothing else points to it.
+/// A thread keeps at most [`spare::KEPT`]; a full set goes whole to a process-wide depot
+/// (at most [`spare::DEPOT`] sets), where a thread with none takes a set whole: when
+/// one thread makes the versions (a control program) and others let them go (the
+/// workers running their readers), the allocations go back to their maker by the set,
+/// one lock per [`spare::KEPT`], not one by one through the allocator's cross-thread
+/// frees (as the task records' free lists, `graph::free_list`). Beyond the depot's
+/// bound, and a thread's spares when it exits, they are freed.
 mod spare {
     use std::cell::RefCell;
     use std::mem::ManuallyDrop;
     use std::ptr::NonNull;
+    use std::sync::Mutex;
 
     use super::Version;
 
     /// Spares kept per thread.
-    pub(super) const KEPT: usize = 8;
+    pub(super) const KEPT: usize = 32;
 
-    struct Spares(Vec<NonNull<Version>>);
+    /// Full sets of spares the depot keeps, at most.
+    pub(super) const DEPOT: usize = 8;
+
+    pub(super) struct Spares(Vec<NonNull<Version>>);
+
+    #[cfg(test)]
+    impl Spares {
+        /// A set of the spares `raws`.
+        pub(super) fn of(raws: Vec<NonNull<Version>>) -> Spares {
+            Spares(raws)
+        }
+
+        /// Its first spare.
+        pub(super) fn first(&self) -> NonNull<Version> {
+            self.0[0]
+        }
+    }
 
     impl Drop for Spares {
         fn drop(&mut self) {
@@ -799,14 +913,65 @@ mod spare {
         }
     }
 
+    // SAFETY: spares hold no live value and nothing else points to them; they move
+    // between threads under the depot's lock, as the allocator's memory may.
+    unsafe impl Send for Spares {}
+
     thread_local! {
         static SPARES: RefCell<Spares> = const { RefCell::new(Spares(Vec::new())) };
     }
 
-    /// A spare of the calling thread, if it has one.
+    /// Full sets of spares handed between threads (module doc), at most [`DEPOT`].
+    pub(super) struct Depot(Mutex<Vec<Spares>>);
+
+    impl Depot {
+        pub(super) const fn new() -> Self {
+            Depot(Mutex::new(Vec::new()))
+        }
+
+        /// Keeps `set`, unless the depot is full; gives it back if not kept.
+        pub(super) fn put(&self, set: Spares) -> Option<Spares> {
+            let mut sets = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            if sets.len() >= DEPOT {
+                return Some(set);
+            }
+            sets.push(set);
+            None
+        }
+
+        /// A full set, if the depot keeps one.
+        pub(super) fn get(&self) -> Option<Spares> {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).pop()
+        }
+
+        /// The sets kept.
+        #[cfg(test)]
+        pub(super) fn len(&self) -> usize {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).len()
+        }
+    }
+
+    static SETS: Depot = Depot::new();
+
+    /// The spares the calling thread keeps.
+    #[cfg(test)]
+    pub(super) fn kept() -> usize {
+        SPARES.with(|s| s.borrow().0.len())
+    }
+
+    /// A spare of the calling thread, or of a set from the depot, if any.
     pub(super) fn take() -> Option<NonNull<Version>> {
         SPARES
-            .try_with(|s| s.try_borrow_mut().ok()?.0.pop())
+            .try_with(|s| {
+                let mut s = s.try_borrow_mut().ok()?;
+                if let Some(raw) = s.0.pop() {
+                    return Some(raw);
+                }
+                let set = SETS.get()?;
+                // The empty list is dropped, the set's kept.
+                *s = set;
+                s.0.pop()
+            })
             .ok()
             .flatten()
     }
@@ -825,18 +990,24 @@ mod spare {
         }
     }
 
-    /// Keeps `raw` for the calling thread, or frees it.
+    /// Keeps `raw` for the calling thread (its full set going to the depot first), or
+    /// frees it.
     ///
     /// # Safety
     ///
     /// `raw` is a spare (module doc), given up by the caller.
     unsafe fn keep(raw: NonNull<Version>) {
         let kept = SPARES.try_with(|s| match s.try_borrow_mut() {
-            Ok(mut s) if s.0.len() < KEPT => {
+            Ok(mut s) => {
+                if s.0.len() >= KEPT {
+                    let full = std::mem::replace(&mut *s, Spares(Vec::with_capacity(KEPT)));
+                    // A set the depot refuses is dropped, which frees its spares.
+                    drop(SETS.put(full));
+                }
                 s.0.push(raw);
                 true
             }
-            _ => false,
+            Err(_) => false,
         });
         if kept != Ok(true) {
             free(raw);
@@ -867,6 +1038,60 @@ impl Drop for Version {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_let_go_by_its_last_reference_lends_its_allocation_to_the_next_one_made() {
+        let lease = CountsLease::new();
+        let counts = lease.counts();
+        let first = Version::initial(8, counts, None);
+        let second = first.clone();
+        let at = VersionRef::as_ptr(&first);
+        drop(first);
+        assert_eq!(counts.live(), 1, "another reference holds it");
+        let kept = spare::kept();
+        drop(second);
+        assert_eq!(counts.live(), 0, "the last reference dropped the version");
+        assert_eq!(spare::kept(), kept + 1, "kept as a spare, not freed");
+        let next = Version::pending(16, counts, None);
+        assert_eq!(VersionRef::as_ptr(&next), at, "its allocation");
+        assert_eq!(spare::kept(), kept);
+        assert_eq!((next.bytes, next.is_produced()), (16, false));
+    }
+
+    #[test]
+    fn a_depot_keeps_full_sets_up_to_its_bound_and_gives_them_back_last_first() {
+        let lease = CountsLease::new();
+        let counts = lease.counts();
+        let depot = spare::Depot::new();
+        let set = |n: usize| {
+            let raws = (0..n)
+                .map(|_| {
+                    let raw = VersionRef::into_raw(Version::initial(8, counts, None)).cast_mut();
+                    let raw = std::ptr::NonNull::new(raw).unwrap();
+                    // SAFETY: the only reference, given up; dropped in place, as a spare.
+                    unsafe { std::ptr::drop_in_place(raw.as_ptr()) };
+                    raw
+                })
+                .collect::<Vec<_>>();
+            spare::Spares::of(raws)
+        };
+        let firsts: Vec<_> = (0..spare::DEPOT)
+            .map(|_| {
+                let s = set(2);
+                let first = s.first();
+                assert!(depot.put(s).is_none(), "kept");
+                first
+            })
+            .collect();
+        assert_eq!(depot.len(), spare::DEPOT);
+        assert!(depot.put(set(2)).is_some(), "a full depot refuses a set");
+        assert_eq!(
+            depot.get().map(|s| s.first()),
+            Some(firsts[spare::DEPOT - 1])
+        );
+        assert_eq!(depot.len(), spare::DEPOT - 1);
+        assert_eq!(counts.live(), 0, "spares hold no version");
+    }
 
     #[test]
     fn a_version_freed_in_place_lends_its_allocation_to_the_next_one_made() {
