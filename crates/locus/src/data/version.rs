@@ -880,6 +880,7 @@ mod spare {
     use std::cell::RefCell;
     use std::mem::ManuallyDrop;
     use std::ptr::NonNull;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
 
     use super::Version;
@@ -921,33 +922,54 @@ mod spare {
         static SPARES: RefCell<Spares> = const { RefCell::new(Spares(Vec::new())) };
     }
 
-    /// Full sets of spares handed between threads (module doc), at most [`DEPOT`].
-    pub(super) struct Depot(Mutex<Vec<Spares>>);
+    /// Full sets of spares handed between threads (module doc), at most [`DEPOT`], and
+    /// how many it keeps, read without the lock: a thread with no spare, which makes
+    /// its versions by the allocator while the depot is empty, takes no lock for them.
+    pub(super) struct Depot {
+        sets: Mutex<Vec<Spares>>,
+        kept: AtomicUsize,
+    }
 
     impl Depot {
         pub(super) const fn new() -> Self {
-            Depot(Mutex::new(Vec::new()))
+            Depot {
+                sets: Mutex::new(Vec::new()),
+                kept: AtomicUsize::new(0),
+            }
+        }
+
+        fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Spares>> {
+            self.sets.lock().unwrap_or_else(|p| p.into_inner())
         }
 
         /// Keeps `set`, unless the depot is full; gives it back if not kept.
         pub(super) fn put(&self, set: Spares) -> Option<Spares> {
-            let mut sets = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let mut sets = self.lock();
             if sets.len() >= DEPOT {
                 return Some(set);
             }
             sets.push(set);
+            self.kept.store(sets.len(), Ordering::Relaxed);
             None
         }
 
         /// A full set, if the depot keeps one.
         pub(super) fn get(&self) -> Option<Spares> {
-            self.0.lock().unwrap_or_else(|p| p.into_inner()).pop()
+            // A set put meanwhile is found by a later call: the load only spares the
+            // lock when there was none.
+            if self.kept.load(Ordering::Relaxed) == 0 {
+                return None;
+            }
+            let mut sets = self.lock();
+            let set = sets.pop();
+            self.kept.store(sets.len(), Ordering::Relaxed);
+            set
         }
 
         /// The sets kept.
         #[cfg(test)]
         pub(super) fn len(&self) -> usize {
-            self.0.lock().unwrap_or_else(|p| p.into_inner()).len()
+            self.lock().len()
         }
     }
 
