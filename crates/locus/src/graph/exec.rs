@@ -14,7 +14,7 @@ use locus_mem::pool::Pools;
 
 use super::accesses::{access_infos, count_accesses, for_each_keyed_access, MemoryKey};
 use super::body::{drop_skipped, run_body, skip_body};
-use super::hints::Hints;
+use super::hints::BoxedHints;
 use super::migrate::forget_reuse;
 use super::prepare::{check_memory, prepare_buffers, Backups};
 use super::release::{activate_if_ready, release};
@@ -126,7 +126,7 @@ pub enum Bodies {
 pub struct Started {
     task: TaskRef,
     bindings: Bindings,
-    hints: Option<Box<Hints>>,
+    hints: Option<BoxedHints>,
     completion: Completion,
     /// Pages of shared data moved as the task started (next touch, or a migration task).
     migrated_pages: u64,
@@ -375,7 +375,7 @@ impl Started {
     fn new(
         task: TaskRef,
         bindings: Bindings,
-        hints: Option<Box<Hints>>,
+        hints: Option<BoxedHints>,
         completion: Completion,
     ) -> Self {
         Started {

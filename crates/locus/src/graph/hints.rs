@@ -1,7 +1,9 @@
 //! Task hints: affinity (paper 3 section 3) and cost estimates.
 
+use std::ptr::NonNull;
 use std::sync::Arc;
 
+use super::free_list::{self, Depot, FreeList};
 use crate::data::{Data, DataInner, Element};
 
 /// Where a task would like to run (paper 3 section 3).
@@ -110,11 +112,11 @@ pub struct Hints {
 impl Hints {
     /// The hints as a task's record keeps them: `None` if there are none.
     #[inline]
-    pub(crate) fn boxed(self) -> Option<Box<Hints>> {
+    pub(crate) fn boxed(self) -> Option<BoxedHints> {
         if self.is_default() {
             None
         } else {
-            Some(Box::new(self))
+            Some(BoxedHints::new(self))
         }
     }
 
@@ -125,5 +127,66 @@ impl Hints {
             && self.affinity.is_none()
             && self.migrate_to.is_none()
             && self.team.is_none()
+    }
+}
+
+thread_local! {
+    /// The calling thread's free allocations of hints (module `free_list`).
+    static FREE_HINTS: FreeList<Hints> = const { FreeList::new() };
+}
+
+/// The full lists of allocations of hints handed between threads (module `free_list`).
+static HINTS_DEPOT: Depot<Hints> = Depot::new();
+
+/// A task's hints, as its record keeps them when it has any: in an allocation of the
+/// threads' free lists (module `free_list`), as the task records are, so that a hinted
+/// task submitted by one thread and run by another costs no allocator call, and its
+/// hints go back to their maker by the list.
+pub(crate) struct BoxedHints(NonNull<Hints>);
+
+// SAFETY: owns its `Hints` (which are `Send` and `Sync`) as a `Box` would.
+unsafe impl Send for BoxedHints {}
+// SAFETY: as above.
+unsafe impl Sync for BoxedHints {}
+
+impl BoxedHints {
+    fn new(hints: Hints) -> Self {
+        let slot = free_list::take(&FREE_HINTS, &HINTS_DEPOT);
+        // SAFETY: an allocation for a `Hints` holding no live value (`take`).
+        unsafe { slot.as_ptr().write(hints) };
+        BoxedHints(slot)
+    }
+}
+
+impl std::ops::Deref for BoxedHints {
+    type Target = Hints;
+
+    fn deref(&self) -> &Hints {
+        // SAFETY: written by `new`, live until the drop.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl std::ops::DerefMut for BoxedHints {
+    fn deref_mut(&mut self) -> &mut Hints {
+        // SAFETY: as above; owned by `self`.
+        unsafe { self.0.as_mut() }
+    }
+}
+
+impl Drop for BoxedHints {
+    fn drop(&mut self) {
+        // SAFETY: live since `new`, dropped once, here; the allocation then holds no
+        // live value, came from `take` and is used by nothing else.
+        unsafe {
+            std::ptr::drop_in_place(self.0.as_ptr());
+            free_list::give(&FREE_HINTS, &HINTS_DEPOT, self.0);
+        }
+    }
+}
+
+impl std::fmt::Debug for BoxedHints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Hints::fmt(self, f)
     }
 }

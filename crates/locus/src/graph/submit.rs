@@ -11,7 +11,7 @@ use super::bind::{bind_leaf, register};
 use super::body::Body;
 use super::domain::{ChildDomain, Owner};
 use super::exec::{current_executor, Executor};
-use super::hints::Hints;
+use super::hints::BoxedHints;
 use super::run::RunRef;
 use super::scope::TaskCtx;
 use super::task::{Activated, Job, Task, TaskRef, Waiting};
@@ -53,7 +53,7 @@ pub(crate) fn submit<L, F>(
     throttle: Throttle,
     owner: Option<&Owner>,
     name: Cow<'static, str>,
-    hints: Option<Box<Hints>>,
+    hints: Option<BoxedHints>,
     declared: Declarations,
     body: TaskBody<L, F>,
 ) -> Result<(), Error>
@@ -319,7 +319,7 @@ fn submit_one_versioned<L, F>(
     ex: &dyn Executor,
     (run, throttle, owner): Scoped<'_>,
     d: Declared,
-    (name, hints, body): (Cow<'static, str>, Option<Box<Hints>>, TaskBody<L, F>),
+    (name, hints, body): (Cow<'static, str>, Option<BoxedHints>, TaskBody<L, F>),
 ) -> Result<(), Error>
 where
     L: AccessList,
@@ -405,7 +405,7 @@ fn enter_window(ex: &dyn Executor, run: RunRef, throttle: Throttle, control: boo
 fn new_task<L, F>(
     run: RunRef,
     owner: Option<&Owner>,
-    (name, hints, body): (Cow<'static, str>, Option<Box<Hints>>, TaskBody<L, F>),
+    (name, hints, body): (Cow<'static, str>, Option<BoxedHints>, TaskBody<L, F>),
     (bindings, inputs, alloc_failed): (Bindings, usize, Option<Error>),
 ) -> TaskRef
 where
@@ -503,7 +503,7 @@ pub(crate) fn submit_lean<L, F>(
     throttle: Throttle,
     owner: Option<&Owner>,
     name: Cow<'static, str>,
-    hints: Option<Box<Hints>>,
+    hints: Option<BoxedHints>,
     body: TaskBody<L, F>,
 ) -> Result<(), Error>
 where
@@ -575,7 +575,7 @@ fn submit_free(
     owner: Option<&Owner>,
     domain: Option<&ChildDomain>,
     name: Cow<'static, str>,
-    hints: Option<Box<Hints>>,
+    hints: Option<BoxedHints>,
     body: Body,
     control: bool,
     children_to_parent: bool,

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::hints::Hints;
+use super::hints::BoxedHints;
 use super::run::RunRef;
 use super::task_state::TaskState;
 use crate::error::Error;
@@ -27,7 +27,7 @@ pub(crate) struct Job {
     /// handles, so it is released with the job, before the task counts as finished.
     /// `None` when the task has none, as most have ([`Hints::boxed`]): the record stays
     /// small.
-    pub(crate) hints: Option<Box<Hints>>,
+    pub(crate) hints: Option<BoxedHints>,
     /// Whether the body sees no view (a control task, or a task declaring nothing): it
     /// then runs even when bodies are skipped, since it cannot touch a buffer.
     pub(crate) control: bool,
