@@ -445,7 +445,7 @@ pub trait AccessList: sealed::Sealed + Send + 'static {
 /// The declarations of `accesses`, made with room for all of them at once.
 #[inline]
 pub(crate) fn declarations<L: AccessList>(accesses: &mut L) -> Declarations {
-    let mut out: Declarations = super::small_vec_for(accesses.count());
+    let mut out: Declarations = super::spill::list_for(accesses.count());
     accesses.declare(&mut out);
     debug_assert_eq!(out.len(), accesses.count(), "AccessList::count");
     out

@@ -150,6 +150,8 @@ unsafe impl Send for BoxedHints {}
 unsafe impl Sync for BoxedHints {}
 
 impl BoxedHints {
+    /// Out of line: most tasks have no hints.
+    #[inline(never)]
     fn new(hints: Hints) -> Self {
         let slot = free_list::take(&FREE_HINTS, &HINTS_DEPOT);
         // SAFETY: an allocation for a `Hints` holding no live value (`take`).
@@ -175,6 +177,7 @@ impl std::ops::DerefMut for BoxedHints {
 }
 
 impl Drop for BoxedHints {
+    #[inline(never)]
     fn drop(&mut self) {
         // SAFETY: live since `new`, dropped once, here; the allocation then holds no
         // live value, came from `take` and is used by nothing else.

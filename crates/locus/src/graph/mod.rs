@@ -11,7 +11,7 @@ mod body;
 mod completion;
 mod domain;
 mod exec;
-mod free_list;
+pub(crate) mod free_list;
 mod hints;
 mod migrate;
 mod prepare;

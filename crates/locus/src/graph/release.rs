@@ -44,8 +44,9 @@ pub(super) fn release(
         wake_released(ex, b, readers_done, published);
     }
     // Releases the versions this task held: superseded ones with no other reader go
-    // back to their pool now (on return, in the one-binding case above).
-    drop(bindings);
+    // back to their pool now (on return, in the one-binding case above); the list's
+    // buffer goes to the thread's free list (`data::spill`).
+    crate::data::spill::recycle(bindings);
 }
 
 /// After [`release`] published binding `b`: lets its versions go, then activates the

@@ -139,7 +139,7 @@ where
         Some(_) => SmallVec::new(),
         None => lock_run_wide(&declared),
     };
-    let mut leaves: Bindings = crate::data::small_vec_for(declared.len());
+    let mut leaves: Bindings = crate::data::spill::list_for(declared.len());
     let mut inputs = 0;
     let mut alloc_failed = None;
     // The combining tasks of the reductions this submission closes (`data::reduce`).
@@ -200,9 +200,12 @@ where
         bindings_of(std::mem::ManuallyDrop::into_inner(resolved), leaves)
     } else {
         // The declarations' data counts went to the bindings.
-        std::mem::ManuallyDrop::into_inner(plain)
-            .into_iter()
-            .for_each(forget_data);
+        let plain = std::mem::ManuallyDrop::into_inner(plain);
+        if plain.spilled() {
+            forget_spilled(plain);
+        } else {
+            plain.into_iter().for_each(forget_data);
+        }
         leaves
     };
     let task = new_task(
@@ -599,6 +602,14 @@ fn submit_free(
     );
     ex.submitted(&task);
     ex.activate(Activated::new(task));
+}
+
+/// [`forget_data`] of each declaration of a task of several, whose list's buffer goes
+/// to the thread's free list (`data::spill`).
+#[inline(never)]
+fn forget_spilled(mut declared: Declarations) {
+    declared.drain(..).for_each(forget_data);
+    crate::data::spill::recycle(declared);
 }
 
 /// Drops a declaration whose binding took its datum's count (`submit`), but for that
