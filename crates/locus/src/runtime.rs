@@ -1223,7 +1223,7 @@ impl Runtime {
             run_ref,
             crate::graph::Job {
                 bindings: Default::default(),
-                body,
+                body: Some(body),
                 hints: Default::default(),
                 control: true,
                 children_to_parent: true,

@@ -242,7 +242,7 @@ pub(super) fn skip_body(task: &Task, body: Body) {
 /// Runs a task's body in its context; `panicked` is called when it panics, before the
 /// panic becomes the returned error. `flags` are the job's `children_to_parent` and
 /// `root`; `team` is the team its children join.
-#[inline]
+#[inline(always)]
 pub(super) fn run_body(
     ex: &dyn Executor,
     task: &TaskRef,

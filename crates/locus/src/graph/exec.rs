@@ -14,14 +14,11 @@ use locus_mem::pool::Pools;
 
 use super::accesses::{access_infos, count_accesses, for_each_keyed_access, MemoryKey};
 use super::body::{drop_skipped, run_body, skip_body};
-use super::hints::BoxedHints;
 use super::migrate::forget_reuse;
 use super::prepare::{check_memory, prepare_buffers, Backups};
 use super::release::{activate_if_ready, release};
 use super::run::Finished;
-use super::submit::forget_empty;
-use super::task::{Activated, Job, Task, TaskRef};
-use crate::data::Bindings;
+use super::task::{Activated, Body, Job, Task, TaskRef};
 use crate::data::{partition, version};
 use crate::sched::AccessInfo;
 
@@ -124,9 +121,9 @@ pub enum Bodies {
 /// A task whose body has run, or was skipped, and whose outputs are not published yet.
 #[cfg_attr(not(feature = "engine-seam"), allow(dead_code))]
 pub struct Started {
+    /// The task, whose job the worker that started it claimed: its bindings and hints
+    /// stay in the task's record (`Task::claimed_job`) until [`finish`].
     task: TaskRef,
-    bindings: Bindings,
-    hints: Option<BoxedHints>,
     completion: Completion,
     /// Pages of shared data moved as the task started (next touch, or a migration task).
     migrated_pages: u64,
@@ -154,7 +151,7 @@ impl Started {
         let infos = if self.is_migration() {
             Vec::new()
         } else {
-            access_infos(&self.bindings)
+            access_infos(&self.job().bindings)
         };
         infos.into_iter()
     }
@@ -170,22 +167,26 @@ impl Started {
     /// Whether the task is a migration task: its declared data are moved, not
     /// accessed, so it has no accesses of its own.
     pub fn is_migration(&self) -> bool {
-        self.hints.as_ref().is_some_and(|h| h.migrate_to.is_some())
+        self.job()
+            .hints
+            .as_ref()
+            .is_some_and(|h| h.migrate_to.is_some())
     }
 
     /// The task's accesses as [`Started::accesses`] gives them, each with the key of
     /// the memory it touches.
     pub fn keyed_accesses(&self) -> impl Iterator<Item = (AccessInfo, MemoryKey)> {
-        let mut out = Vec::with_capacity(self.bindings.len() + 1);
+        let bindings = &self.job().bindings;
+        let mut out = Vec::with_capacity(bindings.len() + 1);
         if !self.is_migration() {
-            for_each_keyed_access(&self.bindings, |a, k| out.push((a, k)));
+            for_each_keyed_access(bindings, |a, k| out.push((a, k)));
         }
         out.into_iter()
     }
 
     /// The task's cost hint, in nanoseconds of computation.
     pub fn cost_hint(&self) -> Option<u64> {
-        self.hints.as_ref().and_then(|h| h.cost)
+        self.job().hints.as_ref().and_then(|h| h.cost)
     }
 
     /// The task's name.
@@ -197,6 +198,14 @@ impl Started {
     pub fn task(&self) -> &TaskRef {
         &self.task
     }
+
+    /// The task's job, which the start that made this claimed.
+    fn job(&self) -> &Job {
+        // SAFETY: the job was claimed by the `start` that made `self`, which owns the
+        // claim until `finish` consumes it; the only borrows of the job are through
+        // `self` (shared here, exclusive in `finish`).
+        unsafe { self.task.claimed_job() }
+    }
 }
 
 /// Runs a ready task's body on the calling worker, or skips it (`bodies`, or a failed
@@ -206,30 +215,54 @@ impl Started {
 /// that the graph drains and every version is released.
 #[inline]
 pub fn start(ex: &dyn Executor, task: TaskRef, bodies: Bodies) -> Option<Started> {
-    let job = task.take_job()?;
-    if job.bindings.is_empty() && !job.hints.as_ref().is_some_and(|h| h.migrate_to.is_some()) {
-        return Some(start_free(ex, task, job));
+    if !task.claim_job() {
+        return None;
     }
-    if let [b] = &job.bindings[..] {
-        if b.is_plain() && job.hints.is_none() {
-            return Some(start_one_version(ex, task, job, bodies));
-        }
-    }
-    Some(start_general(ex, task, job, bodies))
+    // SAFETY: claimed just now: this worker alone uses the job, where it is, until
+    // `finish` forgets it; the borrow ends before the task moves into `Started`.
+    let job = unsafe { task.claimed_job() };
+    let (completion, migrated_pages) =
+        if job.bindings.is_empty() && !job.hints.as_ref().is_some_and(|h| h.migrate_to.is_some()) {
+            (start_free(ex, &task, job), 0)
+        } else if matches!(&job.bindings[..], [b] if b.is_plain()) && job.hints.is_none() {
+            (start_one_version(ex, &task, job, bodies), 0)
+        } else {
+            start_general(ex, &task, job, bodies)
+        };
+    Some(Started {
+        task,
+        completion,
+        migrated_pages,
+    })
+}
+
+/// The body of a claimed job, which only its start takes.
+#[inline(always)]
+fn take_body(job: &mut Job) -> Body {
+    job.body
+        .take()
+        .expect("a claimed job has its body until started")
 }
 
 /// [`start`] for any task: its buffers prepared, gathered or migrated as its bindings
-/// and hints say.
+/// and hints say. Returns how its body ended and the pages it moved.
 #[inline(never)]
-fn start_general(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> Started {
+fn start_general(
+    ex: &dyn Executor,
+    task: &TaskRef,
+    job: &mut Job,
+    bodies: Bodies,
+) -> (Completion, u64) {
+    let body = take_body(job);
     let Job {
-        mut bindings,
-        body,
+        bindings,
         hints,
         control,
         children_to_parent,
         root,
+        ..
     } = job;
+    let (control, children_to_parent, root) = (*control, *children_to_parent, *root);
     let run = &task.run;
     let counters = run.counters.worker(ex.worker());
     let mut completion = Completion::NotRun;
@@ -237,24 +270,24 @@ fn start_general(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> 
     let migrate_to = hints.as_ref().and_then(|h| h.migrate_to);
     let migration = migrate_to.is_some();
     if run.migration.0 == crate::config::Migration::Auto {
-        forget_reuse(&bindings);
+        forget_reuse(bindings);
     }
     if run.is_failed() {
-        skip_body(&task, body);
+        skip_body(task, body);
     } else {
         let mut backups = Backups::default();
         let how = (bodies, control, migrate_to);
-        let prepared = prepare_buffers(ex, &task, &mut bindings, how, &mut backups);
+        let prepared = prepare_buffers(ex, task, bindings, how, &mut backups);
         // The backups stay where they are: the body's failure restores them in place.
         let outcome = prepared.and_then(|pages| {
             migrated_pages = pages;
             // A control task sees no buffer: it runs even when bodies are skipped.
             match (bodies, control) {
-                (Bodies::Skip, false) => drop_skipped(&task, body),
+                (Bodies::Skip, false) => drop_skipped(task, body),
                 _ => {
                     let team = hints.as_ref().and_then(|h| h.team.clone());
                     let flags = (children_to_parent, root);
-                    run_body(ex, &task, body, &bindings, flags, team, || {
+                    run_body(ex, task, body, bindings, flags, team, || {
                         completion = Completion::Panicked;
                         // SAFETY: the task holds its bindings, which publish nothing
                         // before `finish`, and its body has returned.
@@ -262,7 +295,7 @@ fn start_general(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> 
                     })
                     .map(|()| {
                         if bodies == Bodies::Run && !control {
-                            partition::scatter(&bindings);
+                            partition::scatter(bindings);
                         }
                     })
                 }
@@ -272,124 +305,88 @@ fn start_general(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> 
             Ok(()) if migration => completion = Completion::Done,
             Ok(()) => {
                 completion = Completion::Done;
-                count_accesses(counters, &bindings);
-                count_started(ex, &task);
+                count_accesses(counters, bindings);
+                count_started(ex, task);
             }
             Err(error) => run.fail(error),
         }
     }
-    Started {
-        task,
-        bindings,
-        hints,
-        completion,
-        migrated_pages,
-    }
+    (completion, migrated_pages)
 }
 
 /// [`start`] for a task with no binding that moves no data (not a migration task): no
 /// buffer to prepare, no access to count, and a body that sees no view (it runs even
 /// when bodies are skipped).
 #[inline(always)]
-fn start_free(ex: &dyn Executor, task: TaskRef, job: Job) -> Started {
-    let Job {
-        bindings,
-        body,
-        hints,
-        control,
-        children_to_parent,
-        root,
-    } = job;
-    debug_assert!(control, "a task without bindings sees no view");
+fn start_free(ex: &dyn Executor, task: &TaskRef, job: &mut Job) -> Completion {
+    let body = take_body(job);
+    debug_assert!(job.control, "a task without bindings sees no view");
     let run = task.run;
     let mut completion = Completion::NotRun;
     if run.is_failed() {
-        skip_body(&task, body);
+        skip_body(task, body);
     } else {
-        let flags = (children_to_parent, root);
-        let team = hints.as_ref().and_then(|h| h.team.clone());
-        match run_body(ex, &task, body, &bindings, flags, team, || {
+        let flags = (job.children_to_parent, job.root);
+        let team = job.hints.as_ref().and_then(|h| h.team.clone());
+        match run_body(ex, task, body, &job.bindings, flags, team, || {
             completion = Completion::Panicked
         }) {
             Ok(()) => {
                 completion = Completion::Done;
-                count_started(ex, &task);
+                count_started(ex, task);
             }
             Err(error) => run.fail(error),
         }
     }
-    Started::new(task, bindings, hints, completion)
+    completion
 }
 
 /// [`start`] for a task of one plain binding (`Binding::is_plain`) and no hints, the
 /// task of most dependence graphs: its buffer prepared and its accesses counted without
 /// walking leaves, gathers, reductions or shared data.
 #[inline(never)]
-fn start_one_version(ex: &dyn Executor, task: TaskRef, job: Job, bodies: Bodies) -> Started {
-    let Job {
-        mut bindings,
-        body,
-        hints,
-        control,
-        children_to_parent,
-        root,
-    } = job;
+fn start_one_version(
+    ex: &dyn Executor,
+    task: &TaskRef,
+    job: &mut Job,
+    bodies: Bodies,
+) -> Completion {
+    let body = take_body(job);
+    let (control, flags) = (job.control, (job.children_to_parent, job.root));
+    let bindings = &mut job.bindings;
     let run = task.run;
     let mut completion = Completion::NotRun;
     if run.is_failed() {
-        skip_body(&task, body);
+        skip_body(task, body);
     } else {
         let mut backups = Backups::default();
         let how = (bodies, control, false);
-        let prepared = check_memory(ex, &task, bodies, control)
-            .and_then(|()| version::prepare(ex, &task, &mut bindings[0], how, &mut backups));
+        let prepared = check_memory(ex, task, bodies, control)
+            .and_then(|()| version::prepare(ex, task, &mut bindings[0], how, &mut backups));
         // The backups stay where they are: the body's failure restores them in place.
         let outcome = match (prepared, bodies, control) {
             (Err(error), ..) => Err(error),
-            (Ok(()), Bodies::Skip, false) => drop_skipped(&task, body),
-            (Ok(()), ..) => {
-                let flags = (children_to_parent, root);
-                run_body(ex, &task, body, &bindings, flags, None, || {
-                    completion = Completion::Panicked;
-                    // SAFETY: as in `start`.
-                    unsafe { backups.restore() };
-                })
-            }
+            (Ok(()), Bodies::Skip, false) => drop_skipped(task, body),
+            (Ok(()), ..) => run_body(ex, task, body, bindings, flags, None, || {
+                completion = Completion::Panicked;
+                // SAFETY: as in `start`.
+                unsafe { backups.restore() };
+            }),
         };
         match outcome {
             Ok(()) => {
                 completion = Completion::Done;
-                count_accesses(run.counters.worker(ex.worker()), &bindings);
-                count_started(ex, &task);
+                count_accesses(run.counters.worker(ex.worker()), bindings);
+                count_started(ex, task);
             }
             Err(error) => run.fail(error),
         }
     }
-    Started::new(task, bindings, hints, completion)
-}
-
-impl Started {
-    /// A task started with `bindings` and `hints`, whose body ended so (`completion`),
-    /// that moved no pages.
-    #[inline(always)]
-    fn new(
-        task: TaskRef,
-        bindings: Bindings,
-        hints: Option<BoxedHints>,
-        completion: Completion,
-    ) -> Self {
-        Started {
-            task,
-            bindings,
-            hints,
-            completion,
-            migrated_pages: 0,
-        }
-    }
+    completion
 }
 
 /// Counts a task whose body ran to its end in the calling worker's counters.
-#[inline]
+#[inline(always)]
 fn count_started(ex: &dyn Executor, task: &Task) {
     let counters = task.run.counters.worker(ex.worker());
     counters.tasks.add(1);
@@ -414,48 +411,50 @@ pub fn finish(ex: &dyn Executor, started: Started) {
 #[inline(always)]
 pub(crate) fn finish_holding(ex: &dyn Executor, started: Started, held: Option<&Finished>) {
     let Started {
-        task,
-        bindings,
-        hints,
-        completion,
-        ..
+        task, completion, ..
     } = started;
+    // SAFETY: the job was claimed by the start that made `started`, consumed here:
+    // this worker alone uses it, and no other borrow of it is alive.
+    let job = unsafe { task.claimed_job() };
     // Most tasks have no hints: the test is inlined, the drop is not.
-    if let Some(hints) = hints {
+    if let Some(hints) = job.hints.take() {
         drop(hints);
     }
     // The parent to notify: a task is complete once its body and its children are,
     // and its completion may complete its parent, and so on up.
     let mut parent = match task.domain.get() {
         None => {
-            if bindings.is_empty() {
-                forget_empty(bindings);
-            } else {
-                release(ex, &task, bindings, completion);
+            if !job.bindings.is_empty() {
+                release(ex, &task, &mut job.bindings, completion);
             }
             task.parent.as_ref()
         }
         Some(domain) => {
             // The children may read the task's outputs now.
-            for waiter in domain.body_done(bindings, completion) {
+            for waiter in domain.body_done(std::mem::take(&mut job.bindings), completion) {
                 activate_if_ready(ex, waiter);
             }
             if domain.close_one() {
-                let (bindings, completion) = domain.complete();
-                release(ex, &task, bindings, completion);
+                let (mut bindings, completion) = domain.complete();
+                release(ex, &task, &mut bindings, completion);
                 task.parent.as_ref()
             } else {
                 None
             }
         }
     };
+    // The body was taken by the start, the hints above; the bindings were released
+    // and left an empty inline list (`release`): the job owns nothing any more.
+    debug_assert!(job.bindings.is_empty() && !job.bindings.spilled());
+    // SAFETY: as above; the job owns nothing (just said).
+    unsafe { task.forget_job() };
     while let Some(done) = parent {
         let domain = done.domain.get().expect("a parent has a domain");
         if !domain.close_one() {
             break;
         }
-        let (bindings, completion) = domain.complete();
-        release(ex, done, bindings, completion);
+        let (mut bindings, completion) = domain.complete();
+        release(ex, done, &mut bindings, completion);
         parent = done.parent.as_ref();
     }
     match held {

@@ -10,10 +10,12 @@ use crate::data::{shared, Binding, Bindings, Kind};
 
 /// Publishes what a complete task wrote, releases what it read, and activates the
 /// tasks that waited for either.
+/// `bindings` are left an empty inline list: their versions let go, a spilled list's
+/// buffer kept for reuse (`data::spill`).
 pub(super) fn release(
     ex: &dyn Executor,
     task: &Task,
-    mut bindings: Bindings,
+    bindings: &mut Bindings,
     completion: Completion,
 ) {
     let complete = completion == Completion::Done;
@@ -22,10 +24,12 @@ pub(super) fn release(
             // One binding of versioned data, the most common task: no leaves to walk.
             let published = version::release(b, complete);
             wake_released(ex, b, Vec::new(), published);
+            // Its versions are let go (`wake_released`): the binding goes in place.
+            bindings.clear();
             return;
         }
     }
-    for (b, gathered) in leaves_gathered_mut(&mut bindings) {
+    for (b, gathered) in leaves_gathered_mut(bindings) {
         let (readers_done, published) = match &b.kind {
             Kind::Reduction(r) => {
                 // The copy goes back to the group; the last reducer releases the
@@ -44,9 +48,13 @@ pub(super) fn release(
         wake_released(ex, b, readers_done, published);
     }
     // Releases the versions this task held: superseded ones with no other reader go
-    // back to their pool now (on return, in the one-binding case above); the list's
-    // buffer goes to the thread's free list (`data::spill`).
-    crate::data::spill::recycle(bindings);
+    // back to their pool now; the list's buffer goes to the thread's free list
+    // (`data::spill`).
+    if bindings.spilled() {
+        crate::data::spill::recycle(std::mem::take(bindings));
+    } else {
+        bindings.clear();
+    }
 }
 
 /// After [`release`] published binding `b`: lets its versions go, then activates the

@@ -427,7 +427,7 @@ where
         run,
         Job {
             bindings,
-            body,
+            body: Some(body),
             hints,
             control,
             children_to_parent,
@@ -592,7 +592,7 @@ fn submit_free(
         run,
         || Job {
             bindings: Bindings::new(),
-            body,
+            body: Some(body),
             hints,
             control,
             children_to_parent,
@@ -682,7 +682,7 @@ fn close_reduction(
         run,
         Job {
             bindings: smallvec::smallvec![binding],
-            body,
+            body: Some(body),
             hints: None,
             control: false,
             children_to_parent: false,

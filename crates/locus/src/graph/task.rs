@@ -22,7 +22,9 @@ pub(crate) use super::body::{Body, BodyFor};
 /// What the executing worker takes out of a ready task.
 pub(crate) struct Job {
     pub(crate) bindings: crate::data::Bindings,
-    pub(crate) body: Body,
+    /// Taken by the worker that runs the task (`exec::start`), which claims the job
+    /// and uses the rest of it in place.
+    pub(crate) body: Option<Body>,
     /// Read by the placement policy at activation; like the bindings it may hold data
     /// handles, so it is released with the job, before the task counts as finished.
     /// `None` when the task has none, as most have ([`Hints::boxed`]): the record stays
@@ -152,10 +154,37 @@ impl Task {
         self.state.satisfy(n)
     }
 
-    /// Takes the job out of a ready task; `None` if the task is not ready or the job
-    /// was taken already.
-    pub(crate) fn take_job(&self) -> Option<Job> {
-        self.state.take_job()
+    /// Claims the job of a ready task for the calling worker, which then uses it in
+    /// place ([`Task::claimed_job`]) until it finishes the task; `false` if the task is
+    /// not ready or its job was claimed already.
+    #[inline]
+    pub(crate) fn claim_job(&self) -> bool {
+        self.state.claim_job()
+    }
+
+    /// The job the caller claimed ([`Task::claim_job`]), in place.
+    ///
+    /// # Safety
+    ///
+    /// As for `TaskState::claimed`: the caller won the claim, the job is not forgotten,
+    /// and no other borrow of it is alive.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn claimed_job(&self) -> &mut Job {
+        // SAFETY: the caller's contract.
+        unsafe { self.state.claimed() }
+    }
+
+    /// Ends the claimed job, emptied by its finish (`exec::finish_holding`).
+    ///
+    /// # Safety
+    ///
+    /// As for `TaskState::forget_claimed`: its body was taken, its hints taken, and its
+    /// bindings are an empty inline list.
+    #[inline]
+    pub(crate) unsafe fn forget_job(&self) {
+        // SAFETY: the caller's contract.
+        unsafe { self.state.forget_claimed() }
     }
 
     /// The task's name.

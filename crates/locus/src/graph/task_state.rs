@@ -5,8 +5,10 @@
 //! has registered the task with every version it waits for (the *guard*). Satisfying a
 //! dependence, or releasing the guard, is one `AcqRel` decrement; the one that reaches
 //! zero makes the task ready, and its caller alone (the *activator*) hands the task to the
-//! engine. A worker takes the job out with [`TaskState::take_job`]; the `taken` flag gives
-//! it to exactly one caller, however many hold the task.
+//! engine. A worker claims the job with [`TaskState::claim_job`] and uses it where it is
+//! ([`TaskState::claimed`]), or takes it out ([`TaskState::take_job`], which claims it
+//! the same way); the `taken` flag gives it to exactly one caller, however many hold the
+//! task.
 //!
 //! The job is generic so that the loom models of `tests/loom.rs` run this very code with
 //! a job of their own (module `sync`).
@@ -18,7 +20,7 @@ use crate::sync::UnsafeCell;
 pub struct TaskState<J> {
     /// Unsatisfied dependences, plus one held by the submitter until binding is done.
     pending: AtomicUsize,
-    /// Set by the one `take_job` that gets the job.
+    /// Set by the one claim (`claim_job`, `take_job`) that gets the job.
     taken: AtomicBool,
     job: UnsafeCell<Option<J>>,
 }
@@ -74,16 +76,59 @@ impl<J> TaskState<J> {
     }
 
     /// Takes the job out of a ready task; `None` if the task is not ready or the job
-    /// was taken already.
+    /// was taken already. The runtime claims jobs and uses them in place; the loom
+    /// models (`tests/loom.rs`) take them, through the same claim.
     #[inline]
+    #[cfg_attr(not(loom), allow(dead_code))]
     pub fn take_job(&self) -> Option<J> {
-        if self.pending.load(Ordering::Acquire) != 0 || self.taken.swap(true, Ordering::AcqRel) {
+        if !self.claim_job() {
             return None;
         }
         // SAFETY: this call won the `taken` flag of a ready task, so no other call takes
         // the job, and readers through `job_unshared` are done (its contract: they read
         // only before the ready task is queued, and a task is taken from a queue).
         self.job.with_mut(|job| unsafe { (*job).take() })
+    }
+
+    /// Claims the job of a ready task for the caller, who then uses it where it is
+    /// ([`TaskState::claimed`]) rather than moving it out; `false` if the task is not
+    /// ready or its job was claimed (or taken) already. The `taken` flag gives it to
+    /// exactly one caller, as [`TaskState::take_job`].
+    #[inline]
+    pub fn claim_job(&self) -> bool {
+        self.pending.load(Ordering::Acquire) == 0 && !self.taken.swap(true, Ordering::AcqRel)
+    }
+
+    /// The job the caller claimed, in place.
+    ///
+    /// # Safety
+    ///
+    /// The caller won [`TaskState::claim_job`], the job was not dropped
+    /// ([`TaskState::drop_claimed`]), and no other borrow of it is alive (the claim
+    /// makes the caller its only user; readers through `job_unshared` are done, as for
+    /// `take_job`).
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn claimed(&self) -> &mut J {
+        // SAFETY: the caller's contract: it alone reaches the job now.
+        let job = self.job.with_mut(|job| unsafe { &mut *job });
+        job.as_mut()
+            .expect("a claimed job is present until dropped")
+    }
+
+    /// Ends the claimed job, which the caller emptied: it is not dropped (what it held
+    /// was moved out or dropped already), only marked gone.
+    ///
+    /// # Safety
+    ///
+    /// As for [`TaskState::claimed`]; and the job holds nothing that needs dropping
+    /// any more (whatever it owned was taken out or dropped in place), so that
+    /// forgetting it leaks nothing.
+    #[inline]
+    pub unsafe fn forget_claimed(&self) {
+        // SAFETY: the caller's contract: it alone reaches the job, which owns nothing.
+        self.job
+            .with_mut(|job| unsafe { std::ptr::write(job, None) });
     }
 
     /// The job, for the submitter to register the task with its input versions, or for
