@@ -181,7 +181,46 @@ pub struct MemoryKey {
 /// by node, in a worker's counters.
 #[inline]
 pub(super) fn count_accesses(counters: &crate::metrics::WorkerCounters, bindings: &[Binding]) {
-    let count = |a: AccessInfo| {
+    for_each_access(bindings, counter(counters));
+}
+
+/// [`count_accesses`] of one plain binding (`Binding::is_plain`), its own only leaf:
+/// its input read and its output written, without walking leaves or making keys.
+#[inline(always)]
+pub(super) fn count_plain_accesses(counters: &crate::metrics::WorkerCounters, b: &Binding) {
+    debug_assert!(b.is_plain());
+    let mut count = counter(counters);
+    if b.mode.reads() {
+        count_version(b, b.read(), true, &mut count);
+    }
+    if b.mode.writes() {
+        count_version(b, b.output(), false, &mut count);
+    }
+}
+
+/// Counts one access of `b` to `version` as [`keyed`] lists it.
+#[inline(always)]
+fn count_version(
+    b: &Binding,
+    version: Option<&VersionRef>,
+    input: bool,
+    count: &mut impl FnMut(AccessInfo),
+) {
+    match version.and_then(|v| v.buffer()) {
+        // Bytes by node: the general path.
+        Some(Buffer::Shared(_)) => keyed(b, Touched::Version(version), input, &mut |a, _| count(a)),
+        buffer => count(AccessInfo {
+            bytes: b.bytes as u64,
+            node: buffer.map(Buffer::main_node),
+            input,
+        }),
+    }
+}
+
+/// What counts an access in `counters`: its bytes, read or written, on its node.
+#[inline(always)]
+fn counter(counters: &crate::metrics::WorkerCounters) -> impl FnMut(AccessInfo) + '_ {
+    |a: AccessInfo| {
         if let Some(n) = a.node {
             let bytes = if a.input {
                 &counters.read_bytes[n]
@@ -190,6 +229,5 @@ pub(super) fn count_accesses(counters: &crate::metrics::WorkerCounters, bindings
             };
             bytes.add(a.bytes);
         }
-    };
-    for_each_access(bindings, count);
+    }
 }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use locus_mem::pool::Pools;
 
-use super::accesses::{access_infos, count_accesses, for_each_keyed_access, MemoryKey};
+use super::accesses::{
+    access_infos, count_accesses, count_plain_accesses, for_each_keyed_access, MemoryKey,
+};
 use super::body::{drop_skipped, run_body, skip_body};
 use super::migrate::forget_reuse;
 use super::prepare::{check_memory, prepare_buffers, Backups};
@@ -376,7 +378,7 @@ fn start_one_version(
         match outcome {
             Ok(()) => {
                 completion = Completion::Done;
-                count_accesses(run.counters.worker(ex.worker()), bindings);
+                count_plain_accesses(run.counters.worker(ex.worker()), &bindings[0]);
                 count_started(ex, task);
             }
             Err(error) => run.fail(error),
@@ -426,6 +428,8 @@ pub(crate) fn finish_holding(ex: &dyn Executor, started: Started, held: Option<&
         None => {
             if !job.bindings.is_empty() {
                 release(ex, &task, &mut job.bindings, completion);
+            } else if job.bindings.spilled() {
+                drop(std::mem::take(&mut job.bindings));
             }
             task.parent.as_ref()
         }
