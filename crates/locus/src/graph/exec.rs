@@ -205,8 +205,8 @@ impl Started {
     fn job(&self) -> &Job {
         // SAFETY: the job was claimed by the `start` that made `self`, which owns the
         // claim until `finish` consumes it; the only borrows of the job are through
-        // `self` (shared here, exclusive in `finish`).
-        unsafe { self.task.claimed_job() }
+        // `self`, shared ones here (the exclusive one is `finish`'s, which takes `self`).
+        unsafe { self.task.claimed_job_shared() }
     }
 }
 

@@ -175,6 +175,18 @@ impl Task {
         unsafe { self.state.claimed() }
     }
 
+    /// The job the caller claimed ([`Task::claim_job`]), to read in place.
+    ///
+    /// # Safety
+    ///
+    /// As for `TaskState::claimed_shared`: the claim is the caller's (or its
+    /// `Started`'s), the job is not forgotten, and no exclusive borrow of it is alive.
+    #[inline]
+    pub(crate) unsafe fn claimed_job_shared(&self) -> &Job {
+        // SAFETY: the caller's contract.
+        unsafe { self.state.claimed_shared() }
+    }
+
     /// Ends the claimed job, emptied by its finish (`exec::finish_holding`).
     ///
     /// # Safety

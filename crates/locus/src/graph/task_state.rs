@@ -116,6 +116,19 @@ impl<J> TaskState<J> {
             .expect("a claimed job is present until dropped")
     }
 
+    /// The job the caller claimed, to read in place.
+    ///
+    /// # Safety
+    ///
+    /// As for [`TaskState::claimed`], but for shared borrows: no exclusive borrow of the
+    /// job is alive while the returned one is.
+    #[inline]
+    pub unsafe fn claimed_shared(&self) -> &J {
+        // SAFETY: the caller's contract: only shared borrows of the job are alive.
+        let job = self.job.with(|job| unsafe { &*job });
+        job.as_ref().expect("a claimed job is present until dropped")
+    }
+
     /// Ends the claimed job, which the caller emptied: it is not dropped (what it held
     /// was moved out or dropped already), only marked gone.
     ///
