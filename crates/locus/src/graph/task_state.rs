@@ -126,7 +126,8 @@ impl<J> TaskState<J> {
     pub unsafe fn claimed_shared(&self) -> &J {
         // SAFETY: the caller's contract: only shared borrows of the job are alive.
         let job = self.job.with(|job| unsafe { &*job });
-        job.as_ref().expect("a claimed job is present until dropped")
+        job.as_ref()
+            .expect("a claimed job is present until dropped")
     }
 
     /// Ends the claimed job, which the caller emptied: it is not dropped (what it held
