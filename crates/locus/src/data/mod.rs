@@ -149,7 +149,7 @@ pub(crate) mod spill {
     #[inline(never)]
     fn recycle_spilled<T: Item>(mut list: SmallVec<[T; 1]>) {
         let capacity = list.capacity();
-        if !list.spilled() || (capacity != FEW && capacity != MORE) {
+        if capacity != FEW && capacity != MORE {
             return;
         }
         list.clear();
