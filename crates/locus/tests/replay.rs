@@ -801,6 +801,44 @@ fn replayed_tasks_reach_the_observer_on_the_engines_clock() {
     }
 }
 
+/// A replay of one iteration under stealable placement runs it alone on the worker that
+/// starts it: it wakes no other worker for a driver that would take nothing. Under
+/// strict placement, and for more iterations, every other worker drives.
+#[test]
+fn a_stealable_replay_of_one_iteration_starts_no_driver() {
+    for (placement, iterations, drivers) in [
+        (ReplayPlacement::Stealable, 1, 0),
+        (ReplayPlacement::Stealable, 2, 1),
+        (ReplayPlacement::Strict, 1, 1),
+    ] {
+        let seen = std::sync::Arc::new(Seen::default());
+        let rt = Runtime::builder()
+            .topology(Topology::from_spec("1x2").unwrap())
+            .replay_placement(placement)
+            .observer(seen.clone())
+            .build()
+            .unwrap();
+        let a = rt.data_from("a", &[1.0f64; 4]).unwrap();
+        let b = rt.data::<f64>("b", 4);
+        let mut g = ping_pong(&rt, &a, &b);
+        for _ in 0..3 {
+            rt.replay(&mut g, iterations).unwrap();
+        }
+        let seen = seen.0.lock().unwrap();
+        let started = seen.iter().filter(|s| s.0 == "replay-driver").count();
+        assert_eq!(
+            started,
+            3 * drivers,
+            "{placement:?}, {iterations}: {seen:?}"
+        );
+        let replayed = seen
+            .iter()
+            .filter(|s| s.0 == "to-b" || s.0 == "to-a")
+            .count();
+        assert_eq!(replayed as u64, 3 * 2 * iterations, "{placement:?}");
+    }
+}
+
 #[test]
 fn a_replay_from_inside_a_task_is_refused_and_changes_nothing() {
     let rt = std::sync::Arc::new(runtime("2x1", Config::DsaOpt));

@@ -16,7 +16,8 @@
 //! # Execution
 //!
 //! The replay is one run: its root and one *driver* task per other worker (strictly
-//! bound to it) serve the graph until every iteration is done. Each task has a counter
+//! bound to it) serve the graph until every iteration is done. (A replay of one
+//! iteration under stealable placement, which runs it alone as below, has no drivers.) Each task has a counter
 //! of unfinished predecessors and a list of successors; an iteration starts by pushing
 //! its roots to the queues of their home workers. A worker finishing a task decrements
 //! its successors' counters and runs one ready successor directly (one of its own when
@@ -625,9 +626,18 @@ impl Graph {
         let parity = self.parity;
         // Complete iterations, once the root has served the replay.
         let served: Mutex<Option<u64>> = Mutex::new(None);
+        // A stealable replay of one iteration runs it alone (module doc, "Execution"):
+        // no driver would take a task of it, and each would cost the replay a wake-up of
+        // its worker, to start and to end (a program replaying one iteration at a time
+        // paid one per replay).
+        let drivers = if core.strict || iterations > 1 {
+            workers
+        } else {
+            1
+        };
         let finished = rt.run(|s| {
             let mut spawned = Ok(());
-            for w in 1..workers {
+            for w in 1..drivers {
                 let driver = core.clone();
                 spawned = s
                     .task("replay-driver", ())
