@@ -254,16 +254,22 @@ impl Reach {
         }
     }
 
-    /// The columns `cols` of the input vector, copied from the halo's slices `halo`.
-    fn joined(&self, halo: &[&[f64]], cols: Range<usize>) -> Vec<f64> {
-        let mut x = Vec::with_capacity(cols.len());
+    /// The columns `cols` of the input vector, copied from the halo's slices `halo` into
+    /// `x` (emptied first).
+    fn join(&self, halo: &[&[f64]], cols: Range<usize>, x: &mut Vec<f64>) {
+        x.clear();
         for (slice, &start) in halo.iter().zip(&self.starts) {
             let lo = cols.start.clamp(start, start + slice.len());
             let hi = cols.end.clamp(start, start + slice.len());
             x.extend_from_slice(&slice[lo - start..hi - start]);
         }
-        x
     }
+}
+
+thread_local! {
+    /// Each thread's buffer for the columns a product's edge rows read
+    /// ([`product_rows`]), kept from one product to the next.
+    static JOINED: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Plan {
@@ -309,9 +315,9 @@ impl Plan {
 /// `y[i] = Σ_k vals[k] · x[cols[k]]` over each row `i` of one partition, the entries in
 /// order; `halo` is the input vector's slices that `reach` describes. The rows of
 /// `reach.inner` read the partition's own slice in place; the others read a copy of the
-/// columns they reach. (Reading every entry in place, with a check of its slice,
-/// measured 5-21% slower on spmv and bicgstab than a copy of the whole halo; the copy
-/// of the whole halo is what the rows outside `inner` still do, over fewer columns.)
+/// columns they reach, joined in a buffer each thread keeps. (Reading every entry in
+/// place, with a check of its slice, measured 5-21% slower on spmv and bicgstab than a
+/// copy of the whole halo for every row.)
 pub(crate) fn product_rows(
     row_ptr: &[u64],
     cols: &[u32],
@@ -331,15 +337,17 @@ pub(crate) fn product_rows(
         (inner.end..rows, &reach.tail),
     ] {
         if !span.is_empty() {
-            let x = reach.joined(halo, reached.clone());
-            product_range(row_ptr, cols, vals, &x, reached.start, span, y);
+            JOINED.with_borrow_mut(|x| {
+                reach.join(halo, reached.clone(), x);
+                product_range(row_ptr, cols, vals, x, reached.start, span, y);
+            });
         }
     }
 }
 
-/// [`product_rows`] over the rows `span`, reading column `c` at `x[c - base]`. (The same
-/// loop with its bounds checked once per span, then unchecked, measured 20% slower on
-/// spmv: the checking pass costs more than the checks it saves.)
+/// [`product_rows`] over the rows `span`, reading column `c` at `x[c - base]`. (Reading
+/// `x` without its bounds check measured no faster on spmv; checking the span's columns
+/// in one pass first, so as to read without the check, 20% slower.)
 #[inline]
 fn product_range(
     row_ptr: &[u64],
