@@ -11,8 +11,9 @@ pub(crate) const MAGIC: u32 = 0x4c6f_6375; // "Locu"
 /// `class` of a big block (above the largest class), mapped on its own.
 pub(crate) const BIG: u32 = u32::MAX;
 
-/// What a pool keeps in front of each block. Written when the block is carved from a
-/// chunk (or mapped, for a big block) and read when it is freed.
+/// What a pool keeps in front of each block. Written once, by the thread that first
+/// takes the block (carved from a chunk, or mapped for a big block), and read when it
+/// is freed.
 #[repr(C, align(64))]
 pub(crate) struct Header {
     /// [`MAGIC`].
@@ -23,9 +24,6 @@ pub(crate) struct Header {
     pub class: u32,
     /// Unused; keeps the layout explicit.
     pub _reserved: u32,
-    /// Next free block of the same class and node; meaningful only while the block
-    /// is in a free list.
-    pub next: Option<NonNull<Header>>,
     /// Start of the chunk (or, for a big block, of the mapping) holding the block.
     pub chunk: NonNull<u8>,
     /// For a big block, bytes of the mapping; 0 otherwise.

@@ -44,6 +44,28 @@ pub(crate) struct Taken {
     pub capacity: usize,
     /// Never handed out before, so still zero-filled by the OS.
     pub fresh: bool,
+    /// The header of a block never handed out before, which the taker writes in front
+    /// of `user` ([`Taken::write_header`]) once it has released the node's lock: the
+    /// first write to a fresh page faults and zeroes it, which need not happen under
+    /// the lock (README, "Contention").
+    pub header: Option<Header>,
+}
+
+impl Taken {
+    /// Writes the header of a fresh block, if it has one to write.
+    ///
+    /// # Safety
+    ///
+    /// Called once, by the thread that took the block, before the block is used or
+    /// freed.
+    pub(crate) unsafe fn write_header(&mut self) {
+        if let Some(header) = self.header.take() {
+            // SAFETY: the slot (or mapping) was carved for this taker alone under the
+            // node's lock; its header lies `HEADER_BYTES` before `user`, 64-byte aligned,
+            // and nothing else reads it before the block is freed.
+            unsafe { Header::of(self.user).write(header) };
+        }
+    }
 }
 
 /// The size of an x86-64 transparent huge page: chunks this large or larger may be
@@ -57,7 +79,10 @@ pub(crate) struct NodePool {
     /// Advise the kernel to back chunks of at least a huge page with huge pages.
     huge_pages: bool,
     limit: Option<u64>,
-    free: [Option<NonNull<Header>>; NUM_CLASSES],
+    /// Per size class, the free blocks, most recently freed last: a stack of their
+    /// headers kept here, not threaded through the blocks, so that taking and giving
+    /// back touch no block's memory under the lock (README, "Contention").
+    free: [Vec<NonNull<Header>>; NUM_CLASSES],
     frontier: [Option<Frontier>; NUM_CLASSES],
     chunks: Vec<Chunk>,
     /// Per size class: bytes of live blocks, their peak since the last peak reset, and
@@ -84,7 +109,7 @@ impl NodePool {
             bind,
             huge_pages,
             limit,
-            free: [None; NUM_CLASSES],
+            free: std::array::from_fn(|_| Vec::new()),
             frontier: [None; NUM_CLASSES],
             chunks: Vec::new(),
             class_in_use: [0; NUM_CLASSES],
@@ -213,12 +238,9 @@ impl NodePool {
         if !self.admits(bytes as u64) {
             return Err(Refusal::Limit);
         }
-        let (header, fresh) = if let Some(h) = self.free[class] {
-            // SAFETY: blocks in a free list are owned by this pool, their headers
-            // initialised when they were carved; nothing else reads them.
-            self.free[class] = unsafe { h.as_ref().next };
+        let (header, carved) = if let Some(h) = self.free[class].pop() {
             self.stats.reused += 1;
-            (h, false)
+            (h, None)
         } else {
             if self.frontier[class].is_none() {
                 let len = chunk_bytes(class, placement::page_size());
@@ -243,20 +265,18 @@ impl NodePool {
             if f.next == f.slots {
                 self.frontier[class] = None;
             }
-            // SAFETY: the slot was never carved, so nothing else refers to it; the
-            // header is 64-byte aligned (chunk page-aligned, stride a multiple of 64).
-            unsafe {
-                h.write(Header {
-                    magic: MAGIC,
-                    node: self.node as u32,
-                    class: class as u32,
-                    _reserved: 0,
-                    next: None,
-                    chunk,
-                    map_len: 0,
-                })
+            // The slot was never carved, so nothing else refers to it; its header (64-byte
+            // aligned: chunk page-aligned, stride a multiple of 64) is written by the
+            // taker, outside the lock.
+            let carved = Header {
+                magic: MAGIC,
+                node: self.node as u32,
+                class: class as u32,
+                _reserved: 0,
+                chunk,
+                map_len: 0,
             };
-            (h, true)
+            (h, Some(carved))
         };
         self.stats.cached -= bytes as u64;
         self.count_alloc(bytes);
@@ -266,7 +286,8 @@ impl NodePool {
             // SAFETY: `header` is the header of a slot.
             user: unsafe { Header::user(header) },
             capacity: bytes,
-            fresh,
+            fresh: carved.is_some(),
+            header: carved,
         })
     }
 
@@ -280,20 +301,9 @@ impl NodePool {
         let len = capacity + page;
         let base = self.map_bound(len)?;
         // SAFETY: the header goes at the end of the first page, HEADER_BYTES before
-        // the page-aligned user pointer, inside the fresh mapping.
+        // the page-aligned user pointer (so 64-byte aligned), inside the fresh mapping;
+        // the taker writes it (`Taken::write_header`).
         let h: NonNull<Header> = unsafe { base.add(page - HEADER_BYTES).cast() };
-        // SAFETY: fresh mapping, aligned (page - 64 is a multiple of 64).
-        unsafe {
-            h.write(Header {
-                magic: MAGIC,
-                node: self.node as u32,
-                class: BIG,
-                _reserved: 0,
-                next: None,
-                chunk: base,
-                map_len: len,
-            })
-        };
         self.stats.big_blocks += 1;
         self.stats.os_bytes += len as u64;
         self.count_alloc(capacity);
@@ -302,6 +312,14 @@ impl NodePool {
             user: unsafe { Header::user(h) },
             capacity,
             fresh: true,
+            header: Some(Header {
+                magic: MAGIC,
+                node: self.node as u32,
+                class: BIG,
+                _reserved: 0,
+                chunk: base,
+                map_len: len,
+            }),
         })
     }
 
@@ -313,9 +331,7 @@ impl NodePool {
     /// list class (not big), given back once; nothing may use the block afterwards.
     pub(crate) unsafe fn give_back(&mut self, header: NonNull<Header>, class: usize) {
         let bytes = class_bytes(class) as u64;
-        // SAFETY: the block is ours again and nothing else refers to it.
-        unsafe { (*header.as_ptr()).next = self.free[class] };
-        self.free[class] = Some(header);
+        self.free[class].push(header);
         self.stats.in_use -= bytes;
         self.stats.cached += bytes;
         self.class_in_use[class] -= bytes;
@@ -369,8 +385,7 @@ impl NodePool {
             free_slots.insert(f.chunk, f.slots - f.next);
             order.push(f.chunk);
         }
-        let mut cursor = self.free[class];
-        while let Some(h) = cursor {
+        for h in self.free[class].iter().rev() {
             // SAFETY: free-list headers are owned by the pool and initialised.
             let h = unsafe { h.as_ref() };
             let count = free_slots.entry(h.chunk).or_insert_with(|| {
@@ -378,7 +393,6 @@ impl NodePool {
                 0
             });
             *count += 1;
-            cursor = h.next;
         }
         // 2. The idle chunks to unmap, coldest (last to appear) first.
         let slots = slots_per_chunk(class);
@@ -395,24 +409,9 @@ impl NodePool {
         if idle.is_empty() {
             return;
         }
-        // 3. Unlink their blocks from the free list, keeping the order of the rest.
-        let mut kept: Vec<NonNull<Header>> = Vec::new();
-        let mut cursor = self.free[class];
-        while let Some(h) = cursor {
-            // SAFETY: as in step 1.
-            let r = unsafe { h.as_ref() };
-            cursor = r.next;
-            if !idle.contains(&r.chunk) {
-                kept.push(h);
-            }
-        }
-        let mut head = None;
-        for h in kept.into_iter().rev() {
-            // SAFETY: `h` is a free block of this pool; relinking it is ours to do.
-            unsafe { (*h.as_ptr()).next = head };
-            head = Some(h);
-        }
-        self.free[class] = head;
+        // 3. Take their blocks out of the free list, keeping the order of the rest.
+        // SAFETY: as in step 1.
+        self.free[class].retain(|h| !idle.contains(&unsafe { h.as_ref() }.chunk));
         if self.frontier[class].is_some_and(|f| idle.contains(&f.chunk)) {
             self.frontier[class] = None;
         }

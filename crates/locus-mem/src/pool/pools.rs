@@ -231,11 +231,16 @@ impl Pools {
                 }
             };
             match taken {
-                Ok(Taken {
-                    user,
-                    capacity,
-                    fresh,
-                }) => {
+                Ok(mut taken) => {
+                    // SAFETY: this thread just took the block, under the lock released
+                    // above; nothing has used it yet.
+                    unsafe { taken.write_header() };
+                    let Taken {
+                        user,
+                        capacity,
+                        fresh,
+                        ..
+                    } = taken;
                     let fell_back = supplier != node;
                     if fell_back {
                         self.nodes[node].fallbacks.fetch_add(1, Ordering::Relaxed);
