@@ -541,23 +541,25 @@ mod tests {
         assert_eq!(plan.halo[1], vec![(0, 4..8), (1, 0..8)]);
         // Rows 0..4 reach only their own slice; rows 4..8 reach the next one's first mesh
         // row, and row 4 reaches back to column 0.
-        assert_eq!(plan.reach[0].starts, vec![0, 8]);
         assert_eq!(
-            (plan.reach[0].own, plan.reach[0].inner.clone()),
-            (Some(0), 0..4)
+            plan.reach[0],
+            Reach {
+                starts: vec![0, 8],
+                own: Some(0),
+                inner: 0..4,
+                head: 0..0,
+                tail: 0..12,
+            }
         );
         assert_eq!(
-            (plan.reach[0].head.clone(), plan.reach[0].tail.clone()),
-            (0..0, 0..12)
-        );
-        assert_eq!(plan.reach[1].starts, vec![4, 8]);
-        assert_eq!(
-            (plan.reach[1].own, plan.reach[1].inner.clone()),
-            (Some(1), 4..8)
-        );
-        assert_eq!(
-            (plan.reach[1].head.clone(), plan.reach[1].tail.clone()),
-            (4..16, 0..0)
+            plan.reach[1],
+            Reach {
+                starts: vec![4, 8],
+                own: Some(1),
+                inner: 4..8,
+                head: 4..16,
+                tail: 0..0,
+            }
         );
     }
 

@@ -773,14 +773,22 @@ impl locus::observe::Observer for Seen {
     }
 }
 
-#[test]
-fn replayed_tasks_reach_the_observer_on_the_engines_clock() {
+/// A runtime of topology `spec` and replay placement `placement`, with an observer
+/// that keeps every task's span.
+fn observed(spec: &str, placement: ReplayPlacement) -> (std::sync::Arc<Seen>, Runtime) {
     let seen = std::sync::Arc::new(Seen::default());
     let rt = Runtime::builder()
-        .topology(Topology::from_spec("2x1").unwrap())
+        .topology(Topology::from_spec(spec).unwrap())
+        .replay_placement(placement)
         .observer(seen.clone())
         .build()
         .unwrap();
+    (seen, rt)
+}
+
+#[test]
+fn replayed_tasks_reach_the_observer_on_the_engines_clock() {
+    let (seen, rt) = observed("2x1", ReplayPlacement::Stealable);
     let a = rt.data_from("a", &[1.0f64; 4]).unwrap();
     let b = rt.data::<f64>("b", 4);
     let mut g = ping_pong(&rt, &a, &b);
@@ -811,13 +819,7 @@ fn a_stealable_replay_of_one_iteration_starts_no_driver() {
         (ReplayPlacement::Stealable, 2, 1),
         (ReplayPlacement::Strict, 1, 1),
     ] {
-        let seen = std::sync::Arc::new(Seen::default());
-        let rt = Runtime::builder()
-            .topology(Topology::from_spec("1x2").unwrap())
-            .replay_placement(placement)
-            .observer(seen.clone())
-            .build()
-            .unwrap();
+        let (seen, rt) = observed("1x2", placement);
         let a = rt.data_from("a", &[1.0f64; 4]).unwrap();
         let b = rt.data::<f64>("b", 4);
         let mut g = ping_pong(&rt, &a, &b);
