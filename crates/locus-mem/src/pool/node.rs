@@ -409,9 +409,14 @@ impl NodePool {
         if idle.is_empty() {
             return;
         }
-        // 3. Take their blocks out of the free list, keeping the order of the rest.
+        // 3. Take their blocks out of the free list, keeping the order of the rest (and
+        // giving back the list's own memory once it is mostly unused).
+        let free = &mut self.free[class];
         // SAFETY: as in step 1.
-        self.free[class].retain(|h| !idle.contains(&unsafe { h.as_ref() }.chunk));
+        free.retain(|h| !idle.contains(&unsafe { h.as_ref() }.chunk));
+        if free.len() < free.capacity() / 4 {
+            free.shrink_to_fit();
+        }
         if self.frontier[class].is_some_and(|f| idle.contains(&f.chunk)) {
             self.frontier[class] = None;
         }
