@@ -232,13 +232,6 @@ impl Reach {
                 inner = run..i + 1;
             }
         }
-        let columns = |span: Range<usize>| {
-            let cols = &a.col_idx[a.row_ptr[span.start]..a.row_ptr[span.end]];
-            match (cols.iter().min(), cols.iter().max()) {
-                (Some(&lo), Some(&hi)) => lo as usize..hi as usize + 1,
-                _ => 0..0,
-            }
-        };
         // No run (or no own slice to read it from): every row reads the copy.
         let inner = if inner.is_empty() || own.is_none() {
             rows.end..rows.end
@@ -246,8 +239,8 @@ impl Reach {
             inner
         };
         Reach {
-            head: columns(rows.start..inner.start),
-            tail: columns(inner.end..rows.end),
+            head: columns(a, rows.start..inner.start).unwrap_or(0..0),
+            tail: columns(a, inner.end..rows.end).unwrap_or(0..0),
             inner: inner.start - rows.start..inner.end - rows.start,
             starts,
             own,
@@ -266,6 +259,14 @@ impl Reach {
     }
 }
 
+/// The columns the rows `rows` of `a` reach, from the smallest to the largest; `None`
+/// if they hold no entry.
+fn columns(a: &Csr, rows: Range<usize>) -> Option<Range<usize>> {
+    let cols = &a.col_idx[a.row_ptr[rows.start]..a.row_ptr[rows.end]];
+    let (&lo, &hi) = (cols.iter().min()?, cols.iter().max()?);
+    Some(lo as usize..hi as usize + 1)
+}
+
 thread_local! {
     /// Each thread's buffer for the columns a product's edge rows read
     /// ([`product_rows`]), kept from one product to the next.
@@ -279,11 +280,9 @@ impl Plan {
         let halo: Vec<Vec<(usize, Range<usize>)>> = ranges
             .iter()
             .map(|r| {
-                let cols = &a.col_idx[a.row_ptr[r.start]..a.row_ptr[r.end]];
-                let (Some(&lo), Some(&hi)) = (cols.iter().min(), cols.iter().max()) else {
+                let Some(Range { start: lo, end: hi }) = columns(&a, r.clone()) else {
                     return Vec::new();
                 };
-                let (lo, hi) = (lo as usize, hi as usize + 1);
                 ranges
                     .iter()
                     .enumerate()

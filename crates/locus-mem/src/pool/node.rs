@@ -42,29 +42,31 @@ pub(crate) struct Taken {
     pub user: NonNull<u8>,
     /// Bytes of the block (class bytes, or the rounded size of a big block).
     pub capacity: usize,
-    /// Never handed out before, so still zero-filled by the OS.
-    pub fresh: bool,
-    /// The header of a block never handed out before, which the taker writes in front
-    /// of `user` ([`Taken::write_header`]) once it has released the node's lock: the
-    /// first write to a fresh page faults and zeroes it, which need not happen under
-    /// the lock (README, "Contention").
-    pub header: Option<Header>,
+    /// The header of a block never handed out before (so still zero-filled by the OS),
+    /// which the taker writes in front of `user` ([`Taken::write_header`]) once it has
+    /// released the node's lock: the first write to a fresh page faults and zeroes it,
+    /// which need not happen under the lock (README, "Contention"). `None` for a block
+    /// used before, whose header is written already.
+    header: Option<Header>,
 }
 
 impl Taken {
-    /// Writes the header of a fresh block, if it has one to write.
+    /// Writes the header of a fresh block, if it has one to write; returns whether the
+    /// block is fresh (never handed out before, so still zero-filled by the OS).
     ///
     /// # Safety
     ///
     /// Called once, by the thread that took the block, before the block is used or
     /// freed.
-    pub(crate) unsafe fn write_header(&mut self) {
-        if let Some(header) = self.header.take() {
-            // SAFETY: the slot (or mapping) was carved for this taker alone under the
-            // node's lock; its header lies `HEADER_BYTES` before `user`, 64-byte aligned,
-            // and nothing else reads it before the block is freed.
-            unsafe { Header::of(self.user).write(header) };
-        }
+    pub(crate) unsafe fn write_header(&mut self) -> bool {
+        let Some(header) = self.header.take() else {
+            return false;
+        };
+        // SAFETY: the slot (or mapping) was carved for this taker alone under the
+        // node's lock; its header lies `HEADER_BYTES` before `user`, 64-byte aligned,
+        // and nothing else reads it before the block is freed.
+        unsafe { Header::of(self.user).write(header) };
+        true
     }
 }
 
@@ -286,7 +288,6 @@ impl NodePool {
             // SAFETY: `header` is the header of a slot.
             user: unsafe { Header::user(header) },
             capacity: bytes,
-            fresh: carved.is_some(),
             header: carved,
         })
     }
@@ -311,7 +312,6 @@ impl NodePool {
             // SAFETY: `h` is the header of the big block.
             user: unsafe { Header::user(h) },
             capacity,
-            fresh: true,
             header: Some(Header {
                 magic: MAGIC,
                 node: self.node as u32,

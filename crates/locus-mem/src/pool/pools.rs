@@ -234,13 +234,8 @@ impl Pools {
                 Ok(mut taken) => {
                     // SAFETY: this thread just took the block, under the lock released
                     // above; nothing has used it yet.
-                    unsafe { taken.write_header() };
-                    let Taken {
-                        user,
-                        capacity,
-                        fresh,
-                        ..
-                    } = taken;
+                    let fresh = unsafe { taken.write_header() };
+                    let Taken { user, capacity, .. } = taken;
                     let fell_back = supplier != node;
                     if fell_back {
                         self.nodes[node].fallbacks.fetch_add(1, Ordering::Relaxed);

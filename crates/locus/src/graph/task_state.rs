@@ -104,7 +104,7 @@ impl<J> TaskState<J> {
     /// # Safety
     ///
     /// The caller won [`TaskState::claim_job`], the job was not dropped
-    /// ([`TaskState::drop_claimed`]), and no other borrow of it is alive (the claim
+    /// ([`TaskState::forget_claimed`]), and no other borrow of it is alive (the claim
     /// makes the caller its only user; readers through `job_unshared` are done, as for
     /// `take_job`).
     #[inline]
