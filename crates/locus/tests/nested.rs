@@ -121,19 +121,22 @@ fn a_scope_local_datum_is_refused_run_wide_until_its_task_is_complete() {
         let outcome = rt.run(move |s| {
             s.spawn("parent", token.write(), move |ctx, _| {
                 let local = ctx.scope().data::<u64>("local", 64);
-                tx.send(local.clone()).unwrap();
+                // The child is spawned before the handle leaves: once the outsider is
+                // refused the run has failed, and a later spawn would be refused too.
                 ctx.scope()
                     .spawn("child", local.write(), move |_, v| {
                         let _ = wait.recv();
                         v.fill(1)
                     })
                     .unwrap();
+                tx.send(local.clone()).unwrap();
             })
             .unwrap();
             // The parent runs on the other worker while this one waits.
             let local = rx.recv().unwrap();
             let refused = s.spawn("outsider", local.write(), |_, v| v.fill(2));
-            go.send(()).unwrap();
+            // The failed run may have drained the child unrun, dropping its receiver.
+            let _ = go.send(());
             assert!(refused.is_err(), "{config}: the outsider was accepted");
             *slot.lock().unwrap() = Some(local);
         });
