@@ -4,13 +4,14 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use super::body::Body;
 use super::domain::Owner;
 use super::exec::{current_executor, with_executor};
 use super::hints::{Affinity, Hints};
 use super::run::RunRef;
 use super::submit::{forget_empty, submit, submit_lean, TaskBody, Throttle};
 use crate::data::version::VersionRef;
-use crate::data::{AccessList, Data, DataInner, Element};
+use crate::data::{AccessList, Binding, Data, DataInner, Element};
 use crate::error::Error;
 
 /// Where tasks are submitted. The root closure of [`Runtime::run`](crate::Runtime::run)
@@ -283,7 +284,7 @@ impl<L: AccessList> TaskBuilder<'_, L> {
             name,
             hints,
             declared,
-            TaskBody::Control(Box::new(body)),
+            TaskBody::Control(Body::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx))),
         )
     }
 }

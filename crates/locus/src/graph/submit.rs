@@ -41,8 +41,9 @@ pub(crate) enum Throttle {
 pub(crate) enum TaskBody<L: AccessList, F> {
     /// The views of its declared accesses.
     Views(L, F),
-    /// Nothing but its context: a control task, whose accesses only order it.
-    Control(Box<dyn FnOnce(&TaskCtx) + Send + 'static>),
+    /// Nothing but its context: a control task, whose accesses only order it. Its
+    /// closure is stored as a [`Body`] (in a cell when small, not boxed) by the caller.
+    Control(Body),
 }
 
 /// Submits a task from the calling worker `ex`, into the domain of `owner` if any.
@@ -560,11 +561,7 @@ where
                 false,
             )
         }
-        TaskBody::Control(body) => (
-            Body::new(move |ctx: &TaskCtx, _: &[Binding]| body(ctx)),
-            true,
-            true,
-        ),
+        TaskBody::Control(body) => (body, true, true),
     }
 }
 
