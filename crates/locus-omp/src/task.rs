@@ -18,6 +18,7 @@
 //! with the node its creator's frame kept from the last one (`Frame::node_for_child`):
 //! it costs a few hundred instructions and allocates nothing.
 
+use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_long, c_uint, c_void};
 use std::hash::{BuildHasherDefault, DefaultHasher};
@@ -81,10 +82,56 @@ pub(crate) struct TaskNode {
     preds: AtomicUsize,
     succ: Mutex<Successors>,
     /// What to spawn once the predecessors are complete (none for undeferred tasks).
-    job: Mutex<Option<Box<Job>>>,
+    job: JobSlot,
     /// ICV run-sched-var of this task's data environment (`omp_set_schedule`), packed
     /// as `Omp::run_sched`; inherited from the generating task.
     run_sched: AtomicU64,
+}
+
+/// The job of a deferred task, kept in its node from its creation until it is spawned
+/// (so a task needs no allocation besides its node). One thread at a time has it:
+/// the creator puts it there before the node is shared (before the creator's
+/// registration count leaves `preds`), and the thread whose `preds` decrement makes the
+/// task ready takes it (that decrement reads the creator's and every predecessor's, all
+/// `AcqRel`), spawns it and hands it to the Locus task that runs or drops it.
+struct JobSlot(UnsafeCell<Option<Job>>);
+
+// SAFETY: the job moves between threads only as described above, one holder at a time;
+// a `Job` is `Send`.
+unsafe impl Sync for JobSlot {}
+
+impl JobSlot {
+    /// Puts the task's job in the slot.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the task's creator and no other thread can reach the slot yet.
+    unsafe fn put(&self, job: Job) {
+        // SAFETY: the caller's contract: no other access now.
+        unsafe { *self.0.get() = Some(job) }
+    }
+
+    /// The task's job, if it is there, to change in place.
+    ///
+    /// # Safety
+    ///
+    /// As [`JobSlot::take`]; the borrow ends before the job is handed on.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self) -> Option<&mut Job> {
+        // SAFETY: the caller's contract: the one holder.
+        unsafe { (*self.0.get()).as_mut() }
+    }
+
+    /// Takes the task's job, if it is there.
+    ///
+    /// # Safety
+    ///
+    /// The caller made the task ready (its `preds` decrement returned 1) or was handed
+    /// the node by the thread that did, and nobody took the job since.
+    unsafe fn take(&self) -> Option<Job> {
+        // SAFETY: the caller's contract: the one holder.
+        unsafe { (*self.0.get()).take() }
+    }
 }
 
 #[derive(Default)]
@@ -110,7 +157,7 @@ impl TaskNode {
             group,
             preds: AtomicUsize::new(1),
             succ: Mutex::new(Successors::default()),
-            job: Mutex::new(None),
+            job: JobSlot(UnsafeCell::new(None)),
             run_sched: AtomicU64::new(run_sched),
         }
     }
@@ -142,7 +189,7 @@ impl TaskNode {
         let succ = succ.get_mut().unwrap_or_else(|p| p.into_inner());
         succ.done = false;
         succ.list.clear();
-        *job.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        *job.0.get_mut() = None;
         *old_run_sched.get_mut() = run_sched;
     }
 
@@ -291,43 +338,68 @@ impl Call {
     }
 }
 
-/// A deferred task, ready to spawn.
+/// A deferred task, ready to spawn (held by its node, `JobSlot`).
 struct Job {
     call: Call,
-    node: Arc<TaskNode>,
     parent: Arc<TaskNode>,
     /// Not counted: the task is counted in its `pending` instead (`TeamLink`).
     team: TeamLink,
     /// The creator's team index and worker (a small team's tasks stay there).
     thread_num: usize,
     worker: usize,
+    /// What places the task, for one with dependences or an affinity clause (most of a
+    /// recursive program's tasks have neither, and skip placement altogether).
+    place: Option<Box<Place>>,
+}
+
+/// The memory a task names and where it should run.
+struct Place {
     /// The task's dependences and its affinity clause's `(address, bytes)` ranges: its
     /// home is looked up when it is ready (its predecessors, which may first-touch its
     /// memory, are complete).
     deps: Vec<Dep>,
     affinity: Vec<(usize, usize)>,
-    /// Where the task should run, found at its submission.
+    /// Where the task should run, found when it is spawned.
     placed: crate::place::Placement,
 }
 
-/// Spawns `job` as a Locus task from the body whose context is `ctx`.
-fn spawn(ctx: &TaskCtx, mut job: Box<Job>) {
+impl Job {
+    /// The task's dependences.
+    fn deps(&self) -> &[Dep] {
+        self.place.as_ref().map_or(&[], |p| &p.deps)
+    }
+}
+
+/// Spawns the task of `node`, which the caller made ready (it holds its job,
+/// `JobSlot`), as a Locus task from the body whose context is `ctx`; the Locus task then
+/// holds the node alone. A node without a job (a `taskwait depend` waiter) is left.
+fn spawn(ctx: &TaskCtx, node: Arc<TaskNode>) {
     let omp = omp();
-    job.placed = crate::place::place(omp, &job.deps, &job.affinity);
-    let placed = &job.placed;
-    if placed.home.is_some() {
-        omp.counters.with_home.fetch_add(1, Ordering::Relaxed);
-    }
-    if !job.affinity.is_empty() {
-        omp.counters.with_affinity.fetch_add(1, Ordering::Relaxed);
-        if placed.by_affinity {
-            omp.counters.affinity_placed.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: the caller holds the job; the borrow ends before the Locus task is made.
+    let Some(job) = (unsafe { node.job.get() }) else {
+        return;
+    };
+    let home = match job.place.as_deref_mut() {
+        None => None,
+        Some(place) => {
+            place.placed = crate::place::place(omp, &place.deps, &place.affinity);
+            let placed = &place.placed;
+            if placed.home.is_some() {
+                omp.counters.with_home.fetch_add(1, Ordering::Relaxed);
+            }
+            if !place.affinity.is_empty() {
+                omp.counters.with_affinity.fetch_add(1, Ordering::Relaxed);
+                if placed.by_affinity {
+                    omp.counters.affinity_placed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            placed.home
         }
-    }
+    };
     let affinity = if job.team.small {
         Some(Affinity::worker(job.worker).strict())
     } else {
-        placed.home.map(|n| {
+        home.map(|n| {
             let a = Affinity::node(n);
             if omp.strict_home {
                 a.strict()
@@ -341,12 +413,15 @@ fn spawn(ctx: &TaskCtx, mut job: Box<Job>) {
         builder = builder.affinity(a);
     }
     job.team.queue(job.thread_num);
-    let pending = Unrun(Some(job));
+    let pending = Unrun(Some(node));
     let spawned = builder.spawn_control(move |ctx| {
         let mut pending = pending;
-        if let Some(job) = pending.0.take() {
-            job.team.unqueue(job.thread_num);
-            run_job(ctx, job);
+        if let Some(node) = pending.0.take() {
+            // SAFETY: the task's Locus task holds the node alone (`spawn`).
+            if let Some(job) = unsafe { node.job.take() } {
+                job.team.unqueue(job.thread_num);
+                run_job(ctx, node, job);
+            }
         }
     });
     // A refused spawn dropped the closure: `Unrun` completed the task.
@@ -357,53 +432,58 @@ fn spawn(ctx: &TaskCtx, mut job: Box<Job>) {
 /// a task ran out of stack, say, and the tasks not started are drained), it is
 /// completed unrun, with its successors, so that no wait waits for it; the region then
 /// ends with the run's error.
-struct Unrun(Option<Box<Job>>);
+struct Unrun(Option<Arc<TaskNode>>);
 
 impl Drop for Unrun {
     fn drop(&mut self) {
-        if let Some(job) = self.0.take() {
-            job.team.unqueue(job.thread_num);
-            abandon(job);
+        if let Some(node) = self.0.take() {
+            // SAFETY: as in `spawn`'s closure: the Locus task holds the node alone.
+            if let Some(job) = unsafe { node.job.take() } {
+                job.team.unqueue(job.thread_num);
+                abandon(&node, job);
+            }
         }
     }
 }
 
-// The job arrives boxed from the task's closure or its node; unboxing it at every call
-// would copy it.
-#[allow(clippy::boxed_local)]
-fn abandon(job: Box<Job>) {
-    crate::place::started(omp(), &job.deps);
-    for ready in job.node.complete() {
-        let next = ready.job.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(next) = next {
-            abandon(next);
+/// Completes the task of `node`, whose job is `job`, unrun, with its successors.
+fn abandon(node: &TaskNode, job: Job) {
+    crate::place::started(omp(), job.deps());
+    for ready in node.complete() {
+        // SAFETY: `complete` returned the successors this completion made ready.
+        if let Some(next) = unsafe { ready.job.take() } {
+            abandon(&ready, next);
         }
     }
-    counted_complete(&job.node, &job.parent, &job.team);
+    // Off its creator's worker, maybe: any worker's count is correct.
+    counted_complete(node, &job.parent, &job.team, job.worker);
 }
 
-/// The body of a deferred task's Locus task.
-#[allow(clippy::boxed_local)] // as `abandon`'s
-fn run_job(ctx: &TaskCtx, job: Box<Job>) {
+/// The body of a deferred task's Locus task: runs the task of `node`, whose job is `job`.
+fn run_job(ctx: &TaskCtx, node: Arc<TaskNode>, job: Job) {
     let omp = omp();
     let Job {
         call,
-        node,
         parent,
         team,
         thread_num,
         worker: _,
-        deps,
-        affinity,
-        mut placed,
-    } = *job;
-    crate::place::started(omp, &deps);
-    if crate::place::migrate(omp, &deps, ctx.node()) > 0 {
-        // Its memory moved here: count its bytes where they are now.
-        placed.dependence_bytes = crate::place::dependence_bytes(omp, &deps);
+        place,
+    } = job;
+    if let Some(place) = place {
+        let Place {
+            deps,
+            affinity,
+            mut placed,
+        } = *place;
+        crate::place::started(omp, &deps);
+        if crate::place::migrate(omp, &deps, ctx.node()) > 0 {
+            // Its memory moved here: count its bytes where they are now.
+            placed.dependence_bytes = crate::place::dependence_bytes(omp, &deps);
+        }
+        crate::place::ran(omp, &placed, ctx.node());
+        crate::place::touched(omp, &deps, &affinity, ctx.node());
     }
-    crate::place::ran(omp, &placed, ctx.node());
-    crate::place::touched(omp, &deps, &affinity, ctx.node());
     let thread_num = if team.small { thread_num } else { ctx.worker() };
     // No count of the team is taken per task (`TeamLink`).
     let frame = Frame::deferred(ctx, team, thread_num, node);
@@ -414,21 +494,18 @@ fn run_job(ctx: &TaskCtx, job: Box<Job>) {
 /// After a task's body: releases its successors, then counts it complete.
 fn finish(ctx: &TaskCtx, node: &TaskNode, parent: &TaskNode, team: &Team) {
     for ready in node.complete() {
-        let job = ready.job.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(job) = job {
-            spawn(ctx, job);
-        }
+        spawn(ctx, ready);
     }
-    counted_complete(node, parent, team);
+    counted_complete(node, parent, team, ctx.worker());
 }
 
-/// Counts a task complete for taskwait, taskgroups and barriers.
-fn counted_complete(node: &TaskNode, parent: &TaskNode, team: &Team) {
+/// Counts a task complete, on `worker`, for taskwait, taskgroups and barriers.
+fn counted_complete(node: &TaskNode, parent: &TaskNode, team: &Team, worker: usize) {
     if let Some(g) = &node.group {
         g.pending.fetch_sub(1, Ordering::Release);
     }
     parent.children.fetch_sub(1, Ordering::Release);
-    team.pending.fetch_sub(1, Ordering::Release);
+    team.pending.completed(worker);
 }
 
 /// Reads a `depend` array in either of gcc's layouts: `[n, nout, addr...]` (out and
@@ -635,44 +712,46 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
     }
     let group = frame.group();
     let node = frame.node_for_child(final_, group.clone());
-    omp.counters
-        .deferred_tasks
-        .add_one(frame.worker().unwrap_or(0));
+    let worker = frame.worker().unwrap_or(0);
+    omp.counters.deferred_tasks.add_one(worker);
     frame.task.children.fetch_add(1, Ordering::AcqRel);
-    frame.team.pending.fetch_add(1, Ordering::AcqRel);
+    frame.team.pending.created(worker);
     if let Some(g) = &group {
         g.pending.fetch_add(1, Ordering::AcqRel);
     }
     let has_deps = !deps.is_empty();
     crate::place::submitted(omp, &deps);
-    // Boxed once: the job moves through the queues and the task's closure as a
-    // pointer, not as the couple of hundred bytes it holds.
-    let job = Box::new(Job {
+    // Kept in the node: the task's closure holds the node only.
+    let job = Job {
         call,
-        node: node.clone(),
         parent: frame.task.clone(),
         team: TeamLink::of(&frame.team),
         thread_num: frame.thread_num,
-        worker: frame.worker().unwrap_or(0),
-        deps,
-        affinity,
-        placed: Default::default(),
-    });
-    if has_deps {
-        let deps = job.deps.clone();
-        *node.job.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
-        node.depend_on(&frame.task, &deps, true);
-        if node.preds.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let job = node.job.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(job) = job {
-                // SAFETY: not null (deferred tasks are created on workers only).
-                spawn(unsafe { &*frame.ctx }, job);
-            }
-        }
+        worker,
+        place: (has_deps || !affinity.is_empty()).then(|| {
+            Box::new(Place {
+                deps,
+                affinity,
+                placed: Default::default(),
+            })
+        }),
+    };
+    let deps = if has_deps {
+        job.deps().to_vec()
     } else {
-        // SAFETY: as above.
-        spawn(unsafe { &*frame.ctx }, job);
+        Vec::new()
+    };
+    // SAFETY: the node is new; nobody else reaches it before `depend_on` or `spawn`.
+    unsafe { node.job.put(job) };
+    if has_deps {
+        node.depend_on(&frame.task, &deps, true);
+        if node.preds.fetch_sub(1, Ordering::AcqRel) != 1 {
+            // Its last predecessor to complete spawns it.
+            return;
+        }
     }
+    // SAFETY: not null (deferred tasks are created on workers only).
+    spawn(unsafe { &*frame.ctx }, node);
 }
 
 thread_local! {

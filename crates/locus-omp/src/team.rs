@@ -15,7 +15,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_uint, c_void};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_utils::CachePadded;
@@ -45,6 +45,69 @@ impl Body {
     }
 }
 
+/// The explicit tasks of a team not yet complete, counted on one cache line per worker:
+/// each worker counts the tasks it creates and those it completes on its own line, so
+/// that a task created on one worker and completed on another moves no line between
+/// them. (A team-wide count was a line both wrote for every task: on two cores, a
+/// fifth of a recursive program's time.)
+///
+/// The counts only grow. [`Pending::any`] reads every worker's completed count, then
+/// every worker's created count, all sequentially consistent, like every increment:
+/// in the single order of those operations, a point lies between the two sweeps, where
+/// the completed tasks are at least those read and the created ones at most those read.
+/// Every completion follows its task's creation in that order, so when the two sums
+/// are equal no task was pending at that point; and once none is and every member waits
+/// at a barrier, none can be created.
+pub(crate) struct Pending {
+    lines: Box<[CachePadded<PendingLine>]>,
+}
+
+#[derive(Default)]
+struct PendingLine {
+    created: AtomicU64,
+    completed: AtomicU64,
+}
+
+impl Pending {
+    /// Counts for `workers` workers.
+    fn new(workers: usize) -> Pending {
+        Pending {
+            lines: (0..workers.max(1))
+                .map(|_| CachePadded::default())
+                .collect(),
+        }
+    }
+
+    fn line(&self, worker: usize) -> &PendingLine {
+        &self.lines[worker % self.lines.len()]
+    }
+
+    /// A task is created on `worker` (any worker is correct; its own is cheapest).
+    pub fn created(&self, worker: usize) {
+        self.line(worker).created.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A task is complete, on `worker`: the task's last use of its team.
+    pub fn completed(&self, worker: usize) {
+        self.line(worker).completed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether some task is not complete (see the type's doc).
+    pub fn any(&self) -> bool {
+        let completed: u64 = self
+            .lines
+            .iter()
+            .map(|l| l.completed.load(Ordering::SeqCst))
+            .sum();
+        let created: u64 = self
+            .lines
+            .iter()
+            .map(|l| l.created.load(Ordering::SeqCst))
+            .sum();
+        created != completed
+    }
+}
+
 /// A team of threads.
 pub(crate) struct Team {
     pub n: usize,
@@ -54,10 +117,9 @@ pub(crate) struct Team {
     pub active_level: usize,
     /// The enclosing team and this team's encountering thread's index in it.
     pub parent: Option<(Arc<Team>, usize)>,
-    /// Explicit tasks of the team not yet complete (a barrier waits for them). On a
-    /// cache line of its own: every deferred task writes it twice, and the team's
-    /// other fields are read by every task.
-    pub pending: CachePadded<AtomicUsize>,
+    /// Explicit tasks of the team not yet complete (a barrier waits for them), counted
+    /// per worker (`Pending`).
+    pub pending: Pending,
     /// Deferred tasks handed to Locus and not started yet, by the member that created
     /// them: what idle members can take (the throttle, `crate::task`). One cache line
     /// per member: a member counting the tasks it creates, most of which it runs
@@ -116,7 +178,7 @@ impl Team {
             level,
             active_level: active,
             parent,
-            pending: CachePadded::new(AtomicUsize::new(0)),
+            pending: Pending::new(workers),
             queued: (0..n)
                 .map(|_| CachePadded::new(AtomicUsize::new(0)))
                 .collect(),
@@ -535,7 +597,7 @@ fn serialised(outer: &Frame, body: Body, ws0: Option<Arc<WorkShare>>) {
 
 fn end_serialised(frame: &Frame) {
     let team = &frame.team;
-    frame.help_while(&|| team.pending.load(Ordering::Acquire) > 0);
+    frame.help_while(&|| team.pending.any());
 }
 
 /// `GOMP_parallel_start`: the old entry point, after which the caller runs the body
@@ -575,7 +637,7 @@ pub(crate) fn barrier(frame: &Frame) {
         die("a barrier inside an explicit task (OpenMP forbids it)");
     }
     let team = &frame.team;
-    let all_done = || team.pending.load(Ordering::Acquire) > 0;
+    let all_done = || team.pending.any();
     if team.n == 1 {
         frame.help_while(&all_done);
         return;
