@@ -656,3 +656,64 @@ pub(crate) fn barrier(frame: &Frame) {
         frame.task.forget_dependences();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_counts_tasks_created_and_completed_on_different_workers() {
+        let p = Pending::new(3);
+        assert!(!p.any());
+        p.created(0);
+        p.created(0);
+        p.completed(1);
+        assert!(p.any());
+        p.completed(2);
+        assert!(!p.any());
+        // A worker index past the lines shares one.
+        p.created(7);
+        assert!(p.any());
+        p.completed(0);
+        assert!(!p.any());
+    }
+
+    /// One task is always pending: each holder creates the next task on its own line,
+    /// then completes its own there (created on the previous holder's line), and passes
+    /// the next one on. A reader summing the created counts before the completed ones
+    /// would see a turn's completion without its creation and find nothing pending.
+    #[test]
+    fn a_task_passed_between_workers_is_always_seen_pending() {
+        const WORKERS: usize = 3;
+        const DONE: usize = usize::MAX;
+        let p = Pending::new(WORKERS);
+        let holder = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        p.created(0);
+        std::thread::scope(|s| {
+            for w in 0..WORKERS {
+                let (p, holder, stop) = (&p, &holder, &stop);
+                s.spawn(move || loop {
+                    match holder.load(Ordering::Acquire) {
+                        DONE => return,
+                        h if h == w => {
+                            if stop.load(Ordering::Relaxed) {
+                                p.completed(w);
+                                holder.store(DONE, Ordering::Release);
+                                return;
+                            }
+                            p.created(w);
+                            p.completed(w);
+                            holder.store((w + 1) % WORKERS, Ordering::Release);
+                        }
+                        _ => std::hint::spin_loop(),
+                    }
+                });
+            }
+            let missed = (0..200_000).filter(|_| !p.any()).count();
+            stop.store(true, Ordering::Relaxed);
+            assert_eq!(missed, 0, "a pending task was missed");
+        });
+        assert!(!p.any());
+    }
+}
