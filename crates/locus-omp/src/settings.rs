@@ -108,8 +108,10 @@ pub(crate) struct Counters {
     pub implicit_tasks: AtomicU64,
     /// Explicit tasks run as Locus tasks (one count per worker, as `throttled_tasks`).
     pub deferred_tasks: Striped,
-    /// Explicit tasks run at once by their creator (if(0), final, outside a region).
-    pub undeferred_tasks: AtomicU64,
+    /// Explicit tasks run at once by their creator (if(0), final, outside a region):
+    /// one count per worker, as `throttled_tasks` (a final task's descendants are all
+    /// undeferred).
+    pub undeferred_tasks: Striped,
     /// Explicit tasks run at once by their creator because the team had too many
     /// queued (`LOCUS_OMP_THROTTLE`): one count per worker, since every worker of a
     /// recursive program adds to it for nearly every task it creates.
@@ -476,10 +478,10 @@ fn write_report() {
                 "regions": load(&c.regions),
                 "implicit_tasks": load(&c.implicit_tasks),
                 "explicit_tasks": c.deferred_tasks.sum()
-                    + load(&c.undeferred_tasks)
+                    + c.undeferred_tasks.sum()
                     + c.throttled_tasks.sum(),
                 "deferred_tasks": c.deferred_tasks.sum(),
-                "undeferred_tasks": load(&c.undeferred_tasks),
+                "undeferred_tasks": c.undeferred_tasks.sum(),
                 "throttled_tasks": c.throttled_tasks.sum(),
                 "dependences": load(&c.dependences),
                 "tasks_with_home": load(&c.with_home),

@@ -645,13 +645,11 @@ pub(crate) struct NewTask {
 /// `deps` names. `final_` includes the creator's.
 fn run_now(frame: &Frame, slot: Slot, call: Call, final_: bool, throttled: bool, deps: &[Dep]) {
     let omp = omp();
+    let worker = frame.worker().unwrap_or(0);
     if throttled {
-        let worker = frame.worker().unwrap_or(0);
         omp.counters.throttled_tasks.add_one(worker);
     } else {
-        omp.counters
-            .undeferred_tasks
-            .fetch_add(1, Ordering::Relaxed);
+        omp.counters.undeferred_tasks.add_one(worker);
     }
     let node = frame.node_for_child(final_, frame.group());
     if !deps.is_empty() {
@@ -766,11 +764,11 @@ thread_local! {
 /// Enters an undeferred task the program runs itself: its frame becomes current until
 /// [`end_undeferred`].
 pub(crate) fn begin_undeferred(final_: bool) {
-    omp()
-        .counters
-        .undeferred_tasks
-        .fetch_add(1, Ordering::Relaxed);
     let frame = with_frame(|outer| {
+        omp()
+            .counters
+            .undeferred_tasks
+            .add_one(outer.worker().unwrap_or(0));
         let node = Arc::new(TaskNode::new(
             final_ || outer.task.final_,
             outer.group(),
