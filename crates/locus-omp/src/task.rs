@@ -739,7 +739,8 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
     } else {
         Vec::new()
     };
-    // SAFETY: the node is new; nobody else reaches it before `depend_on` or `spawn`.
+    // SAFETY: the node is the creator's alone (new, or a spare nothing else holds,
+    // `Frame::keep_spare`); nobody else reaches it before `depend_on` or `spawn`.
     unsafe { node.job.put(job) };
     if has_deps {
         node.depend_on(&frame.task, &deps, true);
