@@ -86,7 +86,12 @@ impl Striped {
 
     /// Adds one for `worker`.
     pub fn add_one(&self, worker: usize) {
-        self.0[worker % Self::LINES].fetch_add(1, Ordering::Relaxed);
+        self.add(worker, 1);
+    }
+
+    /// Adds `n` for `worker`.
+    pub fn add(&self, worker: usize, n: u64) {
+        self.0[worker % Self::LINES].fetch_add(n, Ordering::Relaxed);
     }
 
     /// The sum over workers.
@@ -119,8 +124,8 @@ pub(crate) struct Counters {
     /// Deferred tasks with a home node, and of those, run on it.
     pub with_home: AtomicU64,
     pub on_home: AtomicU64,
-    /// Dependences declared (addresses).
-    pub dependences: AtomicU64,
+    /// Dependences declared (addresses), per worker.
+    pub dependences: Striped,
     /// Deferred tasks with an affinity clause; of those, placed by it (a node of its
     /// memory was known), and run on that node.
     pub with_affinity: AtomicU64,
@@ -135,8 +140,8 @@ pub(crate) struct Counters {
     pub dependence_bytes: AtomicU64,
     pub dependence_bytes_local: AtomicU64,
     /// Dependences declared without a length (gcc's), each counted as the page holding
-    /// its address.
-    pub dependences_without_length: AtomicU64,
+    /// its address; per worker.
+    pub dependences_without_length: Striped,
     /// Pages of dependence memory moved to the node of the task that declared them, by
     /// reason: `now`, `next-touch`, `auto` (`crate::place::migrate`).
     pub migrated_pages: [AtomicU64; 3],
@@ -483,7 +488,7 @@ fn write_report() {
                 "deferred_tasks": c.deferred_tasks.sum(),
                 "undeferred_tasks": c.undeferred_tasks.sum(),
                 "throttled_tasks": c.throttled_tasks.sum(),
-                "dependences": load(&c.dependences),
+                "dependences": c.dependences.sum(),
                 "tasks_with_home": load(&c.with_home),
                 "tasks_on_home": load(&c.on_home),
                 "tasks_with_affinity": load(&c.with_affinity),
@@ -495,7 +500,7 @@ fn write_report() {
                 "dependence_bytes_local": load(&c.dependence_bytes_local),
                 "dependence_bytes_remote":
                     load(&c.dependence_bytes) - load(&c.dependence_bytes_local),
-                "dependences_without_length": load(&c.dependences_without_length),
+                "dependences_without_length": c.dependences_without_length.sum(),
                 "process_s": omp.started.elapsed().as_secs_f64(),
             }),
         );

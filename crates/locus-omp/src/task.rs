@@ -691,14 +691,13 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
     } = t;
     let omp = omp();
     if !deps.is_empty() {
-        omp.counters
-            .dependences
-            .fetch_add(deps.len() as u64, Ordering::Relaxed);
+        let worker = frame.worker().unwrap_or(0);
+        omp.counters.dependences.add(worker, deps.len() as u64);
         let without_length = deps.iter().filter(|d| d.len == 0).count();
         if without_length > 0 {
             omp.counters
                 .dependences_without_length
-                .fetch_add(without_length as u64, Ordering::Relaxed);
+                .add(worker, without_length as u64);
         }
     }
     let final_ = final_ || frame.task.final_;
