@@ -178,7 +178,10 @@ impl Team {
             level,
             active_level: active,
             parent,
-            pending: Pending::new(workers),
+            // A team of one (a serialised region, made at every encounter, often in a
+            // task) gets one line, not one per worker: cheaper to make, and shared by
+            // whichever workers run its tasks.
+            pending: Pending::new(if n == 1 { 1 } else { workers }),
             queued: (0..n)
                 .map(|_| CachePadded::new(AtomicUsize::new(0)))
                 .collect(),
