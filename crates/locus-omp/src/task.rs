@@ -90,10 +90,11 @@ pub(crate) struct TaskNode {
 
 /// The job of a deferred task, kept in its node from its creation until it is spawned
 /// (so a task needs no allocation besides its node). One thread at a time has it:
-/// the creator puts it there before the node is shared (before the creator's
-/// registration count leaves `preds`), and the thread whose `preds` decrement makes the
-/// task ready takes it (that decrement reads the creator's and every predecessor's, all
-/// `AcqRel`), spawns it and hands it to the Locus task that runs or drops it.
+/// the creator puts it there while it still holds the count it keeps in `preds` during
+/// registration (so no predecessor can make the task ready yet), and the thread whose
+/// `preds` decrement makes the task ready takes it (that decrement reads the creator's
+/// and every predecessor's, all `AcqRel`), spawns it and hands it to the Locus task
+/// that runs or drops it. A task without dependences is spawned by its creator.
 struct JobSlot(UnsafeCell<Option<Job>>);
 
 // SAFETY: the job moves between threads only as described above, one holder at a time;
@@ -105,7 +106,8 @@ impl JobSlot {
     ///
     /// # Safety
     ///
-    /// The caller is the task's creator and no other thread can reach the slot yet.
+    /// The caller is the task's creator, still holding its count in `preds` (or about
+    /// to spawn the task itself): no other thread takes from the slot yet.
     unsafe fn put(&self, job: Job) {
         // SAFETY: the caller's contract: no other access now.
         unsafe { *self.0.get() = Some(job) }
@@ -718,6 +720,11 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
     }
     let has_deps = !deps.is_empty();
     crate::place::submitted(omp, &deps);
+    if has_deps {
+        // Registered before its job is in the node: until the creator's hold leaves
+        // `preds` below, no predecessor's completion makes the task ready.
+        node.depend_on(&frame.task, &deps, true);
+    }
     // Kept in the node: the task's closure holds the node only.
     let job = Job {
         call,
@@ -733,20 +740,13 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
             })
         }),
     };
-    let deps = if has_deps {
-        job.deps().to_vec()
-    } else {
-        Vec::new()
-    };
-    // SAFETY: the node is the creator's alone (new, or a spare nothing else holds,
-    // `Frame::keep_spare`); nobody else reaches it before `depend_on` or `spawn`.
+    // SAFETY: this thread created the node (new, or a spare nothing else holds,
+    // `Frame::keep_spare`) and still holds `preds`: nobody takes the job before the
+    // decrement below or `spawn`.
     unsafe { node.job.put(job) };
-    if has_deps {
-        node.depend_on(&frame.task, &deps, true);
-        if node.preds.fetch_sub(1, Ordering::AcqRel) != 1 {
-            // Its last predecessor to complete spawns it.
-            return;
-        }
+    if has_deps && node.preds.fetch_sub(1, Ordering::AcqRel) != 1 {
+        // Its last predecessor to complete spawns it.
+        return;
     }
     // SAFETY: not null (deferred tasks are created on workers only).
     spawn(unsafe { &*frame.ctx }, node);

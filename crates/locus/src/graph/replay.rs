@@ -17,12 +17,12 @@
 //!
 //! The replay is one run: its root and one *driver* task per other worker (strictly
 //! bound to it) serve the graph until every iteration is done. (A replay of one
-//! iteration under stealable placement, which runs it alone as below, has no drivers.) Each task has a counter
-//! of unfinished predecessors and a list of successors; an iteration starts by pushing
-//! its roots to the queues of their home workers. A worker finishing a task decrements
-//! its successors' counters and runs one ready successor directly (one of its own when
-//! placement is strict, one of its node's otherwise), queueing the others on their home
-//! workers. An idle driver takes from its own queue, then (stealable placement) from
+//! iteration under stealable placement, which runs it alone as below, has no drivers.)
+//! Each task has a counter of unfinished predecessors and a list of successors; an
+//! iteration starts by pushing its roots to the queues of their home workers. A worker
+//! finishing a task decrements its successors' counters and runs one ready successor
+//! directly (one of its own when placement is strict, one of its node's otherwise),
+//! queueing the others on their home workers. An idle driver takes from its own queue, then (stealable placement) from
 //! its node's workers', and, once idle for a while, from other nodes' nearest first.
 //!
 //! An idle driver waits in two phases (Ousterhout, "Scheduling Techniques for
