@@ -76,9 +76,17 @@ thread_local! {
 }
 
 /// Runs `f` on the calling thread's frames and names.
-#[inline]
+///
+/// `f` runs outside [`LocalKey::with`](std::thread::LocalKey::with), on the address it
+/// gave: every spawn comes here, and a large closure keeps `with` out of line, where
+/// reaching the thread's storage costs an indirect call.
+#[inline(always)]
 pub(crate) fn with_thread<R>(f: impl FnOnce(&Frames) -> R) -> R {
-    FRAMES.with(f)
+    let frames: *const Frames = FRAMES.with(|t| t as *const Frames);
+    // SAFETY: `FRAMES` is initialised in place (`const`) and has no destructor, so its
+    // storage is the calling thread's for as long as the thread runs, and `f` runs on
+    // this thread, during this call.
+    f(unsafe { &*frames })
 }
 
 /// Threads that have run a body so far: each gets its own range of tokens.

@@ -186,7 +186,7 @@ impl<T> Table<T> {
 
     /// Runs `f` on the live object of `handle`, if it is one, under the table's lock
     /// (as [`Table::with`], without an error for a handle that is not).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get_with<R>(&self, handle: u64, f: impl FnOnce(&T) -> R) -> Option<R> {
         let (index, generation) = self.slot_index(handle);
         self.lock().get(index, generation).map(f)

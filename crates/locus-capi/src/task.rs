@@ -267,17 +267,21 @@ struct ArgExtra {
 
 impl Arg {
     /// The argument `ptr` (borrowed), with its destructor.
-    #[inline]
+    #[inline(always)]
     fn new(ptr: *mut c_void, free: Option<locus_free_fn>) -> Arg {
         Arg {
             ptr: SendPtr(ptr),
-            extra: free.map(|free| {
-                Box::new(ArgExtra {
-                    _copy: None,
-                    free: Some(free),
-                })
-            }),
+            extra: free.map(Arg::destructor),
         }
+    }
+
+    /// The extra part of an argument that has a destructor, `free`.
+    #[cold]
+    fn destructor(free: locus_free_fn) -> Box<ArgExtra> {
+        Box::new(ArgExtra {
+            _copy: None,
+            free: Some(free),
+        })
     }
 
     fn ptr(&self) -> *mut c_void {
@@ -899,7 +903,10 @@ enum Plain {
 /// # Safety
 ///
 /// As for [`locus_spawn`].
-#[inline(never)]
+///
+/// Inlined into [`locus_spawn`], while [`spawn`] stays out of line: a plain spawn then
+/// pays for one call frame, the entry point's.
+#[inline(always)]
 unsafe fn spawn_plain(ctx: locus_ctx, task: *const locus_task) -> Option<locus_status> {
     // SAFETY: NULL or valid by the caller's contract.
     let task = unsafe { task.as_ref() }?;
@@ -1001,6 +1008,7 @@ fn spawn_one(task: Placed<'_>, access: Access, slot: Slot, body: Body) -> CResul
 /// # Safety
 ///
 /// As for [`locus_spawn`].
+#[inline(never)]
 unsafe fn spawn(ctx: locus_ctx, task: *const locus_task, name: &mut Cow<'static, str>) -> CResult {
     if task.is_null() {
         return Err(crate::status::null("task"));
