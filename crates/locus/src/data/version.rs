@@ -987,6 +987,9 @@ mod spare {
             .try_with(|s| {
                 let mut s = s.try_borrow_mut().ok()?;
                 if let Some(raw) = s.0.pop() {
+                    if let Some(next) = s.0.last() {
+                        crate::graph::free_list::prefetch_write(next.as_ptr());
+                    }
                     return Some(raw);
                 }
                 let set = SETS.get()?;
