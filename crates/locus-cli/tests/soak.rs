@@ -25,6 +25,16 @@ fn a_short_soak_passes_and_reports_json() {
     ] {
         assert!(v[field].is_u64(), "{field} in {v}");
     }
+    // Every run is counted once, under its runtime's number of workers.
+    let by_workers = v["runs_by_workers"].as_object().expect("runs by workers");
+    let counted: u64 = by_workers.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(counted, v["runs"].as_u64().unwrap(), "{v}");
+    assert!(
+        by_workers
+            .keys()
+            .all(|w| w.parse::<usize>().is_ok_and(|w| w >= 1)),
+        "{v}"
+    );
     for field in ["rss_first_mib", "rss_max_mib", "rss_last_mib"] {
         assert!(v[field].is_number() || v[field].is_null(), "{field} in {v}");
     }

@@ -320,6 +320,8 @@ struct Counts {
     refused_declarations: u64,
     runtimes_created: u64,
     long_lived_runs: u64,
+    /// Completed runs by the number of workers of their runtime.
+    by_workers: std::collections::BTreeMap<usize, u64>,
 }
 
 /// Resident set samples after the warm-up.
@@ -565,6 +567,7 @@ impl Soak {
         }
         self.counts.runs += 1;
         self.counts.tasks += tasks;
+        *self.counts.by_workers.entry(rt.workers()).or_default() += 1;
         // Every handle of the run is dropped: the runtime must hold nothing.
         let (versions, pool, shared) = (
             rt.live_versions(),
@@ -990,6 +993,18 @@ fn mib(bytes: u64) -> f64 {
 }
 
 /// `1m05s`.
+/// `N workers: R runs` for each number of workers, in order.
+fn by_workers(counts: &std::collections::BTreeMap<usize, u64>) -> String {
+    if counts.is_empty() {
+        return "none".to_string();
+    }
+    counts
+        .iter()
+        .map(|(w, n)| format!("{w} {}: {n}", if *w == 1 { "worker" } else { "workers" }))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn print_summary(soak: &Soak, args: &Args, elapsed: f64, failure: Option<&str>) {
     let c = &soak.counts;
     let r = &soak.rss;
@@ -1009,6 +1024,11 @@ fn print_summary(soak: &Soak, args: &Args, elapsed: f64, failure: Option<&str>) 
             "refused_declarations": c.refused_declarations,
             "runtimes_created": c.runtimes_created,
             "long_lived_runs": c.long_lived_runs,
+            "runs_by_workers": c
+                .by_workers
+                .iter()
+                .map(|(w, n)| (w.to_string(), json!(n)))
+                .collect::<serde_json::Map<_, _>>(),
             "long_lived_runtime": soak.long_shape.describe(),
             "warm_up_runs": r.warm_up.map(|w| w.0),
             "warm_up_s": r.warm_up.map(|w| w.1),
@@ -1034,6 +1054,7 @@ fn print_summary(soak: &Soak, args: &Args, elapsed: f64, failure: Option<&str>) 
         c.runs, c.kernel_runs, c.graph_runs, c.injected_panics, c.refused_declarations, c.tasks
     );
     println!("  failures {}", u64::from(failure.is_some()));
+    println!("  runs by workers: {}", by_workers(&c.by_workers));
     println!(
         "  runtimes created {} (the long-lived one: {}, {} runs)",
         c.runtimes_created,
