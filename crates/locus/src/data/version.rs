@@ -988,7 +988,7 @@ mod spare {
                 let mut s = s.try_borrow_mut().ok()?;
                 if let Some(raw) = s.0.pop() {
                     if let Some(next) = s.0.last() {
-                        crate::graph::free_list::prefetch_write(next.as_ptr());
+                        crate::graph::free_list::prefetch_recycled(next.as_ptr());
                     }
                     return Some(raw);
                 }

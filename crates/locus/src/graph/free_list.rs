@@ -20,15 +20,18 @@
 //! worker that ran the task and freed its record. The first writes of the taking thread
 //! then wait for each line to come over, and a locked instruction after them waits for
 //! all of them. So taking an allocation asks the processor to fetch the next one's
-//! lines for writing ([`prefetch_write`]), which hides that wait behind the work done
-//! before the next take. The versions' spares (`data::version`) do the same. On a
-//! two-core host this took the overhead graph on two workers from 1.07-1.09 times its
-//! time on one to 0.96-0.98 (`docs/performance.md`).
+//! lines for writing ([`prefetch_recycled`]), which hides that wait behind the work
+//! done before the next take; the versions' spares (`data::version`) do the same.
+//! Until a runtime of the process has started several workers, allocations rarely
+//! change cores (a run's root, made by the thread calling `run`), and nothing is
+//! prefetched. On a two-core host the prefetch took the overhead graph on two workers
+//! from 1.07-1.09 times its time on one to 0.95-0.98 (`docs/performance.md`).
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::thread::LocalKey;
 
@@ -109,7 +112,7 @@ impl<T> FreeList<T> {
         // `push`, at its start (aligned for a pointer and larger than one: `new`).
         let next = unsafe { slot.cast::<Option<NonNull<u8>>>().read() };
         if let Some(next) = next {
-            prefetch_write(next.cast::<T>().as_ptr());
+            prefetch_recycled(next.cast::<T>().as_ptr());
         }
         self.head.set(next);
         self.len.set(self.len.get() - 1);
@@ -259,10 +262,30 @@ unsafe fn free_chain<T>(chain: Chain) {
     drop(list);
 }
 
+/// Whether some runtime of the process has started several workers: until one has,
+/// [`prefetch_recycled`] does nothing (module doc, "Prefetching").
+static SEVERAL_WORKERS: AtomicBool = AtomicBool::new(false);
+
+/// Notes that a runtime started `workers` workers ([`prefetch_recycled`]).
+pub(crate) fn workers_started(workers: usize) {
+    if workers > 1 {
+        SEVERAL_WORKERS.store(true, Ordering::Relaxed);
+    }
+}
+
+/// [`prefetch_write`] of a recycled allocation `at`, the next one a thread will take,
+/// if it may have been freed on another core (module doc, "Prefetching").
+#[inline(always)]
+pub(crate) fn prefetch_recycled<T>(at: *const T) {
+    if SEVERAL_WORKERS.load(Ordering::Relaxed) {
+        prefetch_write(at);
+    }
+}
+
 /// Asks the processor to bring every cache line of the `T` at `at` to the calling core,
 /// ready to be written, without waiting for them: a hint, which never faults, whatever
 /// `at` is. A thread taking a recycled allocation calls it for the next one it will
-/// take (module doc, "Prefetching").
+/// take (module doc, "Prefetching"), through [`prefetch_recycled`].
 ///
 /// On x86-64 it is `prefetchw` where the processor has it (a line fetched for writing,
 /// the other cores' copies dropped at once), else `prefetcht0`; elsewhere nothing.

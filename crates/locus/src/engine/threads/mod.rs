@@ -132,6 +132,7 @@ impl ThreadsEngine {
         let mechanism = Mechanism::for_setup(&setup);
         let observer = setup.observer;
         let n = setup.worker_node.len();
+        crate::graph::free_list::workers_started(n);
         let deques: Vec<Worker<TaskRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
         let shared = deques
             .iter()
