@@ -321,7 +321,7 @@ pub(crate) fn prefetch_write<T>(at: *const T) {
 #[cfg(all(target_arch = "x86_64", not(loom)))]
 #[inline(always)]
 fn has_prefetchw() -> bool {
-    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::atomic::AtomicU8;
     // 0: not asked yet, 1: has it, 2: has not.
     static HAS: AtomicU8 = AtomicU8::new(0);
     match HAS.load(Ordering::Relaxed) {
@@ -341,10 +341,7 @@ fn ask_prefetchw(has: &std::sync::atomic::AtomicU8) -> bool {
     let yes = unsafe {
         __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
     };
-    has.store(
-        if yes { 1 } else { 2 },
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    has.store(if yes { 1 } else { 2 }, Ordering::Relaxed);
     yes
 }
 
