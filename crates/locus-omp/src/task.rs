@@ -692,8 +692,8 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
         final_,
     } = t;
     let omp = omp();
+    let worker = frame.worker().unwrap_or(0);
     if !deps.is_empty() {
-        let worker = frame.worker().unwrap_or(0);
         omp.counters.dependences.add(worker, deps.len() as u64);
         let without_length = deps.iter().filter(|d| d.len == 0).count();
         if without_length > 0 {
@@ -711,7 +711,6 @@ fn submit_in(frame: &Frame, slot: Slot, t: NewTask) {
     }
     let group = frame.group();
     let node = frame.node_for_child(final_, group.clone());
-    let worker = frame.worker().unwrap_or(0);
     omp.counters.deferred_tasks.add_one(worker);
     frame.task.children.fetch_add(1, Ordering::AcqRel);
     frame.team.pending.created(worker);

@@ -25,7 +25,7 @@
 //! Until a runtime of the process has started several workers, allocations rarely
 //! change cores (a run's root, made by the thread calling `run`), and nothing is
 //! prefetched. On a two-core host the prefetch took the overhead graph on two workers
-//! from 1.07-1.09 times its time on one to 0.95-0.98 (`docs/performance.md`).
+//! from 1.05-1.12 times its time on one to 0.95-0.98 (`docs/performance.md`).
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::Cell;
@@ -291,7 +291,7 @@ pub(crate) fn prefetch_recycled<T>(at: *const T) {
 /// the other cores' copies dropped at once), else `prefetcht0`; elsewhere nothing.
 #[inline(always)]
 pub(crate) fn prefetch_write<T>(at: *const T) {
-    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    #[cfg(target_arch = "x86_64")]
     {
         let start = at.cast::<u8>();
         let lines = std::mem::size_of::<T>().div_ceil(64);
@@ -312,37 +312,26 @@ pub(crate) fn prefetch_write<T>(at: *const T) {
             }
         }
     }
-    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+    #[cfg(not(target_arch = "x86_64"))]
     let _ = at;
 }
 
 /// Whether the processor has `prefetchw` (CPUID leaf `0x8000_0001`, ECX bit 8), asked
 /// once.
-#[cfg(all(target_arch = "x86_64", not(loom)))]
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn has_prefetchw() -> bool {
-    use std::sync::atomic::AtomicU8;
-    // 0: not asked yet, 1: has it, 2: has not.
-    static HAS: AtomicU8 = AtomicU8::new(0);
-    match HAS.load(Ordering::Relaxed) {
-        1 => true,
-        2 => false,
-        _ => ask_prefetchw(&HAS),
-    }
-}
-
-#[cfg(all(target_arch = "x86_64", not(loom)))]
-#[cold]
-fn ask_prefetchw(has: &std::sync::atomic::AtomicU8) -> bool {
-    use std::arch::x86_64::__cpuid;
-    // SAFETY: CPUID is part of x86-64 (the intrinsic is safe in later Rust versions);
-    // leaf 0x8000_0001 is asked only when leaf 0x8000_0000 says it exists.
-    #[allow(unused_unsafe)]
-    let yes = unsafe {
-        __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
-    };
-    has.store(if yes { 1 } else { 2 }, Ordering::Relaxed);
-    yes
+    static HAS: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        use std::arch::x86_64::__cpuid;
+        // SAFETY: CPUID is part of x86-64 (the intrinsic is safe in later Rust
+        // versions); leaf 0x8000_0001 is asked only when leaf 0x8000_0000 says it
+        // exists.
+        #[allow(unused_unsafe)]
+        unsafe {
+            __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
+        }
+    });
+    *HAS
 }
 
 #[cfg(test)]
