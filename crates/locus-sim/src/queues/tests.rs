@@ -429,9 +429,10 @@ fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
 
 /// The model's charges: one nanosecond for each step.
 fn charges(mechanism: &Mechanism) -> Charges {
-    let workers = WORKER_NODE.len();
+    let workers = mechanism.worker_node().len();
+    let nodes = mechanism.worker_node().iter().max().map_or(0, |n| n + 1);
     Charges {
-        attempt_ns: vec![vec![1; NODES]; NODES],
+        attempt_ns: vec![vec![1; nodes]; nodes],
         sweep_ns: vec![1; workers],
         victims: (0..workers).map(|w| mechanism.plan(w).len()).collect(),
         push_ns: 1,
@@ -605,4 +606,52 @@ fn a_hand_over_is_the_next_task_of_a_finishing_worker_or_goes_home() {
     let first = m.route(&mut view, hand_over, Decided::ByHint, item(1));
     let second = m.route(&mut view, hand_over, Decided::ByHint, item(2));
     assert_eq!((first, second), (Queue::Next(0), Queue::Mailbox(1)));
+}
+
+/// A strict node hint goes to the node's own queue, which only the node's workers
+/// take; when the node holds every worker it constrains nothing, and the task is kept
+/// on its activator as an unhinted one: its next task, then its deque.
+#[test]
+fn a_strict_hint_to_the_node_of_every_worker_is_kept_on_the_activator() {
+    let one_node = Mechanism::new(
+        &Topology::from_spec("1x2").unwrap(),
+        &[0, 0],
+        ReadyPolicy::keep_local(),
+        StealKind::Hierarchical,
+        false,
+        false,
+    );
+    let m = mechanism(StealKind::Hierarchical, false, false);
+    for (m, worker_node, nodes, routed) in [
+        (
+            &m,
+            &WORKER_NODE[..],
+            NODES,
+            [Queue::NodePrivate(0), Queue::NodePrivate(0)],
+        ),
+        (&one_node, &[0, 0][..], 1, [Queue::Next(1), Queue::Deque(1)]),
+    ] {
+        let charges = charges(m);
+        let mut model: Model<Item> = Model::new(worker_node, nodes);
+        let mut rng = SmallRng::seed_from_u64(1);
+        let notes = Rc::new(RefCell::new(Vec::new()));
+        let item = |id| Item {
+            id,
+            notes: notes.clone(),
+        };
+        let mut view = model.view(1, &mut rng, &charges).finishing();
+        let first = m.route(
+            &mut view,
+            Placement::StrictNode(0),
+            Decided::ByHint,
+            item(0),
+        );
+        let second = m.route(
+            &mut view,
+            Placement::StrictNode(0),
+            Decided::ByHint,
+            item(1),
+        );
+        assert_eq!([first, second], routed, "{nodes} nodes");
+    }
 }

@@ -36,7 +36,9 @@
 //!   and vicinity stealing every thief of the plan may steal from a mailbox;
 //! - its **private queue**: tasks only it may run (strict worker hints, a run's root);
 //! - its node's **node-private queue**: tasks only that node's workers may run (strict
-//!   node hints);
+//!   node hints). A strict hint to a node that holds every worker constrains nothing:
+//!   such a task is kept on its activator as an unhinted one (hand-over, deque), not
+//!   queued where every worker would contend for one queue;
 //! - the **global queue**, one for the whole engine: under breadth-first scheduling
 //!   every task without a hint goes there, and any worker takes the oldest.
 //!
@@ -549,7 +551,11 @@ impl Mechanism {
                 self.route(q, Placement::StrictNode(node), decided, task)
             }
             Placement::StrictNode(node) => {
-                if self.workers_of_node[node].is_empty() {
+                if self.workers_of_node[node].len() == self.worker_node.len() {
+                    // Every worker is on the node: the hint constrains nothing
+                    // (module doc, "The queues of a worker").
+                    self.keep(q, task)
+                } else if self.workers_of_node[node].is_empty() {
                     q.fail_run(
                         &task,
                         format!("strict affinity to node {node}, which has no workers"),
