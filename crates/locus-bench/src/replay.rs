@@ -15,6 +15,26 @@ pub const REPLAYABLE: &[&str] = &[
     "cholesky",
 ];
 
+/// The kernels whose default runs hint their tasks towards their data's owners
+/// ([`crate::affinity::AffinityMode::Strict`]), which a replay refuses (see
+/// [`no_hints`]).
+pub const HINTED_BY_DEFAULT: &[&str] = &["spmv", "bicgstab"];
+
+/// Makes `spec` one that `kernel` replays with: for a kernel of [`HINTED_BY_DEFAULT`]
+/// whose `spec` names no affinity mode, `--affinity none`, so that a bench of recorded
+/// graphs runs every kernel it names without the hints a recorded graph would refuse
+/// (it places its tasks itself). A mode `spec` names is kept: a replay refuses any but
+/// `none` with its own message.
+pub fn without_default_hints(kernel: &str, spec: &mut crate::size::SizeSpec) {
+    let named = spec
+        .fields
+        .iter()
+        .any(|(k, _)| k == "--affinity" || k == "affinity");
+    if HINTED_BY_DEFAULT.contains(&kernel) && !named {
+        spec.fields.push(("--affinity".into(), "none".into()));
+    }
+}
+
 /// Where a kernel's tasks go: a run's scope (the dynamic run) or a recorder (the
 /// replay), so that both submit the very same tasks. Bodies that need neither the
 /// task's context nor the iteration run either way.

@@ -151,7 +151,7 @@ fn replayed_bench_runs_are_marked() {
         "bench",
         "--replay",
         "--kernels",
-        "overhead,jacobi-2d",
+        "overhead,jacobi-2d,spmv,bicgstab",
         "--configs",
         "dsa-opt",
         "--repeat",
@@ -172,12 +172,17 @@ fn replayed_bench_runs_are_marked() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["replay"], true);
-    assert_eq!(summary["verified_runs"], 2, "{summary}");
+    // spmv and bicgstab, hinted by default, replay without their hints.
+    assert_eq!(summary["verified_runs"], 4, "{summary}");
     let run: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("overhead.dsa-opt.1.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(run["settings"]["replay"], "overhead", "{run}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("spmv.dsa-opt.1.json")).unwrap())
+            .unwrap();
+    assert_eq!(run["params"]["affinity"], "none", "{run}");
 }
 
 #[test]

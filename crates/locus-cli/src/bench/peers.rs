@@ -170,8 +170,13 @@ pub enum Size {
 }
 
 /// The size arguments of a peer program for `kernel` (the same for every peer: the
-/// positional arguments of `peers/README.md`).
-pub fn size_args(kernel: &str, size: Size) -> Vec<String> {
+/// positional arguments of `peers/README.md`). With `replay` they are those beside
+/// Locus's recorded graph of `kernel`, which runs without affinity hints
+/// ([`locus_bench::replay::without_default_hints`]): the peers get the mode `none`
+/// too, so that both sides run the same program.
+pub fn size_args(kernel: &str, size: Size, replay: bool) -> Vec<String> {
+    use locus_bench::affinity::AffinityMode;
+    let mode = |default: AffinityMode| if replay { AffinityMode::None } else { default };
     use locus_bench::{
         bicgstab, bitonic, cholesky, jacobi_2d, kmeans, overhead, seidel_2d, sparselu, spmv,
     };
@@ -246,7 +251,7 @@ pub fn size_args(kernel: &str, size: Size) -> Vec<String> {
                 .iter()
                 .map(ToString::to_string)
                 .collect();
-            args.push(p.affinity.name().to_string());
+            args.push(mode(p.affinity).name().to_string());
             return args;
         }
         "bicgstab" => {
@@ -260,7 +265,7 @@ pub fn size_args(kernel: &str, size: Size) -> Vec<String> {
                     .iter()
                     .map(ToString::to_string)
                     .collect();
-            args.push(p.affinity.name().to_string());
+            args.push(mode(p.affinity).name().to_string());
             return args;
         }
         _ => Vec::new(),
@@ -305,10 +310,20 @@ mod tests {
     fn every_kernel_has_sizes() {
         for k in KERNELS {
             for size in [Size::Small, Size::Tiny] {
-                assert!(!size_args(k, size).is_empty(), "{k}");
+                assert!(!size_args(k, size, false).is_empty(), "{k}");
             }
         }
-        assert_eq!(size_args("bitonic", Size::Small), ["262144", "4096"]);
+        assert_eq!(size_args("bitonic", Size::Small, false), ["262144", "4096"]);
+        // The mode of hints last: Locus's default beside its dynamic runs, none beside
+        // its recorded graphs.
+        for k in ["spmv", "bicgstab"] {
+            let dynamic = size_args(k, Size::Small, false);
+            let replayed = size_args(k, Size::Small, true);
+            assert_eq!(dynamic.last().map(String::as_str), Some("strict"), "{k}");
+            assert_eq!(replayed.last().map(String::as_str), Some("none"), "{k}");
+            assert_eq!(dynamic[..dynamic.len() - 1], replayed[..replayed.len() - 1]);
+        }
+        assert_eq!(size_args("bitonic", Size::Small, true), ["262144", "4096"]);
     }
 
     /// Every peer that this machine can build builds warning-free and verifies at the
@@ -330,7 +345,7 @@ mod tests {
                 Prepared::Ready { warnings, .. } => {
                     assert!(warnings.is_empty(), "{}: {warnings:?}", b.peer);
                     for k in KERNELS.iter().filter(|k| b.peer.has(k)) {
-                        let t = compare::run_peer(b, &dir, k, Size::Tiny, 2, "dsa-opt")
+                        let t = compare::run_peer(b, &dir, k, Size::Tiny, 2, "dsa-opt", false)
                             .unwrap_or_else(|e| panic!("{} {k}: {e}", b.peer));
                         assert!(t.verified, "{} {k} does not verify", b.peer);
                         ran += 1;

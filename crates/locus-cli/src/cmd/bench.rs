@@ -829,6 +829,7 @@ fn run_peers(plan: &Plan, args: &Args) -> Result<(usize, report::Table), Failure
         &configs,
         plan.repetitions,
         threads,
+        plan.replay,
         |kernel, name| {
             let c = name.parse().unwrap_or(Config::DsaOpt);
             let o = run_one(plan, kernel, c)?;
@@ -1106,8 +1107,12 @@ fn run_observed(
         });
     }
     let rt = builder.build().map_err(|e| e.to_string())?;
-    let workload = Workload::new(kernel, &SizeSpec::from(plan.size), BenchControl::Sequential)
-        .map_err(|e| e.to_string())?;
+    let mut spec = SizeSpec::from(plan.size);
+    if plan.replay {
+        locus_bench::replay::without_default_hints(kernel, &mut spec);
+    }
+    let workload =
+        Workload::new(kernel, &spec, BenchControl::Sequential).map_err(|e| e.to_string())?;
     if plan.replay {
         workload.run_replay(&rt)
     } else {

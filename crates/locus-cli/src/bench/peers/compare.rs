@@ -21,7 +21,9 @@ pub struct Timed {
 
 /// Runs `built`'s program for `kernel` once at `size` on `threads` threads; `out` is the
 /// output directory (the peers' scratch space is under it); `config` is the row's Locus
-/// configuration, which the `locus-c` and `openmp-locus` peers run under too.
+/// configuration, which the `locus-c` and `openmp-locus` peers run under too; `replay`
+/// says that Locus's runs replay recorded graphs ([`size_args`]).
+#[allow(clippy::too_many_arguments)]
 pub fn run_peer(
     built: &Built,
     out: &Path,
@@ -29,11 +31,12 @@ pub fn run_peer(
     size: Size,
     threads: usize,
     config: &str,
+    replay: bool,
 ) -> Result<Timed, String> {
     let Some((program, mut args)) = built.program(kernel) else {
         return Err(format!("{} has no program for {kernel}", built.peer));
     };
-    args.extend(size_args(kernel, size));
+    args.extend(size_args(kernel, size, replay));
     let home = out.join("peers").join("starpu-home");
     if built.peer == Peer::Starpu {
         std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
@@ -216,7 +219,8 @@ impl Row {
 
 /// Runs every kernel under every configuration `repetitions` times at Locus's small
 /// size, each Locus run followed by one run of every built peer. `locus(kernel, config)`
-/// runs Locus once; `progress` is told what runs.
+/// runs Locus once (replaying recorded graphs with `replay`); `progress` is told what
+/// runs.
 #[allow(clippy::too_many_arguments)]
 pub fn compare(
     built: &[Built],
@@ -225,6 +229,7 @@ pub fn compare(
     configs: &[String],
     repetitions: usize,
     threads: usize,
+    replay: bool,
     mut locus: impl FnMut(&str, &str) -> Result<Timed, String>,
     mut progress: impl FnMut(&str),
 ) -> Vec<Row> {
@@ -277,7 +282,7 @@ pub fn compare(
                     else {
                         continue;
                     };
-                    match run_peer(b, out, kernel, Size::Small, threads, config) {
+                    match run_peer(b, out, kernel, Size::Small, threads, config, replay) {
                         Ok(t) => {
                             times.push(t.wall_s);
                             *verified &= t.verified;
