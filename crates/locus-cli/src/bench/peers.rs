@@ -176,10 +176,10 @@ pub enum Size {
 /// too, so that both sides run the same program.
 pub fn size_args(kernel: &str, size: Size, replay: bool) -> Vec<String> {
     use locus_bench::affinity::AffinityMode;
-    let mode = |default: AffinityMode| if replay { AffinityMode::None } else { default };
     use locus_bench::{
         bicgstab, bitonic, cholesky, jacobi_2d, kmeans, overhead, seidel_2d, sparselu, spmv,
     };
+    let mode = |default: AffinityMode| if replay { AffinityMode::None } else { default };
     let tiny = size == Size::Tiny;
     let numbers: Vec<usize> = match kernel {
         "jacobi-2d" | "seidel-2d" => {

@@ -430,7 +430,7 @@ fn run_model(mechanism: &Mechanism, ops: &[Op], seed: u64) -> Decisions {
 /// The model's charges: one nanosecond for each step.
 fn charges(mechanism: &Mechanism) -> Charges {
     let workers = mechanism.worker_node().len();
-    let nodes = mechanism.worker_node().iter().max().map_or(0, |n| n + 1);
+    let nodes = mechanism.topology().num_nodes();
     Charges {
         attempt_ns: vec![vec![1; nodes]; nodes],
         sweep_ns: vec![1; workers],
