@@ -16,8 +16,7 @@ pub const REPLAYABLE: &[&str] = &[
 ];
 
 /// The kernels whose default runs hint their tasks towards their data's owners
-/// ([`crate::affinity::AffinityMode::Strict`]), which a replay refuses (see
-/// [`no_hints`]).
+/// ([`crate::affinity::AffinityMode::Strict`]), hints which a replay refuses.
 pub const HINTED_BY_DEFAULT: &[&str] = &["spmv", "bicgstab"];
 
 /// Makes `spec` one that `kernel` replays with: for a kernel of [`HINTED_BY_DEFAULT`]
