@@ -19,17 +19,11 @@ pub const REPLAYABLE: &[&str] = &[
 /// ([`crate::affinity::AffinityMode::Strict`]), hints which a replay refuses.
 pub const HINTED_BY_DEFAULT: &[&str] = &["spmv", "bicgstab"];
 
-/// Makes `spec` one that `kernel` replays with: for a kernel of [`HINTED_BY_DEFAULT`]
-/// whose `spec` names no affinity mode, `--affinity none`, so that a bench of recorded
-/// graphs runs every kernel it names without the hints a recorded graph would refuse
-/// (it places its tasks itself). A mode `spec` names is kept: a replay refuses any but
-/// `none` with its own message.
+/// Makes `spec` one that `kernel` replays with: for a kernel of [`HINTED_BY_DEFAULT`],
+/// `--affinity none`, so that a bench of recorded graphs runs every kernel it names
+/// without the hints a recorded graph would refuse (it places its tasks itself).
 pub fn without_default_hints(kernel: &str, spec: &mut crate::size::SizeSpec) {
-    let named = spec
-        .fields
-        .iter()
-        .any(|(k, _)| k == "--affinity" || k == "affinity");
-    if HINTED_BY_DEFAULT.contains(&kernel) && !named {
+    if HINTED_BY_DEFAULT.contains(&kernel) {
         spec.fields.push(("--affinity".into(), "none".into()));
     }
 }

@@ -610,7 +610,7 @@ fn a_hand_over_is_the_next_task_of_a_finishing_worker_or_goes_home() {
 
 /// A strict node hint goes to the node's own queue, which only the node's workers
 /// take; when the node holds every worker it constrains nothing, and the task is kept
-/// on its activator as an unhinted one: its next task, then its deque.
+/// on its activator: its next task, then its deque.
 #[test]
 fn a_strict_hint_to_the_node_of_every_worker_is_kept_on_the_activator() {
     let one_node = Mechanism::new(

@@ -37,8 +37,8 @@
 //! - its **private queue**: tasks only it may run (strict worker hints, a run's root);
 //! - its node's **node-private queue**: tasks only that node's workers may run (strict
 //!   node hints). A strict hint to a node that holds every worker constrains nothing:
-//!   such a task is kept on its activator as an unhinted one (hand-over, deque), not
-//!   queued where every worker would contend for one queue;
+//!   such a task is kept on its activator (hand-over, deque), not queued where every
+//!   worker would contend for one queue;
 //! - the **global queue**, one for the whole engine: under breadth-first scheduling
 //!   every task without a hint goes there, and any worker takes the oldest.
 //!
