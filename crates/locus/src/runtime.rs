@@ -1288,6 +1288,7 @@ impl Runtime {
             peak_live: self.versions.peak(),
             live_at_end: self.versions.live(),
             in_place: report.versions.in_place,
+            continued: report.versions.continued,
         };
         match run.take_error() {
             Some(error) => {

@@ -100,7 +100,10 @@ fn a_read_write_that_fails_leaves_the_last_complete_version_wherever_it_ran() {
                 });
                 let err = outcome.unwrap_err();
                 assert!(err.error.to_string().contains("after a partial write"));
-                in_place += err.report.versions.in_place;
+                // Updated in place: taking over the buffer of the version it
+                // supersedes, or continuing `step`'s version (`partial`, submitted
+                // before `step` finished).
+                in_place += err.report.versions.in_place + err.report.versions.continued;
                 assert_eq!(
                     rt.fetch(&x).unwrap(),
                     vec![6 + round; 64],

@@ -303,6 +303,7 @@ fn the_library_defaults_to_dsa_opt_and_a_bounded_window() {
         }
         let rt = b.build().unwrap();
         let x = rt.data::<u64>("x", 512);
+        let other = rt.data::<u64>("other", 1);
         let report = rt
             .run(|s| {
                 // Holds the chain back while the control program submits.
@@ -311,8 +312,14 @@ fn the_library_defaults_to_dsa_opt_and_a_bounded_window() {
                     v.fill(0)
                 })
                 .unwrap();
+                // Each step makes a version of `x`: a step of one read-write would
+                // continue the version of the step before it (`data::version`,
+                // "Chains of read-writes"), one version for the whole chain.
                 for _ in 0..5000 {
-                    s.spawn("step", x.read_write(), |_, v| v[0] += 1).unwrap();
+                    s.spawn("step", (other.read(), x.read_write()), |_, (_, v)| {
+                        v[0] += 1
+                    })
+                    .unwrap();
                 }
             })
             .unwrap()

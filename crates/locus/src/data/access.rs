@@ -78,6 +78,11 @@ pub struct Binding {
     pub(crate) mode: Mode,
     /// A weak access: the task neither waits for it nor sees it; its children do.
     pub(crate) weak: bool,
+    /// For a read-write of versioned data that continued its output, the version its
+    /// datum had (`data::version`, "Chains of read-writes"): its turn among the
+    /// version's writers, from 1; it then has no input, and waits for the writer
+    /// before it. 0 for every other access.
+    pub(crate) turn: u32,
     /// First byte of the accessed part.
     pub(crate) offset: usize,
     /// Bytes accessed.
@@ -250,7 +255,7 @@ impl Binding {
             return 0;
         }
         match &self.kind {
-            Kind::Versioned(v) => usize::from(v.input.is_some()),
+            Kind::Versioned(v) => usize::from(v.input.is_some() || self.turn > 0),
             Kind::Shared(v, after) => {
                 usize::from(v.input.is_some())
                     + after

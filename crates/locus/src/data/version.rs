@@ -52,8 +52,34 @@
 //! allocation); what in place still saves is where the buffer lies. A gathered view (`data::partition`) is a copy of its own, scattered into the
 //! segments only once the body has returned, so a segment it updates in place needs
 //! no copy.
+//!
+//! # Chains of read-writes
+//!
+//! A read-write bound to a datum whose current version is still pending, held by
+//! nobody but the datum and the tasks bound to write it (no reader, no fetch, no
+//! children's version standing for it), has no reader to rename for: it *continues*
+//! that version ([`Version::continue_chain`]) instead of making one. It takes the next
+//! turn among the version's writers (its producer's is the first), waits for the
+//! writer before it (`Version::add_next_writer`), updates the buffer that writer left
+//! in place (with the copy of "Update in place" kept for a failure), and hands the
+//! version to the next writer when it finishes, or publishes it if none continued it
+//! ([`Version::publish`]). So a chain of read-writes on one datum, the task of
+//! accumulations and of OpenMP's `inout` dependences, makes, publishes and frees one
+//! version, not one per task. Under deferred allocation a writer running on another
+//! node than the buffer moves it to its own node first, as a renaming read-write
+//! would: the version is where its last writer ran. Only a strong write or
+//! read-write's version can be continued (a weak write's stands for its children's),
+//! and a writer whose body spawned children that wrote the datum copies their last
+//! version into the buffer rather than forwarding to it, when a writer continues
+//! after it ([`Version::forward_to`]).
+//!
+//! What a failure leaves is the same: a writer that did not complete marks the chain
+//! failed; the version, once its last writer finishes, is abandoned, and stands for
+//! what the failed writer found (its buffer put back in place, or its fallback), the
+//! run having failed so that no later writer of the chain ran its body.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use locus_mem::pool::Block;
@@ -170,10 +196,41 @@ pub(crate) type Waiters = smallvec::SmallVec<[Waiting; 2]>;
 
 struct State {
     produced: bool,
+    /// Whether a writer of the chain did not complete (its successors then did not run
+    /// their bodies): the version is abandoned when published.
+    failed: bool,
+    /// Turns taken among the version's writers (module doc, "Chains of read-writes"):
+    /// its producer's (0), then one per read-write that continued it
+    /// ([`Version::continue_chain`]). 0 for a version no read-write may continue: an
+    /// initial one, or one a weak write, a domain or a reduction made.
+    bound: u32,
+    /// The turn of the writer now producing the version; `bound - serving` writers
+    /// have yet to finish with it.
+    serving: u32,
     waiters: Waiters,
     /// Versions that forward to this one and wait for it to be produced, with whether
     /// their own producer completed: published with it.
     chained: Vec<(VersionRef, bool)>,
+    /// The writers that continued the version and wait for their turn, in the order of
+    /// their turns (registered in submission order, as a rule, so at the back); made
+    /// when the first registers, so that a version no read-write continues stays small.
+    // Boxed: a pointer in the version, where the queue's own header would take 32 bytes
+    // of every version.
+    #[allow(clippy::box_collection)]
+    turns: Option<Box<VecDeque<(u32, Waiting)>>>,
+}
+
+impl State {
+    /// The writer whose turn has come (`serving`), if it registered: the first entry,
+    /// since the entries are in the order of their turns and earlier turns are taken.
+    fn take_turn(&mut self) -> Option<Waiting> {
+        let serving = self.serving;
+        let turns = self.turns.as_mut()?;
+        match turns.front() {
+            Some((turn, _)) if *turn == serving => turns.pop_front().map(|(_, w)| w),
+            _ => None,
+        }
+    }
 }
 
 /// The version a pending version superseded (module doc, "Failed producers"), in a
@@ -264,6 +321,18 @@ impl BufferCell {
         // SAFETY: the caller's contract: the value is unset and nobody else touches it.
         unsafe { (*self.value.get()).write(buffer) };
         self.state.store(READY, Ordering::Release);
+    }
+
+    /// Puts `buffer` in place of the one set, and returns that one.
+    ///
+    /// # Safety
+    ///
+    /// A buffer is set, and no other thread reads or writes the cell until the
+    /// version is next published to it (a pending version's writer, in its turn).
+    unsafe fn replace_unraced(&self, buffer: Buffer) -> Buffer {
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), READY);
+        // SAFETY: set (the caller's contract), and nobody else touches the value.
+        unsafe { std::mem::replace((*self.value.get()).assume_init_mut(), buffer) }
     }
 
     fn take(&mut self) -> Option<Buffer> {
@@ -362,13 +431,17 @@ pub(crate) struct Version {
     /// after the last write of `fallback`, never cleared.
     abandoned: AtomicBool,
     /// Immediate allocation: the node the buffer goes to when made at execution.
-    placement: OnceLock<usize>,
+    placement: AtomicUsize,
 }
+
+/// [`Version::placement`] when [`Version::place_on`] was not called.
+const NO_PLACEMENT: usize = usize::MAX;
 
 impl Version {
     fn made(
         bytes: usize,
         produced: bool,
+        continuable: bool,
         counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
@@ -383,14 +456,18 @@ impl Version {
             forward: OnceLock::new(),
             state: StateLock::new(State {
                 produced,
+                failed: false,
+                bound: u32::from(continuable),
+                serving: 0,
                 waiters: Waiters::new(),
                 chained: Vec::new(),
+                turns: None,
             }),
             fallback: Fallback(std::cell::UnsafeCell::new(None)),
             readers: Readers::default(),
             counts,
             abandoned: AtomicBool::new(false),
-            placement: OnceLock::new(),
+            placement: AtomicUsize::new(NO_PLACEMENT),
         };
         match spare::take() {
             // SAFETY: a spare is an allocation of a version, counted once, its version
@@ -411,7 +488,7 @@ impl Version {
         counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::made(bytes, true, counts, shared)
+        Version::made(bytes, true, false, counts, shared)
     }
 
     /// A version that its producer, just submitted, will write; `shared` names the
@@ -421,7 +498,14 @@ impl Version {
         counts: &'static VersionCounts,
         shared: Option<&Arc<SharedBuffer>>,
     ) -> VersionRef {
-        Version::made(bytes, false, counts, shared)
+        Version::made(bytes, false, false, counts, shared)
+    }
+
+    /// A version that a strong write or read-write, just submitted, will write: as
+    /// [`pending`](Self::pending), and a read-write may continue it (module doc,
+    /// "Chains of read-writes").
+    fn written(bytes: usize, counts: &'static VersionCounts) -> VersionRef {
+        Version::made(bytes, false, true, counts, None)
     }
 
     /// The runtime's counts of live versions.
@@ -535,12 +619,14 @@ impl Version {
     /// Immediate allocation of a read-write: the node its buffer goes to if it cannot
     /// take over its input's (the submitting worker's), made at execution.
     pub(crate) fn place_on(&self, node: usize) {
-        let _ = self.placement.set(node);
+        // Set once, by the submission making the version, before its producer (which
+        // reads it) is registered.
+        self.placement.store(node, Ordering::Release);
     }
 
     /// The node set by [`place_on`](Self::place_on), if any.
     pub(crate) fn placement(&self) -> Option<usize> {
-        self.placement.get().copied()
+        Some(self.placement.load(Ordering::Acquire)).filter(|&n| n != NO_PLACEMENT)
     }
 
     /// The last committed version: this one, or, for a version whose producer did not
@@ -582,6 +668,7 @@ impl Version {
 
     /// Registers `task` as waiting for this version unless it is already produced (the
     /// entry is then dropped). Returns whether the task must wait.
+    #[inline]
     pub(crate) fn add_waiter(&self, task: Waiting) -> bool {
         let mut state = self.state.lock();
         if state.produced {
@@ -595,7 +682,28 @@ impl Version {
     /// Marks the version produced and returns the tasks that waited for it.
     /// `complete` says whether its producer's body ran to its end: the version is then
     /// committed and lets its fallback go, or else abandoned (module doc).
+    /// A writer that continued the version (module doc, "Chains of read-writes") has the
+    /// next turn: the version stays pending, and that writer, if registered, is the one
+    /// waiter returned.
     pub(crate) fn publish(&self, complete: bool) -> Waiters {
+        let mut state = self.state.lock();
+        if state.bound - state.serving > 1 {
+            // What the version superseded is superseded by complete contents now.
+            let superseded = if complete {
+                // SAFETY: the caller is the writer whose turn ends: the next one waits
+                // for `serving` to move on, below, under the lock held here.
+                unsafe { self.fallback_mut() }.take()
+            } else {
+                None
+            };
+            state.serving += 1;
+            state.failed |= !complete;
+            let next = state.take_turn();
+            drop(state);
+            drop(superseded);
+            return next.into_iter().collect();
+        }
+        let complete = complete && !state.failed;
         // SAFETY: the caller is the producer, publishing (or the publisher of the
         // version this one is chained to, which its producer has finished with).
         let fallback = unsafe { self.fallback_mut() };
@@ -606,7 +714,6 @@ impl Version {
             self.abandoned.store(true, Ordering::Release);
             None
         };
-        let mut state = self.state.lock();
         state.produced = true;
         let mut waiters = std::mem::take(&mut state.waiters);
         let chained = std::mem::take(&mut state.chained);
@@ -633,6 +740,56 @@ impl Version {
         this.publish(complete)
     }
 
+    /// Takes the next turn among the version's writers for a read-write bound to it,
+    /// if it may continue it (module doc, "Chains of read-writes"): the version is
+    /// pending, continuable, forwards to none, has no waiter, and nobody but the
+    /// datum's slot (`this`, which the caller holds locked) and its writers holds it.
+    /// Returns the turn, for [`add_next_writer`](Self::add_next_writer).
+    #[inline]
+    pub(crate) fn continue_chain(this: &VersionRef) -> Option<u32> {
+        let mut state = this.state.lock();
+        if state.bound == 0
+            || state.produced
+            || !state.waiters.is_empty()
+            || !state.chained.is_empty()
+            || this.forward.get().is_some()
+        {
+            return None;
+        }
+        // Every holder is counted: a reader bound to the version, a task's domain
+        // starting from it, a fetch, hold one each. The count may fall meanwhile (a
+        // writer that handed its turn over drops its binding), never rise: a new holder
+        // binds under the datum's lock, which the caller holds.
+        let writers = (state.bound - state.serving) as usize;
+        if triomphe::Arc::count(&this.0) != 1 + writers {
+            return None;
+        }
+        let turn = state.bound;
+        state.bound += 1;
+        Some(turn)
+    }
+
+    /// Registers the writer of turn `turn` (from [`continue_chain`](Self::continue_chain))
+    /// to wait for the writers before it, unless its turn has come (the entry is then
+    /// dropped). Returns whether it must wait.
+    #[inline(never)]
+    pub(crate) fn add_next_writer(&self, turn: u32, task: Waiting) -> bool {
+        let mut state = self.state.lock();
+        if state.serving == turn {
+            return false;
+        }
+        // Writers register in the order of their turns but for submissions racing
+        // from several threads.
+        let turns = state.turns.get_or_insert_with(Box::default);
+        if turns.back().map_or(true, |(last, _)| *last < turn) {
+            turns.push_back((turn, task));
+        } else {
+            let at = turns.partition_point(|(t, _)| *t < turn);
+            turns.insert(at, (turn, task));
+        }
+        true
+    }
+
     /// Whether the producer has finished.
     pub(crate) fn is_produced(&self) -> bool {
         self.state.lock().produced
@@ -649,11 +806,34 @@ impl Version {
 
     /// Makes this version stand for `target`'s contents (see `forward`). A version
     /// forwards at most once; a target that already stands for this version's own
-    /// contents (its forwards lead back here) leaves it as it is.
+    /// contents (its forwards lead back here) leaves it as it is. A version a writer
+    /// continues (module doc, "Chains of read-writes") takes a copy of `target`'s
+    /// contents into its own buffer instead, which that writer updates in place.
     pub(crate) fn forward_to(&self, target: VersionRef) {
-        if self.forward.get().is_none() && !std::ptr::eq(target.holder(), self) {
+        let state = self.state.lock();
+        if state.bound - state.serving > 1 {
+            drop(state);
+            self.absorb(&target);
+        } else if self.forward.get().is_none() && !std::ptr::eq(target.holder(), self) {
             let _ = self.forward.set(target);
         }
+    }
+
+    /// Copies `target`'s contents into this version's own buffer (its producer's
+    /// children wrote them, and a writer continues it). Nothing is copied when either
+    /// holds no memory (a simulation with skipped bodies; a failed run, whose bodies
+    /// no longer run).
+    fn absorb(&self, target: &Version) {
+        let (Some(to), Some(from)) = (self.buffer.get(), target.buffer()) else {
+            return;
+        };
+        if to.is_accounted_only() || from.is_accounted_only() || std::ptr::eq(to, from) {
+            return;
+        }
+        // SAFETY: (1) both hold `bytes` bytes (versions of one datum); (2) distinct
+        // buffers (checked); (3) `target` is produced and no task writes it any more,
+        // and this version is its producer's, finishing, before the next writer's turn.
+        unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr(), self.bytes) };
     }
 
     /// The buffer, once allocated (the buffer of the version it forwards to, if any).
@@ -705,7 +885,11 @@ pub(crate) fn bind(
     let (input, output) = match d.mode {
         Mode::Read => (Some(slot.clone()), None),
         Mode::Write | Mode::ReadWrite => {
-            let next = Version::pending(d.data.bytes(), run.versions, None);
+            let next = if d.weak {
+                Version::pending(d.data.bytes(), run.versions, None)
+            } else {
+                Version::written(d.data.bytes(), run.versions)
+            };
             // A weak write's version stands for its children's: no buffer of its own.
             if !d.weak && d.mode == Mode::ReadWrite && run.alloc == AllocMode::Immediate {
                 // A read-write may take over its input's buffer at execution
@@ -733,6 +917,31 @@ pub(crate) fn bind(
         Mode::Reduce => unreachable!("a reduction binds to its group"),
     };
     Kind::Versioned(Versions { input, output })
+}
+
+/// [`bind`] for an access bound run-wide as a task's one access: a read-write continues
+/// the current version when it may (module doc, "Chains of read-writes"), with no
+/// version made. Returns the binding's kind and its turn (`Binding::turn`).
+#[inline(always)]
+pub(crate) fn bind_only(
+    ex: &dyn Executor,
+    run: &RunState,
+    name: &str,
+    d: &Declared,
+    slot: &mut VersionRef,
+    alloc_failed: &mut Option<Error>,
+) -> (Kind, u32) {
+    if d.mode == Mode::ReadWrite && !d.weak {
+        if let Some(turn) = Version::continue_chain(slot) {
+            run.counters.worker(ex.worker()).versions_continued.add(1);
+            let versions = Versions {
+                input: None,
+                output: Some(slot.clone()),
+            };
+            return (Kind::Versioned(versions), turn);
+        }
+    }
+    (bind(ex, run, name, d, slot, alloc_failed), 0)
 }
 
 /// Immediate allocation: makes `next`'s buffer on the submitting worker's node, or
@@ -767,7 +976,7 @@ pub(crate) fn prepare(
     (bodies, control, gathered): (Bodies, bool, bool),
     backups: &mut Backups,
 ) -> Result<(), Error> {
-    let mode = b.mode;
+    let (mode, turn) = (b.mode, b.turn);
     let Kind::Versioned(b) = &mut b.kind else {
         unreachable!("a binding of versioned data")
     };
@@ -787,6 +996,11 @@ pub(crate) fn prepare(
         AllocMode::Deferred => Some(node),
         AllocMode::Immediate => None,
     };
+    if turn > 0 {
+        let output = b.output.as_ref().expect("a continuing read-write writes");
+        let how = (bodies, control, gathered);
+        return prepare_turn(ex, task, output, (node, in_place_node), how, backups);
+    }
     if let Some(input) = &b.input {
         // An initial version that was never written reads as zeros.
         zeroed(input)?;
@@ -830,6 +1044,63 @@ pub(crate) fn prepare(
             // input is produced and no task writes it any more, and the output is
             // written only by this task, whose body has not started.
             unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr(), output.bytes) };
+        }
+    }
+    Ok(())
+}
+
+/// [`prepare`] for a read-write that continued its version (module doc, "Chains of
+/// read-writes"): the body updates in place the buffer the previous writer left, moved
+/// first to `in_place_node` if it lies on another (deferred allocation), the block it
+/// leaves then kept as the copy of what the body overwrites; else `backups` copies it.
+#[inline]
+fn prepare_turn(
+    ex: &dyn Executor,
+    task: &Task,
+    output: &Version,
+    (node, in_place_node): (usize, Option<usize>),
+    (bodies, control, gathered): (Bodies, bool, bool),
+    backups: &mut Backups,
+) -> Result<(), Error> {
+    // The previous writer's body ran (else the run has failed, and this task's does
+    // not run either) and prepared the buffer; a continued version is never shared.
+    let Some(Buffer::Private(block)) = output.buffer.get() else {
+        unreachable!("a continued version holds its previous writer's block")
+    };
+    let keep = bodies == Bodies::Run && !control && !gathered;
+    match in_place_node {
+        Some(here) if block.node() != here => {
+            let fresh = ex
+                .pools()
+                .alloc(here, output.bytes)
+                .map_err(|e| oom(task, output.bytes, e))?;
+            let _ = ex.pools().first_touch(&fresh, here);
+            if bodies == Bodies::Run {
+                // SAFETY: (1) both blocks hold at least `output.bytes` bytes (versions
+                // of one datum); (2) distinct allocations; (3) the previous writer has
+                // finished, and nobody else touches a pending version's buffer.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(block.as_ptr(), fresh.as_mut_ptr(), output.bytes)
+                };
+            }
+            let dst = std::ptr::NonNull::new(fresh.as_mut_ptr()).expect("a block is not null");
+            // SAFETY: this writer's turn: nobody else reads or writes the version's
+            // buffer until it publishes or hands the version over.
+            let Buffer::Private(old) =
+                (unsafe { output.buffer.replace_unraced(Buffer::Private(fresh)) })
+            else {
+                unreachable!("matched a private block above")
+            };
+            if keep {
+                backups.keep_block(dst, old);
+            }
+        }
+        _ => {
+            if keep {
+                backups
+                    .keep(ex, node, output)
+                    .map_err(|e| oom(task, output.bytes, e))?;
+            }
         }
     }
     Ok(())

@@ -68,6 +68,10 @@ fn register_leaf(task: &TaskRef, b: &Binding) -> usize {
             .map_or(0, |input| usize::from(!input.add_waiter(waiting())))
     };
     match &b.kind {
+        Kind::Versioned(v) if b.turn > 0 => {
+            let output = v.output.as_ref().expect("a continuing read-write writes");
+            usize::from(!output.add_next_writer(b.turn, waiting()))
+        }
         Kind::Versioned(v) => input(&v.input),
         Kind::Shared(v, after) => {
             let mut satisfied = input(&v.input);

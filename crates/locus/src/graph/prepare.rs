@@ -187,6 +187,12 @@ impl Backups {
         Ok(())
     }
 
+    /// Keeps `block`, holding what the buffer at `dst` held before the body runs (a
+    /// version's block moved to the executing node, `data::version`).
+    pub(crate) fn keep_block(&mut self, dst: NonNull<u8>, block: locus_mem::pool::Block) {
+        self.0.push((dst, Saved::Block(block)));
+    }
+
     /// Puts the copies back, once the body has failed.
     ///
     /// # Safety

@@ -188,6 +188,7 @@ where
             data: unsafe { std::ptr::read(&d.data) },
             mode: d.mode,
             weak: d.weak,
+            turn: 0,
             offset,
             bytes,
             kind,
@@ -287,6 +288,7 @@ fn bindings_of(resolved: SmallVec<[Resolved; 1]>, leaves: Bindings) -> Bindings 
                         data: outer.data,
                         mode: outer.mode,
                         weak: outer.weak,
+                        turn: 0,
                         offset: 0,
                         bytes,
                         kind: Kind::Gathered(Box::new(Gather {
@@ -336,9 +338,9 @@ where
     }
     enter_window(ex, run, throttle, matches!(body, TaskBody::Control(_)));
     let mut alloc_failed = None;
-    let kind = {
+    let (kind, turn) = {
         let mut slot = d.data.lock_current();
-        version::bind(ex, &run, &name, &d, &mut slot, &mut alloc_failed)
+        version::bind_only(ex, &run, &name, &d, &mut slot, &mut alloc_failed)
     };
     let Declared {
         data, mode, range, ..
@@ -350,6 +352,7 @@ where
         data,
         mode,
         weak: false,
+        turn,
         kind,
     };
     let bound = (binding.dependences(), alloc_failed);
@@ -654,6 +657,7 @@ fn close_reduction(
         data: data.clone(),
         mode: Mode::ReadWrite,
         weak: false,
+        turn: 0,
         offset: 0,
         bytes: data.bytes(),
         kind,

@@ -57,6 +57,9 @@ pub(crate) struct WorkerCounters {
     pub(crate) started_on_preferred: Counter,
     /// Read-writes whose new version took over its input's buffer (updated in place).
     pub(crate) versions_in_place: Counter,
+    /// Read-writes submitted that continued the version of the writer before them
+    /// (`data::version`, "Chains of read-writes").
+    pub(crate) versions_continued: Counter,
     /// Bytes read by this worker's tasks, by node of the data.
     pub(crate) read_bytes: Box<[Counter]>,
     /// Bytes written by this worker's tasks, by node of the data.
@@ -79,6 +82,7 @@ impl WorkerCounters {
             with_preference: Counter::default(),
             started_on_preferred: Counter::default(),
             versions_in_place: Counter::default(),
+            versions_continued: Counter::default(),
             read_bytes: (0..nodes).map(|_| Counter::default()).collect(),
             write_bytes: (0..nodes).map(|_| Counter::default()).collect(),
         }

@@ -191,6 +191,10 @@ pub struct VersionsReport {
     /// Of the versions created, those that took over the buffer of the version they
     /// superseded (a read-write that was its only holder: updated in place, no copy).
     pub in_place: u64,
+    /// Read-writes that continued the version of the writer before them, creating
+    /// none: a chain of read-writes with no reader between them makes one version
+    /// (`docs/architecture.md`, "Chains of read-writes").
+    pub continued: u64,
 }
 
 /// Figures of one worker.
@@ -267,6 +271,7 @@ impl Report {
         v.peak_live = v.peak_live.max(w.peak_live);
         v.live_at_end = w.live_at_end;
         v.in_place += w.in_place;
+        v.continued += w.continued;
         if self.workers.is_empty() {
             self.workers = next.workers.clone();
         } else {
@@ -316,6 +321,7 @@ impl Report {
             self.pushes.with_preference += slot.with_preference.get();
             self.pushes.started_on_preferred += slot.started_on_preferred.get();
             self.versions.in_place += slot.versions_in_place.get();
+            self.versions.continued += slot.versions_continued.get();
             self.workers.push(WorkerReport {
                 worker: w,
                 node: exec,
