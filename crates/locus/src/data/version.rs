@@ -701,7 +701,11 @@ impl Version {
             let next = state.take_turn();
             drop(state);
             drop(superseded);
-            return next.into_iter().collect();
+            let mut waiters = Waiters::new();
+            if let Some(next) = next {
+                waiters.push(next);
+            }
+            return waiters;
         }
         let complete = complete && !state.failed;
         // SAFETY: the caller is the producer, publishing (or the publisher of the

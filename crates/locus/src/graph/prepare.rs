@@ -9,7 +9,7 @@ use super::exec::{Bodies, Executor};
 use super::migrate::migrate_remote;
 use super::task::Task;
 use crate::data::partition;
-use crate::data::version::{self, Version};
+use crate::data::version::{self, Buffer, Version};
 use crate::data::{Binding, Kind};
 use crate::error::Error;
 use smallvec::SmallVec;
@@ -167,16 +167,29 @@ impl Backups {
         let bytes = output.bytes;
         let dst = NonNull::new(buffer.as_mut_ptr()).expect("a block is not null");
         if bytes <= INLINE_BACKUP {
-            // Copied where it is kept, not moved there.
-            self.0
-                .push((dst, Saved::Inline([0u8; INLINE_BACKUP], bytes)));
-            let Some((_, Saved::Inline(inline, _))) = self.0.last_mut() else {
-                unreachable!("just pushed")
-            };
-            // SAFETY: the buffer holds `bytes` bytes, produced by the input's producer;
-            // nobody but this task, whose body has not started, touches it.
-            inline[..bytes]
-                .copy_from_slice(unsafe { std::slice::from_raw_parts(buffer.as_ptr(), bytes) });
+            let mut inline = [0u8; INLINE_BACKUP];
+            match buffer {
+                // A block of a pool holds at least the smallest class, 64 bytes: they
+                // are copied whole, in a few instructions, where a copy of `bytes`
+                // calls `memcpy`.
+                Buffer::Private(block) if block.capacity() >= INLINE_BACKUP => {
+                    // SAFETY: the block's memory holds `capacity` initialised bytes
+                    // (fresh mappings are zero-filled, recycled blocks hold earlier
+                    // bytes); nobody but this task, whose body has not started,
+                    // touches it.
+                    inline = unsafe {
+                        buffer
+                            .as_ptr()
+                            .cast::<[u8; INLINE_BACKUP]>()
+                            .read_unaligned()
+                    };
+                }
+                // SAFETY: the buffer holds `bytes` bytes, produced by the input's
+                // producer; nobody but this task, whose body has not started, touches it.
+                _ => inline[..bytes]
+                    .copy_from_slice(unsafe { std::slice::from_raw_parts(buffer.as_ptr(), bytes) }),
+            }
+            self.0.push((dst, Saved::Inline(inline, bytes)));
             return Ok(());
         }
         let copy = ex.pools().alloc(node, bytes)?;

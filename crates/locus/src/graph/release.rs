@@ -74,7 +74,15 @@ fn wake_released(
     if !readers_done.is_empty() {
         readers_done.into_iter().for_each(wake);
     }
-    published.into_iter().for_each(wake);
+    // Most versions have one waiter, or none: no iterator over the list for them.
+    let mut published = published;
+    if published.len() <= 1 {
+        if let Some(waiter) = published.pop() {
+            wake(waiter);
+        }
+    } else {
+        published.into_iter().for_each(wake);
+    }
 }
 
 /// Satisfies one dependence of `waiter`, and activates it on `ex` if that was its last.
